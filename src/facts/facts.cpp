@@ -1,0 +1,80 @@
+// Dotted-path access into the facts document.
+#include "facts/facts.hpp"
+
+#include <charconv>
+
+namespace specprobe {
+namespace {
+
+bool parse_index(std::string_view s, size_t& out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+void flatten_into(const Json& v, const std::string& prefix, Json& out) {
+  if (v.is_object() && !v.empty()) {
+    for (auto it = v.begin(); it != v.end(); ++it)
+      flatten_into(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+  } else {
+    out[prefix] = v;
+  }
+}
+
+}  // namespace
+
+const Json* find_fact(const Json& facts, std::string_view dotted) {
+  const Json* cur = &facts;
+  while (true) {
+    const size_t dot = dotted.find('.');
+    const std::string_view step = dotted.substr(0, dot);
+    if (cur->is_object()) {
+      auto it = cur->find(step);
+      if (it == cur->end()) return nullptr;
+      cur = &*it;
+    } else if (cur->is_array()) {
+      size_t i = 0;
+      if (!parse_index(step, i) || i >= cur->size()) return nullptr;
+      cur = &(*cur)[i];
+    } else {
+      return nullptr;
+    }
+    if (dot == std::string_view::npos) return cur;
+    dotted.remove_prefix(dot + 1);
+  }
+}
+
+void set_fact(Json& facts, std::string_view dotted, Json value) {
+  Json* cur = &facts;
+  while (true) {
+    const size_t dot = dotted.find('.');
+    const std::string step(dotted.substr(0, dot));
+    if (!cur->is_object()) *cur = Json::object();
+    if (dot == std::string_view::npos) {
+      (*cur)[step] = std::move(value);
+      return;
+    }
+    cur = &(*cur)[step];
+    dotted.remove_prefix(dot + 1);
+  }
+}
+
+void erase_fact(Json& facts, std::string_view dotted) {
+  const size_t dot = dotted.rfind('.');
+  Json* parent = &facts;
+  if (dot != std::string_view::npos) {
+    const Json* p = find_fact(facts, dotted.substr(0, dot));
+    if (!p || !p->is_object()) return;
+    parent = const_cast<Json*>(p);
+    dotted.remove_prefix(dot + 1);
+  }
+  if (parent->is_object()) parent->erase(std::string(dotted));
+}
+
+Json flatten_facts(const Json& facts) {
+  Json out = Json::object();
+  flatten_into(facts, "", out);
+  return out;
+}
+
+}  // namespace specprobe

@@ -1,0 +1,27 @@
+// The facts document: one JSON object that every stage reads and writes, addressed by stable
+// dotted names ("spec.next_n", "gpu.sm", "lib.deep_gemm.version"). Nested objects, so JSON
+// Logic's {"var": "spec.next_n"} walks it directly. Unknown = absent or null, never a guess.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace specprobe {
+
+using Json = nlohmann::json;
+using Facts = nlohmann::json;
+
+// The value at a dotted path, or nullptr when any step is missing. Array steps are indices.
+const Json* find_fact(const Json& facts, std::string_view dotted);
+
+// Sets the value at a dotted path, creating intermediate objects.
+void set_fact(Json& facts, std::string_view dotted, Json value);
+
+// Removes the value at a dotted path if present.
+void erase_fact(Json& facts, std::string_view dotted);
+
+// Flattens nested objects into "a.b.c" -> leaf (arrays are leaves). Used by --verbose and tests.
+Json flatten_facts(const Json& facts);
+
+}  // namespace specprobe

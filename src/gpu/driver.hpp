@@ -1,0 +1,39 @@
+// The CUDA Driver API behind an interface. The system implementation loads libcuda.so.1 with
+// dlopen at run time (never linked), so one binary runs with and without a GPU; a fake with
+// scripted results lets CI (no GPU) cover the logic. Every call goes through one wrapper that
+// records the call text, file:line, the CUresult name and its string.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "gpu/gpu_info.hpp"
+
+namespace specprobe {
+
+// One recorded Driver API call that failed (or, with tracing on, every call).
+struct DriverCall {
+  std::string call;       // "cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_..., 0)"
+  std::string site;       // "src/gpu/driver.cpp:123"
+  int result = 0;         // CUresult
+  std::string result_name;    // "CUDA_ERROR_NO_DEVICE"
+  std::string result_string;  // driver's description
+};
+
+// What `specprobe gpu` and `check --gpu auto` get from the driver.
+struct DriverReport {
+  bool loaded = false;          // libcuda.so.1 was found and cuInit succeeded
+  std::string library_path;     // the libcuda actually loaded (dladdr on cuInit)
+  int driver_version = 0;       // cuDriverGetVersion, e.g. 13000
+  std::vector<GpuInfo> gpus;
+  std::optional<Error> problem; // why there is no GPU (no library, cuInit failed, no device)
+  std::vector<DriverCall> failed_calls;
+};
+
+// Queries every visible device. Never throws; a missing driver or device is a DriverReport with
+// `problem` set, not an error return.
+DriverReport query_system_gpus();
+
+}  // namespace specprobe

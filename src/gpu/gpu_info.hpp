@@ -1,0 +1,48 @@
+// What specprobe knows about a GPU: read through the Driver API (source "driver") or taken from
+// the built-in table of known GPUs when the user declares one with --gpu (source "declared").
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "facts/facts.hpp"
+
+namespace specprobe {
+
+struct GpuInfo {
+  int ordinal = -1;
+  std::string name;           // "NVIDIA H200", "NVIDIA GB10"
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  int64_t smem_per_block_optin = 0;  // bytes a block may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin)
+  int64_t smem_per_sm = 0;
+  int64_t l2_bytes = 0;
+  int64_t memory_bytes = 0;
+  int64_t memory_bandwidth_bytes_per_s = 0;  // datasheet for declared GPUs; derived from clocks for real ones
+  int max_threads_per_sm = 0;
+  int regs_per_sm = 0;
+  std::string uuid_hash;       // hashed, never the raw UUID
+  std::string pci_bus_id;
+  std::string source;          // "driver" | "declared"
+
+  int sm() const { return cc_major * 10 + cc_minor; }  // 90, 100, 121
+  // "sm90", "sm100" (10.x datacenter), "sm12x" (12.x), "sm8x", "sm7x"
+  std::string arch_family() const;
+};
+
+// Facts for one GPU under "gpu.": name, sm, cc_major, cc_minor, arch_family, sm_count,
+// smem_optin_bytes, smem_per_sm_bytes, l2_bytes, memory_bytes, memory_bandwidth_bytes_per_s, source.
+Json gpu_facts(const GpuInfo& gpu);
+
+// The built-in table for offline evaluation (CI has no GPU). Accepts product names and aliases
+// ("H100", "h100-sxm", "H200", "B200", "GB10", "RTX5090", "A100", "L4") and bare archs
+// ("sm_90", "sm90", "sm_121", "9.0"); case-insensitive.
+Expected<GpuInfo> declared_gpu(const std::string& name);
+
+// Names accepted by declared_gpu, for help text and "did you mean".
+std::vector<std::string> known_gpu_names();
+
+}  // namespace specprobe

@@ -1,0 +1,55 @@
+// A rule: one data file under rules/<band>/SPnnnn-slug.yaml, loaded into this struct.
+// Condition and parameters are JSON Logic over the facts document.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "facts/facts.hpp"
+
+namespace specprobe {
+
+enum class Severity { info, warning, error };
+std::string_view to_string(Severity s);
+std::optional<Severity> parse_severity(std::string_view s);
+
+// Where a failure would bite if the server were started.
+enum class Stage { config, load, capture, first_request, runtime, silent };
+std::string_view to_string(Stage s);  // "config", "load", "capture", "first-request", "runtime", "silent"
+std::optional<Stage> parse_stage(std::string_view s);
+
+struct Rule {
+  std::string id;        // "SP3001"
+  std::string slug;      // "dsa-indexer-next-n-sm90"
+  std::string title;     // one line; SARIF shortDescription
+  std::string description;  // a paragraph; SARIF fullDescription
+  Severity severity = Severity::error;
+  Stage stage = Stage::config;
+  std::string category;  // "speculative", "attention", "cudagraph", "checkpoint", "probe", ...
+  // Applicability: when it evaluates false the rule is "skip" with skip_reason.
+  Json applies = true;
+  std::string skip_reason;
+  // Facts that must be known (non-null) to decide; missing ones make the result "error"
+  // ("could not determine") unless `unknown` below handles them.
+  std::vector<std::string> requires_facts;
+  Json condition;        // fires when truthy
+  Json params = Json::object();  // name -> JSON Logic expression, evaluated when the rule fires
+  std::string message;   // template: {name} from params, {fact.path} from facts
+  std::string remediation;  // one imperative sentence naming a working alternative
+  std::vector<std::string> references;
+  std::string location;  // fact name whose source location anchors the finding ("spec.k")
+  // Version bounds, documentation only; the condition enforces them (and tests check both sides).
+  Json versions = Json::object();
+  bool deprecated = false;
+  std::string source_file;  // rules/3xxx/SP3001-....yaml
+};
+
+// Loads every rule embedded in the binary (or, when dir is set, every rules/**/*.yaml under it).
+// Validates ids (SPnnnn, unique, band matches directory), severities, stages and JSON Logic.
+Expected<std::vector<Rule>> load_rules(const std::string& dir = {});
+
+// Parses one rule file's text. `file` is used in error messages.
+Expected<Rule> parse_rule(std::string_view text, const std::string& file);
+
+}  // namespace specprobe
