@@ -1,0 +1,118 @@
+// Python-flavoured JSON: rewrites bare NaN/Infinity/-Infinity outside strings into tokens
+// nlohmann::json accepts, keeping a map from rewritten to original offsets for error positions.
+#include "inputs/json_relaxed.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace specprobe {
+namespace {
+
+bool is_ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// 1-based line/column of byte offset OFF in TEXT (column counts bytes).
+std::pair<int, int> line_col(std::string_view text, size_t off) {
+  off = std::min(off, text.size());
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < off; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return {line, static_cast<int>(off - line_start) + 1};
+}
+
+struct Shift {
+  size_t out_pos;  // first rewritten offset after the replacement
+  long delta;      // original offset = rewritten offset - delta (for positions >= out_pos)
+};
+
+}  // namespace
+
+Expected<RelaxedJson> parse_json_relaxed(std::string_view text, const std::string& file) {
+  RelaxedJson result;
+  std::string out;
+  out.reserve(text.size() + 16);
+  std::vector<Shift> shifts;
+  long delta = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (in_string) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < text.size()) {
+        out.push_back(text[i + 1]);
+        i += 2;
+        continue;
+      }
+      if (c == '"') in_string = false;
+      ++i;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out.push_back(c);
+      ++i;
+      continue;
+    }
+    std::string_view token;
+    std::string_view replacement;
+    if (text.substr(i, 9) == "-Infinity") {
+      token = "-Infinity";
+      replacement = "-1e308";
+    } else if (text.substr(i, 8) == "Infinity") {
+      token = "Infinity";
+      replacement = "1e308";
+    } else if (text.substr(i, 3) == "NaN") {
+      token = "NaN";
+      replacement = "null";
+    }
+    const bool boundary_before = i == 0 || !is_ident_char(text[i - 1]);
+    const bool boundary_after =
+        !token.empty() && (i + token.size() >= text.size() || !is_ident_char(text[i + token.size()]));
+    if (!token.empty() && boundary_before && boundary_after) {
+      auto [line, col] = line_col(text, i);
+      result.non_finite.push_back({std::string(token), line, col});
+      out.append(replacement);
+      delta += static_cast<long>(replacement.size()) - static_cast<long>(token.size());
+      shifts.push_back({out.size(), delta});
+      i += token.size();
+      continue;
+    }
+    out.push_back(c);
+    ++i;
+  }
+  try {
+    result.value = Json::parse(out);
+  } catch (const Json::parse_error& e) {
+    // e.byte is the 1-based offset of the last character read in the rewritten text.
+    size_t pos = e.byte > 0 ? e.byte - 1 : 0;
+    long d = 0;
+    for (const Shift& s : shifts)
+      if (pos >= s.out_pos) d = s.delta;
+    const size_t orig = static_cast<size_t>(std::max<long>(0, static_cast<long>(pos) - d));
+    auto [line, col] = line_col(text, orig);
+    std::string what = e.what();
+    // nlohmann's text starts with "[json.exception.parse_error.101] parse error at line 1, column 2: ".
+    if (auto p = what.find(": "); p != std::string::npos) what = what.substr(p + 2);
+    if (!what.empty()) what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
+    return input_error(fmt::format("invalid JSON: {}", what), SourceLocation{file, line, col});
+  }
+  return result;
+}
+
+Expected<RelaxedJson> read_json_relaxed_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return input_error("cannot open file", SourceLocation{path});
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return input_error("cannot read file", SourceLocation{path});
+  return parse_json_relaxed(ss.str(), path);
+}
+
+}  // namespace specprobe

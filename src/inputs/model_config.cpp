@@ -1,0 +1,310 @@
+// config.json reader: resolves the directory forms (plain, HF cache), finds the LM parameters
+// (top level or text_config) and the quantization config the way vLLM's get_quant_config does.
+#include "inputs/model_config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+namespace specprobe {
+namespace fs = std::filesystem;
+namespace {
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+// Picks the snapshot directory of an HF cache repo dir (one holding snapshots/).
+Expected<fs::path> pick_snapshot(const fs::path& repo, ModelConfig& cfg) {
+  const fs::path snaps = repo / "snapshots";
+  std::error_code ec;
+  const fs::path ref = repo / "refs" / "main";
+  if (fs::is_regular_file(ref, ec)) {
+    std::ifstream in(ref);
+    std::string rev;
+    std::getline(in, rev);
+    rev = trim(rev);
+    if (!rev.empty() && rev.find('/') == std::string::npos && rev != "." && rev != ".." &&
+        fs::is_directory(snaps / rev, ec)) {
+      cfg.snapshot = rev;
+      cfg.snapshot_choice = "refs/main";
+      return snaps / rev;
+    }
+    cfg.notes.push_back(fmt::format("{} names snapshot '{}', which is missing", ref.string(), rev));
+  }
+  std::vector<fs::directory_entry> entries;
+  for (fs::directory_iterator it(snaps, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_directory(ec)) entries.push_back(*it);
+  if (ec) return input_error(fmt::format("cannot list snapshots: {}", ec.message()), {snaps.string()});
+  if (entries.empty()) return input_error("HF cache has no snapshot", {snaps.string()});
+  if (entries.size() == 1) {
+    cfg.snapshot_choice = "only";
+  } else {
+    std::sort(entries.begin(), entries.end(), [](const fs::directory_entry& a, const fs::directory_entry& b) {
+      std::error_code e1, e2;
+      auto ta = a.last_write_time(e1), tb = b.last_write_time(e2);
+      if (ta != tb) return ta > tb;
+      return a.path().filename() < b.path().filename();
+    });
+    cfg.snapshot_choice = "newest";
+  }
+  cfg.snapshot = entries.front().path().filename().string();
+  return entries.front().path();
+}
+
+// Looks KEY up in OBJ; an object-valued key holding something else is an input error.
+Expected<const Json*> object_field(const Json& obj, const char* key, const std::string& file, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return static_cast<const Json*>(nullptr);
+  if (!it->is_object())
+    return input_error(fmt::format("{}{} must be an object, found {}", where, key, it->type_name()), {file});
+  return &*it;
+}
+
+Expected<std::optional<int64_t>> int_field(const Json& obj, const char* key, const std::string& file, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::optional<int64_t>{};
+  if (it->is_number_integer()) return std::optional<int64_t>{it->get<int64_t>()};
+  if (it->is_number_float()) {
+    const double d = it->get<double>();
+    if (d == static_cast<double>(static_cast<int64_t>(d)) && std::abs(d) < 9e15)
+      return std::optional<int64_t>{static_cast<int64_t>(d)};
+  }
+  return input_error(fmt::format("{}{} must be an integer, found {}", where, key, it->dump()), {file});
+}
+
+std::optional<std::string> string_field(const Json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it != obj.end() && it->is_string()) return it->get<std::string>();
+  return std::nullopt;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
+  ModelConfig cfg;
+  std::error_code ec;
+  fs::path p(dir_or_file);
+  if (!fs::exists(p, ec)) return input_error("no such file or directory", {dir_or_file});
+  fs::path config_path;
+  if (fs::is_directory(p, ec)) {
+    fs::path dir = p;
+    if (fs::is_directory(p / "snapshots", ec) && !fs::exists(p / "config.json", ec)) {
+      auto snap = pick_snapshot(p, cfg);
+      if (!snap) return snap.error();
+      cfg.cache_repo = p.string();
+      dir = *snap;
+      cfg.notes.push_back(fmt::format("HF cache {}: using snapshot {} ({})", p.filename().string(), cfg.snapshot,
+                                      cfg.snapshot_choice == "refs/main" ? "refs/main"
+                                      : cfg.snapshot_choice == "only"    ? "the only one"
+                                                                         : "the newest"));
+    }
+    config_path = dir / "config.json";
+    cfg.dir = dir.string();
+    if (!fs::exists(config_path, ec)) return input_error("no config.json in directory", {dir.string()});
+  } else {
+    config_path = p;
+    cfg.dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  }
+  cfg.path = config_path.string();
+  if (!fs::is_regular_file(config_path, ec))  // follows symlinks (HF cache blobs)
+    return input_error("not a regular file", {cfg.path});
+
+  auto parsed = read_json_relaxed_file(cfg.path);
+  if (!parsed) return parsed.error();
+  cfg.raw = std::move(parsed->value);
+  cfg.non_finite = std::move(parsed->non_finite);
+  if (!cfg.raw.is_object())
+    return input_error(fmt::format("config.json must hold a JSON object, found {}", cfg.raw.type_name()), {cfg.path});
+
+  auto text = object_field(cfg.raw, "text_config", cfg.path, "");
+  if (!text) return text.error();
+  cfg.has_text_config = *text != nullptr;
+  cfg.text = cfg.has_text_config ? **text : cfg.raw;
+  const std::string tw = cfg.has_text_config ? "text_config." : "";
+
+  // Identity: the wrapper's architecture/model_type (what the engine dispatches on).
+  if (auto it = cfg.raw.find("architectures"); it != cfg.raw.end() && !it->is_null()) {
+    if (!it->is_array()) return input_error("architectures must be a list", {cfg.path});
+    if (!it->empty() && (*it)[0].is_string()) cfg.architecture = (*it)[0].get<std::string>();
+  }
+  if (!cfg.architecture && cfg.has_text_config)
+    if (auto it = cfg.text.find("architectures"); it != cfg.text.end() && it->is_array() && !it->empty() &&
+                                                  (*it)[0].is_string())
+      cfg.architecture = (*it)[0].get<std::string>();
+  cfg.model_type = string_field(cfg.raw, "model_type");
+  if (cfg.has_text_config) cfg.text_model_type = string_field(cfg.text, "model_type");
+  if (!cfg.model_type) cfg.model_type = cfg.text_model_type;
+
+  // Integer fields from the LM part (text_config when present, top level as fallback).
+  auto get_int = [&](const char* key, std::optional<int64_t>& out) -> Status {
+    auto v = int_field(cfg.text, key, cfg.path, tw);
+    if (!v) return v.error();
+    out = *v;
+    if (!out && cfg.has_text_config) {
+      auto top = int_field(cfg.raw, key, cfg.path, "");
+      if (!top) return top.error();
+      out = *top;
+    }
+    return Ok{};
+  };
+  struct IntKey {
+    const char* key;
+    std::optional<int64_t>* out;
+  };
+  std::optional<int64_t> raw_head_dim, nextn, mtp_layers;
+  const IntKey keys[] = {
+      {"num_attention_heads", &cfg.num_attention_heads},
+      {"num_key_value_heads", &cfg.num_kv_heads},
+      {"head_dim", &raw_head_dim},
+      {"hidden_size", &cfg.hidden_size},
+      {"kv_lora_rank", &cfg.kv_lora_rank},
+      {"qk_rope_head_dim", &cfg.qk_rope_head_dim},
+      {"qk_nope_head_dim", &cfg.qk_nope_head_dim},
+      {"v_head_dim", &cfg.v_head_dim},
+      {"q_lora_rank", &cfg.q_lora_rank},
+      {"index_n_heads", &cfg.index_n_heads},
+      {"index_head_dim", &cfg.index_head_dim},
+      {"index_topk", &cfg.index_topk},
+      {"num_nextn_predict_layers", &nextn},
+      {"mtp_num_hidden_layers", &mtp_layers},
+      {"num_hidden_layers", &cfg.num_hidden_layers},
+      {"max_position_embeddings", &cfg.max_position_embeddings},
+      {"vocab_size", &cfg.vocab_size},
+  };
+  for (const IntKey& k : keys)
+    if (auto s = get_int(k.key, *k.out); !s) return s.error();
+
+  if (!cfg.num_kv_heads) cfg.num_kv_heads = cfg.num_attention_heads;
+  const bool is_v4 = cfg.model_type == "deepseek_v4" || cfg.text_model_type == "deepseek_v4";
+  cfg.mla = cfg.kv_lora_rank.has_value() || is_v4;
+  if (raw_head_dim) {
+    cfg.head_dim = raw_head_dim;
+  } else if (cfg.kv_lora_rank && cfg.qk_rope_head_dim) {
+    cfg.head_dim = *cfg.kv_lora_rank + *cfg.qk_rope_head_dim;  // MLA latent cache entry (vLLM get_head_size)
+  } else if (!cfg.kv_lora_rank && cfg.hidden_size && cfg.num_attention_heads && *cfg.num_attention_heads > 0 &&
+             *cfg.hidden_size % *cfg.num_attention_heads == 0) {
+    cfg.head_dim = *cfg.hidden_size / *cfg.num_attention_heads;
+  }
+  cfg.dsa = cfg.index_n_heads && cfg.index_head_dim && cfg.index_topk;
+  cfg.mtp_depth = nextn ? nextn : mtp_layers;
+
+  cfg.dtype = string_field(cfg.text, "torch_dtype");
+  if (!cfg.dtype) cfg.dtype = string_field(cfg.text, "dtype");
+  if (!cfg.dtype) cfg.dtype = string_field(cfg.raw, "torch_dtype");
+  if (!cfg.dtype) cfg.dtype = string_field(cfg.raw, "dtype");
+
+  // Quantization config, in vLLM's order.
+  struct QSource {
+    const Json* obj;
+    const char* key;
+    const char* name;
+  };
+  const QSource qsources[] = {{&cfg.raw, "quantization_config", "quantization_config"},
+                              {cfg.has_text_config ? &cfg.text : nullptr, "quantization_config",
+                               "text_config.quantization_config"},
+                              {&cfg.raw, "compression_config", "compression_config"}};
+  for (const QSource& q : qsources) {
+    if (!q.obj) continue;
+    auto f = object_field(*q.obj, q.key, cfg.path, q.obj == &cfg.raw ? "" : "text_config.");
+    if (!f) return f.error();
+    if (*f) {
+      cfg.quant_config = **f;
+      cfg.quant_config_source = q.name;
+      cfg.quant_config_file = cfg.path;
+      break;
+    }
+  }
+  if (cfg.quant_config.is_object()) {
+    if (auto m = string_field(cfg.quant_config, "quant_method")) cfg.quant_method = lower(*m);
+    auto kv = cfg.quant_config.find("kv_cache_scheme");
+    cfg.kv_cache_scheme = kv != cfg.quant_config.end() && !kv->is_null();
+  }
+  const fs::path hfq = fs::path(cfg.dir) / "hf_quant_config.json";
+  if (fs::exists(hfq, ec)) {
+    auto hq = read_json_relaxed_file(hfq.string());
+    if (!hq) return hq.error();
+    if (!hq->value.is_object())
+      return input_error(fmt::format("hf_quant_config.json must hold a JSON object, found {}", hq->value.type_name()),
+                         {hfq.string()});
+    auto qobj = object_field(hq->value, "quantization", hfq.string(), "");
+    if (!qobj) return qobj.error();
+    if (cfg.quant_config.is_null() || cfg.quant_method == "modelopt") {
+      if (cfg.quant_config.is_null()) {
+        cfg.quant_config = hq->value;
+        cfg.quant_config_source = "hf_quant_config.json";
+        cfg.quant_config_file = hfq.string();
+        cfg.quant_method = "modelopt";
+      }
+      if (*qobj)
+        if (auto kv = (*qobj)->find("kv_cache_quant_algo"); kv != (*qobj)->end() && !kv->is_null())
+          cfg.kv_cache_scheme = true;
+    }
+  }
+  return cfg;
+}
+
+Json model_facts(const ModelConfig& c, int tp) {
+  if (tp < 1) tp = 1;
+  auto opt = [](const auto& o) -> Json { return o ? Json(*o) : Json(nullptr); };
+  // A ratio: an integer when it divides, else a double.
+  auto ratio = [](double num, double den) -> Json {
+    if (den <= 0) return nullptr;
+    const double r = num / den;
+    if (r == static_cast<double>(static_cast<int64_t>(r))) return static_cast<int64_t>(r);
+    return r;
+  };
+  Json m = Json::object();
+  m["path"] = c.path;
+  m["architecture"] = opt(c.architecture);
+  m["model_type"] = opt(c.model_type);
+  m["num_attention_heads"] = opt(c.num_attention_heads);
+  m["num_kv_heads"] = opt(c.num_kv_heads);
+  m["head_dim"] = opt(c.head_dim);
+  m["hidden_size"] = opt(c.hidden_size);
+  if (c.num_attention_heads && c.num_kv_heads && *c.num_kv_heads > 0) {
+    const double heads = static_cast<double>(*c.num_attention_heads);
+    const double kv = static_cast<double>(*c.num_kv_heads);
+    const double q_per_rank = heads / tp;
+    const double kv_per_rank = std::max(1.0, kv / tp);
+    m["gqa_ratio"] = ratio(q_per_rank, kv_per_rank);
+    m["gqa_ratio_global"] = ratio(heads, kv);
+  } else {
+    m["gqa_ratio"] = nullptr;
+    m["gqa_ratio_global"] = nullptr;
+  }
+  m["mla"] = c.mla;
+  m["mla_dims"] = {{"kv_lora_rank", opt(c.kv_lora_rank)},
+                   {"qk_rope_head_dim", opt(c.qk_rope_head_dim)},
+                   {"qk_nope_head_dim", opt(c.qk_nope_head_dim)},
+                   {"v_head_dim", opt(c.v_head_dim)},
+                   {"q_lora_rank", opt(c.q_lora_rank)}};
+  m["dsa"] = {{"present", c.dsa},
+              {"index_n_heads", opt(c.index_n_heads)},
+              {"index_head_dim", opt(c.index_head_dim)},
+              {"index_topk", opt(c.index_topk)}};
+  m["mtp_depth"] = opt(c.mtp_depth);
+  m["num_hidden_layers"] = opt(c.num_hidden_layers);
+  m["dtype"] = opt(c.dtype);
+  m["quant_method"] = opt(c.quant_method);
+  m["quant_config_source"] = c.quant_config_source.empty() ? Json(nullptr) : Json(c.quant_config_source);
+  m["kv_cache_scheme"] = c.kv_cache_scheme;
+  m["max_position_embeddings"] = opt(c.max_position_embeddings);
+  m["vocab_size"] = opt(c.vocab_size);
+  if (!c.cache_repo.empty())
+    m["hf_cache"] = {{"repo", c.cache_repo}, {"snapshot", c.snapshot}, {"choice", c.snapshot_choice}};
+  if (!c.non_finite.empty()) m["non_finite_values"] = c.non_finite.size();
+  return Json{{"model", std::move(m)}};
+}
+
+}  // namespace specprobe
