@@ -71,6 +71,29 @@ void erase_fact(Json& facts, std::string_view dotted) {
   if (parent->is_object()) parent->erase(std::string(dotted));
 }
 
+std::optional<std::string> fact_string(const Json& facts, std::string_view dotted) {
+  const Json* v = find_fact(facts, dotted);
+  if (!v || !v->is_string()) return std::nullopt;
+  return v->get<std::string>();
+}
+
+std::optional<int64_t> fact_int(const Json& facts, std::string_view dotted) {
+  const Json* v = find_fact(facts, dotted);
+  if (!v) return std::nullopt;
+  if (v->is_number_integer()) return v->get<int64_t>();
+  if (v->is_number_float()) {
+    const double d = v->get<double>();
+    if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+  }
+  return std::nullopt;
+}
+
+std::optional<bool> fact_bool(const Json& facts, std::string_view dotted) {
+  const Json* v = find_fact(facts, dotted);
+  if (!v || !v->is_boolean()) return std::nullopt;
+  return v->get<bool>();
+}
+
 Json flatten_facts(const Json& facts) {
   Json out = Json::object();
   flatten_into(facts, "", out);

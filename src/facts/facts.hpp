@@ -2,6 +2,8 @@
 // dotted names ("spec.next_n", "gpu.sm", "lib.deep_gemm.version"). Nested objects, so JSON
 // Logic's {"var": "spec.next_n"} walks it directly. Unknown = absent or null, never a guess.
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +22,11 @@ void set_fact(Json& facts, std::string_view dotted, Json value);
 
 // Removes the value at a dotted path if present.
 void erase_fact(Json& facts, std::string_view dotted);
+
+// Typed reads; nullopt when absent, null or of another type.
+std::optional<std::string> fact_string(const Json& facts, std::string_view dotted);
+std::optional<int64_t> fact_int(const Json& facts, std::string_view dotted);
+std::optional<bool> fact_bool(const Json& facts, std::string_view dotted);
 
 // Flattens nested objects into "a.b.c" -> leaf (arrays are leaves). Used by --verbose and tests.
 Json flatten_facts(const Json& facts);

@@ -1,0 +1,174 @@
+// Known-GPU table for offline evaluation (--gpu NAME|sm_XY) and GPU facts.
+// Figures are datasheet values (memory, bandwidth, SM count) and the per-block opt-in shared
+// memory limits used by DeepGEMM/FlashInfer (232448 B on SM90/SM100, 101376 B on SM86/89/12x;
+// knowledge/kernel-constraints.md A.2, D). A declared GPU is a stand-in: facts carry
+// gpu.source = "declared" and the report says so.
+#include "gpu/gpu_info.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace specprobe {
+namespace {
+
+constexpr int64_t kKiB = 1024;
+constexpr int64_t kMiB = 1024 * kKiB;
+constexpr int64_t kGiB = 1024 * kMiB;
+constexpr int64_t kGBps = 1000LL * 1000 * 1000;
+
+struct KnownGpu {
+  const char* aliases;  // '|'-separated, matched case-insensitively after removing ' ', '-', '_'
+  const char* name;
+  int cc_major, cc_minor, sm_count;
+  int64_t smem_optin, smem_per_sm, l2, memory, bandwidth;
+};
+
+// Per-arch opt-in shared memory per block (bytes).
+constexpr int64_t kSmem227 = 232448;  // SM90, SM100 (227 KB)
+constexpr int64_t kSmem163 = 166912;  // SM80 (163 KB)
+constexpr int64_t kSmem99 = 101376;   // SM86, SM89, SM120, SM121 (99 KB)
+
+const KnownGpu kKnownGpus[] = {
+    {"v100|v100sxm2", "Tesla V100-SXM2-32GB", 7, 0, 80, 98304, 98304, 6 * kMiB, 32 * kGiB, 900 * kGBps},
+    {"t4", "Tesla T4", 7, 5, 40, 65536, 65536, 4 * kMiB, 16 * kGiB, 320 * kGBps},
+    {"a100|a100sxm|a10080gb|a100sxm480gb", "NVIDIA A100-SXM4-80GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, 80 * kGiB, 2039 * kGBps},
+    {"a10040gb|a100pcie", "NVIDIA A100-PCIE-40GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, 40 * kGiB, 1555 * kGBps},
+    {"a10|a10g", "NVIDIA A10", 8, 6, 72, kSmem99, 102400, 6 * kMiB, 24 * kGiB, 600 * kGBps},
+    {"rtx3090|3090|geforcertx3090", "NVIDIA GeForce RTX 3090", 8, 6, 82, kSmem99, 102400, 6 * kMiB, 24 * kGiB, 936 * kGBps},
+    {"a4000|rtxa4000", "NVIDIA RTX A4000", 8, 6, 48, kSmem99, 102400, 4 * kMiB, 16 * kGiB, 448 * kGBps},
+    {"a5000|rtxa5000", "NVIDIA RTX A5000", 8, 6, 64, kSmem99, 102400, 6 * kMiB, 24 * kGiB, 768 * kGBps},
+    {"a6000|rtxa6000", "NVIDIA RTX A6000", 8, 6, 84, kSmem99, 102400, 6 * kMiB, 48 * kGiB, 768 * kGBps},
+    {"l4", "NVIDIA L4", 8, 9, 58, kSmem99, 102400, 48 * kMiB, 24 * kGiB, 300 * kGBps},
+    {"l40s", "NVIDIA L40S", 8, 9, 142, kSmem99, 102400, 96 * kMiB, 48 * kGiB, 864 * kGBps},
+    {"rtx4090|4090|geforcertx4090", "NVIDIA GeForce RTX 4090", 8, 9, 128, kSmem99, 102400, 72 * kMiB, 24 * kGiB, 1008 * kGBps},
+    {"h100|h100sxm|h100sxm5|h10080gbhbm3", "NVIDIA H100 80GB HBM3", 9, 0, 132, kSmem227, 233472, 50 * kMiB, 80 * kGiB, 3350 * kGBps},
+    {"h100pcie", "NVIDIA H100 PCIe", 9, 0, 114, kSmem227, 233472, 50 * kMiB, 80 * kGiB, 2000 * kGBps},
+    {"h100nvl", "NVIDIA H100 NVL", 9, 0, 132, kSmem227, 233472, 50 * kMiB, 94 * kGiB, 3900 * kGBps},
+    {"h200|h200sxm", "NVIDIA H200", 9, 0, 132, kSmem227, 233472, 60 * kMiB, 141 * 1000LL * 1000 * 1000, 4800 * kGBps},
+    {"h20", "NVIDIA H20", 9, 0, 78, kSmem227, 233472, 60 * kMiB, 96 * kGiB, 4000 * kGBps},
+    {"gh200", "NVIDIA GH200 480GB", 9, 0, 132, kSmem227, 233472, 60 * kMiB, 96 * kGiB, 4000 * kGBps},
+    {"b200", "NVIDIA B200", 10, 0, 148, kSmem227, 233472, 126 * kMiB, 180 * kGiB, 8000 * kGBps},
+    {"gb200", "NVIDIA GB200", 10, 0, 148, kSmem227, 233472, 126 * kMiB, 186 * kGiB, 8000 * kGBps},
+    {"b300|gb300", "NVIDIA B300", 10, 3, 148, kSmem227, 233472, 126 * kMiB, 288 * kGiB, 8000 * kGBps},
+    {"rtx5090|5090|geforcertx5090", "NVIDIA GeForce RTX 5090", 12, 0, 170, kSmem99, 102400, 96 * kMiB, 32 * kGiB, 1792 * kGBps},
+    {"rtxpro6000|rtxpro6000blackwell|pro6000", "NVIDIA RTX PRO 6000 Blackwell", 12, 0, 188, kSmem99, 102400, 128 * kMiB, 96 * kGiB, 1792 * kGBps},
+    {"gb10|dgxspark|spark", "NVIDIA GB10", 12, 1, 48, kSmem99, 102400, 24 * kMiB, 128 * kGiB, 273 * kGBps},
+};
+
+struct ArchDefault {
+  int major, minor;
+  int64_t smem_optin;
+};
+const ArchDefault kArchDefaults[] = {
+    {7, 0, 98304}, {7, 5, 65536}, {8, 0, kSmem163}, {8, 6, kSmem99}, {8, 7, kSmem163}, {8, 9, kSmem99},
+    {9, 0, kSmem227}, {10, 0, kSmem227}, {10, 3, kSmem227}, {11, 0, kSmem227}, {12, 0, kSmem99}, {12, 1, kSmem99},
+};
+
+std::string squash(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    if (c != ' ' && c != '-' && c != '_' && c != '.') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+GpuInfo from_known(const KnownGpu& k) {
+  GpuInfo g;
+  g.ordinal = 0;
+  g.name = k.name;
+  g.cc_major = k.cc_major;
+  g.cc_minor = k.cc_minor;
+  g.sm_count = k.sm_count;
+  g.smem_per_block_optin = k.smem_optin;
+  g.smem_per_sm = k.smem_per_sm;
+  g.l2_bytes = k.l2;
+  g.memory_bytes = k.memory;
+  g.memory_bandwidth_bytes_per_s = k.bandwidth;
+  g.source = "declared";
+  return g;
+}
+
+// "sm_90", "sm90", "sm_90a", "9.0", "90", "sm121" -> (major, minor)
+bool parse_arch(std::string s, int& major, int& minor) {
+  s = squash(s);
+  if (s.rfind("sm", 0) == 0) s = s.substr(2);
+  if (!s.empty() && (s.back() == 'a' || s.back() == 'f')) s.pop_back();
+  if (s.empty() || s.size() > 3) return false;
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  const int v = std::stoi(s);
+  major = v / 10;
+  minor = v % 10;
+  return major >= 5;
+}
+
+}  // namespace
+
+std::string GpuInfo::arch_family() const {
+  if (cc_major == 9) return "sm90";
+  if (cc_major == 10 || cc_major == 11) return "sm100";
+  if (cc_major == 12) return "sm12x";
+  return fmt::format("sm{}x", cc_major);
+}
+
+Json gpu_facts(const GpuInfo& g) {
+  Json j = Json::object();
+  j["name"] = g.name;
+  j["sm"] = g.sm();
+  j["cc_major"] = g.cc_major;
+  j["cc_minor"] = g.cc_minor;
+  j["cc"] = fmt::format("{}.{}", g.cc_major, g.cc_minor);
+  j["arch_family"] = g.arch_family();
+  j["sm_count"] = g.sm_count > 0 ? Json(g.sm_count) : Json(nullptr);
+  j["smem_optin_bytes"] = g.smem_per_block_optin > 0 ? Json(g.smem_per_block_optin) : Json(nullptr);
+  j["smem_per_sm_bytes"] = g.smem_per_sm > 0 ? Json(g.smem_per_sm) : Json(nullptr);
+  j["l2_bytes"] = g.l2_bytes > 0 ? Json(g.l2_bytes) : Json(nullptr);
+  j["memory_bytes"] = g.memory_bytes > 0 ? Json(g.memory_bytes) : Json(nullptr);
+  j["memory_bandwidth_bytes_per_s"] =
+      g.memory_bandwidth_bytes_per_s > 0 ? Json(g.memory_bandwidth_bytes_per_s) : Json(nullptr);
+  j["source"] = g.source;
+  if (!g.pci_bus_id.empty()) j["pci_bus_id"] = g.pci_bus_id;
+  if (!g.uuid_hash.empty()) j["uuid_hash"] = g.uuid_hash;
+  return j;
+}
+
+Expected<GpuInfo> declared_gpu(const std::string& name) {
+  const std::string key = squash(name);
+  if (key.empty()) return usage_error("--gpu needs a GPU name or an arch such as sm_90");
+  for (const auto& k : kKnownGpus) {
+    std::string_view aliases = k.aliases;
+    while (!aliases.empty()) {
+      const size_t bar = aliases.find('|');
+      if (aliases.substr(0, bar) == key || squash(k.name) == key) return from_known(k);
+      if (bar == std::string_view::npos) break;
+      aliases.remove_prefix(bar + 1);
+    }
+  }
+  int major = 0, minor = 0;
+  if (parse_arch(name, major, minor)) {
+    GpuInfo g;
+    g.ordinal = 0;
+    g.name = fmt::format("sm_{}{}", major, minor);
+    g.cc_major = major;
+    g.cc_minor = minor;
+    for (const auto& a : kArchDefaults)
+      if (a.major == major && a.minor == minor) g.smem_per_block_optin = a.smem_optin;
+    g.source = "declared";
+    return g;
+  }
+  std::string names;
+  for (const auto& n : known_gpu_names()) names += (names.empty() ? "" : ", ") + n;
+  return usage_error(fmt::format("unknown GPU '{}'; known: {}, or an arch such as sm_90 or sm_121", name, names));
+}
+
+std::vector<std::string> known_gpu_names() {
+  std::vector<std::string> out;
+  for (const auto& k : kKnownGpus) {
+    std::string_view a = k.aliases;
+    out.emplace_back(a.substr(0, a.find('|')));
+  }
+  for (auto& s : out)
+    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace specprobe

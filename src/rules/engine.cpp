@@ -1,0 +1,175 @@
+// Rule evaluation (see engine.hpp).
+#include "rules/engine.hpp"
+
+#include "rules/jsonlogic.hpp"
+
+namespace specprobe {
+namespace {
+
+bool missing_required(const Rule& rule, const Json& facts, std::vector<std::string>* missing) {
+  bool any = false;
+  for (const auto& name : rule.requires_facts) {
+    const Json* v = find_fact(facts, name);
+    if (!v || v->is_null()) {
+      any = true;
+      if (missing) missing->push_back(name);
+    }
+  }
+  return any;
+}
+
+bool eval_truthy(const Json& logic, const Json& facts, std::string* error) {
+  auto r = jsonlogic::evaluate(logic, facts);
+  if (!r) {
+    if (error) *error = r.error().message;
+    return false;
+  }
+  return jsonlogic::truthy(*r);
+}
+
+}  // namespace
+
+std::string_view to_string(ResultStatus s) {
+  switch (s) {
+    case ResultStatus::pass: return "pass";
+    case ResultStatus::fail: return "fail";
+    case ResultStatus::skip: return "skip";
+    case ResultStatus::error: return "error";
+  }
+  return "error";
+}
+
+std::string display_value(const Json& v) {
+  if (v.is_null()) return "unknown";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  if (v.is_array()) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : ", ") + display_value(x);
+    return out.empty() ? "none" : out;
+  }
+  return v.dump();
+}
+
+std::string render_template(const std::string& tmpl, const Json& params, const Json& facts) {
+  std::string out;
+  out.reserve(tmpl.size() + 32);
+  size_t i = 0;
+  while (i < tmpl.size()) {
+    const size_t open = tmpl.find('{', i);
+    if (open == std::string::npos) {
+      out.append(tmpl, i, std::string::npos);
+      break;
+    }
+    const size_t close = tmpl.find('}', open);
+    if (close == std::string::npos) {
+      out.append(tmpl, i, std::string::npos);
+      break;
+    }
+    out.append(tmpl, i, open - i);
+    const std::string name = tmpl.substr(open + 1, close - open - 1);
+    const Json* v = nullptr;
+    if (params.is_object() && params.contains(name)) v = &params[name];
+    else v = find_fact(facts, name);
+    out += v ? display_value(*v) : "unknown";
+    i = close + 1;
+  }
+  return out;
+}
+
+ResultStatus rule_status(const Rule& rule, const Json& facts) {
+  std::string err;
+  if (!eval_truthy(rule.applies, facts, &err)) return err.empty() ? ResultStatus::skip : ResultStatus::error;
+  if (missing_required(rule, facts, nullptr)) return ResultStatus::error;
+  const bool fires = eval_truthy(rule.condition, facts, &err);
+  if (!err.empty()) return ResultStatus::error;
+  return fires ? ResultStatus::fail : ResultStatus::pass;
+}
+
+RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std::string, SourceLocation>& locations,
+                         const std::string& default_file) {
+  RuleResult r;
+  r.id = rule.id;
+  r.slug = rule.slug;
+  r.title = rule.title;
+  r.category = rule.category;
+  r.severity = rule.severity;
+  r.stage = rule.stage;
+  r.references = rule.references;
+  r.location_fact = rule.location;
+
+  // Evidence: every fact the rule reads, with its value.
+  for (const auto* logic : {&rule.applies, &rule.condition}) {
+    for (const auto& name : jsonlogic::referenced_vars(*logic)) {
+      const Json* v = find_fact(facts, name);
+      r.evidence[name] = v ? *v : Json(nullptr);
+    }
+  }
+
+  std::string err;
+  if (!eval_truthy(rule.applies, facts, &err)) {
+    r.status = err.empty() ? ResultStatus::skip : ResultStatus::error;
+    r.message = err.empty() ? rule.skip_reason : "could not evaluate applicability: " + err;
+    return r;
+  }
+  std::vector<std::string> missing;
+  if (missing_required(rule, facts, &missing)) {
+    r.status = ResultStatus::error;
+    std::string names;
+    for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
+    r.message = "could not determine: unknown " + names;
+    return r;
+  }
+  const bool fires = eval_truthy(rule.condition, facts, &err);
+  if (!err.empty()) {
+    r.status = ResultStatus::error;
+    r.message = "could not evaluate condition: " + err;
+    return r;
+  }
+  if (!fires) {
+    r.status = ResultStatus::pass;
+    return r;
+  }
+  r.status = ResultStatus::fail;
+  for (auto it = rule.params.begin(); it != rule.params.end(); ++it) {
+    auto v = jsonlogic::evaluate(it.value(), facts);
+    r.params[it.key()] = v ? *v : Json(nullptr);
+  }
+  r.message = render_template(rule.message, r.params, facts);
+  r.remediation = render_template(rule.remediation, r.params, facts);
+
+  // Anchor: the fact's own place, else the nearest recorded place under the same prefix,
+  // else the top of the input file.
+  if (!rule.location.empty()) {
+    auto it = locations.find(rule.location);
+    if (it != locations.end()) {
+      r.location = it->second;
+    } else {
+      std::string prefix = rule.location.substr(0, rule.location.rfind('.') + 1);
+      while (!prefix.empty() && !r.location.known()) {
+        for (const auto& [name, loc] : locations)
+          if (name.rfind(prefix, 0) == 0) {
+            r.location = loc;
+            break;
+          }
+        if (prefix.size() < 2) break;
+        const size_t dot = prefix.rfind('.', prefix.size() - 2);
+        prefix = dot == std::string::npos ? "" : prefix.substr(0, dot + 1);
+      }
+    }
+  }
+  if (!r.location.known() && !default_file.empty()) r.location = SourceLocation{default_file, 1, 1, 1, 1};
+  return r;
+}
+
+std::vector<RuleResult> evaluate_rules(const std::vector<Rule>& rules, const Json& facts,
+                                       const std::map<std::string, SourceLocation>& locations,
+                                       const std::string& default_file) {
+  std::vector<RuleResult> out;
+  out.reserve(rules.size());
+  for (const auto& rule : rules)
+    if (!rule.deprecated) out.push_back(evaluate_rule(rule, facts, locations, default_file));
+  return out;
+}
+
+}  // namespace specprobe

@@ -1,0 +1,32 @@
+// Evaluating rules over a facts document: one RuleResult per rule (pass / fail / skip / error),
+// messages rendered from templates, evidence and source locations attached.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "report/report.hpp"
+#include "rules/rule.hpp"
+
+namespace specprobe {
+
+// Status only, for the what-if sweep (no message rendering).
+ResultStatus rule_status(const Rule& rule, const Json& facts);
+
+// Full evaluation of one rule. LOCATIONS maps fact names to places in the user's file;
+// DEFAULT_FILE anchors findings whose fact has no recorded place (line 1).
+RuleResult evaluate_rule(const Rule& rule, const Json& facts,
+                         const std::map<std::string, SourceLocation>& locations,
+                         const std::string& default_file);
+
+std::vector<RuleResult> evaluate_rules(const std::vector<Rule>& rules, const Json& facts,
+                                       const std::map<std::string, SourceLocation>& locations,
+                                       const std::string& default_file);
+
+// Renders "{param}" and "{fact.path}" placeholders. Unknown names render as "unknown".
+std::string render_template(const std::string& tmpl, const Json& params, const Json& facts);
+
+// Human form of a JSON value in messages: strings bare, arrays "1, 2, 4", null "unknown".
+std::string display_value(const Json& v);
+
+}  // namespace specprobe

@@ -1,0 +1,185 @@
+// Loading and validating rule files (format: rules/README.md).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "common/embedded.hpp"
+#include "common/yaml_json.hpp"
+#include "rules/jsonlogic.hpp"
+#include "rules/rule.hpp"
+
+namespace fs = std::filesystem;
+
+namespace specprobe {
+
+std::string_view to_string(Severity s) {
+  switch (s) {
+    case Severity::info: return "info";
+    case Severity::warning: return "warning";
+    case Severity::error: return "error";
+  }
+  return "error";
+}
+
+std::optional<Severity> parse_severity(std::string_view s) {
+  if (s == "info" || s == "note") return Severity::info;
+  if (s == "warning") return Severity::warning;
+  if (s == "error") return Severity::error;
+  return std::nullopt;
+}
+
+std::string_view to_string(Stage s) {
+  switch (s) {
+    case Stage::config: return "config";
+    case Stage::load: return "load";
+    case Stage::capture: return "capture";
+    case Stage::first_request: return "first-request";
+    case Stage::runtime: return "runtime";
+    case Stage::silent: return "silent";
+  }
+  return "config";
+}
+
+std::optional<Stage> parse_stage(std::string_view s) {
+  if (s == "config") return Stage::config;
+  if (s == "load") return Stage::load;
+  if (s == "capture") return Stage::capture;
+  if (s == "first-request" || s == "first_request") return Stage::first_request;
+  if (s == "runtime") return Stage::runtime;
+  if (s == "silent") return Stage::silent;
+  return std::nullopt;
+}
+
+namespace {
+
+Expected<std::string> req_string(const Json& doc, const char* key, const std::string& file) {
+  auto it = doc.find(key);
+  if (it == doc.end() || !it->is_string() || it->get<std::string>().empty())
+    return input_error(fmt::format("missing or empty string field '{}'", key), {file});
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+Expected<Rule> parse_rule(std::string_view text, const std::string& file) {
+  auto doc = parse_yaml_text(text, file);
+  if (!doc) return doc.error();
+  if (!doc->is_object()) return input_error("a rule file must be a mapping", {file, 1, 1});
+  const Json& d = *doc;
+  static const std::set<std::string> kKnownKeys = {
+      "id", "slug", "title", "description", "severity", "stage", "category", "location", "applies",
+      "skip_reason", "requires", "when", "params", "message", "remediation", "references", "versions",
+      "deprecated"};
+  for (auto it = d.begin(); it != d.end(); ++it)
+    if (!kKnownKeys.count(it.key())) return input_error(fmt::format("unknown field '{}'", it.key()), {file});
+
+  Rule r;
+  r.source_file = file;
+  auto id = req_string(d, "id", file);
+  if (!id) return id.error();
+  r.id = *id;
+  static const std::regex kId("SP[1-9][0-9]{3}");
+  if (!std::regex_match(r.id, kId)) return input_error(fmt::format("id '{}' is not of the form SPnnnn", r.id), {file});
+  for (const char* key : {"slug", "title", "message", "remediation"}) {
+    auto v = req_string(d, key, file);
+    if (!v) return v.error();
+    if (std::string(key) == "slug") r.slug = *v;
+    if (std::string(key) == "title") r.title = *v;
+    if (std::string(key) == "message") r.message = *v;
+    if (std::string(key) == "remediation") r.remediation = *v;
+  }
+  r.description = d.value("description", r.title);
+  auto sev = parse_severity(d.value("severity", ""));
+  if (!sev) return input_error("severity must be error, warning or info", {file});
+  r.severity = *sev;
+  auto stage = parse_stage(d.value("stage", ""));
+  if (!stage) return input_error("stage must be config, load, capture, first-request, runtime or silent", {file});
+  r.stage = *stage;
+  r.category = d.value("category", "general");
+  r.location = d.value("location", "");
+  r.applies = d.contains("applies") ? d["applies"] : Json(true);
+  r.skip_reason = d.value("skip_reason", "not applicable to this plan");
+  if (d.contains("requires")) {
+    if (!d["requires"].is_array()) return input_error("requires must be a list of fact names", {file});
+    for (const auto& x : d["requires"]) {
+      if (!x.is_string()) return input_error("requires must be a list of fact names", {file});
+      r.requires_facts.push_back(x.get<std::string>());
+    }
+  }
+  if (!d.contains("when")) return input_error("missing field 'when' (the condition)", {file});
+  r.condition = d["when"];
+  if (d.contains("params")) {
+    if (!d["params"].is_object()) return input_error("params must be a mapping of name -> JSON Logic", {file});
+    r.params = d["params"];
+  }
+  if (d.contains("references")) {
+    if (!d["references"].is_array()) return input_error("references must be a list", {file});
+    for (const auto& x : d["references"]) r.references.push_back(x.is_string() ? x.get<std::string>() : x.dump());
+  }
+  if (d.contains("versions")) r.versions = d["versions"];
+  r.deprecated = d.value("deprecated", false);
+
+  for (const auto* logic : {&r.applies, &r.condition}) {
+    if (auto st = jsonlogic::validate(*logic); !st)
+      return input_error(fmt::format("invalid JSON Logic: {}", st.error().message), {file});
+  }
+  for (auto it = r.params.begin(); it != r.params.end(); ++it)
+    if (auto st = jsonlogic::validate(it.value()); !st)
+      return input_error(fmt::format("invalid JSON Logic in params.{}: {}", it.key(), st.error().message), {file});
+  // Placeholders name a param or a dotted fact path.
+  static const std::regex kPlaceholder("\\{([A-Za-z_][A-Za-z0-9_.]*)\\}");
+  for (const std::string* tmpl : {&r.message, &r.remediation}) {
+    for (std::sregex_iterator it(tmpl->begin(), tmpl->end(), kPlaceholder), end; it != end; ++it) {
+      const std::string name = (*it)[1];
+      if (name.find('.') == std::string::npos && !r.params.contains(name))
+        return input_error(fmt::format("placeholder {{{}}} names no param (facts need a dotted path)", name), {file});
+    }
+  }
+  return r;
+}
+
+Expected<std::vector<Rule>> load_rules(const std::string& dir) {
+  std::vector<std::pair<std::string, std::string>> files;  // path, text
+  if (dir.empty()) {
+    for (const auto& f : embedded_files()) {
+      const std::string p(f.path);
+      if (p.rfind("rules/", 0) == 0 && p.ends_with(".yaml") && !p.ends_with(".test.yaml") &&
+          p.rfind("rules/data/", 0) != 0)
+        files.emplace_back(p, std::string(f.content));
+    }
+  } else {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return usage_error(fmt::format("--rules-dir {}: not a directory", dir));
+    for (const auto& e : fs::recursive_directory_iterator(dir, ec)) {
+      const std::string p = e.path().string();
+      if (!e.is_regular_file() || !p.ends_with(".yaml") || p.ends_with(".test.yaml")) continue;
+      if (e.path().parent_path().filename() == "data") continue;
+      std::ifstream in(e.path());
+      std::stringstream ss;
+      ss << in.rdbuf();
+      files.emplace_back(fs::relative(e.path(), fs::path(dir).parent_path()).string(), ss.str());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<Rule> rules;
+  std::set<std::string> ids;
+  for (const auto& [path, text] : files) {
+    auto r = parse_rule(text, path);
+    if (!r) return r.error();
+    const std::string base = fs::path(path).filename().string();
+    if (base.rfind(r->id + "-", 0) != 0)
+      return input_error(fmt::format("file name must start with its id {}-", r->id), {path});
+    const std::string band = fs::path(path).parent_path().filename().string();
+    if (band.size() == 4 && band.substr(1) == "xxx" && band[0] != r->id[2])
+      return input_error(fmt::format("{} is in band directory {}", r->id, band), {path});
+    if (!ids.insert(r->id).second) return input_error(fmt::format("duplicate rule id {}", r->id), {path});
+    rules.push_back(std::move(*r));
+  }
+  std::sort(rules.begin(), rules.end(), [](const Rule& a, const Rule& b) { return a.id < b.id; });
+  return rules;
+}
+
+}  // namespace specprobe
