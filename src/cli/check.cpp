@@ -1,0 +1,226 @@
+// `specprobe check`: the pipeline from inputs to report (see check.hpp).
+#include "cli/check.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include "facts/derive.hpp"
+#include "facts/libs.hpp"
+#include "gpu/driver.hpp"
+#include "inputs/model_config.hpp"
+#include "inputs/serving.hpp"
+#include "report/printers.hpp"
+#include "rules/engine.hpp"
+#include "rules/sweep.hpp"
+
+namespace fs = std::filesystem;
+
+namespace specprobe {
+namespace {
+
+constexpr const char* kFallbackGpu = "H100";
+
+Status add_model(const CheckOptions& o, Report& report, Json& facts) {
+  std::string dir = o.model;
+  if (dir.empty()) {
+    const auto id = fact_string(facts, "model.id");
+    std::error_code ec;
+    if (id && fs::exists(*id, ec)) dir = *id;
+    else if (id)
+      report.notes.push_back({"info",
+                              fmt::format("model '{}' is not a local directory: model facts are unknown (pass "
+                                          "--model DIR with the checkpoint or its config.json)",
+                                          *id),
+                              {}});
+    else
+      report.notes.push_back({"info", "no model given: model facts are unknown (pass --model DIR)", {}});
+  }
+  if (dir.empty()) return Ok{};
+  auto cfg = read_model_config(dir);
+  if (!cfg) return cfg.error();
+  const int tp = static_cast<int>(fact_int(facts, "serve.tp").value_or(1));
+  Json mf = model_facts(*cfg, tp);
+  const Json id = facts["model"].value("id", Json(nullptr));
+  facts["model"] = mf;
+  if (!id.is_null()) facts["model"]["id"] = id;
+  for (const auto& n : cfg->notes) report.notes.push_back({"info", n, {cfg->path}});
+  return Ok{};
+}
+
+Status add_libs(const CheckOptions& o, Json& facts) {
+  std::vector<LibVersion> libs;
+  std::vector<std::string> dirs = o.site_packages;
+  if (!o.python.empty()) {
+    auto sp = site_packages_of_python(o.python);
+    if (!sp) return sp.error();
+    dirs.insert(dirs.end(), sp->begin(), sp->end());
+  }
+  for (const auto& d : dirs) {
+    auto found = read_site_packages(d);
+    if (!found) return found.error();
+    libs.insert(libs.end(), found->begin(), found->end());
+  }
+  for (const auto& arg : o.libs) {
+    auto l = parse_lib_arg(arg);
+    if (!l) return l.error();
+    libs.push_back(*l);
+  }
+  add_lib_facts(facts, libs);
+  return Ok{};
+}
+
+Status add_gpu(const CheckOptions& o, Report& report, Json& facts) {
+  if (o.gpu != "auto") {
+    auto g = declared_gpu(o.gpu);
+    if (!g) return g.error();
+    facts["gpu"] = gpu_facts(*g);
+    facts["gpu"]["declared"] = o.gpu;
+    report.notes.push_back({"info", fmt::format("evaluating for a declared GPU: {} (sm_{}), from specprobe's table", g->name, g->sm()), {}});
+    return Ok{};
+  }
+  DriverReport dr = query_system_gpus();
+  facts["driver"]["loaded"] = dr.loaded;
+  if (dr.driver_version > 0) facts["driver"]["version"] = dr.driver_version;
+  if (dr.loaded && !dr.gpus.empty()) {
+    facts["gpu"] = gpu_facts(dr.gpus.front());
+    facts["gpu"]["count"] = dr.gpus.size();
+    if (dr.gpus.size() > 1) {
+      bool mixed = false;
+      for (const auto& g : dr.gpus) mixed |= g.name != dr.gpus.front().name;
+      report.notes.push_back({mixed ? "warning" : "info",
+                              fmt::format("{} GPUs visible; evaluating device 0 ({}){}", dr.gpus.size(),
+                                          dr.gpus.front().name, mixed ? " — the GPUs differ, check each with --gpu" : ""),
+                              {}});
+    }
+    return Ok{};
+  }
+  auto g = declared_gpu(kFallbackGpu);
+  facts["gpu"] = gpu_facts(*g);
+  facts["gpu"]["declared"] = kFallbackGpu;
+  facts["gpu"]["fallback"] = true;
+  const std::string why = dr.problem ? dr.problem->message : "no GPU found";
+  report.notes.push_back({"warning",
+                          fmt::format("no GPU to query ({}); evaluating for a declared {} instead — pass "
+                                      "--gpu NAME (e.g. H200, B200, GB10, sm_90) to choose",
+                                      why, g->name),
+                          {}});
+  return Ok{};
+}
+
+std::string verdict_of(const std::vector<RuleResult>& results) {
+  bool unknown = false;
+  for (const auto& r : results) {
+    if (r.suppressed) continue;
+    if (r.status == ResultStatus::fail && r.severity == Severity::error) return "not-supported";
+    if (r.status == ResultStatus::error) unknown = true;
+  }
+  return unknown ? "unknown" : "supported";
+}
+
+}  // namespace
+
+void add_check_options(CLI::App& app, CheckOptions& o) {
+  app.add_option("file", o.file, "vLLM --config file (YAML/JSON) or a script holding a vllm/sglang command line");
+  app.add_option("--model", o.model, "checkpoint directory (or Hugging Face cache repo dir, or config.json)");
+  app.add_option("--gpu", o.gpu, "auto (query the Driver API), or a GPU name / arch to evaluate offline (H100, H200, B200, GB10, RTX5090, A100, L4, sm_90, sm_121, ...)");
+  app.add_option("--python", o.python, "the deployment's Python (venv bin/python or prefix): read installed library versions from its site-packages");
+  app.add_option("--site-packages", o.site_packages, "a site-packages directory to read library versions from");
+  app.add_option("--lib", o.libs, "set a library version: NAME=VERSION (vllm, sglang, torch, triton, flashinfer, deep_gemm, flash_attn); a git hash in the local part (2.5.0+a6b593d) names the build");
+  app.add_option("--engine", o.engine, "force the engine: vllm or sglang")->check(CLI::IsMember({"vllm", "sglang"}));
+  app.add_option("--probes", o.probes, "run probe kernels: auto (when a GPU is present), off, all")->check(CLI::IsMember({"auto", "off", "all"}));
+  app.add_flag("--no-matrix", o.no_matrix, "skip the what-if support matrix");
+  app.add_option("--format", o.format, "output format: text or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");
+  app.add_option("--fail-on", o.fail_on, "lowest severity that makes the exit code 1: error, warning, info, none")
+      ->check(CLI::IsMember({"error", "warning", "info", "none"}));
+  app.add_option("--color", o.color, "auto, always, never (NO_COLOR is honoured)")->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_flag("--quiet,-q", o.quiet, "print only failures and the summary");
+  app.add_flag("--verbose,-v", o.verbose, "print every fact and every rule's evaluation");
+  app.add_option("--rules-dir", o.rules_dir, "load rules from DIR instead of the built-in catalog (development)");
+}
+
+Expected<Report> run_check(const CheckOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (auto st = check_version_tables(); !st) return st.error();
+  Report report;
+  report.argv = o.full_argv;
+  report.fail_on = o.fail_on;
+
+  if (o.file.empty() && o.argv.empty())
+    return usage_error("check needs a FILE, or a command line after `--` (specprobe check -- vllm serve MODEL ...)");
+  Expected<ParsedServing> parsed = o.argv.empty() ? read_serving_file(o.file) : read_serving_argv(o.argv);
+  if (!parsed) return parsed.error();
+  Json facts = parsed->facts;
+  if (!o.engine.empty()) facts["engine"]["name"] = o.engine;
+  report.input_path = parsed->path;
+  report.input_form = std::string(to_string(parsed->form));
+  for (const auto& n : parsed->notes) report.notes.push_back({n.severity, n.message, n.where});
+  for (const auto& u : parsed->unknown)
+    report.notes.push_back({"info", fmt::format("option '{}' is not modelled by specprobe; kept as given ({})", u.name,
+                                                u.value.is_string() ? u.value.get<std::string>() : u.value.dump()),
+                            u.where});
+
+  if (auto st = add_model(o, report, facts); !st) return st.error();
+  if (auto st = add_libs(o, facts); !st) return st.error();
+  if (auto st = add_gpu(o, report, facts); !st) return st.error();
+  derive_facts(facts);
+
+  auto rules = load_rules(o.rules_dir);
+  if (!rules) {
+    Error e = rules.error();
+    if (o.rules_dir.empty()) e.kind = ErrorKind::internal;
+    return e;
+  }
+  report.results = evaluate_rules(*rules, facts, parsed->locations, parsed->path);
+  if (!o.no_matrix) report.matrix = sweep_support_matrix(*rules, facts);
+  report.engine = fact_string(facts, "engine.name").value_or("vllm");
+  report.verdict = verdict_of(report.results);
+  report.facts = std::move(facts);
+  report.duration_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+int exit_code_for(const Report& report, const std::string& fail_on) {
+  if (fail_on == "none") return 0;
+  const Severity threshold = *parse_severity(fail_on);
+  for (const auto& r : report.results)
+    if (r.status == ResultStatus::fail && !r.suppressed && r.severity >= threshold) return 1;
+  return 0;
+}
+
+int run_check_command(const CheckOptions& o) {
+  auto report = run_check(o);
+  if (!report) {
+    std::fprintf(stderr, "specprobe: %s\n", report.error().str().c_str());
+    return exit_code(report.error().kind);
+  }
+  report->exit_code = exit_code_for(*report, o.fail_on);
+  std::string out;
+  if (o.format == "json") {
+    out = report_to_json(*report).dump(2) + "\n";
+  } else {
+    TextStyle style;
+    style.color = o.output.empty() && want_color(o.color, STDOUT_FILENO);
+    style.verbose = o.verbose;
+    style.quiet = o.quiet;
+    out = render_text(*report, style);
+  }
+  if (o.output.empty()) {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  } else {
+    std::ofstream f(o.output, std::ios::binary);
+    if (!(f << out)) {
+      std::fprintf(stderr, "specprobe: error: cannot write %s\n", o.output.c_str());
+      return 3;
+    }
+  }
+  return report->exit_code;
+}
+
+}  // namespace specprobe

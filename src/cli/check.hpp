@@ -1,0 +1,48 @@
+// `specprobe check`: inputs -> facts -> rules (+ probes) -> verdict and support matrix -> report.
+// run_check is also used by `matrix` and `exec`.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "report/report.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace specprobe {
+
+struct CheckOptions {
+  std::string file;                   // serving config / script; empty when argv is used
+  std::vector<std::string> argv;      // command line after `--`
+  std::string model;                  // --model DIR
+  std::string gpu = "auto";           // --gpu auto|NAME|sm_XY
+  std::string python;                 // --python PATH
+  std::vector<std::string> site_packages;  // --site-packages DIR
+  std::vector<std::string> libs;      // --lib NAME=VERSION
+  std::string engine;                 // --engine vllm|sglang (override detection)
+  std::string rules_dir;              // --rules-dir (development)
+  std::string probes = "auto";        // --probes auto|off|all
+  bool no_matrix = false;             // --no-matrix
+  // Output
+  std::string format = "text";        // text | json
+  std::string output;                 // --output FILE (the --format output)
+  std::string fail_on = "error";      // error | warning | info | none
+  std::string color = "auto";         // auto | always | never
+  bool quiet = false;
+  bool verbose = false;
+  std::vector<std::string> full_argv; // for the report
+};
+
+// Adds the `check` subcommand's options to APP.
+void add_check_options(CLI::App& app, CheckOptions& o);
+
+// Runs the whole pipeline. Input and usage problems are errors (exit 2); a missing GPU or driver
+// is not (the report says what it fell back to).
+Expected<Report> run_check(const CheckOptions& o);
+
+// check: run, print, decide the exit code.
+int run_check_command(const CheckOptions& o);
+
+}  // namespace specprobe

@@ -1,0 +1,165 @@
+// `gpu`, `rules list`, `explain`.
+#include "cli/info_commands.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "common/embedded.hpp"
+#include "facts/facts.hpp"
+#include "gpu/driver.hpp"
+#include "rules/rule.hpp"
+
+namespace specprobe {
+namespace {
+
+void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string human_bytes(int64_t b) {
+  if (b >= (1LL << 30)) return fmt::format("{:.1f} GiB", b / double(1LL << 30));
+  if (b >= (1LL << 20)) return fmt::format("{:.1f} MiB", b / double(1LL << 20));
+  if (b >= 1024) return fmt::format("{} KiB", b / 1024);
+  return fmt::format("{} B", b);
+}
+
+}  // namespace
+
+int run_gpu_command(const std::string& format) {
+  const DriverReport dr = query_system_gpus();
+  if (format == "json") {
+    Json j = Json::object();
+    j["driver"] = {{"loaded", dr.loaded}, {"library", dr.library_path},
+                   {"version", dr.driver_version > 0 ? Json(dr.driver_version) : Json(nullptr)}};
+    Json gpus = Json::array();
+    for (const auto& g : dr.gpus) {
+      Json gj = gpu_facts(g);
+      gj["ordinal"] = g.ordinal;
+      gpus.push_back(gj);
+    }
+    j["gpus"] = gpus;
+    j["problem"] = dr.problem ? Json(dr.problem->message) : Json(nullptr);
+    Json calls = Json::array();
+    for (const auto& c : dr.failed_calls)
+      calls.push_back({{"call", c.call}, {"site", c.site}, {"result", c.result}, {"name", c.result_name}, {"string", c.result_string}});
+    j["failed_calls"] = calls;
+    print(j.dump(2) + "\n");
+  } else {
+    if (dr.loaded)
+      print(fmt::format("CUDA driver {}.{} ({})\n", dr.driver_version / 1000, (dr.driver_version % 1000) / 10, dr.library_path));
+    for (const auto& g : dr.gpus) {
+      print(fmt::format("\nDevice {}: \"{}\"\n", g.ordinal, g.name));
+      print(fmt::format("  compute capability          {}.{} ({})\n", g.cc_major, g.cc_minor, g.arch_family()));
+      print(fmt::format("  multiprocessors             {}\n", g.sm_count));
+      print(fmt::format("  shared memory per block     {} opt-in ({} B)\n", human_bytes(g.smem_per_block_optin), g.smem_per_block_optin));
+      print(fmt::format("  shared memory per SM        {}\n", human_bytes(g.smem_per_sm)));
+      print(fmt::format("  L2 cache                    {}\n", human_bytes(g.l2_bytes)));
+      print(fmt::format("  global memory               {}\n", human_bytes(g.memory_bytes)));
+      if (g.memory_bandwidth_bytes_per_s > 0)
+        print(fmt::format("  memory bandwidth (clocks)   {:.0f} GB/s\n", g.memory_bandwidth_bytes_per_s / 1e9));
+      if (!g.pci_bus_id.empty()) print(fmt::format("  PCI bus id                  {}\n", g.pci_bus_id));
+      if (!g.uuid_hash.empty()) print(fmt::format("  UUID (hashed)               {}\n", g.uuid_hash));
+    }
+    for (const auto& c : dr.failed_calls)
+      std::fprintf(stderr, "specprobe: %s: %s failed: %s (%s)\n", c.site.c_str(), c.call.c_str(), c.result_name.c_str(),
+                   c.result_string.c_str());
+  }
+  if (!dr.loaded || dr.gpus.empty()) {
+    std::fprintf(stderr, "specprobe: error: %s\n",
+                 dr.problem ? dr.problem->message.c_str() : "no CUDA device found");
+    return 3;
+  }
+  return 0;
+}
+
+int run_rules_list_command(const std::string& format, const std::string& rules_dir) {
+  auto rules = load_rules(rules_dir);
+  if (!rules) {
+    std::fprintf(stderr, "specprobe: %s\n", rules.error().str().c_str());
+    return rules_dir.empty() ? 3 : 2;
+  }
+  if (format == "json") {
+    Json a = Json::array();
+    for (const auto& r : *rules)
+      a.push_back({{"id", r.id}, {"slug", r.slug}, {"title", r.title}, {"severity", to_string(r.severity)},
+                   {"stage", to_string(r.stage)}, {"category", r.category}, {"deprecated", r.deprecated},
+                   {"references", r.references}});
+    print(a.dump(2) + "\n");
+    return 0;
+  }
+  static const std::pair<char, const char*> kBands[] = {{'1', "SP1xxx serving configuration"},
+                                                        {'2', "SP2xxx checkpoint"},
+                                                        {'3', "SP3xxx compatibility"},
+                                                        {'4', "SP4xxx probe outcomes"},
+                                                        {'9', "SP9xxx tool and environment"}};
+  for (const auto& [digit, name] : kBands) {
+    bool header = false;
+    for (const auto& r : *rules) {
+      if (r.id[2] != digit) continue;
+      if (!header) print(fmt::format("{}{}\n", header ? "" : "\n", name));
+      header = true;
+      print(fmt::format("  {}  {:<7} {:<13} {}{}\n", r.id, to_string(r.severity), to_string(r.stage), r.title,
+                        r.deprecated ? " (deprecated)" : ""));
+    }
+  }
+  return 0;
+}
+
+std::string closest_rule_id(const std::string& id, const std::string& rules_dir) {
+  auto rules = load_rules(rules_dir);
+  if (!rules) return {};
+  std::string best;
+  size_t best_d = 3;
+  std::string upper = id;
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const auto& r : *rules) {
+    const size_t d = edit_distance(upper, r.id);
+    if (d < best_d) {
+      best_d = d;
+      best = r.id;
+    }
+  }
+  return best;
+}
+
+int run_explain_command(const std::string& id_in, const std::string& rules_dir) {
+  std::string id = id_in;
+  for (auto& c : id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto rules = load_rules(rules_dir);
+  if (!rules) {
+    std::fprintf(stderr, "specprobe: %s\n", rules.error().str().c_str());
+    return 3;
+  }
+  auto it = std::find_if(rules->begin(), rules->end(), [&](const Rule& r) { return r.id == id; });
+  if (it == rules->end()) {
+    const std::string near = closest_rule_id(id, rules_dir);
+    std::fprintf(stderr, "specprobe: error: unknown rule id '%s'%s\n", id_in.c_str(),
+                 near.empty() ? "" : fmt::format(" (did you mean {}?)", near).c_str());
+    return 2;
+  }
+  const Rule& r = *it;
+  print(fmt::format("{} {} ({}, stage {})\n{}\n\n", r.id, r.slug, to_string(r.severity), to_string(r.stage), r.title));
+  if (auto doc = embedded_file(fmt::format("docs/rules/{}.md", r.id))) {
+    print(std::string(*doc));
+    if (!doc->empty() && doc->back() != '\n') print("\n");
+  } else {
+    print(r.description + "\n\nFix: " + r.remediation + "\n");
+    if (!r.references.empty()) {
+      print("\nReferences:\n");
+      for (const auto& ref : r.references) print("  - " + ref + "\n");
+    }
+  }
+  return 0;
+}
+
+}  // namespace specprobe

@@ -1,0 +1,86 @@
+// The canonical JSON report (schema: docs/schema/report-1.json). Dashboards key on ids and
+// params, never on message text.
+#include "build_info.hpp"
+#include "report/printers.hpp"
+
+namespace specprobe {
+namespace {
+
+Json location_json(const SourceLocation& l, const std::string& fact) {
+  if (!l.known()) return nullptr;
+  Json j = {{"path", l.file}, {"line", l.line}, {"column", l.column}};
+  j["end_line"] = l.end_line > 0 ? l.end_line : l.line;
+  j["end_column"] = l.end_column > 0 ? l.end_column : l.column;
+  j["fact"] = fact.empty() ? Json(nullptr) : Json(fact);
+  return j;
+}
+
+}  // namespace
+
+Json report_to_json(const Report& r) {
+  Json j = Json::object();
+  j["$schema"] = "https://specprobe.dev/schema/report-1.json";
+  j["schema_version"] = kReportSchemaVersion;
+  j["tool"] = {{"name", "specprobe"}, {"version", kToolVersion}, {"git_sha", kGitSha}};
+  j["invocation"] = {{"argv", r.argv}, {"duration_ms", r.duration_ms}, {"exit_code", r.exit_code}, {"fail_on", r.fail_on}};
+  j["input"] = {{"path", r.input_path}, {"form", r.input_form}, {"engine", r.engine}};
+  j["verdict"] = r.verdict;
+  Json summary = {{"pass", 0}, {"fail", 0}, {"skip", 0}, {"error", 0}, {"suppressed", 0}};
+  Json by_sev = {{"error", 0}, {"warning", 0}, {"info", 0}};
+  Json results = Json::array();
+  for (const auto& res : r.results) {
+    summary[std::string(to_string(res.status))] = summary[std::string(to_string(res.status))].get<int>() + 1;
+    if (res.suppressed) summary["suppressed"] = summary["suppressed"].get<int>() + 1;
+    if (res.status == ResultStatus::fail && !res.suppressed)
+      by_sev[std::string(to_string(res.severity))] = by_sev[std::string(to_string(res.severity))].get<int>() + 1;
+    Json x = Json::object();
+    x["id"] = res.id;
+    x["slug"] = res.slug;
+    x["title"] = res.title;
+    x["category"] = res.category;
+    x["status"] = to_string(res.status);
+    x["severity"] = to_string(res.severity);
+    x["stage"] = to_string(res.stage);
+    x["message"] = res.message;
+    x["params"] = res.params;
+    x["remediation"] = res.remediation;
+    x["evidence"] = res.evidence;
+    x["location"] = location_json(res.location, res.location_fact);
+    x["references"] = res.references;
+    x["suppressed"] = res.suppressed ? Json{{"reason", res.suppressed->reason}, {"source", res.suppressed->source}} : Json(nullptr);
+    results.push_back(std::move(x));
+  }
+  summary["findings"] = by_sev;
+  j["summary"] = summary;
+  j["results"] = results;
+  if (r.matrix) {
+    const SupportMatrix& m = *r.matrix;
+    Json mj = Json::object();
+    mj["ks"] = m.ks;
+    mj["backends"] = m.backends;
+    mj["kv_cache_dtypes"] = m.kv_cache_dtypes;
+    Json cells = Json::array();
+    for (const auto& c : m.cells)
+      cells.push_back({{"k", c.k}, {"backend", c.backend}, {"kv_cache_dtype", c.kv_cache_dtype}, {"verdict", c.verdict},
+                       {"indexer", c.indexer.empty() ? Json(nullptr) : Json(c.indexer)}, {"errors", c.errors},
+                       {"warnings", c.warnings}});
+    mj["cells"] = cells;
+    mj["working_k"] = m.working_k;
+    mj["max_working_k"] = m.max_working_k ? Json(*m.max_working_k) : Json(nullptr);
+    mj["alternative_backends"] = m.alternative_backends;
+    mj["alternative_kv_cache_dtypes"] = m.alternative_kv_cache_dtypes;
+    j["matrix"] = mj;
+  } else {
+    j["matrix"] = nullptr;
+  }
+  Json notes = Json::array();
+  for (const auto& n : r.notes)
+    notes.push_back({{"severity", n.severity}, {"message", n.message}, {"location", location_json(n.where, "")}});
+  j["notes"] = notes;
+  j["facts"] = r.facts;
+  j["probes"] = r.probes;
+  j["checkpoint"] = r.checkpoint;
+  return j;
+}
+
+}  // namespace specprobe

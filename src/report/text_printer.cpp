@@ -1,0 +1,161 @@
+// Text printer: compiler-style finding lines, verdict, support matrix, notes.
+#include <cstdlib>
+#include <unistd.h>
+
+#include "report/printers.hpp"
+#include "rules/engine.hpp"
+
+namespace specprobe {
+namespace {
+
+struct Paint {
+  bool on;
+  std::string operator()(std::string_view code, std::string_view text) const {
+    if (!on) return std::string(text);
+    return fmt::format("\033[{}m{}\033[0m", code, text);
+  }
+};
+
+std::string_view sev_color(Severity s) {
+  switch (s) {
+    case Severity::error: return "1;31";
+    case Severity::warning: return "1;33";
+    case Severity::info: return "1;36";
+  }
+  return "0";
+}
+
+std::string cell_token(const MatrixCell& c) {
+  if (c.verdict == "fails") return "x";
+  if (c.verdict == "unknown") return "?";
+  if (c.indexer == "flattened") return "flat";
+  return c.warnings.empty() ? "ok" : "ok*";
+}
+
+void print_summary_header(std::string& out, const Report& r, const Paint& paint) {
+  const Json& f = r.facts;
+  auto s = [&](std::string_view path, std::string fallback = "unknown") {
+    const Json* v = find_fact(f, path);
+    return v && !v->is_null() ? display_value(*v) : fallback;
+  };
+  out += fmt::format("{} {}: {} ({}), engine {}{}\n", paint("1", "specprobe"), r.input_path.empty() ? "-" : "check",
+                     r.input_path, r.input_form, r.engine,
+                     f.contains("engine") && !f["engine"].value("version", Json(nullptr)).is_null()
+                         ? " " + s("engine.version")
+                         : "");
+  out += fmt::format("  gpu:       {} (sm_{}, {})\n", s("gpu.name"), s("gpu.sm"), s("gpu.source"));
+  if (find_fact(f, "model.architecture"))
+    out += fmt::format("  model:     {} ({}), heads {}/{} kv, GQA {} per rank{}{}\n", s("model.architecture"),
+                       s("model.model_type"), s("model.num_attention_heads"), s("model.num_kv_heads"),
+                       s("model.gqa_ratio"), fact_bool(f, "model.mla").value_or(false) ? ", MLA" : "",
+                       fact_bool(f, "model.dsa.present").value_or(false) ? ", DSA indexer" : "");
+  else
+    out += fmt::format("  model:     {} (metadata not read)\n", s("model.id"));
+  if (fact_bool(f, "spec.enabled").value_or(false))
+    out += fmt::format("  spec:      {} k={} (next_n={})\n", s("spec.method"), s("spec.k"), s("spec.next_n"));
+  else
+    out += "  spec:      off\n";
+  out += fmt::format("  attention: {} ({}); kv cache {}; cudagraph {} -> {}\n", s("attention.selected"),
+                     s("attention.selected_by"), s("serve.kv_cache_dtype", "auto"), s("cudagraph.requested"),
+                     s("cudagraph.resolved"));
+}
+
+}  // namespace
+
+bool want_color(const std::string& flag, int fd) {
+  if (flag == "always") return true;
+  if (flag == "never") return false;
+  auto env = [](const char* n) {
+    const char* v = std::getenv(n);
+    return v && *v;
+  };
+  if (env("FORCE_COLOR") || env("CLICOLOR_FORCE")) return !env("NO_COLOR") || env("FORCE_COLOR");
+  if (env("NO_COLOR")) return false;
+  const char* term = std::getenv("TERM");
+  if (term && std::string_view(term) == "dumb") return false;
+  return isatty(fd) == 1;
+}
+
+std::string render_text(const Report& r, const TextStyle& style) {
+  const Paint paint{style.color};
+  std::string out;
+  if (!style.quiet) print_summary_header(out, r, paint);
+
+  int counts[4] = {0, 0, 0, 0};
+  for (const auto& res : r.results) counts[static_cast<int>(res.status)]++;
+  std::vector<std::string> ids_seen;
+  bool any_line = false;
+  for (const auto& res : r.results) {
+    const bool show = res.status == ResultStatus::fail || (style.verbose && !style.quiet) ||
+                      (!style.quiet && res.status == ResultStatus::error);
+    if (!show) continue;
+    if (!any_line && !style.quiet) out += "\n";
+    any_line = true;
+    const std::string loc = res.location.str();
+    if (res.status == ResultStatus::fail) {
+      out += fmt::format("{}{}: {} [{}]{}\n", loc.empty() ? "" : loc + ": ",
+                         paint(sev_color(res.severity), to_string(res.severity)), res.message, res.id,
+                         res.suppressed ? " (suppressed: " + res.suppressed->reason + ")" : "");
+      if (!style.quiet) {
+        out += fmt::format("    stage: {} — {}\n", to_string(res.stage), res.title);
+        out += fmt::format("    fix: {}\n", res.remediation);
+      }
+      ids_seen.push_back(res.id);
+    } else {
+      out += fmt::format("{}: {} [{}] {}{}\n", paint(res.status == ResultStatus::error ? "35" : "2", to_string(res.status)),
+                         res.title, res.id, res.message.empty() ? "" : "— ", res.message);
+    }
+    if (style.verbose && !res.evidence.empty()) out += fmt::format("    evidence: {}\n", res.evidence.dump());
+  }
+
+  if (r.matrix && !style.quiet) {
+    const SupportMatrix& m = *r.matrix;
+    out += "\nsupport matrix (k = num_speculative_tokens; ok, ok* with warnings, flat = DSA indexer flattened, x fails, ? unknown):\n";
+    std::string head = fmt::format("  {:<22} {:<16}", "backend", "kv cache");
+    for (int k : m.ks) head += fmt::format(" {:>4}", fmt::format("k={}", k));
+    out += head + "\n";
+    for (const auto& b : m.backends)
+      for (const auto& kv : m.kv_cache_dtypes) {
+        std::string line = fmt::format("  {:<22} {:<16}", b.empty() ? r.facts.value("attention", Json::object()).value("selected", "-") : b, kv);
+        for (int k : m.ks)
+          for (const auto& c : m.cells)
+            if (c.k == k && c.backend == b && c.kv_cache_dtype == kv) line += fmt::format(" {:>4}", cell_token(c));
+        out += line + "\n";
+      }
+    const std::string req_b = fact_string(r.facts, "attention.selected").value_or("-");
+    const std::string req_kv = fact_string(r.facts, "serve.kv_cache_dtype").value_or("auto");
+    out += fmt::format("  working k with {} / {}: {}; largest: {}\n", req_b, req_kv,
+                       display_value(Json(m.working_k)),
+                       m.max_working_k ? std::to_string(*m.max_working_k) : "none");
+    if (!m.alternative_backends.empty())
+      out += fmt::format("  the requested k works with backend {}\n", display_value(Json(m.alternative_backends)));
+    if (!m.alternative_kv_cache_dtypes.empty())
+      out += fmt::format("  the requested k works with kv cache dtype {}\n", display_value(Json(m.alternative_kv_cache_dtypes)));
+  }
+
+  if (!r.notes.empty() && !style.quiet) {
+    out += "\nnotes:\n";
+    for (const auto& n : r.notes) {
+      const std::string loc = n.where.str();
+      out += fmt::format("  {}{}: {}\n", loc.empty() ? "" : loc + ": ", n.severity, n.message);
+    }
+  }
+  if (style.verbose && !style.quiet) {
+    out += "\nfacts:\n";
+    const Json flat = flatten_facts(r.facts);
+    for (auto it = flat.begin(); it != flat.end(); ++it) out += fmt::format("  {} = {}\n", it.key(), it.value().dump());
+  }
+
+  std::string verdict = r.verdict;
+  const std::string vcolor = verdict == "supported" ? "1;32" : verdict == "not-supported" ? "1;31" : "1;35";
+  out += fmt::format("\n{}: {} — {} rules: {} fail, {} pass, {} skip, {} error\n", paint("1", "verdict"),
+                     paint(vcolor, verdict), r.results.size(), counts[1], counts[0], counts[2], counts[3]);
+  if (!ids_seen.empty() && !style.quiet) {
+    out += "for more information:";
+    for (const auto& id : ids_seen) out += " specprobe explain " + id + ";";
+    out.back() = '\n';
+  }
+  return out;
+}
+
+}  // namespace specprobe
