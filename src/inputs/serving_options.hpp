@@ -1,0 +1,98 @@
+// The middle of the serving readers: every input form (YAML/JSON config, script, argv) is first
+// turned into an ordered list of RawOption, then one builder per engine (vllm_options.cpp,
+// sglang_options.cpp) normalizes names and values into the facts subtree of ParsedServing.
+// Internal to src/inputs/serving_*.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "inputs/serving.hpp"
+#include "inputs/serving_text.hpp"
+
+namespace specprobe::serving {
+
+struct RawOption {
+  std::string name;     // as written, without leading dashes (`tp`, `speculative_config.method`)
+  bool short_form = false;  // written with one dash on a command line (`-tp`, `-cc.x`, `-O3`)
+  Json value;           // flags without a value: true
+  bool textual = false; // value is command-line text, to be typed like argparse / vLLM would
+  SourceLocation where; // of the key or flag
+  PosMap value_pos;     // offset in a string value -> place in the file (may be empty)
+  std::map<std::string, SourceLocation> inner;  // structured value: "a.b" -> key location
+};
+
+struct EnvSetting {
+  std::string value;
+  SourceLocation where;
+};
+
+struct ReadContext {
+  std::string path;                  // file read, or "<command line>"
+  InputForm form = InputForm::vllm_yaml;
+  std::string positional_model;      // `vllm serve MODEL` (empty when none)
+  SourceLocation positional_loc;
+  bool api_server = false;           // python -m vllm.entrypoints.openai.api_server (--model is normal)
+  std::vector<std::pair<std::string, EnvSetting>> env;  // in order of appearance
+  std::vector<ReaderNote> notes;     // collected by the form reader
+  std::vector<UnknownOption> unknown;  // positional leftovers etc.
+};
+
+// Canonical option name: leading dashes stripped, `_` -> `-` before the first `.`.
+std::string canonical_name(std::string_view written);
+
+Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadContext ctx);
+Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, ReadContext ctx);
+
+// Config-file readers (serving_config.cpp): a whole vLLM --config file -> options.
+Expected<std::vector<RawOption>> read_yaml_options(const std::string& text, const LineIndex& index,
+                                                   std::vector<ReaderNote>& notes);
+Expected<std::vector<RawOption>> read_json_options(const std::string& text, const LineIndex& index);
+
+// Command readers (serving_command.cpp).
+Expected<ParsedServing> read_command_text(const std::string& text, const LineIndex& index);
+Expected<ParsedServing> read_command_argv(const std::vector<std::string>& argv);
+
+}  // namespace specprobe::serving
+
+namespace specprobe::serving {
+
+// Writes facts and their locations into a ParsedServing.
+class PlanWriter {
+ public:
+  explicit PlanWriter(ParsedServing& out) : out_(out) {}
+  void set(const std::string& name, Json value, const SourceLocation& where) {
+    set_fact(out_.facts, name, std::move(value));
+    out_.locations[name] = where;
+  }
+  bool has(const std::string& name) const { return find_fact(out_.facts, name) != nullptr; }
+  // Sets NAME to VALUE with a file-level location unless it is already set.
+  void set_default(const std::string& name, Json value) {
+    if (!has(name)) set(name, std::move(value), SourceLocation{out_.path});
+  }
+  void note(std::string severity, std::string message, SourceLocation where) {
+    out_.notes.push_back({std::move(severity), std::move(message), std::move(where)});
+  }
+  ParsedServing& plan() { return out_; }
+
+ private:
+  ParsedServing& out_;
+};
+
+// Integer option values: ints, integral floats and numeric strings. `human` also accepts vLLM's
+// human-readable ints ("256K"). WHAT names the option in the error message.
+Expected<int64_t> to_int(const Json& v, std::string_view what, const SourceLocation& where, bool human = false);
+Expected<bool> to_bool(const Json& v, std::string_view what, const SourceLocation& where);
+Expected<double> to_float(const Json& v, std::string_view what, const SourceLocation& where);
+std::string to_text(const Json& v);  // strings as is, anything else as JSON text
+
+// Flags that take no value on a command line (true = this engine's spelling is a flag).
+bool vllm_flag_option(std::string_view canonical);
+bool vllm_list_option(std::string_view canonical);  // nargs='+'
+bool sglang_flag_option(std::string_view canonical);
+bool sglang_list_option(std::string_view canonical);
+
+// Sets input.*, env.* and the defaults every plan carries.
+void write_common_facts(PlanWriter& w, const ReadContext& ctx, std::string_view engine);
+
+}  // namespace specprobe::serving

@@ -1,0 +1,183 @@
+// SGLang option builder: `python -m sglang.launch_server` / `sglang serve` flags -> the same plan
+// facts as vLLM. Speculative depth: spec.k = --speculative-num-draft-tokens - 1 when given
+// (tokens verified per step minus the bonus token), else --speculative-num-steps (a chain with
+// topk 1 drafts num_steps tokens; SGLang adjusts draft tokens to steps+1 then); spec.next_n = k+1.
+#include <set>
+
+#include "inputs/serving_options.hpp"
+
+namespace specprobe::serving {
+namespace {
+
+const std::set<std::string, std::less<>> kFlags = {
+    "trust-remote-code", "disable-cuda-graph", "disable-cuda-graph-padding", "enable-dp-attention",
+    "disable-radix-cache", "enable-torch-compile", "disable-overlap-schedule", "enable-mixed-chunk",
+    "skip-server-warmup", "enable-metrics", "disable-custom-all-reduce", "enable-ep-moe",
+    "enable-deepep-moe", "enable-two-batch-overlap", "enable-nan-detection", "enable-p2p-check",
+    "log-requests", "show-time-cost", "enable-cache-report", "enable-hierarchical-cache",
+    "enable-dp-lm-head", "disable-shared-experts-fusion", "enable-eplb", "enable-lora",
+    "skip-tokenizer-init", "is-embedding", "enable-multimodal", "disable-chunked-prefix-cache"};
+
+const std::set<std::string, std::less<>> kLists = {"cuda-graph-bs", "served-model-name", "lora-paths",
+                                                    "api-key"};
+
+// Older or alternative spellings -> the canonical SGLang flag.
+const std::map<std::string, std::string, std::less<>> kSpellings = {
+    {"model", "model-path"},
+    {"tp", "tp-size"},
+    {"tensor-parallel-size", "tp-size"},
+    {"dp", "dp-size"},
+    {"data-parallel-size", "dp-size"},
+    {"pipeline-parallel-size", "pp-size"},
+    {"ep", "ep-size"},
+    {"expert-parallel-size", "ep-size"},
+    {"speculative-algo", "speculative-algorithm"},
+    {"speculative-draft", "speculative-draft-model-path"},
+    {"speculative-draft-model", "speculative-draft-model-path"},
+    {"mem-fraction", "mem-fraction-static"}};
+
+struct Entry {
+  std::string written;
+  Json value;
+  SourceLocation where;
+};
+
+}  // namespace
+
+bool sglang_flag_option(std::string_view c) {
+  return kFlags.count(c) > 0 || c.substr(0, 7) == "enable-" || c.substr(0, 8) == "disable-";
+}
+bool sglang_list_option(std::string_view c) { return kLists.count(c) > 0; }
+
+Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, ReadContext ctx) {
+  ParsedServing out;
+  out.form = ctx.form;
+  out.path = ctx.path;
+  out.notes = std::move(ctx.notes);
+  out.unknown = std::move(ctx.unknown);
+  PlanWriter w(out);
+
+  std::map<std::string, Entry> opts;
+  for (const RawOption& o : options) {
+    std::string name = canonical_name(o.name);
+    if (o.short_form) {
+      out.unknown.push_back({o.name, o.value, o.where});
+      continue;
+    }
+    if (auto s = kSpellings.find(name); s != kSpellings.end()) {
+      if (name == "speculative-algo" || name == "speculative-draft" || name == "mem-fraction")
+        w.note("info", fmt::format("--{} is an older spelling of --{}", name, s->second), o.where);
+      name = s->second;
+    }
+    if (opts.count(name)) w.note("info", fmt::format("--{} is given more than once; the later value wins", name), o.where);
+    opts[name] = Entry{o.name, o.value, o.where};
+  }
+
+  write_common_facts(w, ctx, "sglang");
+  std::set<std::string> used;
+  auto use = [&](const std::string& name) -> Entry* {
+    auto it = opts.find(name);
+    if (it == opts.end()) return nullptr;
+    used.insert(name);
+    return &it->second;
+  };
+
+  if (Entry* e = use("model-path")) w.set("model.id", to_text(e->value), e->where);
+  if (!ctx.positional_model.empty()) w.set("model.id", ctx.positional_model, ctx.positional_loc);
+
+  struct Map {
+    const char* option;
+    const char* fact;
+  };
+  for (const Map& m : {Map{"tp-size", "serve.tp"}, Map{"dp-size", "serve.dp"}, Map{"pp-size", "serve.pp"},
+                       Map{"ep-size", "serve.ep_size"}, Map{"page-size", "serve.block_size"},
+                       Map{"context-length", "serve.max_model_len"},
+                       Map{"max-running-requests", "serve.max_num_seqs"},
+                       Map{"chunked-prefill-size", "serve.chunked_prefill_size"},
+                       Map{"cuda-graph-max-bs", "serve.cuda_graph_max_bs"},
+                       Map{"speculative-num-steps", "spec.num_steps"}, Map{"speculative-eagle-topk", "spec.topk"},
+                       Map{"speculative-num-draft-tokens", "spec.num_draft_tokens"}}) {
+    if (Entry* e = use(m.option)) {
+      auto v = to_int(e->value, m.option, e->where);
+      if (!v) return v.error();
+      w.set(m.fact, *v, e->where);
+    }
+  }
+  if (const Json* ep = find_fact(out.facts, "serve.ep_size"))
+    w.set("serve.expert_parallel", ep->get<int64_t>() > 1, out.locations["serve.ep_size"]);
+  for (const Map& m : {Map{"disable-cuda-graph", "serve.enforce_eager"}, Map{"trust-remote-code", "serve.trust_remote_code"},
+                       Map{"enable-dp-attention", "serve.dp_attention"}}) {
+    if (Entry* e = use(m.option)) {
+      auto v = to_bool(e->value, m.option, e->where);
+      if (!v) return v.error();
+      w.set(m.fact, *v, e->where);
+    }
+  }
+  if (Entry* e = use("disable-radix-cache")) {
+    auto v = to_bool(e->value, "disable-radix-cache", e->where);
+    if (!v) return v.error();
+    w.set("serve.enable_prefix_caching", !*v, e->where);
+  }
+  for (const Map& m : {Map{"kv-cache-dtype", "serve.kv_cache_dtype"}, Map{"quantization", "serve.quantization"},
+                       Map{"dtype", "serve.dtype"}, Map{"speculative-draft-model-path", "spec.draft_model"},
+                       Map{"speculative-draft-model-quantization", "spec.quantization"},
+                       Map{"prefill-attention-backend", "attention.prefill_backend"},
+                       Map{"decode-attention-backend", "attention.decode_backend"}}) {
+    if (Entry* e = use(m.option)) w.set(m.fact, to_text(e->value), e->where);
+  }
+  if (Entry* e = use("speculative-draft-attention-backend")) {
+    w.set("spec.draft_attention_backend", to_text(e->value), e->where);
+    w.set("spec.attention_backend", to_text(e->value), e->where);
+  }
+  if (Entry* e = use("mem-fraction-static")) {
+    auto v = to_float(e->value, "mem-fraction-static", e->where);
+    if (!v) return v.error();
+    w.set("serve.gpu_memory_utilization", *v, e->where);
+  }
+  if (Entry* e = use("attention-backend")) {
+    w.set("attention.requested", to_text(e->value), e->where);
+    w.set("attention.requested_source", "attention-backend", e->where);
+  }
+
+  if (Entry* e = use("speculative-algorithm")) {
+    const std::string raw = to_text(e->value);
+    const std::string l = lower(raw);
+    w.set("spec.enabled", true, e->where);
+    w.set("spec.method_raw", raw, e->where);
+    w.set("spec.method", l == "nextn" ? std::string("mtp") : l, e->where);
+    w.set("spec.method_source", "given", e->where);
+    const Json* steps = find_fact(out.facts, "spec.num_steps");
+    const Json* draft_tokens = find_fact(out.facts, "spec.num_draft_tokens");
+    if (draft_tokens) {
+      const int64_t k = draft_tokens->get<int64_t>() - 1;
+      const SourceLocation loc = out.locations["spec.num_draft_tokens"];
+      w.set("spec.k", k, loc);
+      w.set("spec.next_n", k + 1, loc);
+    } else if (steps) {
+      const int64_t k = steps->get<int64_t>();
+      const SourceLocation loc = out.locations["spec.num_steps"];
+      w.set("spec.k", k, loc);
+      w.set("spec.next_n", k + 1, loc);
+    } else {
+      w.set("spec.k", nullptr, e->where);
+    }
+  } else {
+    w.set("spec.enabled", false, SourceLocation{out.path});
+  }
+
+  for (auto& [name, e] : opts)
+    if (!used.count(name)) out.unknown.push_back({e.written, e.value, e.where});
+
+  w.set_default("serve.tp", 1);
+  w.set_default("serve.pp", 1);
+  w.set_default("serve.dp", 1);
+  w.set_default("serve.expert_parallel", false);
+  w.set_default("serve.kv_cache_dtype", "auto");
+  w.set_default("serve.dtype", "auto");
+  w.set_default("serve.enforce_eager", false);
+  w.set_default("serve.cudagraph_mode", nullptr);
+  w.set_default("attention.requested", nullptr);
+  return out;
+}
+
+}  // namespace specprobe::serving

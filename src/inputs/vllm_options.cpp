@@ -1,0 +1,472 @@
+// vLLM option builder: folds RawOptions the way vLLM's FlexibleArgumentParser does (dash/underscore
+// names, aliases, JSON-valued options given as mappings or JSON strings, dotted keys merged into
+// the object, `no-X` negations, later wins) and writes the plan facts listed in serving.hpp.
+#include <algorithm>
+#include <set>
+
+#include "inputs/serving_options.hpp"
+
+namespace specprobe::serving {
+namespace {
+
+// Options whose value is a JSON object (vllm/engine/arg_utils.py: json.loads-typed arguments).
+const std::set<std::string, std::less<>> kJsonOptions = {
+    "speculative-config", "compilation-config", "attention-config", "hf-overrides",
+    "kv-transfer-config", "kv-events-config", "ec-transfer-config", "additional-config",
+    "override-generation-config", "model-loader-extra-config", "structured-outputs-config",
+    "limit-mm-per-prompt", "mm-processor-kwargs", "pooler-config", "override-pooler-config",
+    "profiler-config", "weight-transfer-config", "kernel-config", "ir-op-priority"};
+
+// Single-dash aliases (`add_argument("--compilation-config", "-cc", ...)`).
+const std::map<std::string, std::string, std::less<>> kAliases = {
+    {"tp", "tensor-parallel-size"}, {"pp", "pipeline-parallel-size"}, {"dp", "data-parallel-size"},
+    {"ep", "enable-expert-parallel"}, {"cc", "compilation-config"}, {"ac", "attention-config"},
+    {"O", "optimization-level"},     {"q", "quantization"}};
+
+const std::set<std::string, std::less<>> kFlags = {
+    "trust-remote-code", "enforce-eager", "enable-prefix-caching", "enable-chunked-prefill",
+    "async-scheduling", "enable-expert-parallel", "disable-log-requests", "disable-log-stats",
+    "enable-log-requests", "enable-auto-tool-choice", "disable-custom-all-reduce", "enable-lora",
+    "enable-sleep-mode", "headless", "disable-frontend-multiprocessing", "enable-eplb", "enable-dbo",
+    "skip-tokenizer-init", "disable-sliding-window", "enable-prompt-tokens-details",
+    "enable-force-include-usage", "disable-fastapi-docs", "enable-server-load-tracking",
+    "calculate-kv-scales", "data-parallel-hybrid-lb", "data-parallel-external-lb", "enable-reasoning",
+    "enable-request-id-headers", "disable-uvicorn-access-log", "enable-log-outputs",
+    "enable-tokenizer-info-endpoint", "return-tokens-as-token-ids", "disable-cascade-attn",
+    "enable-return-routed-experts", "use-tqdm-on-load", "enable-mfu-metrics", "fully-sharded-loras",
+    "enable-lora-bias", "enable-chunked-local-attn", "disable-hybrid-kv-cache-manager",
+    "enable-multimodal-encoder-data-parallel", "kv-sharing-fast-prefill", "enable-dp-attention"};
+
+const std::set<std::string, std::less<>> kLists = {
+    "cudagraph-capture-sizes", "served-model-name", "lora-modules", "prompt-adapters", "middleware",
+    "allowed-origins", "allowed-methods", "allowed-headers", "api-key", "allowed-local-media-path"};
+
+struct Entry {
+  std::string written;
+  Json value;
+  bool textual = false;
+  SourceLocation where;
+  std::map<std::string, SourceLocation> inner;
+};
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+// A JSON-valued option's value as an object, with key locations.
+Expected<Json> json_object_value(const RawOption& o, const std::string& name,
+                                 std::map<std::string, SourceLocation>& inner) {
+  if (o.value.is_object()) {
+    inner = o.inner;
+    return o.value;
+  }
+  if (o.value.is_string()) {
+    const std::string text = o.value.get<std::string>();
+    const SourceLocation where = o.where;
+    const PosMap pos = o.value_pos ? o.value_pos : PosMap([where](size_t) { return where; });
+    auto parsed = parse_json(text, pos, name);
+    if (!parsed) return parsed.error();
+    if (!parsed->is_object())
+      return input_error(fmt::format("{} must be a JSON object, got {}", name,
+                                     parsed->is_array() ? "a list" : parsed->type_name()),
+                         where);
+    if (o.value_pos)
+      for (const auto& [key, off] : json_key_offsets(text)) inner[key] = o.value_pos(off);
+    return parsed;
+  }
+  if (o.value.is_array())
+    return input_error(fmt::format("{} must be a mapping (JSON object), got a list", name), o.where);
+  return input_error(fmt::format("{} must be a mapping (JSON object), got {}", name, o.value.dump()), o.where);
+}
+
+std::string normalize_method(const std::string& raw) {
+  const std::string l = lower(raw);
+  if (l == "mtp" || ends_with(l, "_mtp") || l == "nextn") return "mtp";
+  return l;
+}
+
+bool dotted_python_path(const std::string& s) {
+  if (s.find('/') != std::string::npos || s.find('.') == std::string::npos) return false;
+  bool start = true;
+  for (char c : s) {
+    if (c == '.') {
+      if (start) return false;
+      start = true;
+    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || (!start && std::isdigit(static_cast<unsigned char>(c)))) {
+      start = false;
+    } else {
+      return false;
+    }
+  }
+  return !start;
+}
+
+}  // namespace
+
+bool vllm_flag_option(std::string_view c) {
+  return kFlags.count(c) > 0 || starts_with(c, "no-") || starts_with(c, "enable-") || starts_with(c, "disable-");
+}
+bool vllm_list_option(std::string_view c) { return kLists.count(c) > 0; }
+
+Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadContext ctx) {
+  ParsedServing out;
+  out.form = ctx.form;
+  out.path = ctx.path;
+  out.notes = std::move(ctx.notes);
+  out.unknown = std::move(ctx.unknown);
+  PlanWriter w(out);
+
+  std::map<std::string, Entry> opts;
+  auto keep_unknown = [&](const RawOption& o) { out.unknown.push_back({o.name, o.value, o.where}); };
+
+  for (const RawOption& o : options) {
+    std::string name = canonical_name(o.name);
+    const size_t dot = name.find('.');
+    std::string root = name.substr(0, dot);
+    std::string path = dot == std::string::npos ? std::string() : name.substr(dot + 1);
+    if (o.short_form) {
+      auto a = kAliases.find(root);
+      if (a == kAliases.end()) {
+        keep_unknown(o);
+        continue;
+      }
+      root = a->second;
+    } else if (kAliases.count(root) && root != "q") {
+      w.note("warning",
+             fmt::format("'{}' is not a vLLM option name here (only the one-dash alias -{} is); use {}",
+                         o.name, root, kAliases.at(root)),
+             o.where);
+      keep_unknown(o);
+      continue;
+    }
+    if (!path.empty()) {
+      if (!kJsonOptions.count(root)) {
+        keep_unknown(o);
+        continue;
+      }
+      Entry& e = opts[root];
+      if (e.value.is_null()) {
+        e.value = Json::object();
+        e.where = o.where;
+        e.written = o.name.substr(0, o.name.find('.'));
+      }
+      const bool append = ends_with(path, "+");
+      if (append) path.pop_back();
+      Json v = o.value.is_string() ? cli_value(o.value.get<std::string>()) : o.value;
+      if (append) {
+        Json list = Json::array();
+        if (const Json* old = find_fact(e.value, path); old && old->is_array()) list = *old;
+        if (o.value.is_string() && !v.is_array()) {
+          const std::string s = o.value.get<std::string>();
+          size_t start = 0;
+          while (start <= s.size()) {
+            const size_t comma = s.find(',', start);
+            list.push_back(cli_value(s.substr(start, comma - start)));
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+          }
+        } else if (v.is_array()) {
+          for (auto& x : v) list.push_back(x);
+        } else {
+          list.push_back(v);
+        }
+        v = std::move(list);
+      } else if (find_fact(e.value, path)) {
+        w.note("warning", fmt::format("duplicate key {}.{}; the later value wins", root, path), o.where);
+      }
+      set_fact(e.value, path, std::move(v));
+      e.inner[path] = o.where;
+      continue;
+    }
+    Json value = o.value;
+    if (starts_with(root, "no-") && kFlags.count(root.substr(3))) {
+      auto b = to_bool(o.value, root, o.where);
+      if (!b) return b.error();
+      root = root.substr(3);
+      value = !*b;
+    }
+    Entry e{o.name, std::move(value), o.textual, o.where, {}};
+    if (kJsonOptions.count(root)) {
+      if (root == "compilation-config" && (o.value.is_number_integer() ||
+                                           (o.value.is_string() && human_readable_int(o.value.get<std::string>())))) {
+        w.note("warning", "a number for --compilation-config is the old optimization-level form; use -O", o.where);
+        Json level = o.value.is_string() ? Json(*human_readable_int(o.value.get<std::string>())) : o.value;
+        e.value = Json{{"level", level}};
+      } else {
+        RawOption named = o;
+        auto obj = json_object_value(named, root, e.inner);
+        if (!obj) return obj.error();
+        e.value = std::move(*obj);
+      }
+    }
+    if (auto old = opts.find(root); old != opts.end()) {
+      w.note("info", fmt::format("{} is given more than once; the later value wins", root), o.where);
+      // a full JSON value after dotted keys: vLLM keeps the last; dotted keys after it merge (above)
+      opts.erase(old);
+    }
+    opts.emplace(root, std::move(e));
+  }
+
+  write_common_facts(w, ctx, "vllm");
+
+  auto take = [&](const std::string& name) -> Entry* {
+    auto it = opts.find(name);
+    return it == opts.end() ? nullptr : &it->second;
+  };
+  std::set<std::string> used;
+  auto use = [&](const std::string& name) -> Entry* {
+    Entry* e = take(name);
+    if (e) used.insert(name);
+    return e;
+  };
+
+  // model.id: positional wins over --model / model:
+  if (Entry* m = use("model")) {
+    if (!ctx.positional_model.empty()) {
+      w.note("info", "the positional model wins over --model / model:", m->where);
+    } else {
+      w.set("model.id", to_text(m->value), m->where);
+      if (m->textual && !ctx.api_server)
+        w.note("warning", "`vllm serve --model` is deprecated; give the model as the positional argument", m->where);
+    }
+  }
+  if (!ctx.positional_model.empty()) w.set("model.id", ctx.positional_model, ctx.positional_loc);
+
+  // Integers.
+  struct IntOpt {
+    const char* option;
+    const char* fact;
+  };
+  for (const IntOpt& io : {IntOpt{"tensor-parallel-size", "serve.tp"}, IntOpt{"pipeline-parallel-size", "serve.pp"},
+                           IntOpt{"data-parallel-size", "serve.dp"}, IntOpt{"block-size", "serve.block_size"},
+                           IntOpt{"max-num-seqs", "serve.max_num_seqs"},
+                           IntOpt{"max-num-batched-tokens", "serve.max_num_batched_tokens"},
+                           IntOpt{"max-cudagraph-capture-size", "serve.max_cudagraph_capture_size"}}) {
+    if (Entry* e = use(io.option)) {
+      auto v = to_int(e->value, io.option, e->where, true);
+      if (!v) return v.error();
+      w.set(io.fact, *v, e->where);
+    }
+  }
+  if (Entry* e = use("max-model-len")) {
+    const std::string s = lower(to_text(e->value));
+    if (s == "auto" || s == "-1") {
+      w.set("serve.max_model_len", "auto", e->where);
+    } else {
+      auto v = to_int(e->value, "max-model-len", e->where, true);
+      if (!v) return v.error();
+      w.set("serve.max_model_len", *v, e->where);
+    }
+  }
+  if (Entry* e = use("optimization-level")) {
+    auto v = to_int(e->value, "optimization-level", e->where);
+    w.set("serve.optimization_level", v ? Json(*v) : Json(to_text(e->value)), e->where);
+  }
+  // Booleans.
+  for (const IntOpt& bo : {IntOpt{"enable-expert-parallel", "serve.expert_parallel"},
+                           IntOpt{"enforce-eager", "serve.enforce_eager"},
+                           IntOpt{"async-scheduling", "serve.async_scheduling"},
+                           IntOpt{"trust-remote-code", "serve.trust_remote_code"},
+                           IntOpt{"enable-prefix-caching", "serve.enable_prefix_caching"},
+                           IntOpt{"enable-chunked-prefill", "serve.enable_chunked_prefill"}}) {
+    if (Entry* e = use(bo.option)) {
+      auto v = to_bool(e->value, bo.option, e->where);
+      if (!v) return v.error();
+      w.set(bo.fact, *v, e->where);
+    }
+  }
+  // Strings.
+  for (const IntOpt& so : {IntOpt{"kv-cache-dtype", "serve.kv_cache_dtype"},
+                           IntOpt{"quantization", "serve.quantization"}, IntOpt{"dtype", "serve.dtype"}}) {
+    if (Entry* e = use(so.option)) w.set(so.fact, to_text(e->value), e->where);
+  }
+  if (Entry* e = use("gpu-memory-utilization")) {
+    auto v = to_float(e->value, "gpu-memory-utilization", e->where);
+    if (!v) return v.error();
+    w.set("serve.gpu_memory_utilization", *v, e->where);
+  }
+  if (Entry* e = use("cudagraph-capture-sizes")) {
+    Json list = Json::array();
+    for (const Json& x : e->value.is_array() ? e->value : Json::array({e->value})) {
+      auto v = to_int(x, "cudagraph-capture-sizes", e->where);
+      if (!v) return v.error();
+      list.push_back(*v);
+    }
+    w.set("serve.cudagraph_capture_sizes", list, e->where);
+  }
+
+  // Compilation config (CUDA graphs).
+  if (Entry* e = use("compilation-config")) {
+    w.set("serve.compilation_config", e->value, e->where);
+    auto loc = [&](const std::string& k) { return e->inner.count(k) ? e->inner.at(k) : e->where; };
+    if (auto it = e->value.find("cudagraph_mode"); it != e->value.end() && !it->is_null())
+      w.set("serve.cudagraph_mode", it->is_string() ? Json(upper(it->get<std::string>())) : *it, loc("cudagraph_mode"));
+    if (auto it = e->value.find("cudagraph_capture_sizes"); it != e->value.end() && !w.has("serve.cudagraph_capture_sizes"))
+      w.set("serve.cudagraph_capture_sizes", *it, loc("cudagraph_capture_sizes"));
+    if (auto it = e->value.find("max_cudagraph_capture_size");
+        it != e->value.end() && !w.has("serve.max_cudagraph_capture_size"))
+      w.set("serve.max_cudagraph_capture_size", *it, loc("max_cudagraph_capture_size"));
+  }
+  if (Entry* e = use("hf-overrides")) w.set("serve.hf_overrides", e->value, e->where);
+
+  // Attention backend: --attention-backend, else --attention-config.backend, else the env var.
+  if (Entry* e = use("attention-config")) {
+    w.set("serve.attention_config", e->value, e->where);
+    if (auto it = e->value.find("backend"); it != e->value.end() && it->is_string()) {
+      const SourceLocation loc = e->inner.count("backend") ? e->inner.at("backend") : e->where;
+      w.set("attention.requested", upper(it->get<std::string>()), loc);
+      w.set("attention.requested_source", "attention-config", loc);
+    }
+  }
+  if (Entry* e = use("attention-backend")) {
+    if (w.has("attention.requested"))
+      w.note("info", "--attention-backend and --attention-config.backend are both set; --attention-backend is used", e->where);
+    w.set("attention.requested", upper(to_text(e->value)), e->where);
+    w.set("attention.requested_source", "attention-backend", e->where);
+  }
+  for (const auto& [name, setting] : ctx.env) {
+    if (name != "VLLM_ATTENTION_BACKEND") continue;
+    w.set("attention.env_backend", setting.value, setting.where);
+    w.note("warning",
+           "VLLM_ATTENTION_BACKEND is ignored by vLLM >= ~0.14 (deprecated, then removed); use --attention-backend",
+           setting.where);
+    if (!w.has("attention.requested")) {
+      w.set("attention.requested", upper(setting.value), setting.where);
+      w.set("attention.requested_source", "env", setting.where);
+    }
+  }
+
+  // Speculative decoding: --speculative-config, plus removed top-level options folded into it.
+  Json sc = Json::object();
+  SourceLocation sc_where;
+  std::map<std::string, SourceLocation> sc_inner;
+  bool have_sc = false;
+  if (Entry* e = use("speculative-config")) {
+    sc = e->value;
+    sc_where = e->where;
+    sc_inner = e->inner;
+    have_sc = true;
+  }
+  struct Legacy {
+    const char* option;
+    const char* key;
+  };
+  for (const Legacy& l : {Legacy{"speculative-model", "model"}, Legacy{"num-speculative-tokens", "num_speculative_tokens"},
+                          Legacy{"speculative-draft-tensor-parallel-size", "draft_tensor_parallel_size"},
+                          Legacy{"speculative-max-model-len", "max_model_len"},
+                          Legacy{"ngram-prompt-lookup-max", "prompt_lookup_max"},
+                          Legacy{"ngram-prompt-lookup-min", "prompt_lookup_min"}}) {
+    Entry* e = use(l.option);
+    if (!e) continue;
+    w.note("warning",
+           fmt::format("--{} was removed from vLLM (V1 engine); use --speculative-config '{{\"{}\": ...}}'", l.option,
+                       l.key),
+           e->where);
+    if (!sc.contains(l.key)) {
+      sc[l.key] = e->textual && e->value.is_string() ? cli_value(e->value.get<std::string>()) : e->value;
+      sc_inner[l.key] = e->where;
+      if (!have_sc) sc_where = e->where;
+      have_sc = true;
+    }
+  }
+  auto sc_loc = [&](const std::string& k) { return sc_inner.count(k) ? sc_inner.at(k) : sc_where; };
+  if (have_sc && sc.empty()) {
+    w.note("info", "speculative-config is empty: speculative decoding is off", sc_where);
+    have_sc = false;
+  }
+  if (have_sc) {
+    w.set("spec.enabled", true, sc_where);
+    w.set("spec.config", sc, sc_where);
+    std::string draft;
+    if (auto it = sc.find("model"); it != sc.end() && !it->is_null()) {
+      draft = to_text(*it);
+      w.set("spec.draft_model", draft, sc_loc("model"));
+    }
+    if (auto it = sc.find("method"); it != sc.end() && !it->is_null()) {
+      const std::string raw = to_text(*it);
+      w.set("spec.method_raw", raw, sc_loc("method"));
+      w.set("spec.method", normalize_method(raw), sc_loc("method"));
+      w.set("spec.method_source", "given", sc_loc("method"));
+      if (normalize_method(raw) == "mtp" && lower(raw) != "mtp")
+        w.note("info", fmt::format("speculative method '{}' is deprecated and replaced with 'mtp'", raw), sc_loc("method"));
+    } else if (!draft.empty()) {
+      // vLLM's SpeculativeConfig.__post_init__ without a method, from the draft name alone;
+      // checkpoint-based detection (medusa, mlp_speculator, MTP model types) is left to later stages.
+      const std::string l = lower(draft);
+      std::string m = "draft_model";
+      if (dotted_python_path(draft)) m = "custom_class";
+      else if (l == "ngram") m = "ngram";
+      else if (l.find("eagle3") != std::string::npos) m = "eagle3";
+      else if (l.find("eagle-") != std::string::npos) m = "eagle";
+      else if (l.find("dflash") != std::string::npos) m = "dflash";
+      else if (l.find("dspark") != std::string::npos) m = "dspark";
+      w.set("spec.method", m, sc_loc("model"));
+      w.set("spec.method_source", "draft-model-name", sc_loc("model"));
+    }
+    if (auto it = sc.find("num_speculative_tokens"); it != sc.end() && !it->is_null()) {
+      const SourceLocation loc = sc_loc("num_speculative_tokens");
+      if (it->is_boolean() || !(it->is_number() || it->is_string()))
+        return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", it->dump()), loc);
+      auto k = to_int(*it, "num_speculative_tokens", loc);
+      if (!k) return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", it->dump()), loc);
+      if (*k < 0) return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", *k), loc);
+      w.set("spec.k", *k, loc);
+      w.set("spec.next_n", *k + 1, loc);
+    } else {
+      w.set("spec.k", nullptr, sc_where);
+    }
+    struct Key {
+      const char* key;
+      const char* fact;
+      int type;  // 0 int, 1 string, 2 bool, 3 upper-case string
+    };
+    for (const Key& k : {Key{"draft_tensor_parallel_size", "spec.draft_tp", 0}, Key{"max_model_len", "spec.max_model_len", 0},
+                         Key{"prompt_lookup_max", "spec.prompt_lookup_max", 0},
+                         Key{"prompt_lookup_min", "spec.prompt_lookup_min", 0},
+                         Key{"kv_cache_dtype", "spec.kv_cache_dtype", 1}, Key{"quantization", "spec.quantization", 1},
+                         Key{"parallel_drafting", "spec.parallel_drafting", 2},
+                         Key{"enforce_eager", "spec.enforce_eager", 2},
+                         Key{"attention_backend", "spec.attention_backend", 3}}) {
+      auto it = sc.find(k.key);
+      if (it == sc.end() || it->is_null()) continue;
+      const SourceLocation loc = sc_loc(k.key);
+      const std::string what = std::string("speculative-config ") + k.key;
+      if (k.type == 0) {
+        auto v = to_int(*it, what, loc, true);
+        if (!v) return v.error();
+        w.set(k.fact, *v, loc);
+      } else if (k.type == 2) {
+        auto v = to_bool(*it, what, loc);
+        if (!v) return v.error();
+        w.set(k.fact, *v, loc);
+      } else {
+        const std::string s = to_text(*it);
+        w.set(k.fact, k.type == 3 && lower(s) != "auto" ? upper(s) : s, loc);
+      }
+    }
+    if (sc.contains("tensor_parallel_size"))
+      w.note("warning",
+             "speculative-config 'tensor_parallel_size' is rejected by vLLM; use 'draft_tensor_parallel_size'",
+             sc_loc("tensor_parallel_size"));
+  } else {
+    w.set("spec.enabled", false, SourceLocation{out.path});
+  }
+
+  for (auto& [name, e] : opts)
+    if (!used.count(name)) out.unknown.push_back({e.written.empty() ? name : e.written, e.value, e.where});
+
+  // Defaults every plan carries (vLLM's own defaults; file-level location).
+  w.set_default("serve.tp", 1);
+  w.set_default("serve.pp", 1);
+  w.set_default("serve.dp", 1);
+  w.set_default("serve.expert_parallel", false);
+  w.set_default("serve.kv_cache_dtype", "auto");
+  w.set_default("serve.dtype", "auto");
+  w.set_default("serve.enforce_eager", false);
+  w.set_default("serve.cudagraph_mode", nullptr);
+  w.set_default("attention.requested", nullptr);
+  return out;
+}
+
+}  // namespace specprobe::serving

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo starting
+python app.py --port 1

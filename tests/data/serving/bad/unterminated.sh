@@ -1,0 +1,2 @@
+vllm serve x \
+  --speculative-config '{"method": "mtp"}
