@@ -55,6 +55,18 @@ struct ParsedServing {
   //   attention.requested_source   "attention-backend" | "attention-config" | "env"
   //   attention.env_backend        VLLM_ATTENTION_BACKEND as set in the script/env, or absent
   //   env.<NAME>                   every VAR=x / export VAR=x before the command
+  // Also set (additive): spec.method_source ("given" | "draft-model-name"), spec.prompt_lookup_max,
+  //   spec.prompt_lookup_min, spec.quantization, spec.enforce_eager, serve.enable_prefix_caching,
+  //   serve.enable_chunked_prefill, serve.optimization_level, serve.cudagraph_capture_sizes,
+  //   serve.max_cudagraph_capture_size, serve.attention_config, serve.hf_overrides;
+  //   SGLang: serve.ep_size, serve.dp_attention, serve.chunked_prefill_size, serve.cuda_graph_max_bs,
+  //   attention.prefill_backend, attention.decode_backend.
+  // Every plan carries serve.tp/pp/dp (1), serve.expert_parallel (false), serve.kv_cache_dtype and
+  // serve.dtype ("auto"), serve.enforce_eager (false), serve.cudagraph_mode and attention.requested
+  // (null), spec.enabled; defaults are located at the file itself (line 0).
+  // SGLang: spec.k = --speculative-num-draft-tokens - 1 when given, else --speculative-num-steps.
+  // Command lines given as argv are laid out as one line "<command line>", words joined by one
+  // space; columns index that line.
   Json facts = Json::object();
   // Dotted fact name -> where it was set in the user's file ("spec.k" -> the speculative-config
   // line). Findings anchor here.

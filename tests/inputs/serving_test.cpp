@@ -1,6 +1,10 @@
 // Serving-configuration readers: every input form, locations, unknown options, malformed input.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <random>
+
 #include "inputs/serving.hpp"
 
 using namespace specprobe;
@@ -321,4 +325,73 @@ TEST_CASE("argv errors", "[serving]") {
   auto neg = read_serving_argv({"vllm", "serve", "m", "--speculative-config.num_speculative_tokens", "-2"});
   REQUIRE_FALSE(neg.has_value());
   CHECK(neg.error().kind == ErrorKind::input);
+}
+
+TEST_CASE("--config inside a command is read, the command line wins", "[serving]") {
+  const ParsedServing p = read_ok("with_config.sh");
+  CHECK(p.form == InputForm::vllm_command);
+  CHECK(fact(p, "serve.tp") == 4);
+  CHECK(where(p, "serve.tp") == "2:42");
+  CHECK(fact(p, "spec.k") == 3);
+  CHECK(p.locations.at("spec.k").file == fixture("same.yaml"));
+  CHECK(fact(p, "model.id") == "org/target");
+}
+
+TEST_CASE("YAML flow mapping in a .yaml file", "[serving]") {
+  const ParsedServing p = read_ok("flow.yaml");
+  CHECK(p.form == InputForm::vllm_yaml);
+  CHECK(fact(p, "model.id") == "org/flow");
+  CHECK(fact(p, "serve.tp") == 2);
+}
+
+TEST_CASE("dotted list append and duplicate notes", "[serving]") {
+  auto r = read_serving_argv({"vllm", "serve", "m", "-cc.cudagraph_capture_sizes+", "1,2", "-cc.cudagraph_capture_sizes+=4",
+                              "--max-num-seqs", "8", "--max-num-seqs", "16"});
+  REQUIRE(r.has_value());
+  CHECK(fact(*r, "serve.cudagraph_capture_sizes") == Json::array({1, 2, 4}));
+  CHECK(fact(*r, "serve.max_num_seqs") == 16);
+  CHECK(has_note(*r, "more than once"));
+}
+
+TEST_CASE("random and mutated input never crashes", "[serving]") {
+  // Property check: any bytes give a plan or an input error, never an exception or a crash.
+  const std::string dir = (std::filesystem::temp_directory_path() / "specprobe-serving-fuzz").string();
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> seeds;
+  for (const char* name : {"flat.yaml", "nested.yaml", "plan.json", "serve.sh", "docker.sh", "sglang.sh"}) {
+    std::ifstream in(fixture(name), std::ios::binary);
+    seeds.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::mt19937 rng(12345);
+  static const char kAlphabet[] = "{}[]\"'\\\n :,-=.$#x0\xff";
+  for (int round = 0; round < 300; ++round) {
+    std::string text = seeds[round % seeds.size()];
+    const int edits = 1 + static_cast<int>(rng() % 8);
+    for (int e = 0; e < edits && !text.empty(); ++e) {
+      const size_t at = rng() % text.size();
+      switch (rng() % 3) {
+        case 0: text[at] = kAlphabet[rng() % (sizeof kAlphabet - 1)]; break;
+        case 1: text.erase(at, 1 + rng() % 8); break;
+        default: text.insert(at, 1, kAlphabet[rng() % (sizeof kAlphabet - 1)]); break;
+      }
+    }
+    const std::string ext = round % 3 == 0 ? ".yaml" : round % 3 == 1 ? ".json" : ".sh";
+    const std::string path = dir + "/case" + ext;
+    std::ofstream(path, std::ios::binary) << text;
+    auto r = read_serving_file(path);
+    if (!r) CHECK(r.error().kind == ErrorKind::input);
+    std::vector<std::string> argv;
+    std::string word;
+    for (char c : text) {
+      if (c == ' ' || c == '\n') {
+        argv.push_back(word);
+        word.clear();
+      } else {
+        word += c;
+      }
+    }
+    auto a = read_serving_argv(argv);
+    if (!a) CHECK(a.error().kind == ErrorKind::input);
+  }
+  std::filesystem::remove_all(dir);
 }
