@@ -819,30 +819,82 @@ Val Evaluator::scoped(Op op, const Args& args, const Scope& scope, int depth) {
   }
 }
 
-std::optional<Version> version_of(const json& v) {
-  if (v.is_string()) return parse_version(v.get_ref<const std::string&>());
-  if (v.is_number_integer()) return parse_version(js_number_string(v));
-  return std::nullopt;
+// Parsed versions and specifier sets, memoized per thread: a run compares the same handful of
+// strings (installed versions, rule literals) thousands of times, and parsing allocates.
+// References into the maps stay valid during one evaluate() call (node-based maps, no erase);
+// trim() runs only at the start of a call. Once full, new strings are parsed into the caller's
+// scratch slot instead, so hostile input cannot grow the maps within a call.
+struct ParseCache {
+  static constexpr std::size_t kMaxEntries = 4096;
+  struct Specs {
+    std::optional<SpecifierSet> set;
+    std::string error;
+  };
+  std::unordered_map<std::string, std::optional<Version>> versions;
+  std::unordered_map<std::string, Specs> specs;
+
+  static ParseCache& get() {
+    thread_local ParseCache cache;
+    return cache;
+  }
+  void trim() {
+    if (versions.size() > kMaxEntries) versions.clear();
+    if (specs.size() > kMaxEntries) specs.clear();
+  }
+  const std::optional<Version>& version(const std::string& text, std::optional<Version>& scratch) {
+    auto it = versions.find(text);
+    if (it != versions.end()) return it->second;
+    if (versions.size() >= kMaxEntries) return scratch = parse_version(text);
+    return versions.emplace(text, parse_version(text)).first->second;
+  }
+  const Specs& specifiers(const std::string& text, Specs& scratch) {
+    auto it = specs.find(text);
+    if (it != specs.end()) return it->second;
+    Expected<SpecifierSet> parsed = parse_specifiers(text);
+    Specs entry;
+    if (parsed) {
+      entry.set = std::move(*parsed);
+    } else {
+      entry.error = parsed.error().message;
+    }
+    if (specs.size() >= kMaxEntries) return scratch = std::move(entry);
+    return specs.emplace(text, std::move(entry)).first->second;
+  }
+};
+
+// The parsed version of a string (or integer) value; nullptr when it is not a version.
+const Version* version_of(const json& v, std::optional<Version>& scratch) {
+  const std::optional<Version>* parsed = nullptr;
+  if (v.is_string()) {
+    parsed = &ParseCache::get().version(v.get_ref<const std::string&>(), scratch);
+  } else if (v.is_number_integer()) {
+    parsed = &ParseCache::get().version(js_number_string(v), scratch);
+  }
+  return parsed != nullptr && parsed->has_value() ? &**parsed : nullptr;
 }
 
 Val Evaluator::version_op(Op op, std::string_view name, const Args& args, const Scope& scope, int depth) {
+  std::optional<Version> scratch_a;
+  std::optional<Version> scratch_b;
   Val a = arg(args, 0, scope, depth);
   if (op == Op::ver_known) {
     if (error_) return Val();
-    return Val(json(version_of(a.get()).has_value()));
+    return Val(json(version_of(a.get(), scratch_a) != nullptr));
   }
   Val b = arg(args, 1, scope, depth);
   if (error_) return Val();
   if (op == Op::ver_in) {
     if (!b.get().is_string()) return fail(fmt::format("json logic '{}' needs a specifier string as its second argument", name));
-    Expected<SpecifierSet> set = parse_specifiers(b.get().get_ref<const std::string&>());
-    if (!set) return fail(fmt::format("json logic '{}': {}", name, set.error().message));
-    std::optional<Version> v = version_of(a.get());
-    return Val(json(v.has_value() && satisfies(*v, *set)));
+    ParseCache::Specs scratch_specs;
+    const ParseCache::Specs& specs =
+        ParseCache::get().specifiers(b.get().get_ref<const std::string&>(), scratch_specs);
+    if (!specs.set) return fail(fmt::format("json logic '{}': {}", name, specs.error));
+    const Version* v = version_of(a.get(), scratch_a);
+    return Val(json(v != nullptr && satisfies(*v, *specs.set)));
   }
-  std::optional<Version> x = version_of(a.get());
-  std::optional<Version> y = version_of(b.get());
-  if (!x || !y) return Val(json(false));
+  const Version* x = version_of(a.get(), scratch_a);
+  const Version* y = version_of(b.get(), scratch_b);
+  if (x == nullptr || y == nullptr) return Val(json(false));
   const std::strong_ordering c = *x <=> *y;
   bool result = false;
   switch (op) {
@@ -879,6 +931,15 @@ Val Evaluator::eval(const json& logic, const Scope& scope, int depth) {
     return fail(fmt::format("json logic evaluation exceeded {} steps", limits_.max_steps));
   }
   if (logic.is_array()) {
+    // An array of scalars holds no logic: borrow it instead of rebuilding it.
+    bool scalars = true;
+    for (const json& e : logic) {
+      if (e.is_structured()) {
+        scalars = false;
+        break;
+      }
+    }
+    if (scalars) return Val::ref(logic);
     json out = json::array();
     out.get_ref<json::array_t&>().reserve(logic.size());
     for (const json& e : logic) {
@@ -1216,6 +1277,7 @@ bool strict_equals(const json& a, const json& b) {
 
 Expected<json> evaluate(const json& logic, const json& data, const Limits& limits) {
   try {
+    ParseCache::get().trim();
     Evaluator ev(limits);
     Scope scope;
     scope.data = &data;
