@@ -33,10 +33,13 @@ struct Limits {
   std::size_t max_size = 1'000'000;     // elements of a built array / bytes of a built string
 };
 
-// Evaluates `logic` against `data` (normally the facts document; read in place, never copied).
+// Evaluates `logic` against `data` (normally the facts document; read in place, never copied
+// while evaluating; only the final result is copied out, so prefer logic that returns scalars).
 // An object with exactly one key is an operation; any other value is a literal (arrays are
 // evaluated element-wise). Errors (kind input): unknown operator, a bad specifier string in
-// "ver_in", "*" without arguments, a limit exceeded.
+// "ver_in", "*" without arguments, a limit exceeded. Parsed version and specifier strings are
+// memoized per thread (at most 4096 of each), which is the only state kept between calls;
+// concurrent calls from several threads are safe.
 Expected<nlohmann::json> evaluate(const nlohmann::json& logic, const nlohmann::json& data,
                                   const Limits& limits = {});
 
