@@ -46,7 +46,7 @@ Status add_model(const CheckOptions& o, Report& report, Json& facts) {
   const int tp = static_cast<int>(fact_int(facts, "serve.tp").value_or(1));
   Json mf = model_facts(*cfg, tp);
   const Json id = facts["model"].value("id", Json(nullptr));
-  facts["model"] = mf;
+  facts["model"] = mf.contains("model") ? mf["model"] : mf;
   if (!id.is_null()) facts["model"]["id"] = id;
   for (const auto& n : cfg->notes) report.notes.push_back({"info", n, {cfg->path}});
   return Ok{};

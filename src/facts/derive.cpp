@@ -423,7 +423,7 @@ Status check_version_tables() {
 void derive_facts(Json& f) {
   if (!f.is_object()) f = Json::object();
   // A declared GPU given by name in fixtures ("gpu": {"declared": "H200"}) expands to its facts.
-  if (auto name = fact_string(f, "gpu.declared")) {
+  if (auto name = fact_string(f, "gpu.declared"); name && !find_fact(f, "gpu.sm")) {
     if (auto g = declared_gpu(*name)) {
       Json gf = gpu_facts(*g);
       gf["declared"] = *name;

@@ -33,7 +33,12 @@ MatrixCell evaluate_cell(const std::vector<Rule>& rules, Json facts, int k, cons
   spec["k"] = k;
   spec.erase("next_n");
   if (k > 0 && !spec.contains("method")) spec["method"] = method;
-  if (!backend.empty()) facts["attention"]["requested"] = backend;
+  // A variant names the backend for the whole plan: target and drafter (speculative-config
+  // attention_backend), since the drafter otherwise auto-selects its own (vllm#44879).
+  if (!backend.empty()) {
+    facts["attention"]["requested"] = backend;
+    if (k > 0) spec["attention_backend"] = backend;
+  }
   facts["serve"]["kv_cache_dtype"] = kv;
   derive_facts(facts);
   bool unknown = false, fails = false;

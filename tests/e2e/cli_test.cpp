@@ -1,0 +1,160 @@
+// The CLI surface: every exit code, malformed inputs (exit 2 naming the file and place), the JSON
+// report against its schema, the informational subcommands.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "run_binary.hpp"
+
+using nlohmann::json;
+using specprobe::test::run_specprobe;
+using specprobe::test::shell_quote;
+using specprobe::test::temp_dir;
+
+namespace {
+
+const std::string kSeeds = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/seeds";
+const std::string kCkpt = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints";
+
+std::string write_file(const std::string& dir, const std::string& name, const std::string& content) {
+  const std::string p = dir + "/" + name;
+  std::ofstream(p, std::ios::binary) << content;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("exit 0: a clean plan", "[e2e][cli]") {
+  auto r = run_specprobe("check --gpu H100 -- vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 1");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("verdict: supported") != std::string::npos);
+}
+
+TEST_CASE("exit 1: an error finding; --fail-on moves the threshold", "[e2e][cli]") {
+  const std::string args = "check turboquant-ngram.yaml --model " + kCkpt + "/llama-3.1-8b --gpu RTX5090";
+  CHECK(run_specprobe(args, kSeeds).exit_code == 1);
+  CHECK(run_specprobe(args + " --fail-on none", kSeeds).exit_code == 0);
+  const std::string warn_only = "check dsv4-mtp.yaml --model " + kCkpt + "/deepseek-v4-flash --gpu H200 --lib vllm=0.25.1";
+  CHECK(run_specprobe(warn_only, kSeeds).exit_code == 0);
+  CHECK(run_specprobe(warn_only + " --fail-on warning", kSeeds).exit_code == 1);
+  CHECK(run_specprobe(warn_only + " --fail-on info", kSeeds).exit_code == 1);
+}
+
+TEST_CASE("exit 2: usage errors, including CLI11's own", "[e2e][cli]") {
+  CHECK(run_specprobe("").exit_code == 2);
+  CHECK(run_specprobe("check").exit_code == 2);
+  CHECK(run_specprobe("check --no-such-flag x.yaml").exit_code == 2);
+  CHECK(run_specprobe("check --format xml x.yaml").exit_code == 2);
+  CHECK(run_specprobe("frobnicate").exit_code == 2);
+  auto gpu = run_specprobe("check --gpu Z9000 -- vllm serve m");
+  CHECK(gpu.exit_code == 2);
+  CHECK(gpu.err.find("unknown GPU") != std::string::npos);
+  auto lib = run_specprobe("check --lib vllm -- vllm serve m");
+  CHECK(lib.exit_code == 2);
+  CHECK(run_specprobe("check --lib nosuchlib=1.0 -- vllm serve m").exit_code == 2);
+  CHECK(run_specprobe("check --lib vllm=not.a.version! -- vllm serve m").exit_code == 2);
+  auto ex = run_specprobe("explain SP3OO1");
+  CHECK(ex.exit_code == 2);
+  CHECK(ex.err.find("did you mean SP3001") != std::string::npos);
+  CHECK(run_specprobe("--help").exit_code == 0);
+  CHECK(run_specprobe("--version").exit_code == 0);
+}
+
+TEST_CASE("exit 2: malformed input names the file and place", "[e2e][cli][malformed]") {
+  const std::string d = temp_dir();
+  struct Case {
+    const char* name;
+    std::string content;
+    const char* expect_in_message;  // besides the file name
+  };
+  const Case cases[] = {
+      {"bad.yaml", "model: x\nspeculative-config: {method: mtp\n", ":"},
+      {"badjson-in-yaml.yaml", "model: x\nspeculative-config: '{\"method\": \"mtp\", num_speculative_tokens: 2}'\n", ":2"},
+      {"negative-k.yaml", "model: x\nspeculative-config: {method: mtp, num_speculative_tokens: -1}\n", ":2"},
+      {"fraction-k.json", "{\"model\": \"x\", \"speculative_config\": {\"method\": \"mtp\", \"num_speculative_tokens\": 1.5}}", ":1"},
+      {"string-k.yaml", "model: x\nspeculative-config: {method: mtp, num_speculative_tokens: two}\n", ":2"},
+      {"bad.json", "{\"model\": \"x\", \"kv_cache_dtype\": }", ":1"},
+      {"unterminated.sh", "vllm serve m --speculative-config '{\"method\": \"mtp\"\n", ":1"},
+      {"empty.yaml", "", "empty"},
+      {"list.yaml", "- model: x\n- tensor-parallel-size: 2\n", ":1"},
+      {"spec-list.yaml", "model: x\nspeculative-config: [mtp, 2]\n", ":2"},
+      {"garbage.bin", std::string("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe\x00\x01", 16), ""},
+      {"no-command.sh", "#!/bin/sh\necho hello\n", ""},
+  };
+  for (const auto& c : cases) {
+    const std::string p = write_file(d, c.name, c.content);
+    auto r = run_specprobe("check " + shell_quote(p) + " --gpu H100");
+    INFO(c.name << " -> exit " << r.exit_code << " stderr: " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.name) != std::string::npos);
+    CHECK(r.err.find(c.expect_in_message) != std::string::npos);
+    CHECK(r.out.empty());
+  }
+  auto missing = run_specprobe("check /nonexistent/serve.yaml");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("/nonexistent/serve.yaml") != std::string::npos);
+  auto badmodel = run_specprobe("check --model /nonexistent/ckpt --gpu H100 -- vllm serve m");
+  CHECK(badmodel.exit_code == 2);
+  CHECK(badmodel.err.find("/nonexistent/ckpt") != std::string::npos);
+}
+
+TEST_CASE("exit 3: environment errors", "[e2e][cli]") {
+  auto out = run_specprobe("check --gpu H100 --output /nonexistent-dir/report.json -- vllm serve m");
+  CHECK(out.exit_code == 3);
+  // `gpu` on a machine without a GPU or driver: a clear message and exit 3; with one: exit 0.
+  auto gpu = run_specprobe("gpu --format json");
+  if (gpu.exit_code == 0) {
+    CHECK(json::parse(gpu.out)["gpus"].size() > 0);
+  } else {
+    CHECK(gpu.exit_code == 3);
+    CHECK_FALSE(gpu.err.empty());
+    CHECK(json::parse(gpu.out)["problem"].is_string());
+  }
+}
+
+TEST_CASE("no GPU: check falls back to a declared GPU and says so", "[e2e][cli]") {
+  auto r = run_specprobe("check --format json -- vllm serve m");
+  REQUIRE(r.exit_code == 0);
+  const json j = json::parse(r.out);
+  if (j["facts"]["gpu"]["source"] == "declared") {
+    CHECK(j["facts"]["gpu"]["fallback"] == true);
+    bool said = false;
+    for (const auto& n : j["notes"]) said |= n["message"].get<std::string>().find("declared") != std::string::npos;
+    CHECK(said);
+  }
+}
+
+TEST_CASE("JSON reports validate against docs/schema/report-1.json", "[e2e][cli][schema]") {
+  const std::string d = temp_dir();
+  const std::vector<std::string> runs = {
+      "check dsv4-mtp.yaml --model " + kCkpt + "/deepseek-v4-flash --gpu H200 --lib vllm=0.25.1",
+      "check gb10-flashinfer-gqa16.json --model " + kCkpt + "/gqa16-mtp --gpu GB10",
+      "check turboquant-ngram.sh --gpu RTX5090",
+      "check dsv4-mtp.yaml --gpu H200 --no-matrix",
+  };
+  std::string files;
+  int i = 0;
+  for (const auto& args : runs) {
+    const std::string out = d + "/report" + std::to_string(i++) + ".json";
+    auto r = run_specprobe(args + " --format json --output " + shell_quote(out), kSeeds);
+    REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+    files += " " + shell_quote(out);
+  }
+  const std::string cmd = "/usr/bin/python3 " + shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/tests/tools/validate_schema.py") +
+                          " " + shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/docs/schema/report-1.json") + files;
+  CHECK(std::system(cmd.c_str()) == 0);
+}
+
+TEST_CASE("rules list and explain work offline", "[e2e][cli]") {
+  auto list = run_specprobe("rules list");
+  CHECK(list.exit_code == 0);
+  CHECK(list.out.find("SP3xxx compatibility") != std::string::npos);
+  CHECK(list.out.find("SP3001") != std::string::npos);
+  auto lj = run_specprobe("rules list --format json");
+  CHECK(json::parse(lj.out).size() >= 6);
+  auto ex = run_specprobe("explain sp3001");
+  CHECK(ex.exit_code == 0);
+  CHECK(ex.out.find("## Fix") != std::string::npos);
+}

@@ -1,0 +1,47 @@
+// Child-process runner for end-to-end tests.
+#include "run_binary.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace specprobe::test {
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string temp_dir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "specprobe-test-XXXXXX").string();
+  char* d = mkdtemp(tmpl.data());
+  return d ? std::string(d) : std::string();
+}
+
+RunResult run_specprobe(const std::string& args, const std::string& dir) {
+  static int counter = 0;
+  const std::string errfile = temp_dir() + "/stderr" + std::to_string(counter++);
+  std::string cmd;
+  if (!dir.empty()) cmd = "cd " + shell_quote(dir) + " && ";
+  cmd += std::string("NO_COLOR=1 ") + shell_quote(SPECPROBE_BINARY) + " " + args + " 2>" + shell_quote(errfile);
+  RunResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream e(errfile);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  return r;
+}
+
+}  // namespace specprobe::test

@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""Validates JSON documents against a JSON Schema (Draft 2020-12) with Debian's python3-jsonschema.
+
+usage: validate_schema.py SCHEMA DOC [DOC ...]   exit 0 valid, 1 invalid, 2 usage/missing module
+"""
+import json
+import sys
+
+try:
+    import jsonschema
+except ImportError:
+    print("python3-jsonschema is not installed (apt-get install python3-jsonschema)", file=sys.stderr)
+    sys.exit(2)
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(argv[1]) as f:
+        schema = json.load(f)
+    validator = jsonschema.Draft202012Validator(schema)
+    bad = 0
+    for path in argv[2:]:
+        with open(path) as f:
+            doc = json.load(f)
+        for err in sorted(validator.iter_errors(doc), key=lambda e: list(e.path)):
+            print(f"{path}: /{'/'.join(map(str, err.path))}: {err.message}", file=sys.stderr)
+            bad += 1
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
