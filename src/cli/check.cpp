@@ -12,8 +12,10 @@
 #include "facts/derive.hpp"
 #include "facts/libs.hpp"
 #include "gpu/driver.hpp"
+#include "inputs/checkpoint/checkpoint.hpp"
 #include "inputs/model_config.hpp"
 #include "inputs/serving.hpp"
+#include "probes/plan_probes.hpp"
 #include "report/printers.hpp"
 #include "rules/engine.hpp"
 #include "rules/sweep.hpp"
@@ -25,7 +27,8 @@ namespace {
 
 constexpr const char* kFallbackGpu = "H100";
 
-Status add_model(const CheckOptions& o, Report& report, Json& facts) {
+// Reads config.json into model.* facts; sets DIR_OUT to the checkpoint directory read (if any).
+Status add_model(const CheckOptions& o, Report& report, Json& facts, std::string& dir_out) {
   std::string dir = o.model;
   if (dir.empty()) {
     const auto id = fact_string(facts, "model.id");
@@ -49,7 +52,37 @@ Status add_model(const CheckOptions& o, Report& report, Json& facts) {
   facts["model"] = mf.contains("model") ? mf["model"] : mf;
   if (!id.is_null()) facts["model"]["id"] = id;
   for (const auto& n : cfg->notes) report.notes.push_back({"info", n, {cfg->path}});
+  dir_out = cfg->dir;
   return Ok{};
+}
+
+// Safetensors headers, quantization config and layer-name matching (metadata only, read-only).
+Status add_checkpoint(const std::string& dir, Report& report, Json& facts) {
+  if (dir.empty()) return Ok{};
+  auto a = analyze_checkpoint(dir, facts);
+  if (!a) return a.error();
+  for (const char* key : {"checkpoint", "quant"})
+    if (a->facts.contains(key)) facts[key] = a->facts[key];
+  report.checkpoint = a->summary;
+  for (const auto& n : a->notes)
+    report.notes.push_back({n.severity == "info" ? "info" : "warning", n.message, {n.file}});
+  return Ok{};
+}
+
+// Tiny real kernels with the plan's shapes, in isolated children; results enter as probe.* facts.
+void add_probes(const CheckOptions& o, Report& report, Json& facts) {
+  const bool gpu_present = fact_string(facts, "gpu.source").value_or("") == "driver";
+  if (o.probes == "off" || (o.probes == "auto" && !gpu_present)) {
+    facts["probe"]["ran"] = false;
+    facts["probe"]["reason"] = o.probes == "off" ? "--probes off" : "no GPU to run probes on";
+    return;
+  }
+  probes::PlanProbeOptions po;
+  po.mode = o.probes;
+  po.gpu_present = gpu_present;
+  probes::ProbeRun run = probes::run_plan_probes(facts, po);
+  facts.merge_patch(run.facts_patch);
+  report.probes = run.results;
 }
 
 Status add_libs(const CheckOptions& o, Json& facts) {
@@ -165,10 +198,13 @@ Expected<Report> run_check(const CheckOptions& o) {
                                                 u.value.is_string() ? u.value.get<std::string>() : u.value.dump()),
                             u.where});
 
-  if (auto st = add_model(o, report, facts); !st) return st.error();
+  std::string model_dir;
   if (auto st = add_libs(o, facts); !st) return st.error();
+  if (auto st = add_model(o, report, facts, model_dir); !st) return st.error();
+  if (auto st = add_checkpoint(model_dir, report, facts); !st) return st.error();
   if (auto st = add_gpu(o, report, facts); !st) return st.error();
   derive_facts(facts);
+  add_probes(o, report, facts);
 
   auto rules = load_rules(o.rules_dir);
   if (!rules) {
