@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -181,6 +182,46 @@ std::string stored_scheme(const DiskModule& m) {
   return w.empty() ? "unknown" : lower(w);
 }
 
+// "<base>.experts.<E>.<leaf>" -> (<base>.experts, leaf).
+std::optional<std::pair<std::string, std::string>> split_expert(const std::string& m) {
+  const size_t leaf_dot = m.rfind('.');
+  if (leaf_dot == std::string::npos || leaf_dot == 0) return std::nullopt;
+  const size_t num_dot = m.rfind('.', leaf_dot - 1);
+  if (num_dot == std::string::npos || num_dot + 1 == leaf_dot) return std::nullopt;
+  for (size_t i = num_dot + 1; i < leaf_dot; ++i)
+    if (m[i] < '0' || m[i] > '9') return std::nullopt;
+  if (!ends_with(std::string_view(m).substr(0, num_dot), ".experts")) return std::nullopt;
+  return std::make_pair(m.substr(0, num_dot), m.substr(leaf_dot + 1));
+}
+
+// The MTP patterns of the naming table have the shape ^<literal>(\d+)\.(.*)$ or ^<literal>()(.*)$;
+// they are matched by hand because this runs once per on-disk module (~50k for DeepSeek-V3).
+struct MtpPattern {
+  std::string prefix;
+  bool indexed = false;
+};
+MtpPattern parse_mtp_pattern(const std::string& re) {
+  MtpPattern p;
+  size_t i = re[0] == '^' ? 1 : 0;
+  for (; i < re.size() && re[i] != '('; ++i) {
+    if (re[i] == '\\' && i + 1 < re.size()) ++i;
+    p.prefix.push_back(re[i]);
+  }
+  p.indexed = re.compare(i, 5, "(\\d+)") == 0;
+  return p;
+}
+// (index or -1, rest) when NAME matches.
+std::optional<std::pair<int64_t, std::string>> match_mtp(const MtpPattern& p, const std::string& name) {
+  if (!starts_with(name, p.prefix)) return std::nullopt;
+  size_t i = p.prefix.size();
+  if (!p.indexed) return std::make_pair(int64_t{-1}, name.substr(i));
+  const size_t start = i;
+  int64_t idx = 0;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9' && i - start < 9) idx = idx * 10 + (name[i++] - '0');
+  if (i == start || i >= name.size() || name[i] != '.') return std::nullopt;
+  return std::make_pair(idx, name.substr(i + 1));
+}
+
 std::string role_of(const std::string& runtime) {
   static const std::regex re(R"(^(.*?)(layers|mtp_layers)\.\d+\.)");
   std::smatch m;
@@ -297,6 +338,114 @@ struct Matcher {
 
 // ---------------------------------------------------------------------------------------------
 
+// model.safetensors.index.json, read with a SAX handler straight into hash maps (a DeepSeek-size
+// index has ~90k entries; a DOM with std::map nodes costs more than all shard headers together).
+struct IndexData {
+  bool valid = false;
+  std::vector<std::string> files;                      // distinct shard files, first-seen order
+  std::vector<std::pair<std::string, size_t>> entries;  // tensor -> file id, in file order
+  std::unordered_map<std::string, size_t> by_name;
+  std::vector<std::string> non_string;
+  std::optional<uint64_t> total_size;
+};
+
+class IndexSax : public nlohmann::json_sax<Json> {
+ public:
+  explicit IndexSax(IndexData& d) : d_(d) {}
+  bool null() override { return scalar(false); }
+  bool boolean(bool) override { return scalar(false); }
+  bool number_integer(number_integer_t v) override {
+    if (in_metadata() && key_ == "total_size" && v >= 0) d_.total_size = static_cast<uint64_t>(v);
+    return scalar(false);
+  }
+  bool number_unsigned(number_unsigned_t v) override {
+    if (in_metadata() && key_ == "total_size") d_.total_size = v;
+    return scalar(false);
+  }
+  bool number_float(number_float_t, const string_t&) override { return scalar(false); }
+  bool string(string_t& v) override {
+    if (in_weight_map()) {
+      auto [it, fresh] = file_ids_.emplace(v, d_.files.size());
+      if (fresh) d_.files.push_back(v);
+      d_.entries.emplace_back(key_, it->second);
+      d_.by_name[key_] = it->second;
+      return true;
+    }
+    return scalar(false);
+  }
+  bool binary(binary_t&) override { return scalar(false); }
+  bool start_object(std::size_t) override {
+    if (in_weight_map()) d_.non_string.push_back(key_);
+    path_.push_back(depth() == 0 ? std::string() : key_);
+    if (depth() == 2 && key_ == "weight_map") seen_map_ = true;
+    return true;
+  }
+  bool end_object() override {
+    path_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (in_weight_map()) d_.non_string.push_back(key_);
+    path_.push_back("[");
+    return true;
+  }
+  bool end_array() override {
+    path_.pop_back();
+    return true;
+  }
+  bool key(string_t& k) override {
+    key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t pos, const std::string&, const nlohmann::detail::exception& e) override {
+    error = fmt::format("invalid JSON at byte {}: {}", pos, e.what());
+    return false;
+  }
+  bool weight_map_seen() const { return seen_map_; }
+  bool top_is_object = false;
+  std::string error;
+
+ private:
+  size_t depth() const { return path_.size(); }
+  bool in_weight_map() const { return depth() == 2 && path_[1] == "weight_map"; }
+  bool in_metadata() const { return depth() == 2 && path_[1] == "metadata"; }
+  bool scalar(bool) {
+    if (in_weight_map()) d_.non_string.push_back(key_);
+    return true;
+  }
+  IndexData& d_;
+  std::vector<std::string> path_;
+  std::string key_;
+  std::unordered_map<std::string, size_t> file_ids_;
+  bool seen_map_ = false;
+};
+
+bool read_index(const std::string& path, IndexData& d, std::string& err) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    err = "cannot open the index";
+    return false;
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || text[first] != '{') {
+    err = "index is not a JSON object";
+    return false;
+  }
+  IndexSax sax(d);
+  d.by_name.reserve(1 << 17);
+  if (!Json::sax_parse(text, &sax) ) {
+    err = sax.error.empty() ? "invalid JSON" : sax.error;
+    return false;
+  }
+  if (!sax.weight_map_seen()) {
+    err = "index has no weight_map object";
+    return false;
+  }
+  d.valid = true;
+  return true;
+}
+
 struct ShardJob {
   std::string rel;   // as named by the index / directory listing
   fs::path path;
@@ -347,23 +496,21 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
 
   // --- the index
   const fs::path index_path = root / "model.safetensors.index.json";
-  Json weight_map = nullptr;
+  IndexData index;
   Json index_facts = {{"present", false}};
   if (fs::exists(index_path, ec)) {
     index_facts["present"] = true;
-    auto idx = read_json_relaxed_file(index_path.string());
-    if (!idx) {
-      problem("index_invalid", index_path.string(), idx.error().message);
-    } else if (!idx->value.is_object() || !idx->value.contains("weight_map") || !idx->value["weight_map"].is_object()) {
-      problem("index_invalid", index_path.string(), "index has no weight_map object");
+    std::string err;
+    if (!read_index(index_path.string(), index, err)) {
+      problem("index_invalid", index_path.string(), err);
     } else {
-      weight_map = idx->value["weight_map"];
-      if (auto md = idx->value.find("metadata"); md != idx->value.end() && md->is_object() &&
-                                                 md->contains("total_size") && (*md)["total_size"].is_number())
-        index_facts["total_size"] = (*md)["total_size"];
-      index_facts["weight_map_entries"] = weight_map.size();
+      if (index.total_size) index_facts["total_size"] = *index.total_size;
+      index_facts["weight_map_entries"] = index.entries.size();
+      for (const std::string& bad : index.non_string)
+        problem("index_invalid", index_path.string(), fmt::format("weight_map entry '{}' is not a string", bad));
     }
   }
+  const bool has_index = index.valid;
 
   // --- shard list and path safety
   std::vector<ShardJob> jobs;
@@ -392,15 +539,7 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
     }
     jobs.push_back({rel, p, referenced, {}});
   };
-  if (weight_map.is_object()) {
-    for (auto it = weight_map.begin(); it != weight_map.end(); ++it) {
-      if (!it->is_string()) {
-        problem("index_invalid", index_path.string(), fmt::format("weight_map entry '{}' is not a string", it.key()));
-        continue;
-      }
-      add_job(it->get<std::string>(), true);
-    }
-  }
+  for (const std::string& f : index.files) add_job(f, true);
   {
     std::vector<std::string> on_disk;
     for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec))
@@ -408,10 +547,10 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
     std::sort(on_disk.begin(), on_disk.end());
     for (const std::string& f : on_disk) {
       if (listed.count(f)) continue;
-      if (weight_map.is_object())
+      if (has_index)
         problem("unreferenced_shard", (root / f).string(), fmt::format("shard '{}' is not named by the index", f),
                 "warning");
-      add_job(f, !weight_map.is_object());
+      add_job(f, !has_index);
     }
   }
 
@@ -441,7 +580,7 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
       continue;
     }
     ++shard_ok;
-    if (!j.referenced && weight_map.is_object()) continue;  // not loaded by the engine
+    if (!j.referenced && has_index) continue;  // not loaded by the engine
     for (const TensorInfo& t : j.result.header->tensors) {
       auto [it, fresh] = tensors.emplace(t.name, std::make_pair(&t, &j));
       if (!fresh) {
@@ -455,25 +594,26 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
   }
   Json missing_in_shards = Json::array(), not_in_index = Json::array();
   size_t missing_count = 0, not_in_index_count = 0;
-  if (weight_map.is_object()) {
-    std::unordered_map<std::string, const ShardJob*> job_by_rel;
-    for (const ShardJob& j : jobs) job_by_rel[j.rel] = &j;
-    for (auto it = weight_map.begin(); it != weight_map.end(); ++it) {
-      if (!it->is_string()) continue;
-      auto jt = job_by_rel.find(it->get<std::string>());
-      if (jt == job_by_rel.end() || !jt->second->result.header) continue;  // shard problem already reported
-      auto t = tensors.find(it.key());
-      if (t == tensors.end() || t->second.second != jt->second) {
+  if (has_index) {
+    std::vector<const ShardJob*> job_by_file(index.files.size(), nullptr);
+    for (const ShardJob& j : jobs)
+      if (auto f = std::find(index.files.begin(), index.files.end(), j.rel); f != index.files.end())
+        job_by_file[static_cast<size_t>(f - index.files.begin())] = &j;
+    for (const auto& [name, file_id] : index.entries) {
+      const ShardJob* job = job_by_file[file_id];
+      if (!job || !job->result.header) continue;  // shard problem already reported
+      auto t = tensors.find(name);
+      if (t == tensors.end() || t->second.second != job) {
         ++missing_count;
-        push_capped(missing_in_shards, it.key());
+        push_capped(missing_in_shards, name);
         if (missing_count <= 8)
-          problem("index_tensor_missing", jt->second->path.string(),
-                  fmt::format("index names tensor '{}' but {} does not hold it", it.key(), it->get<std::string>()));
+          problem("index_tensor_missing", job->path.string(),
+                  fmt::format("index names tensor '{}' but {} does not hold it", name, job->rel));
       }
     }
     for (const auto& [name, tj] : tensors) {
-      auto w = weight_map.find(name);
-      if (w == weight_map.end() || !w->is_string() || w->get<std::string>() != tj.second->rel) {
+      auto w = index.by_name.find(name);
+      if (w == index.by_name.end() || index.files[w->second] != tj.second->rel) {
         ++not_in_index_count;
         push_capped(not_in_index, name);
         if (not_in_index_count <= 8)
@@ -510,12 +650,13 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
   std::map<std::string, DiskModule> disk;
   for (const auto& [name, tj] : tensors) {
     std::string module, param;
-    for (const std::string& p : kParams)
-      if (ends_with(name, "." + p)) {
-        module = name.substr(0, name.size() - p.size() - 1);
-        param = p;
-        break;
+    if (const size_t dot = name.rfind('.'); dot != std::string::npos) {
+      const std::string_view last = std::string_view(name).substr(dot + 1);
+      if (std::find(kParams.begin(), kParams.end(), last) != kParams.end()) {
+        module = name.substr(0, dot);
+        param = std::string(last);
       }
+    }
     if (module.empty()) {
       // gpt-oss MXFP4 experts: experts.gate_up_proj_blocks / _scales.
       for (const char* suf : {"_blocks", "_scales"})
@@ -541,9 +682,8 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
   std::optional<int64_t> mtp_depth = cfg.mtp_depth;
   if (!mtp_depth)
     if (const Json* f = find_fact(in_facts, "model.mtp_depth"); f && f->is_number_integer()) mtp_depth = f->get<int64_t>();
-  std::optional<std::regex> mtp_re;
-  if (arch && !arch->mtp_regex.empty()) mtp_re.emplace(arch->mtp_regex);
-  static const std::regex expert_re(R"(^(.*\.experts)\.(\d+)\.([A-Za-z0-9_]+)$)");
+  std::optional<MtpPattern> mtp_re;
+  if (arch && !arch->mtp_regex.empty()) mtp_re = parse_mtp_pattern(arch->mtp_regex);
 
   std::map<std::string, RuntimeModule> runtime;
   std::set<int64_t> mtp_layers;
@@ -556,10 +696,9 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
     if (!linear_like) continue;
     std::string base = module, shard_leaf;
     Kind kind = Kind::linear;
-    std::smatch em;
-    if (std::regex_match(module, em, expert_re)) {
-      base = em[1].str();
-      shard_leaf = em[3].str();
+    if (auto ex = split_expert(module)) {
+      base = ex->first;
+      shard_leaf = ex->second;
       kind = Kind::moe;
     } else if (ends_with(module, ".experts.gate_up_proj") || ends_with(module, ".experts.down_proj")) {
       base = module.substr(0, module.rfind('.'));
@@ -570,12 +709,13 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
     // Group and runtime name.
     std::string group = "main", rt;
     bool is_mtp = false, empty_leaf = false;
-    std::smatch mm;
-    if (mtp_re && std::regex_match(base, mm, *mtp_re)) {
+    std::optional<std::pair<int64_t, std::string>> mm;
+    if (mtp_re) mm = match_mtp(*mtp_re, base);
+    if (mm) {
       int64_t k = 0;
       bool ok = true;
-      if (mm[1].length() > 0) {
-        const int64_t idx = std::stoll(mm[1].str());
+      if (mm->first >= 0) {
+        const int64_t idx = mm->first;
         if (arch->index_is_layer_id) {
           ok = n_layers >= 0 && idx >= n_layers;
           k = idx - n_layers;
@@ -585,7 +725,7 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
       }
       if (ok) {
         is_mtp = true;
-        std::string rest = mm[2].str();
+        std::string rest = mm->second;
         std::string t = arch->mtp_runtime;
         auto put = [&](const std::string& key, const std::string& val) {
           if (auto p = t.find(key); p != std::string::npos) t.replace(p, key.size(), val);
@@ -621,7 +761,7 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
     r.name = rt;
     r.group = group;
     r.kind = kind;
-    r.role = role_of(rt);
+    if (r.disk.empty()) r.role = role_of(rt);
     r.empty_prefix_leaf = r.empty_prefix_leaf || empty_leaf;
     if (empty_leaf) empty_prefix_disk.push_back(module);
     r.disk.push_back(module);
