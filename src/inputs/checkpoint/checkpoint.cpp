@@ -947,7 +947,8 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
   // Ignore entries that match no runtime module.
   Json ignore_unmatched = Json::array();
   size_t ignore_unmatched_count = 0;
-  if (modelled && !q.skip.empty()) {
+  // Without shard headers there is no runtime module list to match against: say nothing.
+  if (modelled && !q.skip.empty() && !runtime.empty()) {
     for (size_t i = 0; i < q.skip.size(); ++i) {
       bool hit = false;
       for (const std::string& n : candidate_names)
@@ -1004,7 +1005,7 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
   qf["mtp_differs"] = mtp_differs;
   qf["mtp_unquantized_layers"] = mtp_unquantized;
   qf["empty_prefix"] = empty_prefix;
-  qf["modelled"] = modelled;
+  qf["modelled"] = modelled && !runtime.empty();
   ck["problems"] = problems;
   ck["problem_count"] = problem_count;
   return out;
