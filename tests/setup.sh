@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs everything specprobe's build and tests need on Debian 12 (run as root, or with sudo).
+# The CUDA toolkit (nvcc) is optional: without it the probe kernels are not built and probes
+# report "skip: built without probe kernels".
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  cmake ninja-build g++ make git \
+  libcli11-dev nlohmann-json3-dev libfmt-dev catch2 libyaml-cpp-dev \
+  python3 python3-jsonschema libxml2-utils \
+  clang libclang-rt-14-dev >/dev/null
+echo "setup: done"
