@@ -36,4 +36,17 @@ struct DriverReport {
 // `problem` set, not an error return.
 DriverReport query_system_gpus();
 
+namespace cu {
+class Driver;
+}
+// The same query over any loaded driver (the system one, or the fake in tests). Calls cuInit.
+DriverReport query_gpus(cu::Driver& drv);
+
+// The report as JSON (for `specprobe gpu --format json` and probe evidence):
+// {"loaded", "library_path", "driver_version", "gpus": [...], "problem", "failed_calls": [...]}.
+Json driver_report_json(const DriverReport& report);
+
+// "fnv1a64:0123456789abcdef": the UUID hashed so reports never carry the raw identifier.
+std::string hash_uuid(const unsigned char (&uuid)[16]);
+
 }  // namespace specprobe

@@ -1,0 +1,236 @@
+// Host side of the paged MQA logits probe (see mqa_logits.hpp).
+#include "probes/mqa_logits.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "gpu/cuda_session.hpp"
+
+namespace specprobe::probes {
+
+using specprobe_kernels::kMqaTileTokens;
+
+MqaInputs make_mqa_inputs(int batch, int next_n, int heads, int head_dim, int block_kv, int context, uint64_t seed) {
+  Rng rng(seed);
+  MqaInputs in;
+  in.batch = batch;
+  in.next_n = next_n;
+  in.heads = heads;
+  in.head_dim = head_dim;
+  in.block_kv = block_kv;
+  in.max_context = context;
+  in.logits_stride = (context + 255) / 256 * 256 + 256;  // extra columns catch out-of-range writes
+  std::vector<int> blocks(static_cast<size_t>(batch));
+  in.context_lens.resize(static_cast<size_t>(batch) * next_n);
+  for (int b = 0; b < batch; ++b) {
+    const int L = b == batch - 1 ? context : rng.range(next_n, context);
+    for (int i = 0; i < next_n; ++i) in.context_lens[static_cast<size_t>(b) * next_n + i] = L - next_n + i + 1;
+    blocks[static_cast<size_t>(b)] = (L + block_kv - 1) / block_kv;
+  }
+  in.bt_stride = (context + block_kv - 1) / block_kv + 1;
+  int used = 0;
+  for (int n : blocks) used += n;
+  in.num_blocks = used + 3;
+  in.block_table = make_block_table(rng, blocks, in.bt_stride, in.num_blocks);
+  in.q.resize(static_cast<size_t>(batch) * next_n * heads * head_dim);
+  for (auto& v : in.q) v = random_e4m3(rng);
+  in.kv.resize(static_cast<size_t>(in.num_blocks) * in.block_bytes());
+  for (int blk = 0; blk < in.num_blocks; ++blk) {
+    uint8_t* base = in.kv.data() + static_cast<size_t>(blk) * in.block_bytes();
+    for (size_t e = 0; e < static_cast<size_t>(block_kv) * head_dim; ++e) base[e] = random_e4m3(rng);
+    for (int t = 0; t < block_kv; ++t) {
+      const float s = static_cast<float>(rng.uniform(0.5, 2.0) / 64.0);  // like amax / 448
+      std::memcpy(base + static_cast<size_t>(block_kv) * head_dim + t * 4, &s, 4);
+    }
+  }
+  in.weights.resize(static_cast<size_t>(batch) * next_n * heads);
+  for (auto& w : in.weights) w = rng.nonzero(0.05, 1.0);
+  return in;
+}
+
+std::vector<double> mqa_reference_row(const MqaInputs& in, int row) {
+  const int b = row / in.next_n;
+  const int ctx = in.context_lens[static_cast<size_t>(row)];
+  const int D = in.head_dim, H = in.heads;
+  float lut[256];
+  for (int c = 0; c < 256; ++c) lut[c] = e4m3_to_float(static_cast<uint8_t>(c));
+  std::vector<double> out(static_cast<size_t>(ctx));
+  std::vector<double> k(static_cast<size_t>(D));
+  for (int t = 0; t < ctx; ++t) {
+    const int blk = in.block_table[static_cast<size_t>(b) * in.bt_stride + t / in.block_kv];
+    const uint8_t* base = in.kv.data() + static_cast<size_t>(blk) * in.block_bytes();
+    const uint8_t* kt = base + static_cast<size_t>(t % in.block_kv) * D;
+    float scale;
+    std::memcpy(&scale, base + static_cast<size_t>(in.block_kv) * D + (t % in.block_kv) * 4, 4);
+    for (int d = 0; d < D; ++d) k[static_cast<size_t>(d)] = lut[kt[d]];
+    double acc = 0;
+    for (int h = 0; h < H; ++h) {
+      const uint8_t* q = in.q.data() + (static_cast<size_t>(row) * H + h) * D;
+      double dot = 0;
+      for (int d = 0; d < D; ++d) dot += static_cast<double>(lut[q[d]]) * k[static_cast<size_t>(d)];
+      acc += std::max(dot, 0.0) * in.weights[static_cast<size_t>(row) * H + h];
+    }
+    out[static_cast<size_t>(t)] = acc * scale;
+  }
+  return out;
+}
+
+ErrorStats check_mqa_logits(const MqaInputs& in, const std::vector<float>& logits, const std::vector<int>& rows_in) {
+  std::vector<int> rows = rows_in;
+  if (rows.empty())
+    for (int r = 0; r < in.batch * in.next_n; ++r) rows.push_back(r);
+  ErrorStats st;
+  for (int row : rows) {
+    const auto ref = mqa_reference_row(in, row);
+    const float* o = logits.data() + static_cast<size_t>(row) * in.logits_stride;
+    for (int t = 0; t < in.logits_stride; ++t) {
+      uint32_t bits;
+      std::memcpy(&bits, &o[t], 4);
+      if (t < static_cast<int>(ref.size())) {
+        if (bits == kPoisonF32) {
+          ++st.unwritten;
+          continue;
+        }
+        st.add(o[t], ref[static_cast<size_t>(t)]);
+      } else if (bits != kPoisonF32) {
+        ++st.out_of_range;
+      }
+    }
+  }
+  return st;
+}
+
+MqaLaunch mqa_launch_config(int batch, int next_n, int heads, int head_dim, int max_context, int tiles_per_cta) {
+  MqaLaunch l;
+  const int hc = specprobe_kernels::mqa_head_chunk(heads);
+  const int hcn = heads / hc;
+  l.kernel = "mqa_logits_d" + std::to_string(head_dim) + "_hc" + std::to_string(hc);
+  l.rows_per_cta = std::max(1, std::min(next_n, 8 / hcn));
+  l.tasks = l.rows_per_cta * hcn;
+  l.token_splits = 1;
+  while (l.token_splits * 2 * l.tasks <= 8) l.token_splits *= 2;
+  l.tiles_per_cta = tiles_per_cta;
+  l.threads = static_cast<unsigned>(32 * l.tasks * l.token_splits);
+  l.smem = static_cast<unsigned>(specprobe_kernels::mqa_smem_bytes(head_dim, heads, l.tasks));
+  const int tokens_per_cta = kMqaTileTokens * tiles_per_cta;
+  l.grid_x = static_cast<unsigned>(std::max(1, (max_context + tokens_per_cta - 1) / tokens_per_cta));
+  l.grid_y = static_cast<unsigned>(batch);
+  l.grid_z = static_cast<unsigned>((next_n + l.rows_per_cta - 1) / l.rows_per_cta);
+  return l;
+}
+
+std::string mqa_shape_problem(const Json& spec) {
+  const int n = spec.value("next_n", 0), h = spec.value("heads", 0), d = spec.value("head_dim", 0),
+            bkv = spec.value("block_kv", 0);
+  if (n < 1 || n > 16) return fmt::format("next_n {} outside 1..16", n);
+  if (h != 16 && h != 32 && h != 64 && h != 128) return fmt::format("heads {} not in {{16, 32, 64, 128}}", h);
+  if (d != 64 && d != 128) return fmt::format("head_dim {} not in {{64, 128}}", d);
+  if (bkv <= 0 || bkv % 4 != 0) return fmt::format("block_kv {} is not a positive multiple of 4", bkv);
+  return "";
+}
+
+Json run_mqa_logits_probe(const Json& spec) {
+  if (auto why = mqa_shape_problem(spec); !why.empty()) return make_result(spec, kSkip, "shape not supported by the probe kernel: " + why);
+  if (probe_kernels_fatbin().empty()) return make_result(spec, kSkip, kNoKernelsReason);
+  const bool bench = spec.value("bench", false);
+  const int batch = spec.value("batch", bench ? 256 : 2);
+  const int context = spec.value("context", bench ? 8192 : 300);
+  const MqaInputs in = make_mqa_inputs(batch, spec.value("next_n", 1), spec.value("heads", 64),
+                                       spec.value("head_dim", 128), spec.value("block_kv", 64), context,
+                                       spec.value("seed", 1));
+  auto sess = GpuSession::open();
+  if (!sess) return make_result(spec, kError, sess.error().message);
+  GpuSession& s = **sess;
+  Json res = make_result(spec, kPass);
+  auto fail_cuda = [&](const Error& e) {
+    Json r = make_result(spec, kError, e.message);
+    const auto r_code = s.driver().last_result();
+    if (r_code != 0) {
+      r["cuda_error"] = s.driver().result_name(r_code);
+      if (r_code == 700 || r_code == 715 || r_code == 716 || r_code == 719) r["status"] = kCrash;
+    }
+    return r;
+  };
+  const MqaLaunch l = mqa_launch_config(in.batch, in.next_n, in.heads, in.head_dim, in.max_context,
+                                        spec.value("tiles_per_cta", 4));
+  if (static_cast<int64_t>(l.smem) > s.gpu().smem_per_block_optin)
+    return make_result(spec, kSkip, fmt::format("needs {} KB shared memory per block, device allows {} KB",
+                                                (l.smem + 1023) / 1024, s.gpu().smem_per_block_optin / 1024));
+  auto f = s.function(l.kernel);
+  if (!f) return fail_cuda(f.error());
+  const size_t logits_elems = static_cast<size_t>(in.batch) * in.next_n * in.logits_stride;
+  auto d_q = s.alloc(in.q.size());
+  auto d_kv = s.alloc(in.kv.size());
+  auto d_w = s.alloc(in.weights.size() * 4);
+  auto d_ctx = s.alloc(in.context_lens.size() * 4);
+  auto d_bt = s.alloc(in.block_table.size() * 4);
+  auto d_out = s.alloc(logits_elems * 4);
+  for (auto* a : {&d_q, &d_kv, &d_w, &d_ctx, &d_bt, &d_out})
+    if (!*a) return fail_cuda(a->error());
+  for (auto st : {s.upload(*d_q, in.q.data(), in.q.size()), s.upload(*d_kv, in.kv.data(), in.kv.size()),
+                  s.upload(*d_w, in.weights.data(), in.weights.size() * 4),
+                  s.upload(*d_ctx, in.context_lens.data(), in.context_lens.size() * 4),
+                  s.upload(*d_bt, in.block_table.data(), in.block_table.size() * 4),
+                  s.fill32(*d_out, kPoisonF32, logits_elems)})
+    if (!st) return fail_cuda(st.error());
+  specprobe_kernels::MqaLogitsParams p{};
+  p.q = *d_q;
+  p.kv = *d_kv;
+  p.weights = *d_w;
+  p.context_lens = *d_ctx;
+  p.block_table = *d_bt;
+  p.logits = *d_out;
+  p.batch = in.batch;
+  p.next_n = in.next_n;
+  p.heads = in.heads;
+  p.block_kv = in.block_kv;
+  p.block_table_stride = in.bt_stride;
+  p.logits_stride = in.logits_stride;
+  p.rows_per_cta = l.rows_per_cta;
+  p.token_splits = l.token_splits;
+  p.tiles_per_cta = l.tiles_per_cta;
+  LaunchShape shape{l.grid_x, l.grid_y, l.grid_z, l.threads, l.smem};
+  if (auto st = s.launch(*f, shape, &p); !st) return fail_cuda(st.error());
+  if (auto st = s.sync(); !st) return fail_cuda(st.error());
+  std::vector<float> out(logits_elems);
+  if (auto st = s.download(out.data(), *d_out, logits_elems * 4); !st) return fail_cuda(st.error());
+  std::vector<int> rows;  // bench: the first and last request's rows (the last has the full context)
+  if (bench)
+    for (int b : {0, in.batch - 1})
+      for (int i = 0; i < in.next_n; ++i) rows.push_back(b * in.next_n + i);
+  const ErrorStats err = check_mqa_logits(in, out, rows);
+  res["metrics"] = err.json();
+  res["metrics"]["threshold_max_rel_err"] = kMqaLogitsMaxRel;
+  res["evidence"] = s.kernel_evidence(*f, l.kernel, shape);
+  res["evidence"]["gpu"] = s.gpu().name;
+  if (err.unwritten || err.nonfinite || err.out_of_range || !(err.max_rel() <= kMqaLogitsMaxRel)) {
+    res["status"] = kFail;
+    res["reason"] = fmt::format("max rel err {:.3g} (limit {:.0e}), {} unwritten, {} non-finite, {} out-of-range writes",
+                                err.max_rel(), kMqaLogitsMaxRel, err.unwritten, err.nonfinite, err.out_of_range);
+  }
+  if (spec.value("time", bench)) {
+    auto ms = s.time_median_ms([&] { return s.launch(*f, shape, &p); }, bench ? 5 : 3, bench ? 50 : 20);
+    if (!ms) return fail_cuda(ms.error());
+    double bytes = 0;
+    for (int b = 0; b < in.batch; ++b) {
+      const int L = in.context_lens[static_cast<size_t>(b) * in.next_n + in.next_n - 1];
+      bytes += static_cast<double>((L + in.block_kv - 1) / in.block_kv) * static_cast<double>(in.block_bytes());
+      for (int i = 0; i < in.next_n; ++i) bytes += 4.0 * in.context_lens[static_cast<size_t>(b) * in.next_n + i];
+    }
+    bytes += static_cast<double>(in.q.size() + in.weights.size() * 4);
+    res["metrics"]["time_us_median"] = *ms * 1e3;
+    res["metrics"]["roofline_bytes"] = bytes;
+    res["metrics"]["achieved_bytes_per_s"] = bytes / (*ms * 1e-3);
+    if (bench) {
+      auto ceiling = s.copy_ceiling_bytes_per_s(size_t{2} << 30);
+      if (ceiling) {
+        res["metrics"]["copy_ceiling_bytes_per_s"] = *ceiling;
+        res["metrics"]["pct_of_roofline"] = 100.0 * bytes / (*ms * 1e-3) / *ceiling;
+      }
+    }
+  }
+  return res;
+}
+
+}  // namespace specprobe::probes

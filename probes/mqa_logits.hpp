@@ -1,0 +1,58 @@
+// Paged MQA logits probe (kernels/mqa_logits.cu): DeepSeek V3.2/V4 DSA indexer scoring for a
+// given next_n, heads, head_dim and block_kv. Input generation, fp64 CPU reference and launch
+// configuration are GPU-independent; run_mqa_logits_probe touches the GPU.
+//
+// Spec keys: next_n (1..8), heads (16|32|64|128), head_dim (64|128), block_kv (32|64|256),
+// batch, context (longest request), seed, bench (time at this size, check sampled rows).
+// Threshold (fp32 logits, fp32 accumulation of exact e4m3 products):
+//   max|out - ref| / max|ref| <= 1e-4 over every checked (row, t < context_lens[row]);
+//   every such element written and finite; no element at t >= context_lens[row] written.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "facts/facts.hpp"
+#include "kernels/kernel_abi.hpp"
+#include "probes/probe_common.hpp"
+
+namespace specprobe::probes {
+
+inline constexpr double kMqaLogitsMaxRel = 1e-4;
+
+struct MqaInputs {
+  int batch = 0, next_n = 0, heads = 0, head_dim = 0, block_kv = 0;
+  int bt_stride = 0, num_blocks = 0, max_context = 0, logits_stride = 0;
+  std::vector<int> context_lens;  // [batch, next_n]
+  std::vector<int> block_table;   // [batch, bt_stride]
+  std::vector<uint8_t> q;         // [batch, next_n, heads, head_dim] e4m3
+  std::vector<uint8_t> kv;        // [num_blocks, block_kv, head_dim + 4]
+  std::vector<float> weights;     // [batch * next_n, heads]
+  size_t block_bytes() const { return static_cast<size_t>(block_kv) * (head_dim + 4); }
+};
+
+// Requests get lengths in [next_n, context] (the last one exactly context); row i of request b
+// sees context_lens[b, i] = L_b - next_n + i + 1, as vLLM fills them.
+MqaInputs make_mqa_inputs(int batch, int next_n, int heads, int head_dim, int block_kv, int context, uint64_t seed);
+
+// fp64 reference of one output row (b * next_n + i), columns [0, context_lens[row]).
+std::vector<double> mqa_reference_row(const MqaInputs& in, int row);
+
+// Compares the kernel's logits for the given rows (all rows when empty) with the reference,
+// including the poison checks described above.
+ErrorStats check_mqa_logits(const MqaInputs& in, const std::vector<float>& logits, const std::vector<int>& rows);
+
+struct MqaLaunch {
+  std::string kernel;  // "mqa_logits_d128_hc64"
+  int rows_per_cta = 1, token_splits = 1, tiles_per_cta = 4, tasks = 1;
+  unsigned grid_x = 1, grid_y = 1, grid_z = 1, threads = 32, smem = 0;
+};
+MqaLaunch mqa_launch_config(int batch, int next_n, int heads, int head_dim, int max_context, int tiles_per_cta = 4);
+
+// Validates the spec's shape against what the kernel supports; empty string when supported.
+std::string mqa_shape_problem(const Json& spec);
+
+// Runs the probe on GPU 0 in a fresh context (see GpuSession). Returns a result record.
+Json run_mqa_logits_probe(const Json& spec);
+
+}  // namespace specprobe::probes

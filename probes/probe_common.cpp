@@ -1,0 +1,133 @@
+// Host-side helpers shared by the probes (see probe_common.hpp).
+#include "probes/probe_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+namespace specprobe::probes {
+
+Json make_result(const Json& spec, const std::string& status, const std::string& reason) {
+  Json r;
+  r["probe"] = spec.value("probe", "");
+  r["name"] = probe_display_name(spec);
+  r["spec"] = spec;
+  r["status"] = status;
+  r["reason"] = reason;
+  return r;
+}
+
+std::string probe_display_name(const Json& spec) {
+  std::string name = spec.value("probe", "?");
+  for (auto& [k, v] : spec.items()) {
+    if (k == "probe" || k == "seed" || k == "bench") continue;
+    name += " " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return name;
+}
+
+uint64_t Rng::next() {
+  uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+double Rng::uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
+int Rng::range(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+float Rng::nonzero(double lo, double hi) {
+  const double m = uniform(lo, hi);
+  return static_cast<float>((next() & 1) ? -m : m);
+}
+
+float e4m3_to_float(uint8_t v) {
+  const int sign = v >> 7, exp = (v >> 3) & 0xF, man = v & 7;
+  if (exp == 0xF && man == 7) return std::numeric_limits<float>::quiet_NaN();
+  const float mag = exp == 0 ? std::ldexp(static_cast<float>(man) / 8.f, -6)
+                             : std::ldexp(1.f + static_cast<float>(man) / 8.f, exp - 7);
+  return sign ? -mag : mag;
+}
+
+uint8_t float_to_e4m3(float f) {
+  if (std::isnan(f)) return 0x7F;
+  const uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  const float a = std::fabs(f);
+  // Nearest of the 127 finite magnitudes; ties to the even code.
+  uint8_t best = 0;
+  float best_d = std::numeric_limits<float>::infinity();
+  for (int c = 0; c <= 0x7E; ++c) {
+    const float d = std::fabs(e4m3_to_float(static_cast<uint8_t>(c)) - a);
+    if (d < best_d || (d == best_d && (c & 1) == 0)) {
+      best_d = d;
+      best = static_cast<uint8_t>(c);
+    }
+  }
+  return sign | best;
+}
+
+uint8_t random_e4m3(Rng& rng, int emin, int emax) {
+  const uint64_t r = rng.next();  // one draw per value: the bench sizes need ~10^8 of them
+  const uint8_t exp = static_cast<uint8_t>(emin + static_cast<int>((r >> 16) % static_cast<uint64_t>(emax - emin + 1)));
+  const uint8_t man = static_cast<uint8_t>(r & 7);
+  uint8_t v = static_cast<uint8_t>((exp << 3) | man);
+  if (v == 0) v = 1;
+  if (v == 0x7F) v = 0x7E;
+  return static_cast<uint8_t>(v | ((r >> 8) & 1 ? 0x80 : 0));
+}
+
+uint16_t float_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (std::isnan(f)) return 0x7FC0;
+  u += 0x7FFF + ((u >> 16) & 1);
+  return static_cast<uint16_t>(u >> 16);
+}
+float bf16_to_float(uint16_t v) {
+  const uint32_t u = static_cast<uint32_t>(v) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+void ErrorStats::add(double out, double ref) {
+  ++compared;
+  if (!std::isfinite(out)) {
+    ++nonfinite;
+    max_abs_err = std::numeric_limits<double>::infinity();
+    return;
+  }
+  const double e = std::fabs(out - ref);
+  max_abs_err = std::max(max_abs_err, e);
+  max_abs_ref = std::max(max_abs_ref, std::fabs(ref));
+  sq_err += e * e;
+  sq_ref += ref * ref;
+}
+
+double ErrorStats::norm_rel() const {
+  if (nonfinite) return std::numeric_limits<double>::infinity();
+  return sq_ref > 0 ? std::sqrt(sq_err / sq_ref) : std::sqrt(sq_err);
+}
+
+Json ErrorStats::json() const {
+  auto finite_or_null = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
+  return {{"max_rel_err", finite_or_null(max_rel())},
+          {"norm_rel_err", finite_or_null(norm_rel())},
+          {"compared", compared},
+          {"unwritten", unwritten},
+          {"nonfinite", nonfinite},
+          {"out_of_range_writes", out_of_range}};
+}
+
+std::vector<int> make_block_table(Rng& rng, const std::vector<int>& blocks_per_seq, int stride, int num_blocks) {
+  std::vector<int> pool(static_cast<size_t>(num_blocks));
+  std::iota(pool.begin(), pool.end(), 0);
+  for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.next() % i]);
+  std::vector<int> table(blocks_per_seq.size() * static_cast<size_t>(stride), -1);
+  size_t next = 0;
+  for (size_t b = 0; b < blocks_per_seq.size(); ++b)
+    for (int j = 0; j < blocks_per_seq[b]; ++j) table[b * static_cast<size_t>(stride) + static_cast<size_t>(j)] = pool[next++];
+  return table;
+}
+
+}  // namespace specprobe::probes

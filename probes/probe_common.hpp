@@ -1,0 +1,69 @@
+// Shared host-side pieces of every probe: the result record, seeded never-zero input generation,
+// exact e4m3 / bf16 conversions, output poisoning and the error metrics the thresholds use.
+// GPU-independent (unit-tested in tests/probes/).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "facts/facts.hpp"
+
+namespace specprobe::probes {
+
+// Result states of one probe run; "crash" = the kernel faulted, the child died or hung.
+inline constexpr const char* kPass = "pass";
+inline constexpr const char* kFail = "fail";
+inline constexpr const char* kCrash = "crash";
+inline constexpr const char* kSkip = "skip";
+inline constexpr const char* kError = "error";
+
+// {"probe", "name", "spec", "status", "reason", ...}; metrics/evidence are added by each probe.
+Json make_result(const Json& spec, const std::string& status, const std::string& reason = "");
+std::string probe_display_name(const Json& spec);
+
+// splitmix64: small, seedable, identical on every platform.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull) {}
+  uint64_t next();
+  double uniform();                        // [0, 1)
+  double uniform(double lo, double hi);    // [lo, hi)
+  int range(int lo, int hi);               // [lo, hi] inclusive
+  float nonzero(double lo, double hi);     // random sign, magnitude in [lo, hi)
+ private:
+  uint64_t s_;
+};
+
+// e4m3fn: exact decode; encode rounds to nearest even, saturating at +-448.
+float e4m3_to_float(uint8_t v);
+uint8_t float_to_e4m3(float f);
+// A random never-zero, finite e4m3 with magnitude in [2^(emin-7), 2^(emax-7) * 1.875].
+uint8_t random_e4m3(Rng& rng, int emin = 4, int emax = 9);
+
+uint16_t float_to_bf16(float f);  // round to nearest even
+float bf16_to_float(uint16_t v);
+
+// A NaN bit pattern that no kernel produces: an output element still holding it was not written.
+inline constexpr uint32_t kPoisonF32 = 0x7FC0DEADu;
+inline constexpr uint16_t kPoisonBf16 = 0x7FA5u;
+
+struct ErrorStats {
+  double max_abs_err = 0;
+  double max_abs_ref = 0;
+  double sq_err = 0;
+  double sq_ref = 0;
+  long long compared = 0;
+  long long unwritten = 0;     // still poisoned
+  long long nonfinite = 0;     // NaN/inf that is not the poison
+  long long out_of_range = 0;  // written where the contract says "not written"
+  void add(double out, double ref);
+  double max_rel() const { return max_abs_ref > 0 ? max_abs_err / max_abs_ref : max_abs_err; }
+  double norm_rel() const;
+  Json json() const;
+};
+
+// A shuffled block table: `blocks_per_seq[b]` distinct physical blocks for request b, taken
+// from a pool of `num_blocks` (>= the sum); unused entries of the [batch, stride] table are -1.
+std::vector<int> make_block_table(Rng& rng, const std::vector<int>& blocks_per_seq, int stride, int num_blocks);
+
+}  // namespace specprobe::probes

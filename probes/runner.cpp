@@ -1,0 +1,215 @@
+// The isolated probe runner and the probe table (see runner.hpp).
+#include "probes/runner.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "probes/mqa_logits.hpp"
+#include "probes/probe_common.hpp"
+#include "probes/spec_verify.hpp"
+#include "probes/test_faults.hpp"
+
+namespace specprobe::probes {
+
+const std::vector<ProbeKind>& probe_kinds() {
+  static const std::vector<ProbeKind> kKinds = {
+      {"mqa_logits", "paged MQA logits (DSA indexer) for one next_n / heads / head_dim / block_kv", run_mqa_logits_probe},
+      {"spec_verify", "spec-verify attention over a paged KV cache for one k / GQA / head_dim / KV dtype", run_spec_verify_probe},
+      {"graph_replay", "CUDA-graph capture + replay of spec-verify with new seq lens and block tables", run_graph_replay_probe},
+      {"test_fault", "test only: a kernel that writes through a wild pointer", run_test_fault_probe},
+      {"test_hang", "test only: a kernel that never finishes", run_test_hang_probe},
+  };
+  return kKinds;
+}
+
+Json run_probe_in_process(const Json& spec) {
+  const std::string kind = spec.value("probe", "");
+  for (const auto& k : probe_kinds())
+    if (kind == k.name) {
+      try {
+        return k.run(spec);
+      } catch (const std::exception& e) {
+        return make_result(spec, kError, std::string("internal error: ") + e.what());
+      }
+    }
+  return make_result(spec, kError, "unknown probe '" + kind + "'");
+}
+
+int run_probe_child(const std::vector<Json>& specs) {
+  int n = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    std::printf("@@specprobe begin %zu\n", i);
+    std::fflush(stdout);
+    Json r = run_probe_in_process(specs[i]);
+    std::printf("@@specprobe result %s\n", r.dump().c_str());
+    std::fflush(stdout);
+    ++n;
+    if (r.value("status", "") == kCrash) break;
+  }
+  return n;
+}
+
+std::vector<std::string> self_child_command() { return {"/proc/self/exe", "__probe-child"}; }
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGPIPE: return "SIGPIPE";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Child {
+  pid_t pid = -1;
+  int out = -1;
+  int err = -1;
+};
+
+bool spawn(const std::vector<std::string>& argv, Child& c) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return false;
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    return false;
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    setpgid(0, 0);  // own process group: a timeout kills the child and anything it started
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(out[1]);
+  close(err[1]);
+  c.pid = pid;
+  c.out = out[0];
+  c.err = err[0];
+  return true;
+}
+
+std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
+
+}  // namespace
+
+std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const RunnerOptions& opts) {
+  std::vector<Json> results(specs.size());
+  size_t next = 0;
+  while (next < specs.size()) {
+    std::vector<Json> rest(specs.begin() + static_cast<long>(next), specs.end());
+    std::vector<std::string> argv = opts.child_command;
+    argv.push_back("--specs");
+    argv.push_back(Json(rest).dump());
+    Child c;
+    if (!spawn(argv, c)) {
+      for (size_t i = next; i < specs.size(); ++i)
+        results[i] = make_result(specs[i], kError, std::string("cannot start the probe child: ") + std::strerror(errno));
+      break;
+    }
+    long current = -1;  // index into specs of the probe in progress
+    std::string out_buf, err_buf;
+    auto deadline = Clock::now() + std::chrono::duration<double>(opts.timeout_s);
+    bool timed_out = false;
+    bool out_open = true, err_open = true;
+    while (out_open || err_open) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) {
+        timed_out = true;
+        break;
+      }
+      pollfd fds[2] = {{out_open ? c.out : -1, POLLIN, 0}, {err_open ? c.err : -1, POLLIN, 0}};
+      const int pr = poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
+      if (pr < 0 && errno != EINTR) break;
+      char buf[4096];
+      if (out_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+        const ssize_t n = read(c.out, buf, sizeof buf);
+        if (n <= 0) {
+          out_open = false;
+        } else {
+          out_buf.append(buf, static_cast<size_t>(n));
+          size_t nl;
+          while ((nl = out_buf.find('\n')) != std::string::npos) {
+            const std::string line = out_buf.substr(0, nl);
+            out_buf.erase(0, nl + 1);
+            if (line.rfind("@@specprobe begin ", 0) == 0) {
+              current = static_cast<long>(next) + std::stol(line.substr(18));
+              deadline = Clock::now() + std::chrono::duration<double>(opts.timeout_s);
+            } else if (line.rfind("@@specprobe result ", 0) == 0 && current >= 0 &&
+                       current < static_cast<long>(specs.size())) {
+              Json r = Json::parse(line.substr(19), nullptr, false);
+              results[static_cast<size_t>(current)] =
+                  r.is_discarded() ? make_result(specs[static_cast<size_t>(current)], kError, "unreadable result from the probe child") : r;
+              current = -1;
+            }
+          }
+        }
+      }
+      if (err_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+        const ssize_t n = read(c.err, buf, sizeof buf);
+        if (n <= 0) err_open = false;
+        else err_buf = tail(err_buf + std::string(buf, static_cast<size_t>(n)), 2000);
+      }
+    }
+    if (timed_out) kill(-c.pid, SIGKILL);
+    int wstatus = 0;
+    while (waitpid(c.pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    close(c.out);
+    close(c.err);
+    if (current >= 0) {
+      const Json& spec = specs[static_cast<size_t>(current)];
+      Json r = make_result(spec, kCrash);
+      if (timed_out) {
+        r["reason"] = fmt::format("no result within {:g} s: the probe hung and its process was killed", opts.timeout_s);
+        r["timeout_s"] = opts.timeout_s;
+      } else if (WIFSIGNALED(wstatus)) {
+        r["signal"] = signal_name(WTERMSIG(wstatus));
+        r["reason"] = "the probe process died with " + signal_name(WTERMSIG(wstatus));
+      } else {
+        r["reason"] = fmt::format("the probe process exited with status {} before reporting", WEXITSTATUS(wstatus));
+      }
+      if (!err_buf.empty()) r["stderr_tail"] = tail(err_buf, 500);
+      results[static_cast<size_t>(current)] = r;
+    }
+    // Continue after the last probe with a result; a child that reported nothing at all
+    // cannot run probes: report that for the first spec and move on.
+    size_t progressed = next;
+    while (progressed < specs.size() && !results[progressed].is_null()) ++progressed;
+    if (progressed == next) {
+      Json r = make_result(specs[next], kError,
+                           timed_out ? "the probe child did not start a probe in time"
+                                     : (WIFSIGNALED(wstatus) ? "the probe child died with " + signal_name(WTERMSIG(wstatus))
+                                                             : fmt::format("the probe child exited with status {} without running a probe", WEXITSTATUS(wstatus))));
+      if (!err_buf.empty()) r["stderr_tail"] = tail(err_buf, 500);
+      results[next] = r;
+      ++progressed;
+    }
+    next = progressed;
+  }
+  return results;
+}
+
+}  // namespace specprobe::probes

@@ -1,0 +1,78 @@
+// Spec-verify attention probe (kernels/spec_verify.cu): the k+1 verify rows per request over a
+// paged KV cache, for a given GQA ratio, head_dim, KV dtype and block size. Input generation,
+// the fp64 reference and launch configuration are GPU-independent; the run functions touch the GPU.
+//
+// Spec keys: k (num_speculative_tokens, 0..15), gqa (1..16), heads_kv, head_dim (64|128|256),
+// kv_dtype (bf16|fp8), block_size, batch, context, seed, splits (0 = auto), bench.
+// Thresholds (bf16 output, bf16 P, fp32 accumulation): ||out - ref|| / ||ref|| <= 1e-2 and
+// max|out - ref| / max|ref| <= 3e-2 (fp8 KV: the reference uses the same dequantised values,
+// rounded to bf16 as the kernel does); every output element written and finite.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "facts/facts.hpp"
+#include "kernels/kernel_abi.hpp"
+#include "probes/probe_common.hpp"
+
+namespace specprobe {
+class GpuSession;
+}
+
+namespace specprobe::probes {
+
+inline constexpr double kSpecVerifyNormRel = 1e-2;
+inline constexpr double kSpecVerifyMaxRel = 3e-2;
+
+struct SpecVerifyInputs {
+  int batch = 0, num_q = 0, heads_q = 0, heads_kv = 0, head_dim = 0, block_size = 0;
+  bool fp8 = false;
+  float k_scale = 1, v_scale = 1;
+  int bt_stride = 0, num_blocks = 0;
+  std::vector<int> seq_lens;       // [batch]
+  std::vector<int> block_table;    // [batch, bt_stride]
+  std::vector<uint16_t> q;         // bf16 [batch, num_q, heads_q, head_dim]
+  std::vector<uint8_t> k_cache;    // bf16 (2 bytes) or e4m3 [num_blocks, block_size, heads_kv, head_dim]
+  std::vector<uint8_t> v_cache;
+  size_t out_elems() const { return static_cast<size_t>(batch) * num_q * heads_q * head_dim; }
+};
+
+SpecVerifyInputs make_spec_verify_inputs(int batch, int k, int gqa, int heads_kv, int head_dim, bool fp8,
+                                         int block_size, int context, uint64_t seed);
+
+// fp64 reference for one (request, verify row j, q head): head_dim values.
+std::vector<double> spec_verify_reference(const SpecVerifyInputs& in, int b, int j, int hq);
+
+// Checks `out` (bf16 bits) for the given requests (all when empty).
+ErrorStats check_spec_verify(const SpecVerifyInputs& in, const std::vector<uint16_t>& out, const std::vector<int>& requests);
+bool spec_verify_passes(const ErrorStats& e);
+
+struct SpecVerifyLaunch {
+  std::string kernel;  // "spec_verify_d128_bf16_r32"
+  int rows_per_cta = 16, num_splits = 1;
+  unsigned grid_x = 1, grid_y = 1, grid_z = 1, threads = 128, smem = 0;
+};
+// num_splits 0 = choose so that the grid covers about two waves of `sm_count * 2` CTAs.
+SpecVerifyLaunch spec_verify_launch_config(const SpecVerifyInputs& in, int num_splits, int sm_count);
+std::string spec_verify_shape_problem(const Json& spec);
+
+// Device copies of the inputs plus the launch (main kernel, and combine when split).
+struct SpecVerifyDevice {
+  specprobe_kernels::SpecVerifyParams params{};
+  specprobe_kernels::SpecVerifyCombineParams combine{};
+  SpecVerifyLaunch launch;
+  unsigned long long d_seq_lens = 0, d_block_table = 0, d_out = 0, d_q = 0;
+};
+// Allocates and uploads; out is poisoned. Error on any Driver API failure.
+Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInputs& in, int num_splits);
+Status launch_spec_verify(GpuSession& s, const SpecVerifyDevice& dev);
+
+Json run_spec_verify_probe(const Json& spec);
+// CUDA-graph replay: capture the launch(es) with Driver API stream capture, replay with new
+// seq_lens / block tables / queries written into the same buffers, require bit-identical
+// results to eager launches and a passing reference check. Spec keys as above.
+Json run_graph_replay_probe(const Json& spec);
+
+}  // namespace specprobe::probes

@@ -1,0 +1,187 @@
+// `specprobe probe` and the hidden `__probe-child` subcommand (see probe.hpp).
+#include "cli/probe.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "probes/probe_common.hpp"
+#include "probes/runner.hpp"
+
+namespace specprobe {
+
+Expected<std::vector<int>> parse_int_list(const std::string& text) {
+  std::vector<int> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = text.find(',', pos);
+    const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    const size_t dash = item.find('-', 1);
+    try {
+      size_t used = 0;
+      if (dash == std::string::npos) {
+        const int v = std::stoi(item, &used);
+        if (used != item.size()) throw std::invalid_argument(item);
+        out.push_back(v);
+      } else {
+        const int lo = std::stoi(item.substr(0, dash), &used);
+        if (used != dash) throw std::invalid_argument(item);
+        const std::string hi_s = item.substr(dash + 1);
+        const int hi = std::stoi(hi_s, &used);
+        if (used != hi_s.size() || hi < lo || hi - lo > 64) throw std::invalid_argument(item);
+        for (int v = lo; v <= hi; ++v) out.push_back(v);
+      }
+    } catch (const std::exception&) {
+      return usage_error("cannot read '" + item + "' as a number or range (e.g. 1-8, 1,2,4)");
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o) {
+  auto ns = parse_int_list(o.next_n);
+  if (!ns) return ns.error();
+  std::vector<std::string> kinds;
+  for (const auto& k : o.kinds) {
+    if (k == "all") {
+      kinds.insert(kinds.end(), {"mqa_logits", "spec_verify", "graph_replay"});
+      continue;
+    }
+    bool known = false;
+    for (const auto& pk : probes::probe_kinds()) known |= k == pk.name;
+    if (!known) return usage_error("unknown probe '" + k + "' (mqa_logits, spec_verify, graph_replay, test_fault, test_hang, all)");
+    kinds.push_back(k);
+  }
+  std::vector<Json> specs;
+  auto common = [&](Json s) {
+    if (o.batch > 0) s["batch"] = o.batch;
+    if (o.context > 0) s["context"] = o.context;
+    if (o.bench) s["bench"] = true;
+    s["seed"] = o.seed;
+    return s;
+  };
+  for (const auto& kind : kinds) {
+    if (kind == "mqa_logits") {
+      for (int h : o.heads)
+        for (int d : o.head_dim)
+          for (int bkv : o.block_kv)
+            for (int n : *ns) {
+              Json s = common({{"probe", kind}, {"next_n", n}, {"heads", h}, {"head_dim", d}, {"block_kv", bkv}});
+              if (o.tiles_per_cta > 0) s["tiles_per_cta"] = o.tiles_per_cta;
+              specs.push_back(s);
+            }
+    } else if (kind == "spec_verify" || kind == "graph_replay") {
+      for (const auto& dt : o.kv_dtype)
+        for (int g : o.gqa)
+          for (int k : o.k)
+            for (int d : o.sv_head_dim)
+              for (int bs : o.block_size) {
+                Json s = common({{"probe", kind}, {"k", k}, {"gqa", g}, {"head_dim", d}, {"kv_dtype", dt}, {"block_size", bs}});
+                if (o.heads_kv > 0) s["heads_kv"] = o.heads_kv;
+                if (o.splits >= 0) s["splits"] = o.splits;
+                specs.push_back(s);
+              }
+    } else {
+      specs.push_back(common({{"probe", kind}}));
+    }
+  }
+  return specs;
+}
+
+std::string format_probe_table(const std::vector<Json>& results) {
+  std::string out = fmt::format("{:<72} {:<6} {:>9} {:>10} {:>5} {:>7} {:>4}  {}\n", "probe", "status", "max_rel",
+                                "time_us", "regs", "smem_KB", "occ", "reason / evidence");
+  for (const auto& r : results) {
+    const Json m = r.value("metrics", Json::object());
+    const Json e = r.value("evidence", Json::object());
+    auto num = [](const Json& j, const char* key, const char* f) -> std::string {
+      if (!j.contains(key) || !j[key].is_number()) return "-";
+      return fmt::format(fmt::runtime(f), j[key].get<double>());
+    };
+    std::string why = r.value("reason", "");
+    if (r.contains("cuda_error")) why = r["cuda_error"].get<std::string>() + ": " + why;
+    if (m.contains("pct_of_roofline")) why = fmt::format("{:.1f}% of HBM roofline (copy ceiling {:.2f} TB/s) {}", m["pct_of_roofline"].get<double>(),
+                                                         m.value("copy_ceiling_bytes_per_s", 0.0) / 1e12, why);
+    const double smem_kb = e.contains("dynamic_smem_bytes") ? (e.value("dynamic_smem_bytes", 0.0) + e.value("static_smem_bytes", 0.0)) / 1024.0 : NAN;
+    out += fmt::format("{:<72} {:<6} {:>9} {:>10} {:>5} {:>7} {:>4}  {}\n", r.value("name", "?"), r.value("status", "?"),
+                       num(m, "max_rel_err", "{:.2e}"), num(m, "time_us_median", "{:.1f}"), num(e, "registers", "{:.0f}"),
+                       std::isnan(smem_kb) ? std::string("-") : fmt::format("{:.1f}", smem_kb),
+                       num(e, "occupancy_blocks_per_sm", "{:.0f}"), why.substr(0, 200));
+  }
+  return out;
+}
+
+CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
+  CLI::App* cmd = app.add_subcommand("probe", "Run the probe kernels on this GPU with explicit shapes");
+  cmd->add_option("--probe", o.kinds, "mqa_logits, spec_verify, graph_replay, all (test_fault, test_hang: runner tests)")->delimiter(',');
+  cmd->add_option("--next-n", o.next_n, "MQA logits next_n values: 1-8, 1,2,4");
+  cmd->add_option("--heads", o.heads, "MQA logits (indexer) heads: 16,32,64,128")->delimiter(',');
+  cmd->add_option("--head-dim", o.head_dim, "MQA logits head_dim: 64,128")->delimiter(',');
+  cmd->add_option("--block-kv", o.block_kv, "MQA logits block_kv: 32,64,256")->delimiter(',');
+  cmd->add_option("--gqa", o.gqa, "spec-verify GQA ratios (1-16)")->delimiter(',');
+  cmd->add_option("--kv-dtype", o.kv_dtype, "spec-verify KV dtype: bf16,fp8")->delimiter(',');
+  cmd->add_option("--k", o.k, "spec-verify num_speculative_tokens (query rows = k+1)")->delimiter(',');
+  cmd->add_option("--sv-head-dim", o.sv_head_dim, "spec-verify head_dim: 64,128,256")->delimiter(',');
+  cmd->add_option("--block-size", o.block_size, "spec-verify KV block size")->delimiter(',');
+  cmd->add_option("--heads-kv", o.heads_kv, "spec-verify KV heads (default 2, 8 with --bench)");
+  cmd->add_option("--batch", o.batch, "requests (default: tiny; 256 / 64 with --bench)");
+  cmd->add_option("--context", o.context, "longest request's context (default: 300; 8192 with --bench)");
+  cmd->add_option("--seed", o.seed, "input seed");
+  cmd->add_flag("--bench", o.bench, "time at realistic sizes and print % of the HBM roofline");
+  cmd->add_option("--tiles-per-cta", o.tiles_per_cta, "MQA logits: 128-token tiles per CTA (tuning)");
+  cmd->add_option("--splits", o.splits, "spec-verify KV splits (0 = auto)");
+  cmd->add_option("--timeout", o.timeout_s, "seconds a probe may run before it is killed");
+  cmd->add_option("--format", o.format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_flag("--in-process", o.in_process, "run probes in this process (debugging; no isolation)");
+  return cmd;
+}
+
+int run_probe_command(const ProbeOptions& o) {
+  auto specs = probe_specs_from_options(o);
+  if (!specs) {
+    std::fprintf(stderr, "specprobe: error: %s\n", specs.error().message.c_str());
+    return 2;
+  }
+  std::vector<Json> results;
+  if (o.in_process) {
+    for (const auto& s : *specs) results.push_back(probes::run_probe_in_process(s));
+  } else {
+    probes::RunnerOptions ro;
+    ro.child_command = probes::self_child_command();
+    ro.timeout_s = o.timeout_s;
+    results = probes::run_probes_isolated(*specs, ro);
+  }
+  if (o.format == "json") {
+    std::printf("%s\n", Json(results).dump(2).c_str());
+  } else {
+    std::fputs(format_probe_table(results).c_str(), stdout);
+  }
+  int code = 0;
+  for (const auto& r : results) {
+    const std::string st = r.value("status", "error");
+    if (st == probes::kFail || st == probes::kCrash) code = std::max(code, 1);
+    if (st == probes::kError) code = 3;
+  }
+  return code;
+}
+
+CLI::App* add_probe_child_command(CLI::App& app, ProbeChildOptions& o) {
+  CLI::App* cmd = app.add_subcommand("__probe-child", "");  // empty description: hidden from --help
+  cmd->group("");
+  cmd->add_option("--specs", o.specs_json, "JSON array of probe specs")->required();
+  return cmd;
+}
+
+int run_probe_child_command(const ProbeChildOptions& o) {
+  Json specs = Json::parse(o.specs_json, nullptr, false);
+  if (specs.is_discarded() || !specs.is_array()) {
+    std::fprintf(stderr, "specprobe: error: --specs is not a JSON array\n");
+    return 2;
+  }
+  std::vector<Json> list(specs.begin(), specs.end());
+  probes::run_probe_child(list);
+  return 0;
+}
+
+}  // namespace specprobe

@@ -1,0 +1,55 @@
+// `specprobe probe`: runs the probe kernels standalone with explicit shapes, each in an isolated
+// child process, and prints a table (or JSON). `specprobe __probe-child` (hidden) is the child.
+// Exit codes (returned, decided by the caller): 0 every probe pass/skip, 1 any fail or crash,
+// 2 bad arguments, 3 any error (could not determine).
+#pragma once
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "common/error.hpp"
+#include "facts/facts.hpp"
+
+namespace specprobe {
+
+struct ProbeOptions {
+  std::vector<std::string> kinds{"mqa_logits", "spec_verify", "graph_replay"};  // or "all", test_fault, test_hang
+  std::string next_n = "1-8";
+  std::vector<int> heads{64};
+  std::vector<int> head_dim{128};
+  std::vector<int> block_kv{64};
+  std::vector<int> gqa{1, 2, 4, 6, 8, 16};
+  std::vector<std::string> kv_dtype{"bf16", "fp8"};
+  std::vector<int> k{3};
+  std::vector<int> sv_head_dim{128};
+  std::vector<int> block_size{16};
+  int heads_kv = 0;  // 0 = probe default
+  int batch = 0;     // 0 = probe default (tiny; bench sizes with --bench)
+  int context = 0;
+  int seed = 1;
+  bool bench = false;
+  int tiles_per_cta = 0;
+  int splits = -1;
+  double timeout_s = 30;
+  std::string format = "text";  // text | json
+  bool in_process = false;      // debugging: no child process
+};
+
+struct ProbeChildOptions {
+  std::string specs_json;
+};
+
+CLI::App* add_probe_command(CLI::App& app, ProbeOptions& opts);
+int run_probe_command(const ProbeOptions& opts);
+CLI::App* add_probe_child_command(CLI::App& app, ProbeChildOptions& opts);
+int run_probe_child_command(const ProbeChildOptions& opts);
+
+// "1-8" / "1,2,4" / "3" -> values; error message when malformed.
+Expected<std::vector<int>> parse_int_list(const std::string& text);
+// The cross product the options describe.
+Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& opts);
+// Fixed-width table of result records (what `probe` prints).
+std::string format_probe_table(const std::vector<Json>& results);
+
+}  // namespace specprobe

@@ -1,0 +1,127 @@
+// GpuSession: context, module, memory, launches and timing for one probe (see cuda_session.hpp).
+#include "gpu/cuda_session.hpp"
+
+#include <algorithm>
+
+namespace specprobe {
+
+Expected<std::unique_ptr<GpuSession>> GpuSession::open(int ordinal) {
+  auto fat = probe_kernels_fatbin();
+  if (fat.empty()) return environment_error(kNoKernelsReason);
+  auto drv = cu::Driver::load_system();
+  if (!drv) return drv.error();
+  DriverReport rep = query_gpus(**drv);
+  if (rep.problem) return *rep.problem;
+  if (ordinal < 0 || ordinal >= static_cast<int>(rep.gpus.size()))
+    return environment_error(fmt::format("no GPU with ordinal {}", ordinal));
+  std::unique_ptr<GpuSession> s(new GpuSession());
+  s->drv_ = *drv;
+  s->gpu_ = rep.gpus[static_cast<size_t>(ordinal)];
+  cu::Driver& d = *s->drv_;
+  cu::CUdevice dev = 0;
+  SP_CU_TRY(d, cuDeviceGet(&dev, ordinal));
+  SP_CU_TRY(d, cuCtxCreate(&s->ctx_, 0, dev));
+  SP_CU_TRY(d, cuStreamCreate(&s->stream_, cu::kStreamNonBlocking));
+  SP_CU_TRY(d, cuModuleLoadData(&s->module_, fat.data()));
+  return s;
+}
+
+GpuSession::~GpuSession() {
+  if (!drv_) return;
+  // Best effort: after a sticky error these fail too; the failures are recorded, not raised.
+  if (stream_) (void)SP_CU(*drv_, cuStreamDestroy(stream_));
+  if (module_) (void)SP_CU(*drv_, cuModuleUnload(module_));
+  if (ctx_) (void)SP_CU(*drv_, cuCtxDestroy(ctx_));
+}
+
+Expected<cu::CUfunction> GpuSession::function(const std::string& name) {
+  cu::CUfunction f = nullptr;
+  SP_CU_TRY(*drv_, cuModuleGetFunction(&f, module_, name.c_str()));
+  return f;
+}
+
+Expected<cu::CUdeviceptr> GpuSession::alloc(size_t bytes) {
+  cu::CUdeviceptr p = 0;
+  SP_CU_TRY(*drv_, cuMemAlloc(&p, std::max<size_t>(bytes, 16)));
+  return p;
+}
+
+Status GpuSession::upload(cu::CUdeviceptr dst, const void* src, size_t bytes) {
+  return SP_CU(*drv_, cuMemcpyHtoD(dst, src, bytes));
+}
+Status GpuSession::download(void* dst, cu::CUdeviceptr src, size_t bytes) {
+  return SP_CU(*drv_, cuMemcpyDtoH(dst, src, bytes));
+}
+Status GpuSession::fill32(cu::CUdeviceptr dst, uint32_t value, size_t count) {
+  return SP_CU(*drv_, cuMemsetD32(dst, value, count));
+}
+
+Status GpuSession::launch(cu::CUfunction f, const LaunchShape& s, void* params) {
+  if (s.smem > 48 * 1024) {
+    SP_CU_TRY(*drv_, cuFuncSetAttribute(f, cu::kFuncMaxDynamicSharedSizeBytes, static_cast<int>(s.smem)));
+  }
+  void* args[] = {params};
+  return SP_CU(*drv_, cuLaunchKernel(f, s.grid_x, s.grid_y, s.grid_z, s.block, 1, 1, s.smem, stream_, args, nullptr));
+}
+
+Status GpuSession::sync() { return SP_CU(*drv_, cuStreamSynchronize(stream_)); }
+
+Expected<double> GpuSession::time_median_ms(const std::function<Status()>& body, int warmup, int reps) {
+  for (int i = 0; i < warmup; ++i)
+    if (auto s = body(); !s) return s.error();
+  cu::CUevent a = nullptr, b = nullptr;
+  SP_CU_TRY(*drv_, cuEventCreate(&a, 0));
+  SP_CU_TRY(*drv_, cuEventCreate(&b, 0));
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    SP_CU_TRY(*drv_, cuEventRecord(a, stream_));
+    if (auto s = body(); !s) return s.error();
+    SP_CU_TRY(*drv_, cuEventRecord(b, stream_));
+    SP_CU_TRY(*drv_, cuEventSynchronize(b));
+    float t = 0;
+    SP_CU_TRY(*drv_, cuEventElapsedTime(&t, a, b));
+    ms.push_back(t);
+  }
+  (void)SP_CU(*drv_, cuEventDestroy(a));
+  (void)SP_CU(*drv_, cuEventDestroy(b));
+  std::sort(ms.begin(), ms.end());
+  return ms.empty() ? 0.0 : ms[ms.size() / 2];
+}
+
+Expected<double> GpuSession::copy_ceiling_bytes_per_s(size_t bytes) {
+  auto src = alloc(bytes);
+  if (!src) return src.error();
+  auto dst = alloc(bytes);
+  if (!dst) return dst.error();
+  if (auto s = fill32(*src, 0x3f800001u, bytes / 4); !s) return s.error();
+  auto ms = time_median_ms([&] { return SP_CU(*drv_, cuMemcpyDtoDAsync(*dst, *src, bytes, stream_)); }, 2, 10);
+  if (!ms) return ms.error();
+  SP_CU(*drv_, cuMemFree(*src));
+  SP_CU(*drv_, cuMemFree(*dst));
+  return 2.0 * static_cast<double>(bytes) / (*ms * 1e-3);
+}
+
+Json GpuSession::kernel_evidence(cu::CUfunction f, const std::string& name, const LaunchShape& s) {
+  auto attr = [&](int a) {
+    int v = -1;
+    (void)drv_->check(drv_->api().cuFuncGetAttribute(&v, a, f), "cuFuncGetAttribute(&v, attr, f)", __FILE__, __LINE__);
+    return v;
+  };
+  Json e;
+  e["kernel"] = name;
+  e["registers"] = attr(cu::kFuncNumRegs);
+  e["local_bytes"] = attr(cu::kFuncLocalSizeBytes);
+  e["static_smem_bytes"] = attr(cu::kFuncSharedSizeBytes);
+  e["binary_version"] = attr(cu::kFuncBinaryVersion);
+  e["dynamic_smem_bytes"] = s.smem;
+  e["threads_per_block"] = s.block;
+  e["grid"] = {s.grid_x, s.grid_y, s.grid_z};
+  if (s.smem > 48 * 1024)
+    (void)SP_CU(*drv_, cuFuncSetAttribute(f, cu::kFuncMaxDynamicSharedSizeBytes, static_cast<int>(s.smem)));
+  int blocks = -1;
+  (void)SP_CU(*drv_, cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, static_cast<int>(s.block), s.smem));
+  e["occupancy_blocks_per_sm"] = blocks;
+  return e;
+}
+
+}  // namespace specprobe

@@ -1,0 +1,73 @@
+// GPU tests (ctest label gpu): real kernels against the fp64 references, graph replay, driver
+// query, and the runner's isolation of a faulting and a hanging kernel (re-exec of specprobe).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "gpu/driver.hpp"
+#include "probes/mqa_logits.hpp"
+#include "probes/runner.hpp"
+#include "probes/spec_verify.hpp"
+
+using namespace specprobe;
+using specprobe::probes::run_probe_in_process;
+
+TEST_CASE("driver query sees a GPU", "[gpu]") {
+  DriverReport r = query_system_gpus();
+  REQUIRE_FALSE(r.problem.has_value());
+  REQUIRE(!r.gpus.empty());
+  CHECK(r.gpus[0].sm_count > 0);
+  CHECK(r.gpus[0].smem_per_block_optin >= 48 * 1024);
+  CHECK(r.gpus[0].uuid_hash.rfind("fnv1a64:", 0) == 0);
+}
+
+TEST_CASE("mqa logits matches the reference for next_n 1-8", "[gpu]") {
+  for (int h : {16, 64, 128})
+    for (int n = 1; n <= 8; ++n) {
+      Json spec = {{"probe", "mqa_logits"}, {"next_n", n}, {"heads", h}, {"head_dim", 128}, {"block_kv", n % 2 ? 64 : 32}, {"seed", n}};
+      Json r = run_probe_in_process(spec);
+      INFO(r.dump());
+      CHECK(r["status"] == "pass");
+    }
+}
+
+TEST_CASE("spec verify matches the reference for GQA 1-16, bf16 and fp8", "[gpu]") {
+  for (const char* dt : {"bf16", "fp8"})
+    for (int g : {1, 6, 12, 16})
+      for (int d : {64, 256}) {
+        Json spec = {{"probe", "spec_verify"}, {"k", g % 2 ? 2 : 3}, {"gqa", g}, {"head_dim", d}, {"kv_dtype", dt}, {"block_size", 32}, {"seed", g}};
+        Json r = run_probe_in_process(spec);
+        INFO(r.dump());
+        CHECK(r["status"] == "pass");
+      }
+  Json split = {{"probe", "spec_verify"}, {"k", 3}, {"gqa", 8}, {"head_dim", 128}, {"kv_dtype", "bf16"}, {"block_size", 16}, {"splits", 3}, {"context", 700}};
+  Json r = run_probe_in_process(split);
+  INFO(r.dump());
+  CHECK(r["status"] == "pass");
+}
+
+TEST_CASE("graph replay is bit-identical to eager after new seq lens and block tables", "[gpu]") {
+  Json spec = {{"probe", "graph_replay"}, {"k", 3}, {"gqa", 6}, {"head_dim", 128}, {"kv_dtype", "fp8"}, {"block_size", 16}};
+  Json r = run_probe_in_process(spec);
+  INFO(r.dump());
+  CHECK(r["status"] == "pass");
+  CHECK(r["metrics"]["bit_identical_after_update"] == true);
+  CHECK(r["metrics"]["replayed_output_changed"] == true);
+}
+
+TEST_CASE("a faulting and a hanging kernel are isolated by the runner", "[gpu]") {
+  probes::RunnerOptions o;
+  const char* bin = std::getenv("SPECPROBE_BIN");  // the binary may have moved (device machine)
+  o.child_command = {bin ? bin : SPECPROBE_BINARY, "__probe-child"};
+  o.timeout_s = 5;
+  std::vector<Json> specs = {{{"probe", "test_fault"}}, {{"probe", "test_hang"}},
+                             {{"probe", "mqa_logits"}, {"next_n", 3}, {"heads", 64}, {"head_dim", 128}, {"block_kv", 64}}};
+  auto rs = probes::run_probes_isolated(specs, o);
+  REQUIRE(rs.size() == 3);
+  INFO(Json(rs).dump());
+  CHECK(rs[0]["status"] == "crash");
+  CHECK(rs[0]["cuda_error"] == "CUDA_ERROR_ILLEGAL_ADDRESS");
+  CHECK(rs[1]["status"] == "crash");
+  CHECK(rs[1].contains("timeout_s"));
+  CHECK(rs[2]["status"] == "pass");
+}

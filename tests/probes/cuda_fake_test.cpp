@@ -1,0 +1,78 @@
+// The driver layer against the scripted fake: `specprobe gpu`'s query, failures recorded with
+// call text, site and CUresult name, and no crash without a device.
+#include <catch2/catch.hpp>
+
+#include "cli/probe.hpp"
+#include "gpu/cuda_fake.hpp"
+#include "gpu/driver.hpp"
+
+using namespace specprobe;
+
+TEST_CASE("query over the fake reports deviceQuery fields", "[probes][gpu-fake]") {
+  auto drv = cu::make_fake_driver({});
+  DriverReport r = query_gpus(*drv);
+  REQUIRE_FALSE(r.problem.has_value());
+  REQUIRE(r.gpus.size() == 1);
+  const GpuInfo& g = r.gpus[0];
+  CHECK(g.name == "NVIDIA H200");
+  CHECK(g.cc_major == 9);
+  CHECK(g.sm_count == 132);
+  CHECK(g.smem_per_block_optin == 232448);
+  CHECK(g.memory_bandwidth_bytes_per_s == 3201000LL * 1000 * 768 * 2);
+  CHECK(g.uuid_hash.rfind("fnv1a64:", 0) == 0);
+  CHECK(g.uuid_hash.find("0102") == std::string::npos);  // never the raw UUID
+  CHECK(g.pci_bus_id == "0000:19:00.0");
+  CHECK(r.driver_version == 13000);
+  CHECK(driver_report_json(r)["gpus"][0]["cc"] == "9.0");
+}
+
+TEST_CASE("no device is a problem, not a crash", "[probes][gpu-fake]") {
+  cu::FakeScript s;
+  s.gpus.clear();
+  auto r = query_gpus(*cu::make_fake_driver(s));
+  REQUIRE(r.problem.has_value());
+  CHECK(r.gpus.empty());
+}
+
+TEST_CASE("a failing cuInit is recorded with call text, site and result name", "[probes][gpu-fake]") {
+  cu::FakeScript s;
+  s.init_result = cu::kErrorNoDevice;
+  auto r = query_gpus(*cu::make_fake_driver(s));
+  REQUIRE(r.problem.has_value());
+  REQUIRE(r.failed_calls.size() == 1);
+  CHECK(r.failed_calls[0].call == "cuInit(0)");
+  CHECK(r.failed_calls[0].result_name == "CUDA_ERROR_NO_DEVICE");
+  CHECK(r.failed_calls[0].site.rfind("src/gpu/driver.cpp:", 0) == 0);
+  CHECK(r.problem->message.find("CUDA_ERROR_NO_DEVICE") != std::string::npos);
+}
+
+TEST_CASE("one failing attribute query leaves the rest of the report", "[probes][gpu-fake]") {
+  cu::FakeScript s;
+  s.failing["cuDeviceGetUuid"] = cu::kErrorInvalidValue;
+  auto r = query_gpus(*cu::make_fake_driver(s));
+  REQUIRE(r.gpus.size() == 1);
+  CHECK(r.gpus[0].uuid_hash.empty());
+  CHECK(r.gpus[0].sm_count == 132);
+  REQUIRE(r.failed_calls.size() == 1);
+  CHECK(r.failed_calls[0].result_name == "CUDA_ERROR_INVALID_VALUE");
+}
+
+TEST_CASE("probe argument handling", "[probes][cli]") {
+  CHECK(*parse_int_list("1-8") == std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8});
+  CHECK(*parse_int_list("1,2,4") == std::vector<int>{1, 2, 4});
+  CHECK_FALSE(parse_int_list("x").has_value());
+  CHECK_FALSE(parse_int_list("3-1").has_value());
+  ProbeOptions o;
+  o.kinds = {"mqa_logits"};
+  o.next_n = "1-8";
+  o.heads = {32, 64};
+  auto specs = probe_specs_from_options(o);
+  REQUIRE(specs.has_value());
+  CHECK(specs->size() == 16);
+  o.kinds = {"spec_verify"};
+  o.gqa = {1, 2, 4, 6, 8, 16};
+  o.kv_dtype = {"bf16", "fp8"};
+  CHECK(probe_specs_from_options(o)->size() == 12);
+  o.kinds = {"bogus"};
+  CHECK_FALSE(probe_specs_from_options(o).has_value());
+}

@@ -1,0 +1,193 @@
+// GPU-independent parts of the probes: conversions, input generation, layouts, references,
+// checks (poison, out-of-range writes), launch configuration, plan-derived specs and facts.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "probes/mqa_logits.hpp"
+#include "probes/plan_probes.hpp"
+#include "probes/spec_verify.hpp"
+
+using namespace specprobe;
+using namespace specprobe::probes;
+
+TEST_CASE("e4m3 conversions are exact and round-trip", "[probes]") {
+  CHECK(e4m3_to_float(0x38) == 1.0f);
+  CHECK(e4m3_to_float(0x7E) == 448.0f);
+  CHECK(e4m3_to_float(0x01) == std::ldexp(1.f, -9));
+  CHECK(e4m3_to_float(0xB8) == -1.0f);
+  CHECK(std::isnan(e4m3_to_float(0x7F)));
+  for (int c = 0; c < 256; ++c) {
+    if ((c & 0x7F) == 0x7F) continue;
+    const float f = e4m3_to_float(static_cast<uint8_t>(c));
+    if (f == 0) continue;
+    CHECK(float_to_e4m3(f) == c);
+  }
+  CHECK(float_to_e4m3(1000.f) == 0x7E);  // saturates
+}
+
+TEST_CASE("bf16 rounds to nearest even", "[probes]") {
+  CHECK(bf16_to_float(float_to_bf16(1.0f)) == 1.0f);
+  CHECK(float_to_bf16(1.00390625f) == 0x3F80);  // halfway -> even
+  CHECK(float_to_bf16(1.01171875f) == 0x3F82);
+}
+
+TEST_CASE("random inputs are never zero and reproducible from the seed", "[probes]") {
+  Rng a(7), b(7);
+  for (int i = 0; i < 10000; ++i) {
+    const uint8_t v = random_e4m3(a);
+    CHECK(v == random_e4m3(b));
+    CHECK((v & 0x7F) != 0);
+    CHECK((v & 0x7F) != 0x7F);
+  }
+}
+
+TEST_CASE("mqa inputs follow DeepGEMM's fused layout and vLLM's 2-D context lens", "[probes]") {
+  const auto in = make_mqa_inputs(3, 4, 16, 64, 32, 100, 5);
+  CHECK(in.block_bytes() == 32u * 68u);
+  CHECK(in.kv.size() == in.num_blocks * in.block_bytes());
+  CHECK(in.context_lens[2 * 4 + 3] == 100);  // the last request has the full context
+  for (int b = 0; b < 3; ++b)
+    for (int i = 1; i < 4; ++i) CHECK(in.context_lens[b * 4 + i] == in.context_lens[b * 4 + i - 1] + 1);
+  std::set<int> used;
+  for (int v : in.block_table)
+    if (v >= 0) CHECK(used.insert(v).second);  // every physical block belongs to one request
+}
+
+TEST_CASE("mqa reference matches a direct evaluation and the check sees poison", "[probes]") {
+  const auto in = make_mqa_inputs(2, 2, 16, 64, 32, 40, 3);
+  const int row = 3;  // b = 1, i = 1
+  const auto ref = mqa_reference_row(in, row);
+  REQUIRE(static_cast<int>(ref.size()) == in.context_lens[row]);
+  const int t = 17;
+  const int blk = in.block_table[1 * in.bt_stride + t / 32];
+  const uint8_t* base = in.kv.data() + blk * in.block_bytes();
+  float scale;
+  std::memcpy(&scale, base + 32 * 64 + (t % 32) * 4, 4);
+  double expect = 0;
+  for (int h = 0; h < 16; ++h) {
+    double dot = 0;
+    for (int d = 0; d < 64; ++d) dot += e4m3_to_float(in.q[(row * 16 + h) * 64 + d]) * e4m3_to_float(base[(t % 32) * 64 + d]);
+    expect += std::max(dot, 0.0) * in.weights[row * 16 + h];
+  }
+  CHECK(ref[t] == Approx(expect * scale).epsilon(1e-12));
+
+  std::vector<float> out(static_cast<size_t>(4) * in.logits_stride);
+  float poison;
+  const uint32_t pb = kPoisonF32;
+  std::memcpy(&poison, &pb, 4);
+  std::fill(out.begin(), out.end(), poison);
+  for (int r = 0; r < 4; ++r) {
+    const auto rr = mqa_reference_row(in, r);
+    for (size_t c = 0; c < rr.size(); ++c) out[r * in.logits_stride + c] = static_cast<float>(rr[c]);
+  }
+  auto ok = check_mqa_logits(in, out, {});
+  CHECK(ok.unwritten == 0);
+  CHECK(ok.out_of_range == 0);
+  CHECK(ok.max_rel() < 1e-6);
+  out[1 * in.logits_stride + 2] = poison;                           // unwritten element
+  out[0 * in.logits_stride + in.context_lens[0]] = 1.0f;            // write past the context
+  auto bad = check_mqa_logits(in, out, {});
+  CHECK(bad.unwritten == 1);
+  CHECK(bad.out_of_range == 1);
+}
+
+TEST_CASE("mqa launch configuration covers every row, head chunk and token", "[probes]") {
+  for (int n = 1; n <= 8; ++n)
+    for (int h : {16, 32, 64, 128}) {
+      const auto l = mqa_launch_config(256, n, h, 128, 8192);
+      CHECK(l.tasks * l.token_splits * 32 == static_cast<int>(l.threads));
+      CHECK(l.threads <= 256);
+      CHECK(l.grid_z * l.rows_per_cta >= static_cast<unsigned>(n));
+      CHECK(128 % (16 * l.token_splits) == 0);
+      CHECK(l.grid_x * 128 * l.tiles_per_cta >= 8192u);
+      CHECK(l.smem <= 99u * 1024u);  // fits every target arch, sm_86 / sm_120 included
+    }
+  CHECK(mqa_launch_config(1, 1, 64, 128, 10).kernel == "mqa_logits_d128_hc64");
+  CHECK(mqa_launch_config(1, 1, 128, 64, 10).kernel == "mqa_logits_d64_hc64");
+}
+
+TEST_CASE("spec verify reference: causal window and a uniform-key sanity check", "[probes]") {
+  auto in = make_spec_verify_inputs(1, 2, 3, 1, 64, false, 16, 20, 9);
+  // Make every key equal: attention is then the mean of the visible values.
+  for (size_t i = 0; i < in.k_cache.size(); i += 2) {
+    in.k_cache[i] = 0x80;
+    in.k_cache[i + 1] = 0x3F;
+  }
+  const int L = in.seq_lens[0];
+  for (int j = 0; j < 3; ++j) {
+    const auto out = spec_verify_reference(in, 0, j, 1);
+    const int pos = L - 3 + j;
+    double mean = 0;
+    for (int t = 0; t <= pos; ++t) {
+      const int blk = in.block_table[t / 16];
+      uint16_t v;
+      std::memcpy(&v, in.v_cache.data() + 2 * ((static_cast<size_t>(blk) * 16 + t % 16) * 64 + 5), 2);
+      mean += bf16_to_float(v);
+    }
+    CHECK(out[5] == Approx(mean / (pos + 1)).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("spec verify launch configuration: rows padded to 16/32, never to a power of two", "[probes]") {
+  auto in = make_spec_verify_inputs(2, 3, 6, 2, 128, true, 16, 50, 1);
+  auto l = spec_verify_launch_config(in, 1, 132);
+  CHECK(l.rows_per_cta == 32);  // 4 * 6 = 24 rows
+  CHECK(l.grid_z == 1);
+  CHECK(l.kernel == "spec_verify_d128_fp8_r32");
+  auto in16 = make_spec_verify_inputs(1, 7, 16, 1, 256, false, 128, 50, 1);
+  auto l16 = spec_verify_launch_config(in16, 0, 132);
+  CHECK(l16.grid_z == 4);  // 128 rows
+  CHECK(l16.smem <= 99u * 1024u);
+  CHECK(l16.num_splits >= 1);
+}
+
+TEST_CASE("spec verify check flags unwritten and wrong outputs", "[probes]") {
+  auto in = make_spec_verify_inputs(1, 1, 2, 1, 64, false, 16, 10, 2);
+  std::vector<uint16_t> out(in.out_elems());
+  for (int j = 0; j < in.num_q; ++j)
+    for (int h = 0; h < in.heads_q; ++h) {
+      auto ref = spec_verify_reference(in, 0, j, h);
+      for (int d = 0; d < 64; ++d) out[(j * in.heads_q + h) * 64 + d] = float_to_bf16(static_cast<float>(ref[d]));
+    }
+  CHECK(spec_verify_passes(check_spec_verify(in, out, {})));
+  out[3] = kPoisonBf16;
+  CHECK_FALSE(spec_verify_passes(check_spec_verify(in, out, {})));
+}
+
+TEST_CASE("plan probes derive shapes from facts and fold results back", "[probes]") {
+  Json facts = Json::parse(R"({"spec":{"next_n":3},"model":{"dsa":{"index_n_heads":64,"index_head_dim":128},
+    "num_attention_heads":48,"num_kv_heads":8,"head_dim":128},"serve":{"kv_cache_dtype":"fp8_e4m3","block_size":64}})");
+  auto specs = plan_probe_specs(facts, "auto");
+  REQUIRE(specs.size() == 3);
+  CHECK(specs[0]["probe"] == "mqa_logits");
+  CHECK(specs[0]["next_n"] == 3);
+  CHECK(specs[1]["probe"] == "spec_verify");
+  CHECK(specs[1]["gqa"] == 6);
+  CHECK(specs[1]["k"] == 2);
+  CHECK(specs[1]["kv_dtype"] == "fp8");
+  CHECK(specs[1]["block_size"] == 64);
+  CHECK(specs[2]["probe"] == "graph_replay");
+  CHECK(plan_probe_specs(facts, "all").size() == 10);
+  CHECK(plan_probe_specs(facts, "off").empty());
+
+  std::vector<Json> results = {make_result({{"probe", "mqa_logits"}, {"next_n", 1}}, kPass),
+                               make_result({{"probe", "mqa_logits"}, {"next_n", 2}}, kPass),
+                               make_result({{"probe", "mqa_logits"}, {"next_n", 3}}, kCrash, "CUDA_ERROR_ILLEGAL_ADDRESS"),
+                               make_result({{"probe", "spec_verify"}}, kFail, "bad"),
+                               make_result({{"probe", "graph_replay"}}, kPass)};
+  Json patch = probe_facts_patch(results);
+  CHECK(*find_fact(patch, "probe.ran") == true);
+  CHECK(*find_fact(patch, "probe.mqa_logits.next_n.3.status") == "crash");
+  CHECK(*find_fact(patch, "probe.mqa_logits.max_native_next_n") == 2);
+  CHECK(*find_fact(patch, "probe.spec_verify.status") == "fail");
+  CHECK(*find_fact(patch, "probe.graph_replay.status") == "pass");
+
+  PlanProbeOptions off;
+  off.gpu_present = false;
+  auto run = run_plan_probes(facts, off);
+  CHECK(*find_fact(run.facts_patch, "probe.ran") == false);
+  CHECK(run.results.empty());
+}

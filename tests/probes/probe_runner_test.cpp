@@ -1,0 +1,66 @@
+// The runner's timeout, crash and restart handling with scripted fake children (no GPU).
+#include <catch2/catch.hpp>
+
+#include "probes/runner.hpp"
+
+using namespace specprobe;
+using namespace specprobe::probes;
+
+namespace {
+
+RunnerOptions fake(const std::string& script, double timeout = 5) {
+  RunnerOptions o;
+  o.child_command = {"/bin/sh", "-c", script, "sh"};
+  o.timeout_s = timeout;
+  return o;
+}
+
+std::vector<Json> two_specs() { return {{{"probe", "a"}}, {{"probe", "b"}}}; }
+
+}  // namespace
+
+TEST_CASE("runner collects results from a well-behaved child", "[probes][runner]") {
+  auto rs = run_probes_isolated(two_specs(), fake(R"(echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"a"}';
+echo noise; echo '@@specprobe begin 1'; echo '@@specprobe result {"status":"skip","probe":"b"}')"));
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0]["status"] == "pass");
+  CHECK(rs[1]["status"] == "skip");
+}
+
+TEST_CASE("a child killed by a signal becomes a crash and the rest runs in a new child", "[probes][runner]") {
+  // First child dies in probe 0; the restarted child gets only spec b (one spec in --specs).
+  auto rs = run_probes_isolated(two_specs(), fake(R"(case "$2" in *'"a"'*) echo '@@specprobe begin 0'; kill -SEGV $$;; esac
+echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"b"}')"));
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0]["status"] == "crash");
+  CHECK(rs[0]["signal"] == "SIGSEGV");
+  CHECK(rs[1]["status"] == "pass");
+}
+
+TEST_CASE("a hanging probe is killed at the timeout and reported", "[probes][runner]") {
+  auto rs = run_probes_isolated(two_specs(), fake(R"(case "$2" in *'"a"'*) echo '@@specprobe begin 0'; sleep 30;; esac
+echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"b"}')", 0.5));
+  CHECK(rs[0]["status"] == "crash");
+  CHECK(rs[0].contains("timeout_s"));
+  CHECK(rs[1]["status"] == "pass");
+}
+
+TEST_CASE("a child that cannot start reports an error per spec, never loops", "[probes][runner]") {
+  RunnerOptions o;
+  o.child_command = {"/nonexistent/specprobe", "__probe-child"};
+  auto rs = run_probes_isolated(two_specs(), o);
+  CHECK(rs[0]["status"] == "error");
+  CHECK(rs[1]["status"] == "error");
+}
+
+TEST_CASE("exit without a result mid-probe is a crash with the exit status", "[probes][runner]") {
+  auto rs = run_probes_isolated({{{"probe", "a"}}}, fake("echo '@@specprobe begin 0'; echo boom >&2; exit 7"));
+  CHECK(rs[0]["status"] == "crash");
+  CHECK(rs[0]["reason"].get<std::string>().find("status 7") != std::string::npos);
+  CHECK(rs[0]["stderr_tail"].get<std::string>().find("boom") != std::string::npos);
+}
+
+TEST_CASE("unknown probe kinds are an error result in process", "[probes][runner]") {
+  Json r = run_probe_in_process({{"probe", "nope"}});
+  CHECK(r["status"] == "error");
+}
