@@ -10,6 +10,9 @@
 #include "common/embedded.hpp"
 #include "common/version.hpp"
 #include "facts/backends.hpp"
+#include "facts/derive_dsa_shapes.hpp"
+#include "facts/derive_sglang.hpp"
+#include "facts/derive_spec_validation.hpp"
 #include "gpu/gpu_info.hpp"
 
 namespace specprobe {
@@ -308,7 +311,7 @@ void derive_dsa(Json& f) {
   d["deep_gemm"]["line"] = lines.size() == 1 ? Json(lines[0]) : Json(lines.size() > 1 ? "ambiguous" : "unknown");
   d["deep_gemm"]["line_source"] = line_source;
   // next_n accepted by the kernel on this arch, per candidate line; decided when all agree.
-  auto accepts = [&](int n) -> std::optional<bool> {
+  auto known_accepts = [&](int n) -> std::optional<bool> {
     if (fam == "unknown" || lines.empty()) return std::nullopt;
     int yes = 0, no = 0;
     for (const auto& l : lines) {
@@ -319,6 +322,21 @@ void derive_dsa(Json& f) {
     if (yes && !no) return true;
     if (no && !yes) return false;
     return std::nullopt;
+  };
+  // Stack probe (probes/stack_probes.hpp): the installed DeepGEMM's own answer on this GPU wins
+  // over version knowledge; "pass"/"fail" decide, skip/error leave it to the tables.
+  auto probed = [&](int n) -> std::optional<bool> {
+    const auto sm = fact_int(f, "stack.deep_gemm.device_sm");
+    const auto gpu_sm = fact_int(f, "gpu.sm");
+    if (!sm || (gpu_sm && *gpu_sm != *sm)) return std::nullopt;  // probed another GPU than the one evaluated
+    const auto st = fact_string(f, fmt::format("stack.deep_gemm.next_n.{}.status", n));
+    if (st == "pass") return true;
+    if (st == "fail") return false;
+    return std::nullopt;
+  };
+  auto accepts = [&](int n) -> std::optional<bool> {
+    if (auto p = probed(n)) return p;
+    return known_accepts(n);
   };
   Json kernel_native = Json::array();
   for (int n = 1; n <= 16; ++n)
@@ -376,24 +394,36 @@ void derive_dsa(Json& f) {
   d["engine_native_next_n"] = engine_native;
 
   // The outcome for this next_n.
-  std::string mode;
   int kernel_next_n = next_n;
   if (handling == "flatten") kernel_next_n = 1;
   d["kernel_next_n"] = kernel_next_n;
-  const auto ok = accepts(kernel_next_n);
-  if (handling == "unknown") {
-    // Both outcomes: flattened (kernel sees 1) or passed through (kernel sees next_n).
-    const auto ok_native = accepts(next_n);
-    if (ok_native.value_or(false)) mode = "native";
-    else mode = "unknown";
-  } else if (!ok.has_value()) {
-    mode = "unknown";
-  } else if (!*ok) {
-    mode = "blocked";
-  } else {
-    mode = (handling == "flatten" && next_n > 1) ? "flattened" : "native";
-  }
+  auto mode_with = [&](const auto& acc) -> std::string {
+    const auto ok = acc(kernel_next_n);
+    if (handling == "unknown") {
+      // Both outcomes: flattened (kernel sees 1) or passed through (kernel sees next_n).
+      return acc(next_n).value_or(false) ? "native" : "unknown";
+    }
+    if (!ok.has_value()) return "unknown";
+    if (!*ok) return "blocked";
+    return (handling == "flatten" && next_n > 1) ? "flattened" : "native";
+  };
+  const std::string mode = mode_with(accepts);
   d["indexer_mode"] = mode;
+  // Which source decided (rules say which they used), and what version knowledge alone says.
+  const int decisive_n = handling == "unknown" ? next_n : kernel_next_n;
+  const bool by_probe = probed(decisive_n).has_value();
+  d["decided_by"] = by_probe ? "stack-probe" : "version-knowledge";
+  d["version_knowledge_mode"] = mode_with(known_accepts);
+  if (by_probe) {
+    const std::string key = fmt::format("stack.deep_gemm.next_n.{}", decisive_n);
+    d["stack_probe"] = {{"next_n", decisive_n},
+                        {"status", fact_string(f, key + ".status").value_or("")},
+                        {"error_text", fact_string(f, key + ".error_text").value_or("")},
+                        {"version", fact_string(f, "stack.deep_gemm.version").value_or("unknown")},
+                        {"device", fact_string(f, "stack.deep_gemm.device_name").value_or("this GPU")}};
+  } else {
+    d["stack_probe"] = nullptr;
+  }
   // k values (0..8) that run natively end to end (engine passes next_n, kernel accepts it), and
   // those the kernel alone accepts (what a pass-through build could run).
   Json native_k = Json::array(), kernel_k = Json::array();
@@ -436,9 +466,20 @@ void derive_facts(Json& f) {
   if (fact_string(f, "engine.name").value_or("vllm") == "sglang") derive_sglang_attention(f);
   else {
     if (auto r = fact_string(f, "attention.requested")) f["attention"]["requested"] = upper(*r);
+    // VLLM_ATTENTION_BACKEND was deprecated in v0.14 and is ignored by current releases
+    // (serving-config-formats.md 1.4): it selects only on an older, known engine version.
+    if (fact_string(f, "attention.requested_source").value_or("") == "env") {
+      const auto ev = fact_string(f, "engine.version");
+      const bool honoured = ev && version_satisfies(*ev, "<0.14.0");
+      f["attention"]["env_honoured"] = honoured;
+      if (!honoured) f["attention"]["requested"] = nullptr;
+    }
     derive_vllm_attention(f);
   }
   derive_dsa(f);
+  derive_dsa_shapes(f);
+  derive_sglang(f);
+  derive_spec_validation(f);
 }
 
 }  // namespace specprobe
