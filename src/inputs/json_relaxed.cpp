@@ -3,6 +3,7 @@
 #include "inputs/json_relaxed.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -107,12 +108,23 @@ Expected<RelaxedJson> parse_json_relaxed(std::string_view text, const std::strin
 }
 
 Expected<RelaxedJson> read_json_relaxed_file(const std::string& path) {
+  // Bounded: a config.json is kilobytes; a huge or endlessly growing file is refused, not slurped.
+  // A FIFO or device in a checkpoint directory would block the open or never end.
+  constexpr size_t kMaxBytes = 64u << 20;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return input_error("not a regular file", SourceLocation{path});
   std::ifstream in(path, std::ios::binary);
   if (!in) return input_error("cannot open file", SourceLocation{path});
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  std::string text;
+  char buf[65536];
+  while (in) {
+    in.read(buf, sizeof buf);
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxBytes)
+      return input_error(fmt::format("file is larger than {} MiB; not a model config", kMaxBytes >> 20), SourceLocation{path});
+  }
   if (in.bad()) return input_error("cannot read file", SourceLocation{path});
-  return parse_json_relaxed(ss.str(), path);
+  return parse_json_relaxed(text, path);
 }
 
 }  // namespace specprobe

@@ -26,9 +26,10 @@ Expected<fs::path> pick_snapshot(const fs::path& repo, ModelConfig& cfg) {
   const fs::path ref = repo / "refs" / "main";
   if (fs::is_regular_file(ref, ec)) {
     std::ifstream in(ref);
-    std::string rev;
-    std::getline(in, rev);
-    rev = trim(rev);
+    char buf[256];  // a revision is a 40-hex commit; never slurp a huge file
+    in.read(buf, sizeof buf);
+    std::string rev(buf, static_cast<size_t>(in.gcount()));
+    rev = trim(rev.substr(0, rev.find('\n')));
     if (!rev.empty() && rev.find('/') == std::string::npos && rev != "." && rev != ".." &&
         fs::is_directory(snaps / rev, ec)) {
       cfg.snapshot = rev;

@@ -61,11 +61,14 @@ ServeCommand find_serve(const std::vector<ShellWord>& words, size_t from) {
   return {};
 }
 
-// Replaces $NAME / ${NAME} with values assigned earlier in the script.
-void substitute(ShellWord& w, const std::map<std::string, std::string>& vars) {
+// Replaces $NAME / ${NAME} with values assigned earlier in the script. BUDGET bounds the bytes
+// all expansions of a script may produce (A=$A$A repeated doubles A each line); false when spent.
+bool substitute(ShellWord& w, const std::map<std::string, std::string>& vars, size_t& budget) {
   for (auto it = w.expansions.rbegin(); it != w.expansions.rend(); ++it) {
     auto v = vars.find(it->name);
     if (v == vars.end() || it->pos + it->len > w.text.size()) continue;
+    if (v->second.size() > budget) return false;
+    budget -= v->second.size();
     const uint32_t at = w.offsets[it->pos];
     w.text.replace(it->pos, it->len, v->second);
     w.offsets.erase(w.offsets.begin() + static_cast<long>(it->pos), w.offsets.begin() + static_cast<long>(it->pos + it->len));
@@ -73,6 +76,7 @@ void substitute(ShellWord& w, const std::map<std::string, std::string>& vars) {
     if (w.unquoted_prefix > it->pos) w.unquoted_prefix = it->pos;
   }
   w.expansions.clear();
+  return true;
 }
 
 class CommandReader {
@@ -108,7 +112,9 @@ class CommandReader {
     std::vector<std::pair<std::string, EnvSetting>> serve_env;
     for (auto& words : commands) {
       if (words.empty()) continue;
-      for (auto& w : words) substitute(w, vars);
+      for (auto& w : words)
+        if (!substitute(w, vars, expansion_budget_))
+          return input_error(fmt::format("variable expansions exceed {} MiB", kMaxInputBytes >> 20), loc(w.start));
       size_t i = 0;
       std::string name, value;
       std::vector<std::pair<std::string, EnvSetting>> prefix;
@@ -312,6 +318,7 @@ class CommandReader {
   std::shared_ptr<const LineIndex> index_;
   std::string path_;
   bool from_file_;
+  size_t expansion_budget_ = kMaxInputBytes;  // bytes all $NAME expansions may add
   std::vector<ReaderNote> notes_;
 };
 

@@ -1,5 +1,6 @@
 // Loading and validating rule files (format: rules/README.md).
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -64,7 +65,7 @@ Expected<std::string> req_string(const Json& doc, const char* key, const std::st
 
 }  // namespace
 
-Expected<Rule> parse_rule(std::string_view text, const std::string& file) {
+static Expected<Rule> parse_rule_unguarded(std::string_view text, const std::string& file) {
   auto doc = parse_yaml_text(text, file);
   if (!doc) return doc.error();
   if (!doc->is_object()) return input_error("a rule file must be a mapping", {file, 1, 1});
@@ -129,16 +130,36 @@ Expected<Rule> parse_rule(std::string_view text, const std::string& file) {
   for (auto it = r.params.begin(); it != r.params.end(); ++it)
     if (auto st = jsonlogic::validate(it.value()); !st)
       return input_error(fmt::format("invalid JSON Logic in params.{}: {}", it.key(), st.error().message), {file});
-  // Placeholders name a param or a dotted fact path.
-  static const std::regex kPlaceholder("\\{([A-Za-z_][A-Za-z0-9_.]*)\\}");
+  // Placeholders {name} name a param or a dotted fact path. Scanned by hand: std::regex recurses
+  // once per character and overflows the stack on a long template.
+  auto ident = [](char c, bool first) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+           (!first && (std::isdigit(static_cast<unsigned char>(c)) || c == '.'));
+  };
   for (const std::string* tmpl : {&r.message, &r.remediation}) {
-    for (std::sregex_iterator it(tmpl->begin(), tmpl->end(), kPlaceholder), end; it != end; ++it) {
-      const std::string name = (*it)[1];
+    const std::string& s = *tmpl;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] != '{' || i + 1 >= s.size() || !ident(s[i + 1], true)) continue;
+      size_t j = i + 2;
+      while (j < s.size() && ident(s[j], false)) ++j;
+      if (j >= s.size() || s[j] != '}') continue;
+      const std::string name = s.substr(i + 1, j - i - 1);
       if (name.find('.') == std::string::npos && !r.params.contains(name))
         return input_error(fmt::format("placeholder {{{}}} names no param (facts need a dotted path)", name), {file});
+      i = j;
     }
   }
   return r;
+}
+
+// A field of an unexpected type (description: 5) makes nlohmann's value()/get() throw: an input
+// error naming the file, not an internal error.
+Expected<Rule> parse_rule(std::string_view text, const std::string& file) {
+  try {
+    return parse_rule_unguarded(text, file);
+  } catch (const std::exception& e) {
+    return input_error(fmt::format("invalid rule file: {}", e.what()), {file});
+  }
 }
 
 Expected<std::vector<Rule>> load_rules(const std::string& dir) {

@@ -53,8 +53,40 @@ void push_capped(Json& arr, Json v) {
   if (arr.size() < kListCap) arr.push_back(std::move(v));
 }
 
+// Patterns come from downloaded config files and std::regex backtracks (and recurses) without
+// bound: refuse, as unsupported, long or deeply nested patterns and quantified groups that hold a
+// quantifier or an alternation ((a*)*, (a|a)+), the shapes that backtrack exponentially.
+bool bounded_regex(std::string_view p) {
+  if (p.size() > 512) return false;
+  std::vector<bool> risky;  // per open group: holds a quantifier or '|'
+  bool last_group_risky = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    const bool quant = c == '*' || c == '+' || c == '{' || (c == '?' && i > 0 && p[i - 1] != '(');
+    if (c == '\\') {
+      ++i;
+    } else if (c == '[') {  // a class: skip to its end
+      for (++i; i < p.size() && p[i] != ']'; ++i)
+        if (p[i] == '\\') ++i;
+    } else if (c == '(') {
+      risky.push_back(false);
+      if (risky.size() > 16) return false;
+    } else if (c == ')') {
+      if (risky.empty()) return false;
+      last_group_risky = risky.back();
+      risky.pop_back();
+      if (!risky.empty() && last_group_risky) risky.back() = true;
+      if (i + 1 < p.size() && (p[i + 1] == '*' || p[i + 1] == '+' || p[i + 1] == '{') && last_group_risky) return false;
+      continue;
+    } else if (quant || c == '|') {
+      if (!risky.empty()) risky.back() = true;
+    }
+  }
+  return true;
+}
+
 // Python re.match: anchored at the start only. Compiled patterns are cached; a pattern std::regex
-// cannot compile never matches (and is reported once).
+// cannot compile (or that bounded_regex refuses) never matches (and is reported once).
 class RegexCache {
  public:
   bool match(const std::string& pattern, const std::string& value) {
@@ -62,7 +94,8 @@ class RegexCache {
     if (it == cache_.end()) {
       std::optional<std::regex> re;
       try {
-        re.emplace(pattern, std::regex::ECMAScript | std::regex::optimize);
+        if (bounded_regex(pattern)) re.emplace(pattern, std::regex::ECMAScript | std::regex::optimize);
+        else bad_.insert(pattern);
       } catch (const std::regex_error&) {
         bad_.insert(pattern);
       }
@@ -259,6 +292,8 @@ struct Matcher {
         if (name == entry || name.find(entry) != std::string::npos) return true;
         const std::string stripped = starts_with(name, "language_model.") ? name.substr(15) : name;
         if (stripped.find(entry) != std::string::npos) return true;
+        // glibc fnmatch backtracks once per '*' (time ~ len^stars): bound the stars of a downloaded glob.
+        if (std::count(entry.begin(), entry.end(), '*') > 8) return false;
         return fnmatch(entry.c_str(), name.c_str(), 0) == 0;
       }
       case SkipMatch::bnb_component: {
@@ -421,6 +456,17 @@ class IndexSax : public nlohmann::json_sax<Json> {
 };
 
 bool read_index(const std::string& path, IndexData& d, std::string& err) {
+  // A FIFO or device would block or never end; the largest real indexes are a few MiB.
+  constexpr uintmax_t kMaxIndexBytes = 256u << 20;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    err = "the index is not a regular file";
+    return false;
+  }
+  if (const uintmax_t size = fs::file_size(path, ec); ec || size > kMaxIndexBytes) {
+    err = ec ? "cannot stat the index" : fmt::format("the index has {} bytes, more than the {} MiB cap", size, kMaxIndexBytes >> 20);
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     err = "cannot open the index";

@@ -438,7 +438,8 @@ HeaderResult parse_safetensors_header(std::string_view json, uint64_t header_siz
 }
 
 HeaderResult read_safetensors_header(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  // O_NONBLOCK: a FIFO planted in the checkpoint must not block the open (it fails S_ISREG below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return failure("read_failed", fmt::format("cannot open: {}", std::strerror(errno)));
   struct Closer {
     int fd;

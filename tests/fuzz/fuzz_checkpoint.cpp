@@ -1,0 +1,70 @@
+// libFuzzer harness: a whole checkpoint directory through analyze_checkpoint (config.json with
+// NaN/Infinity, model.safetensors.index.json read by the SAX index reader, hf_quant_config.json,
+// two shard headers, quantization config parsing, name tables and ignore matching).
+// Input: up to five sections separated by "\n----\n" lines:
+//   config.json / model.safetensors.index.json / hf_quant_config.json /
+//   header of model-00001-of-00002.safetensors / header of model-00002-of-00002.safetensors
+// A missing or empty section leaves that file out. Shards get their 8-byte length and a sparse
+// data region sized to the largest data_offsets end found (capped), so valid headers validate.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "fuzz_common.hpp"
+#include "inputs/checkpoint/checkpoint.hpp"
+
+namespace {
+
+uint64_t shard_data_end(std::string_view text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  uint64_t end = 0;
+  if (!j.is_object()) return 0;
+  for (const auto& [name, info] : j.items()) {
+    if (!info.is_object()) continue;
+    auto it = info.find("data_offsets");
+    if (it == info.end() || !it->is_array() || it->size() != 2 || !(*it)[1].is_number_unsigned()) continue;
+    end = std::max(end, (*it)[1].get<uint64_t>());
+  }
+  return std::min<uint64_t>(end, uint64_t{1} << 30);  // a hole; costs no disk
+}
+
+void write_shard(const std::string& path, std::string_view header) {
+  std::string bytes(8, '\0');
+  const uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) bytes[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  bytes.append(header);
+  specprobe::fuzz::write_file(path, bytes, bytes.size() + shard_data_end(header));
+}
+
+}  // namespace
+
+SPECPROBE_FUZZ_ENTRY(fuzz_checkpoint_one) {
+  namespace fs = std::filesystem;
+  using specprobe::fuzz::write_file;
+  const std::string dir = specprobe::fuzz::scratch_dir() + "/ckpt";
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir);
+  const auto parts = specprobe::fuzz::split_sections(
+      std::string_view(reinterpret_cast<const char*>(data), size), 5);
+  static const char* const kNames[] = {"config.json", "model.safetensors.index.json", "hf_quant_config.json",
+                                       "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].empty()) continue;
+    const std::string path = dir + "/" + kNames[i];
+    if (i >= 3)
+      write_shard(path, parts[i]);
+    else
+      write_file(path, parts[i]);
+  }
+  for (const char* engine : {"vllm", "sglang"}) {
+    const specprobe::Json facts = {{"engine", {{"name", engine}}}};
+    auto r = specprobe::analyze_checkpoint(dir, facts);
+    if (r) (void)r->facts.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  return 0;
+}

@@ -1,0 +1,75 @@
+// Helpers shared by the libFuzzer harnesses: a private scratch directory per process (for the
+// readers whose entry point takes a path), whole-file writes and splitting an input into sections.
+#pragma once
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// The entry point: libFuzzer's, or (SPECPROBE_FUZZ_REPLAY, tests/hostile/fuzz_replay_test.cpp)
+// a named function so that the Catch2 suite replays the seeds and every past crash without
+// libFuzzer, in every build (release, ASan+UBSan).
+#ifdef SPECPROBE_FUZZ_REPLAY
+#define SPECPROBE_FUZZ_ENTRY(name) int name(const uint8_t* data, size_t size)
+#define SPECPROBE_FUZZ_FAIL(why) throw std::logic_error(why)
+#else
+#define SPECPROBE_FUZZ_ENTRY(name) extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
+#define SPECPROBE_FUZZ_FAIL(why) __builtin_trap()
+#endif
+
+namespace specprobe::fuzz {
+
+// Created once, removed at exit; lives under $TMPDIR (or /tmp).
+inline const std::string& scratch_dir() {
+  static const std::string dir = [] {
+    const char* t = std::getenv("TMPDIR");
+    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/specprobe-fuzz-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) std::abort();
+    static struct Remover {
+      std::string d;
+      ~Remover() {
+        std::error_code ec;
+        std::filesystem::remove_all(d, ec);
+      }
+    } remover{tmpl};
+    return tmpl;
+  }();
+  return dir;
+}
+
+// Replaces PATH's contents with BYTES (truncating); then, when SIZE > BYTES.size(), extends the
+// file with a hole to SIZE bytes.
+inline void write_file(const std::string& path, std::string_view bytes, uint64_t size = 0) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) std::abort();
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) std::abort();
+    done += static_cast<size_t>(n);
+  }
+  if (size > bytes.size() && ::ftruncate(fd, static_cast<off_t>(size)) != 0) std::abort();
+  ::close(fd);
+}
+
+// Splits TEXT on lines that read exactly "----" (the separator line is dropped).
+inline std::vector<std::string_view> split_sections(std::string_view text, size_t max_sections) {
+  std::vector<std::string_view> out;
+  constexpr std::string_view kSep = "\n----\n";
+  while (out.size() + 1 < max_sections) {
+    const size_t at = text.find(kSep);
+    if (at == std::string_view::npos) break;
+    out.push_back(text.substr(0, at));
+    text.remove_prefix(at + kSep.size());
+  }
+  out.push_back(text);
+  return out;
+}
+
+}  // namespace specprobe::fuzz

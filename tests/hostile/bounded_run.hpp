@@ -1,0 +1,27 @@
+// Runs the built specprobe binary on hostile inputs under hard bounds: a wall-clock timeout (the
+// child is killed, and the case fails, when it runs over), an address-space limit where the build
+// is not sanitized (ASan reserves terabytes of shadow, so sanitized builds check peak RSS only),
+// no core files. Reports how the child ended and its peak resident memory.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace specprobe::hostile {
+
+struct BoundedResult {
+  int exit_code = -1;     // when it exited
+  int signal = 0;         // when a signal ended it (SIGKILL after a timeout included)
+  bool timed_out = false;
+  long max_rss_kib = 0;   // peak resident set of the child
+  std::string out, err;
+};
+
+// Whether this build is sanitized (the binary under test is built with the same flags).
+bool sanitized_build();
+
+// Runs SPECPROBE_BINARY with ARGS (no shell) in CWD (empty: inherit), killing it after
+// TIMEOUT_S seconds. Without a sanitizer the address space is capped at AS_LIMIT_MIB.
+BoundedResult run_bounded(const std::vector<std::string>& args, const std::string& cwd = {},
+                          int timeout_s = 60, long as_limit_mib = 4096);
+
+}  // namespace specprobe::hostile
