@@ -16,6 +16,7 @@
 #include "inputs/model_config.hpp"
 #include "inputs/serving.hpp"
 #include "probes/plan_probes.hpp"
+#include "probes/stack_probes.hpp"
 #include "report/printers.hpp"
 #include "rules/engine.hpp"
 #include "rules/sweep.hpp"
@@ -85,11 +86,38 @@ void add_probes(const CheckOptions& o, Report& report, Json& facts) {
   report.probes = run.results;
 }
 
+// Stack probes: the --python environment's own DeepGEMM / FlashInfer / Triton run the plan's shapes
+// (probes/stack_probes.hpp); their answers enter as stack.* facts and the derived facts are
+// recomputed so that the DSA derivation prefers them over version knowledge.
+void add_stack_probes(const CheckOptions& o, Report& report, Json& facts) {
+  if (o.python.empty() || o.stack_probes == "off") {
+    facts["stack"]["ran"] = false;
+    facts["stack"]["reason"] = o.python.empty() ? "no --python given" : "--stack-probes off";
+    return;
+  }
+  probes::StackProbeOptions so;
+  so.python = o.python;
+  so.timeout_s = o.stack_timeout_s;
+  probes::StackRun run = probes::run_stack_probes(facts, so);
+  facts.merge_patch(run.facts_patch);
+  for (const auto& r : run.results) {
+    report.probes.push_back(r);
+    const std::string st = r.value("status", "error");
+    std::string msg = fmt::format("stack probe {} {}: {}", r.value("library", "?"),
+                                  r.value("version", Json()).is_string() ? r["version"].get<std::string>() : "(version unknown)", st);
+    if (!r.value("reason", "").empty()) msg += " (" + r["reason"].get<std::string>() + ")";
+    if (r.value("error_text", Json()).is_string()) msg += ": `" + r["error_text"].get<std::string>() + "`";
+    report.notes.push_back({st == "error" ? "warning" : "info", msg, {}});
+  }
+  derive_facts(facts);
+}
+
 Status add_libs(const CheckOptions& o, Json& facts) {
   std::vector<LibVersion> libs;
   std::vector<std::string> dirs = o.site_packages;
   if (!o.python.empty()) {
-    auto sp = site_packages_of_python(o.python);
+    auto resolved = probes::resolve_python(o.python);  // "python3" is looked up on PATH
+    auto sp = site_packages_of_python(resolved ? *resolved : o.python);
     if (!sp) return sp.error();
     dirs.insert(dirs.end(), sp->begin(), sp->end());
   }
@@ -167,6 +195,8 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--engine", o.engine, "force the engine: vllm or sglang")->check(CLI::IsMember({"vllm", "sglang"}));
   app.add_option("--probes", o.probes, "run probe kernels: auto (when a GPU is present), off, all")->check(CLI::IsMember({"auto", "off", "all"}));
   app.add_flag("--no-matrix", o.no_matrix, "skip the what-if support matrix");
+  app.add_option("--stack-probes", o.stack_probes, "with --python: run the plan's DeepGEMM / FlashInfer / Triton stack probes in that Python: auto, off")->check(CLI::IsMember({"auto", "off"}));
+  app.add_option("--stack-timeout", o.stack_timeout_s, "seconds one stack probe (one library, JIT build included) may run");
   app.add_option("--format", o.format, "output format: text or json")->check(CLI::IsMember({"text", "json"}));
   app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");
   app.add_option("--fail-on", o.fail_on, "lowest severity that makes the exit code 1: error, warning, info, none")
@@ -205,6 +235,7 @@ Expected<Report> run_check(const CheckOptions& o) {
   if (auto st = add_gpu(o, report, facts); !st) return st.error();
   derive_facts(facts);
   add_probes(o, report, facts);
+  add_stack_probes(o, report, facts);
 
   auto rules = load_rules(o.rules_dir);
   if (!rules) {

@@ -25,6 +25,8 @@ struct CheckOptions {
   std::string rules_dir;              // --rules-dir (development)
   std::string probes = "auto";        // --probes auto|off|all
   bool no_matrix = false;             // --no-matrix
+  std::string stack_probes = "auto";  // --stack-probes auto|off: ask --python's libraries (probes/stack_probes.hpp)
+  double stack_timeout_s = 600;       // --stack-timeout, per library
   // Output
   std::string format = "text";        // text | json
   std::string output;                 // --output FILE (the --format output)

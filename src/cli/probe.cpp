@@ -6,6 +6,7 @@
 
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
+#include "probes/stack_probes.hpp"
 
 namespace specprobe {
 
@@ -89,6 +90,74 @@ Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o) {
   return specs;
 }
 
+Expected<std::vector<Json>> stack_specs_from_options(const ProbeOptions& o) {
+  auto ns = parse_int_list(o.next_n);
+  if (!ns) return ns.error();
+  auto first = [](const auto& v, auto dflt) { return v.empty() ? dflt : v.front(); };
+  const int gqa = first(o.gqa, 1), kvh = o.heads_kv > 0 ? o.heads_kv : 2, k = first(o.k, 1);
+  const int batch = o.batch > 0 ? o.batch : 2, context = o.context > 0 ? o.context : 200;
+  std::vector<Json> specs;
+  for (const auto& lib : o.stack_libs) {
+    Json params;
+    if (lib == "deep_gemm")
+      params = {{"next_n", *ns}, {"heads", first(o.heads, 64)}, {"head_dim", first(o.head_dim, 128)},
+                {"block_kv", first(o.block_kv, 64)}, {"batch", batch}, {"context", context}};
+    else if (lib == "flashinfer")
+      params = {{"q_heads", kvh * gqa}, {"kv_heads", kvh}, {"head_dim", first(o.sv_head_dim, 128)},
+                {"kv_dtype", first(o.kv_dtype, std::string("bf16"))}, {"page_size", first(o.block_size, 16)},
+                {"q_len", k + 1}, {"batch", batch}, {"context", context}};
+    else if (lib == "triton")
+      params = {{"k", k}, {"gqa", gqa}, {"head_dim", first(o.sv_head_dim, 128)}, {"dtype", first(o.kv_dtype, std::string("bf16"))}};
+    else
+      return usage_error("unknown stack library '" + lib + "' (deep_gemm, flashinfer, triton)");
+    specs.push_back({{"probe", "stack_" + lib}, {"library", lib}, {"params", params}});
+  }
+  return specs;
+}
+
+namespace {
+
+// probe --stack: one validated record per library; table or JSON; exit 0 pass/skip, 1 fail, 3 error.
+int run_stack_probe_command(const ProbeOptions& o) {
+  auto specs = stack_specs_from_options(o);
+  if (!specs) {
+    std::fprintf(stderr, "specprobe: error: %s\n", specs.error().message.c_str());
+    return 2;
+  }
+  auto python = probes::resolve_python(o.python.empty() ? std::string("python3") : o.python);
+  if (!python) {
+    std::fprintf(stderr, "specprobe: error: --python: %s\n", python.error().message.c_str());
+    return 2;
+  }
+  probes::StackProbeOptions so;
+  so.python = *python;
+  so.timeout_s = o.stack_timeout_s;
+  probes::StackRun run = probes::run_stack_specs(*specs, so);
+  if (o.format == "json") {
+    std::printf("%s\n", Json({{"results", run.results}, {"facts", run.facts_patch}}).dump(2).c_str());
+  } else {
+    for (const auto& r : run.results) {
+      std::printf("%-10s %-12s %-6s %s\n", r.value("library", "?").c_str(),
+                  r.value("version", Json()).is_string() ? r["version"].get<std::string>().c_str() : "-",
+                  r.value("status", "?").c_str(), r.value("reason", "").c_str());
+      if (r.value("error_text", Json()).is_string()) std::printf("           error_text: %s\n", r["error_text"].get<std::string>().c_str());
+      for (const auto& c : r.value("cases", Json::array()))
+        std::printf("    %-6s %s%s%s\n", c.value("status", "?").c_str(), c.value("name", "?").c_str(),
+                    c.value("reason", "").empty() ? "" : (" -- " + c["reason"].get<std::string>()).c_str(),
+                    c.value("error_text", Json()).is_string() ? (": " + c["error_text"].get<std::string>()).c_str() : "");
+    }
+  }
+  int code = 0;
+  for (const auto& r : run.results) {
+    const std::string st = r.value("status", "error");
+    if (st == probes::kFail) code = std::max(code, 1);
+    if (st == probes::kError) code = 3;
+  }
+  return code;
+}
+
+}  // namespace
+
 std::string format_probe_table(const std::vector<Json>& results) {
   std::string out = fmt::format("{:<72} {:<6} {:>9} {:>10} {:>5} {:>7} {:>4}  {}\n", "probe", "status", "max_rel",
                                 "time_us", "regs", "smem_KB", "occ", "reason / evidence");
@@ -134,10 +203,15 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
   cmd->add_option("--timeout", o.timeout_s, "seconds a probe may run before it is killed");
   cmd->add_option("--format", o.format, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--in-process", o.in_process, "run probes in this process (debugging; no isolation)");
+  cmd->add_flag("--stack", o.stack, "ask the installed DeepGEMM / FlashInfer / Triton of --python instead of specprobe's kernels");
+  cmd->add_option("--python", o.python, "with --stack: the deployment's Python (default python3 on PATH)");
+  cmd->add_option("--stack-lib", o.stack_libs, "with --stack: deep_gemm, flashinfer, triton")->delimiter(',');
+  cmd->add_option("--stack-timeout", o.stack_timeout_s, "with --stack: seconds one library's probe may run");
   return cmd;
 }
 
 int run_probe_command(const ProbeOptions& o) {
+  if (o.stack) return run_stack_probe_command(o);
   auto specs = probe_specs_from_options(o);
   if (!specs) {
     std::fprintf(stderr, "specprobe: error: %s\n", specs.error().message.c_str());

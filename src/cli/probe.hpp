@@ -34,6 +34,13 @@ struct ProbeOptions {
   double timeout_s = 30;
   std::string format = "text";  // text | json
   bool in_process = false;      // debugging: no child process
+  // --stack: ask the --python environment's DeepGEMM / FlashInfer / Triton instead (probes/stack_probes.hpp).
+  // One shape: every --next-n, and the first of --heads/--head-dim/--block-kv (DeepGEMM),
+  // --gqa/--heads-kv/--k/--sv-head-dim/--kv-dtype/--block-size (FlashInfer, Triton).
+  bool stack = false;
+  std::string python;
+  std::vector<std::string> stack_libs{"deep_gemm", "flashinfer", "triton"};
+  double stack_timeout_s = 600;
 };
 
 struct ProbeChildOptions {
@@ -49,6 +56,8 @@ int run_probe_child_command(const ProbeChildOptions& opts);
 Expected<std::vector<int>> parse_int_list(const std::string& text);
 // The cross product the options describe.
 Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& opts);
+// The stack-probe specs `probe --stack` runs (one per library in stack_libs).
+Expected<std::vector<Json>> stack_specs_from_options(const ProbeOptions& opts);
 // Fixed-width table of result records (what `probe` prints).
 std::string format_probe_table(const std::vector<Json>& results);
 

@@ -1,0 +1,198 @@
+# Stack probe adapter: asks the installed FlashInfer whether its paged-KV wrappers run the plan's
+# spec-verify shapes on this GPU: BatchPrefillWithPagedKVCacheWrapper with q_len = k+1 per request
+# (the verify step) and BatchDecodeWithPagedKVCacheWrapper with one token per request (the drafter's
+# step; also q_len = k+1 where this FlashInfer's decode plan takes q_len_per_req), with the plan's
+# query / KV heads, head dim and KV dtype, compared with an fp32 reference. Run by specprobe
+# (probes/stack_probes.cpp) with the deployment's Python, a private temp dir and a clean environment.
+# Protocol: "@@specprobe begin 0", then one "@@specprobe result <json>" line (specprobe-stack/1).
+import json
+import math
+import sys
+
+SCHEMA = "specprobe-stack/1"
+ADAPTER = "stack_flashinfer"
+LIBRARY = "flashinfer"
+
+
+def emit(result):
+    sys.stdout.write("@@specprobe result " + json.dumps(result) + "\n")
+    sys.stdout.flush()
+
+
+def read_params(argv):
+    if "--specs" in argv:
+        specs = json.loads(argv[argv.index("--specs") + 1])
+        if isinstance(specs, list) and specs and isinstance(specs[0], dict):
+            return specs[0].get("params", {})
+    return {}
+
+
+def short_error(exc):
+    text = str(exc).strip()
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    for l in lines:
+        if "Error" in l or "error" in l or "Unsupported" in l or "not supported" in l:
+            return l[:2000]
+    return (lines[-1] if lines else type(exc).__name__)[:2000]
+
+
+class Paged:
+    """A tiny paged KV cache: `batch` requests of `context` tokens in shuffled pages (NHD)."""
+
+    def __init__(self, torch, batch, context, page, kv_heads, head_dim, kv_dtype):
+        self.pages_per_seq = (context + page - 1) // page
+        n_pages = batch * self.pages_per_seq
+        k = torch.randn((n_pages, page, kv_heads, head_dim), device="cuda") * 0.5
+        v = torch.randn((n_pages, page, kv_heads, head_dim), device="cuda")
+        self.k = k.to(kv_dtype)
+        self.v = v.to(kv_dtype)
+        perm = torch.randperm(n_pages, device="cuda", dtype=torch.int32)
+        self.indices = perm
+        self.indptr = torch.arange(0, n_pages + 1, self.pages_per_seq, device="cuda", dtype=torch.int32)
+        last = context - (self.pages_per_seq - 1) * page
+        self.last_page_len = torch.full((batch,), last, device="cuda", dtype=torch.int32)
+        self.batch, self.context, self.page = batch, context, page
+
+    def seq(self, b, which):
+        t = self.k if which == "k" else self.v
+        idx = self.indices[b * self.pages_per_seq:(b + 1) * self.pages_per_seq].long()
+        return t[idx].float().reshape(-1, t.shape[2], t.shape[3])[: self.context]  # [ctx, Hkv, D]
+
+
+def reference(torch, q, paged, q_len, q_heads, kv_heads):
+    # q: [batch*q_len, Hq, D]; query i of a request sits at position context - q_len + i (causal).
+    out = torch.empty(q.shape, device="cuda", dtype=torch.float32)
+    group = q_heads // kv_heads
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    for b in range(paged.batch):
+        k = paged.seq(b, "k").repeat_interleave(group, dim=1)  # [ctx, Hq, D]
+        v = paged.seq(b, "v").repeat_interleave(group, dim=1)
+        qb = q[b * q_len:(b + 1) * q_len].float()              # [q_len, Hq, D]
+        s = torch.einsum("qhd,thd->hqt", qb, k) * scale
+        pos = torch.arange(paged.context, device="cuda")
+        limit = paged.context - q_len + torch.arange(q_len, device="cuda")
+        s = s.masked_fill(pos[None, None, :] > limit[None, :, None], float("-inf"))
+        out[b * q_len:(b + 1) * q_len] = torch.einsum("hqt,thd->qhd", s.softmax(-1), v)
+    return out
+
+
+def compare(torch, got, want):
+    got = got.float()
+    if not torch.isfinite(got).all():
+        return "fail", "non-finite output", None
+    rel = ((got - want).norm() / want.norm()).item()
+    if rel > 3e-2:
+        return "fail", "output differs from the fp32 reference: norm rel err %.3g > 3e-2" % rel, rel
+    return "pass", "", rel
+
+
+def main():
+    sys.stdout.write("@@specprobe begin 0\n")
+    sys.stdout.flush()
+    result = {"schema": SCHEMA, "adapter": ADAPTER, "library": LIBRARY, "version": None, "status": "error",
+              "reason": "", "error_text": None, "device": None, "cases": []}
+    try:
+        p = read_params(sys.argv)
+        q_heads, kv_heads = int(p.get("q_heads", 8)), int(p.get("kv_heads", 1))
+        head_dim, page = int(p.get("head_dim", 128)), int(p.get("page_size", 16))
+        q_len, kv_name = int(p.get("q_len", 2)), str(p.get("kv_dtype", "bf16"))
+        batch, context = int(p.get("batch", 2)), int(p.get("context", 200))
+    except Exception as e:
+        result["reason"] = "bad parameters from specprobe: %s" % e
+        return emit(result)
+    import importlib.util
+    for mod in ("torch", "flashinfer"):
+        if importlib.util.find_spec(mod) is None:
+            result["status"] = "skip"
+            result["reason"] = "%s is not installed in this Python (%s)" % (mod, sys.prefix)
+            return emit(result)
+    try:
+        import torch
+        import flashinfer
+    except Exception as e:
+        result["reason"] = "flashinfer is installed but importing it failed"
+        result["error_text"] = short_error(e)
+        return emit(result)
+    result["version"] = getattr(flashinfer, "__version__", None)
+    if not torch.cuda.is_available():
+        result["status"] = "skip"
+        result["reason"] = "torch sees no CUDA device"
+        return emit(result)
+    prop = torch.cuda.get_device_properties(0)
+    result["device"] = {"name": prop.name, "sm": prop.major * 10 + prop.minor}
+    kv_dtype = torch.float8_e4m3fn if kv_name == "fp8" else torch.bfloat16
+    torch.manual_seed(7)
+    paged = Paged(torch, batch, context, page, kv_heads, head_dim, kv_dtype)
+    workspace = torch.empty(128 * 1024 * 1024, dtype=torch.uint8, device="cuda")
+    common = {"q_heads": q_heads, "kv_heads": kv_heads, "head_dim": head_dim, "page_size": page,
+              "kv_dtype": kv_name, "batch": batch, "context": context}
+
+    def prefill():
+        w = flashinfer.BatchPrefillWithPagedKVCacheWrapper(workspace, "NHD")
+        qo_indptr = torch.arange(0, (batch + 1) * q_len, q_len, device="cuda", dtype=torch.int32)
+        w.plan(qo_indptr, paged.indptr, paged.indices, paged.last_page_len, q_heads, kv_heads, head_dim, page,
+               causal=True, q_data_type=torch.bfloat16, kv_data_type=kv_dtype)
+        q = torch.randn((batch * q_len, q_heads, head_dim), device="cuda").to(torch.bfloat16)
+        o = w.run(q, (paged.k, paged.v))
+        torch.cuda.synchronize()
+        return compare(torch, o, reference(torch, q, paged, q_len, q_heads, kv_heads))
+
+    def decode(rows):
+        import inspect
+        w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(workspace, "NHD", use_tensor_cores=True)
+        kw = {"q_data_type": torch.bfloat16, "kv_data_type": kv_dtype}
+        if rows > 1:
+            if "q_len_per_req" not in inspect.signature(w.run).parameters:
+                return "skip", "this FlashInfer's decode wrapper takes one query token per request", None
+            kw_run = {"q_len_per_req": rows}
+        else:
+            kw_run = {}
+        w.plan(paged.indptr, paged.indices, paged.last_page_len, q_heads, kv_heads, head_dim, page, **kw)
+        q = torch.randn((batch * rows, q_heads, head_dim), device="cuda").to(torch.bfloat16)
+        o = w.run(q, (paged.k, paged.v), **kw_run)
+        torch.cuda.synchronize()
+        return compare(torch, o.reshape(batch * rows, q_heads, head_dim), reference(torch, q, paged, rows, q_heads, kv_heads))
+
+    plans = [("prefill", "BatchPrefillWithPagedKVCacheWrapper q_len=%d" % q_len, prefill, q_len),
+             ("decode", "BatchDecodeWithPagedKVCacheWrapper q_len=1 (tensor cores)", lambda: decode(1), 1)]
+    if q_len > 1:
+        plans.append(("decode_q_len", "BatchDecodeWithPagedKVCacheWrapper q_len=%d (tensor cores)" % q_len,
+                      lambda: decode(q_len), q_len))
+    broken = None
+    for key, what, fn, rows in plans:
+        case = {"name": "%s Hq=%d Hkv=%d D=%d %s page %d" % (what, q_heads, kv_heads, head_dim, kv_name, page),
+                "key": key, "params": dict(common, q_len=rows), "status": "error", "reason": "", "error_text": None}
+        if broken:
+            case["reason"] = "not run: " + broken
+            result["cases"].append(case)
+            continue
+        try:
+            status, reason, rel = fn()
+            case.update(status=status, reason=reason)
+            if rel is not None:
+                case["max_rel_err"] = rel
+        except Exception as e:
+            text = str(e)
+            case["error_text"] = short_error(e)
+            if "CUDA error" in text or "illegal" in text.lower():
+                case.update(status="fail", reason="the kernel faulted")
+                broken = "the CUDA context is unusable after %s faulted" % key
+            elif isinstance(e, (NotImplementedError, ValueError)) or "Unsupported" in text or "not supported" in text:
+                case.update(status="fail", reason="FlashInfer rejected the shape")
+            else:
+                case.update(status="error", reason="%s (JIT build or environment, not a verdict on the shape)" % type(e).__name__)
+        result["cases"].append(case)
+    statuses = [c["status"] for c in result["cases"]]
+    if "fail" in statuses:
+        first = next(c for c in result["cases"] if c["status"] == "fail")
+        result.update(status="fail", reason=first["key"] + ": " + first["reason"], error_text=first["error_text"])
+    elif "error" in statuses:
+        first = next(c for c in result["cases"] if c["status"] == "error")
+        result.update(status="error", reason=first["key"] + ": " + first["reason"], error_text=first["error_text"])
+    else:
+        result["status"] = "pass"
+    emit(result)
+
+
+if __name__ == "__main__":
+    main()

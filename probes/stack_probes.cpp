@@ -1,0 +1,405 @@
+// Stack probes: the deployment's own libraries, run through adapter scripts (see stack_probes.hpp).
+#include "probes/stack_probes.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include "common/embedded.hpp"
+#include "probes/probe_common.hpp"
+#include "probes/runner.hpp"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace specprobe::probes {
+
+namespace {
+
+constexpr size_t kMaxText = 4000;   // longest string kept from an adapter
+constexpr size_t kMaxCases = 64;
+
+std::optional<int64_t> int_fact(const Json& facts, const char* dotted) {
+  const Json* v = find_fact(facts, dotted);
+  if (!v || !v->is_number_integer()) return std::nullopt;
+  return v->get<int64_t>();
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+Json skip_spec(const std::string& lib, const std::string& why) {
+  return {{"probe", "stack_" + lib}, {"library", lib}, {"skip_reason", why}};
+}
+
+Json run_spec(const std::string& lib, Json params) {
+  return {{"probe", "stack_" + lib}, {"library", lib}, {"params", std::move(params)}};
+}
+
+std::string display_name(const Json& spec) {
+  std::string name = "stack " + spec.value("library", std::string("?"));
+  if (spec.contains("params"))
+    for (const auto& [k, v] : spec["params"].items()) name += " " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  return name;
+}
+
+Json base_record(const Json& spec, const std::string& status, const std::string& reason) {
+  const std::string lib = spec.value("library", "");
+  return {{"probe", spec.value("probe", "stack_" + lib)}, {"name", display_name(spec)}, {"library", lib},
+          {"adapter", "stack_" + lib}, {"status", status}, {"reason", reason}, {"error_text", nullptr},
+          {"version", nullptr}, {"device", nullptr}, {"cases", Json::array()}, {"spec", spec}};
+}
+
+bool is_state(const Json& j) {
+  if (!j.is_string()) return false;
+  const auto s = j.get<std::string>();
+  return s == kPass || s == kFail || s == kSkip || s == kError;
+}
+
+// A string or null, truncated; false when it is neither.
+bool text_or_null(const Json& obj, const char* key, Json& out) {
+  if (!obj.contains(key) || obj[key].is_null()) {
+    out = nullptr;
+    return true;
+  }
+  if (!obj[key].is_string()) return false;
+  std::string s = obj[key].get<std::string>();
+  if (s.size() > kMaxText) s = s.substr(0, kMaxText) + "...";
+  out = s;
+  return true;
+}
+
+std::string validate_case(const Json& c, const std::string& lib, Json& out) {
+  if (!c.is_object()) return "a case is not an object";
+  if (!c.contains("name") || !c["name"].is_string()) return "a case has no name";
+  if (!c.contains("key") || !c["key"].is_string() ||
+      !std::regex_match(c["key"].get<std::string>(), std::regex("[a-z0-9_]+(\\.[a-z0-9_]+)*")) || c["key"].get<std::string>().size() > 64)
+    return "case '" + c["name"].get<std::string>() + "' has no valid key";
+  if (!is_state(c.value("status", Json()))) return "case '" + c["name"].get<std::string>() + "' has an invalid status";
+  out = {{"name", c["name"]}, {"key", c["key"]}, {"status", c["status"]}};
+  Json t;
+  if (!text_or_null(c, "reason", t)) return "a case's reason is not a string";
+  out["reason"] = t.is_null() ? Json("") : t;
+  if (!text_or_null(c, "error_text", t)) return "a case's error_text is not a string";
+  out["error_text"] = t;
+  if (c.contains("params")) {
+    if (!c["params"].is_object()) return "a case's params is not an object";
+    out["params"] = c["params"];
+  }
+  if (c.contains("max_rel_err") && c["max_rel_err"].is_number()) out["max_rel_err"] = c["max_rel_err"];
+  if (c.contains("api") && c["api"].is_string()) out["api"] = c["api"];
+  if (lib == "deep_gemm") {
+    const Json p = c.value("params", Json::object());
+    if (!p.contains("next_n") || !p["next_n"].is_number_integer() || p["next_n"].get<int>() < 1 || p["next_n"].get<int>() > 64)
+      return "a DeepGEMM case has no next_n";
+    if (c["key"] != fmt::format("next_n.{}", p["next_n"].get<int>())) return "a DeepGEMM case key does not match its next_n";
+  }
+  return "";
+}
+
+std::string private_dir_template() {
+  const char* t = std::getenv("TMPDIR");
+  std::string base = t && *t ? t : "/tmp";
+  return base + "/specprobe-stack-XXXXXX";
+}
+
+}  // namespace
+
+const std::vector<std::string>& stack_libraries() {
+  static const std::vector<std::string> kLibs = {"deep_gemm", "flashinfer", "triton"};
+  return kLibs;
+}
+
+Expected<std::string> resolve_python(const std::string& python) {
+  if (python.empty()) return usage_error("no Python given (--python PATH)");
+  std::error_code ec;
+  if (python.find('/') != std::string::npos) {
+    if (fs::is_regular_file(python, ec) && access(python.c_str(), X_OK) == 0) return python;
+    if (fs::is_directory(python, ec))
+      for (const char* rel : {"bin/python3", "bin/python"})
+        if (fs::is_regular_file(fs::path(python) / rel, ec)) return (fs::path(python) / rel).string();
+    return input_error(fmt::format("{}: not an executable Python", python));
+  }
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t pos = 0;
+  while (pos <= p.size()) {
+    const size_t colon = p.find(':', pos);
+    const std::string dir = p.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
+    if (!dir.empty()) {
+      const fs::path cand = fs::path(dir) / python;
+      if (fs::is_regular_file(cand, ec) && access(cand.c_str(), X_OK) == 0) return cand.string();
+    }
+    if (colon == std::string::npos) break;
+    pos = colon + 1;
+  }
+  return input_error(fmt::format("{}: not found on PATH", python));
+}
+
+std::vector<std::string> stack_child_env(const std::string& private_dir, const std::vector<std::string>& parent) {
+  std::set<std::string> pass = {"PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_VISIBLE_DEVICES",
+                                "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH"};
+  for (const auto& e : parent)
+    if (e.rfind("SPECPROBE_STACK_PASS_ENV=", 0) == 0) {
+      std::string list = e.substr(25);
+      size_t pos = 0;
+      while (pos <= list.size()) {
+        const size_t comma = list.find(',', pos);
+        std::string name = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        if (!name.empty()) pass.insert(name);
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+      }
+    }
+  // Set by specprobe; never taken from the parent even when listed.
+  const std::vector<std::pair<std::string, std::string>> own = {
+      {"HOME", private_dir},
+      {"TMPDIR", private_dir + "/tmp"},
+      {"XDG_CACHE_HOME", private_dir + "/cache"},
+      {"TRITON_CACHE_DIR", private_dir + "/cache/triton"},
+      {"DG_JIT_CACHE_DIR", private_dir + "/cache/deep_gemm"},
+      {"TORCH_EXTENSIONS_DIR", private_dir + "/cache/torch_extensions"},
+      {"PYTHONNOUSERSITE", "1"},
+      {"PYTHONDONTWRITEBYTECODE", "1"},
+      {"PYTHONUNBUFFERED", "1"},
+      {"PYTHONIOENCODING", "utf-8"},
+  };
+  std::set<std::string> own_names;
+  for (const auto& [k, _] : own) own_names.insert(k);
+  std::vector<std::string> env;
+  bool have_path = false;
+  for (const auto& e : parent) {
+    const size_t eq = e.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = e.substr(0, eq);
+    if (!pass.count(name) || own_names.count(name)) continue;
+    env.push_back(e);
+    have_path |= name == "PATH";
+  }
+  if (!have_path) env.push_back("PATH=/usr/local/bin:/usr/bin:/bin");
+  for (const auto& [k, v] : own) env.push_back(k + "=" + v);
+  std::sort(env.begin(), env.end());
+  return env;
+}
+
+std::vector<Json> stack_probe_specs(const Json& facts, const StackProbeOptions& opts) {
+  std::vector<Json> specs;
+  auto wanted = [&](const std::string& lib) {
+    return opts.libraries.empty() || std::find(opts.libraries.begin(), opts.libraries.end(), lib) != opts.libraries.end();
+  };
+  auto forced = [&](const std::string& lib) { return !opts.libraries.empty() && wanted(lib); };
+  const int next_n = static_cast<int>(int_fact(facts, "spec.next_n").value_or(1));
+  const int k = std::max(0, next_n - 1);
+  const bool mla = fact_bool(facts, "model.mla").value_or(false);
+  const std::string backend = upper(fact_string(facts, "attention.selected").value_or(""));
+  const bool kv_fp8 = fact_bool(facts, "kv.fp8").value_or(false);
+
+  if (wanted("deep_gemm")) {
+    if (auto heads = int_fact(facts, "model.dsa.index_n_heads")) {
+      std::set<int> ns(opts.next_n.begin(), opts.next_n.end());
+      if (ns.empty()) ns = {1, std::clamp(next_n, 1, 16)};
+      const std::string fam = fact_string(facts, "gpu.arch_family").value_or("");
+      const int block_kv = 64;  // SM90 requires 64; SM100 takes 32 or 64; vLLM uses 64 on both
+      specs.push_back(run_spec("deep_gemm", {{"next_n", std::vector<int>(ns.begin(), ns.end())},
+                                             {"heads", *heads},
+                                             {"head_dim", int_fact(facts, "model.dsa.index_head_dim").value_or(128)},
+                                             {"block_kv", block_kv}, {"batch", 2}, {"context", 200},
+                                             {"arch_family", fam}}));
+    } else {
+      specs.push_back(skip_spec("deep_gemm", "the model has no DSA indexer: DeepGEMM's paged MQA logits are not on its path"));
+    }
+  }
+  const auto heads = int_fact(facts, "model.num_attention_heads");
+  const auto kv_heads = int_fact(facts, "model.num_kv_heads");
+  const auto head_dim = int_fact(facts, "model.head_dim");
+  auto gqa = int_fact(facts, "model.gqa_ratio");
+  if (!gqa && heads && kv_heads && *kv_heads > 0) gqa = *heads / *kv_heads;
+  const bool shapes_known = gqa && head_dim && kv_heads;
+
+  if (wanted("flashinfer")) {
+    const bool on_path = backend == "FLASHINFER";
+    if (mla) specs.push_back(skip_spec("flashinfer", "MLA model: FlashInfer's paged GQA wrappers are not on its path"));
+    else if (!on_path && !forced("flashinfer"))
+      specs.push_back(skip_spec("flashinfer", fmt::format("attention backend {} is not FlashInfer", backend.empty() ? "unknown" : backend)));
+    else if (!shapes_known) specs.push_back(skip_spec("flashinfer", "model heads / head_dim unknown (give --model)"));
+    else {
+      const int kvh = static_cast<int>(std::clamp<int64_t>(*kv_heads, 1, 8));  // per-GPU heads do not change the kernel's tile
+      specs.push_back(run_spec("flashinfer", {{"q_heads", kvh * *gqa}, {"kv_heads", kvh}, {"head_dim", *head_dim},
+                                              {"kv_dtype", kv_fp8 ? "fp8" : "bf16"},
+                                              {"page_size", int_fact(facts, "serve.block_size").value_or(16)},
+                                              {"q_len", k + 1}, {"batch", 2}, {"context", 200}}));
+    }
+  }
+  if (wanted("triton")) {
+    const bool on_path = backend.find("TRITON") != std::string::npos || fact_bool(facts, "kv.turboquant").value_or(false);
+    if (mla) specs.push_back(skip_spec("triton", "MLA model: the spec-verify tile probe models GQA attention only"));
+    else if (!on_path && !forced("triton"))
+      specs.push_back(skip_spec("triton", fmt::format("attention backend {} is not Triton-based", backend.empty() ? "unknown" : backend)));
+    else if (!shapes_known) specs.push_back(skip_spec("triton", "model heads / head_dim unknown (give --model)"));
+    else
+      specs.push_back(run_spec("triton", {{"k", k}, {"gqa", *gqa}, {"head_dim", *head_dim}, {"dtype", kv_fp8 ? "fp8" : "bf16"}}));
+  }
+  return specs;
+}
+
+Json validate_stack_result(const Json& raw, const Json& spec) {
+  const std::string lib = spec.value("library", "");
+  if (!raw.is_object()) return base_record(spec, kError, "the adapter printed no result object; not trusted");
+  if (!raw.contains("schema")) {
+    // A runner record: the child crashed, hung, printed nothing or printed unparseable JSON.
+    const std::string st = raw.value("status", std::string(kError));
+    std::string why = raw.value("reason", std::string("no result"));
+    Json r = base_record(spec, kError, (st == kCrash ? "the adapter process failed: " : "") + why + "; not trusted");
+    for (const char* key : {"signal", "timeout_s", "stderr_tail"})
+      if (raw.contains(key)) r[key] = raw[key];
+    return r;
+  }
+  auto invalid = [&](const std::string& why) {
+    Json r = base_record(spec, kError, "the adapter's result is invalid (" + why + "); not trusted");
+    r["raw"] = raw.dump().substr(0, 2000);
+    return r;
+  };
+  if (raw["schema"] != kStackSchema) return invalid("schema is not " + std::string(kStackSchema));
+  if (raw.value("adapter", Json()) != "stack_" + lib) return invalid("adapter is not stack_" + lib);
+  if (raw.value("library", Json()) != lib) return invalid("library is not " + lib);
+  if (!is_state(raw.value("status", Json()))) return invalid("status is not pass, fail, skip or error");
+  Json r = base_record(spec, raw["status"].get<std::string>(), "");
+  r["source"] = "adapter";
+  Json t;
+  if (!text_or_null(raw, "reason", t)) return invalid("reason is not a string");
+  r["reason"] = t.is_null() ? Json("") : t;
+  if (!text_or_null(raw, "error_text", t)) return invalid("error_text is not a string");
+  r["error_text"] = t;
+  if (!text_or_null(raw, "version", t)) return invalid("version is not a string");
+  r["version"] = t;
+  if (raw.contains("device") && !raw["device"].is_null()) {
+    const Json& d = raw["device"];
+    if (!d.is_object() || !d.contains("sm") || !d["sm"].is_number_integer() || !d.value("name", Json()).is_string())
+      return invalid("device is not {name, sm}");
+    r["device"] = {{"name", d["name"]}, {"sm", d["sm"]}};
+  }
+  if (!raw.contains("cases") || !raw["cases"].is_array()) return invalid("cases is not an array");
+  if (raw["cases"].size() > kMaxCases) return invalid("too many cases");
+  std::set<std::string> keys;
+  int fails = 0, passes = 0;
+  for (const auto& c : raw["cases"]) {
+    Json out;
+    if (auto why = validate_case(c, lib, out); !why.empty()) return invalid(why);
+    if (!keys.insert(out["key"].get<std::string>()).second) return invalid("duplicate case key " + out["key"].get<std::string>());
+    fails += out["status"] == kFail;
+    passes += out["status"] == kPass;
+    r["cases"].push_back(out);
+  }
+  const std::string st = r["status"];
+  if (st == kPass && (passes == 0 || fails > 0)) return invalid("status pass without a passing case, or with a failing one");
+  if (st == kFail && fails == 0) return invalid("status fail without a failing case");
+  if ((st == kSkip || st == kError) && r["reason"].get<std::string>().empty()) return invalid(st + " without a reason");
+  if (st == kPass && r["device"].is_null()) return invalid("pass without the device it ran on");
+  if (lib == "deep_gemm" && spec.contains("params")) {
+    // Every requested next_n must be answered (or the run is incomplete).
+    for (const auto& n : spec["params"].value("next_n", Json::array()))
+      if (st != kSkip && st != kError && !keys.count(fmt::format("next_n.{}", n.get<int>())))
+        return invalid(fmt::format("no case for next_n={}", n.get<int>()));
+  }
+  return r;
+}
+
+Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
+  const std::string lib = spec.value("library", "");
+  if (spec.contains("skip_reason")) return base_record(spec, kSkip, spec["skip_reason"].get<std::string>());
+  auto python = resolve_python(opts.python);
+  if (!python) return base_record(spec, kError, "cannot run the adapter: " + python.error().message);
+  const std::string script_name = "stack_" + lib + ".py";
+  std::string script;
+  if (!opts.adapter_dir.empty()) {
+    std::ifstream in(fs::path(opts.adapter_dir) / script_name, std::ios::binary);
+    script.assign(std::istreambuf_iterator<char>(in), {});
+  } else if (auto text = embedded_file("probes/" + script_name)) {
+    script = std::string(*text);
+  }
+  if (script.empty()) return base_record(spec, kError, "no adapter script " + script_name);
+
+  std::string tmpl = private_dir_template();
+  if (!mkdtemp(tmpl.data())) return base_record(spec, kError, "cannot create a private temp dir: " + std::string(std::strerror(errno)));
+  const std::string dir = tmpl;
+  std::error_code ec;
+  fs::create_directories(dir + "/tmp", ec);
+  fs::create_directories(dir + "/cache", ec);
+  const std::string script_path = dir + "/" + script_name;
+  {
+    std::ofstream out(script_path, std::ios::binary);
+    out << script;
+  }
+  std::vector<std::string> parent;
+  for (char** e = environ; e && *e; ++e) parent.emplace_back(*e);
+  RunnerOptions ro;
+  ro.timeout_s = opts.timeout_s;
+  // env -i NAME=VALUE... python -s -B script   (the runner appends --specs JSON)
+  ro.child_command = {opts.env_program, "-i"};
+  for (auto& e : stack_child_env(dir, parent)) ro.child_command.push_back(e);
+  ro.child_command.insert(ro.child_command.end(), {*python, "-s", "-B", script_path});
+  Json s = spec;
+  const auto raw = run_probes_isolated({s}, ro);
+  fs::remove_all(dir, ec);
+  Json r = validate_stack_result(raw.empty() ? Json() : raw[0], spec);
+  r["python"] = *python;
+  return r;
+}
+
+Json stack_facts_patch(const std::vector<Json>& results, const std::string& python) {
+  Json f = Json::object();
+  bool ran = false;
+  std::string errors;
+  for (const auto& r : results) {
+    const std::string lib = r.value("library", "");
+    if (lib.empty()) continue;
+    const std::string st = r.value("status", std::string(kError));
+    ran |= r.value("source", "") == "adapter" || st == kError;
+    const std::string p = "stack." + lib;
+    set_fact(f, p + ".status", st);
+    set_fact(f, p + ".reason", r.value("reason", ""));
+    set_fact(f, p + ".error_text", r.value("error_text", Json()));
+    set_fact(f, p + ".version", r.value("version", Json()));
+    const Json dev = r.value("device", Json());
+    set_fact(f, p + ".device_sm", dev.is_object() ? dev["sm"] : Json());
+    set_fact(f, p + ".device_name", dev.is_object() ? dev["name"] : Json());
+    for (const auto& c : r.value("cases", Json::array())) {
+      const std::string cp = p + "." + c["key"].get<std::string>();
+      set_fact(f, cp + ".status", c["status"]);
+      set_fact(f, cp + ".reason", c.value("reason", ""));
+      set_fact(f, cp + ".error_text", c.value("error_text", Json()));
+      if (lib == "triton" && c["key"] == "unpadded" && c.contains("params")) set_fact(f, "stack.triton.m", c["params"].value("m", Json()));
+      if (lib == "triton" && c["key"] == "padded" && c.contains("params")) set_fact(f, "stack.triton.padded_m", c["params"].value("m", Json()));
+    }
+    if (st == kError) errors += (errors.empty() ? "" : "; ") + lib + ": " + r.value("reason", "");
+  }
+  set_fact(f, "stack.ran", ran);
+  set_fact(f, "stack.python", python.empty() ? Json() : Json(python));
+  set_fact(f, "stack.errors", errors.empty() ? Json() : Json(errors));
+  return f;
+}
+
+StackRun run_stack_specs(const std::vector<Json>& specs, const StackProbeOptions& opts) {
+  StackRun run;
+  std::vector<Json> results;
+  for (const auto& s : specs) results.push_back(run_stack_probe(s, opts));
+  auto py = resolve_python(opts.python);
+  run.facts_patch = stack_facts_patch(results, py ? *py : opts.python);
+  for (auto& r : results) run.results.push_back(std::move(r));
+  return run;
+}
+
+StackRun run_stack_probes(const Json& facts, const StackProbeOptions& opts) {
+  return run_stack_specs(stack_probe_specs(facts, opts), opts);
+}
+
+}  // namespace specprobe::probes

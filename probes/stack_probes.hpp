@@ -1,0 +1,82 @@
+// Stack probes: ask the deployment's own DeepGEMM, FlashInfer and Triton (through the Python given
+// with --python) whether they run the plan's shapes on this GPU, at tiny sizes. Each library has an
+// adapter script (probes/stack_<library>.py, embedded in the binary) that specprobe writes into a
+// private temp dir and runs with that Python in an isolated child (probes/runner.hpp: timeout,
+// process-group kill, death by signal), with a clean environment (an allow-list; HOME, TMPDIR and
+// every cache pointing into the private dir, PYTHONNOUSERSITE=1, no bytecode). Nothing is
+// installed or written into the user's environment; the private dir is removed afterwards.
+//
+// An adapter prints one result (schema "specprobe-stack/1"); specprobe validates it before trusting
+// it. Result states: pass / fail (the library refused or computed wrong numbers; its own error text
+// kept) / skip (library or torch not installed, no GPU, or not on the plan's path; with the reason)
+// / error (crash, hang, unparseable or invalid output, JIT or environment failure: never trusted).
+// Results become facts under "stack." (names in probes/README.md). Touches no GPU itself; the
+// adapters do, in their own process.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "facts/facts.hpp"
+
+namespace specprobe::probes {
+
+inline constexpr const char* kStackSchema = "specprobe-stack/1";
+
+// The libraries with an adapter, in run order.
+const std::vector<std::string>& stack_libraries();
+
+struct StackProbeOptions {
+  std::string python;                 // interpreter path, or a name looked up on PATH ("python3")
+  double timeout_s = 600;             // per adapter (a JIT build of the kernel happens inside)
+  std::vector<std::string> libraries; // empty = every library the plan implies
+  std::vector<int> next_n;            // DeepGEMM next_n values; empty = {1, the plan's next_n}
+  std::string adapter_dir;            // tests: read stack_<library>.py from here, not the binary
+  std::string env_program = "/usr/bin/env";  // starts the interpreter with exactly the child env
+};
+
+// PATH lookup for a name without '/'; an existing path is returned as is. Input error when neither.
+Expected<std::string> resolve_python(const std::string& python);
+
+// The child's environment: PATH, LD_LIBRARY_PATH, LD_PRELOAD, CUDA_VISIBLE_DEVICES,
+// CUDA_DEVICE_ORDER, CUDA_HOME, CUDA_PATH and the names listed in SPECPROBE_STACK_PASS_ENV
+// (comma-separated) from PARENT ("NAME=VALUE" entries); HOME, TMPDIR, XDG_CACHE_HOME and the
+// Triton / DeepGEMM / torch-extension caches under PRIVATE_DIR; PYTHONNOUSERSITE=1,
+// PYTHONDONTWRITEBYTECODE=1, PYTHONUNBUFFERED=1, PYTHONIOENCODING=utf-8.
+std::vector<std::string> stack_child_env(const std::string& private_dir, const std::vector<std::string>& parent);
+
+// One spec per library: {"probe": "stack_<lib>", "library", "params": {...}} for the libraries the
+// plan implies, or {"probe", "library", "skip_reason"} for one it does not (reported as skip,
+// not run). DeepGEMM: a DSA model (model.dsa.*). FlashInfer: a non-MLA model whose attention
+// backend is FlashInfer. Triton: a non-MLA model whose backend is Triton-based, or
+// any GQA model when asked for explicitly (opts.libraries).
+std::vector<Json> stack_probe_specs(const Json& facts, const StackProbeOptions& opts);
+
+// Checks an adapter's printed result against the schema and the spec it was run for. Returns the
+// normalised record {"probe", "name", "library", "adapter", "status", "reason", "error_text",
+// "version", "device", "cases", "spec", "source": "adapter"}; anything malformed becomes status
+// "error" with the reason, never trusted. A runner record (crash, timeout, nothing printed)
+// becomes "error" with the runner's reason, signal and stderr tail.
+Json validate_stack_result(const Json& raw, const Json& spec);
+
+// Runs one spec (writes the adapter into a fresh private dir, runs it, validates, cleans up).
+Json run_stack_probe(const Json& spec, const StackProbeOptions& opts);
+
+struct StackRun {
+  Json facts_patch = Json::object();  // {"stack": {...}}
+  Json results = Json::array();       // one validated record per library
+};
+
+// stack.ran, stack.python, stack.<lib>.status / .reason / .error_text / .version / .device_sm /
+// .device_name, stack.<lib>.<case key>.status / .reason / .error_text (deep_gemm: next_n.<n>;
+// flashinfer: prefill, decode, decode_q_len; triton: unpadded, padded, with stack.triton.m),
+// stack.errors (one line per library whose probe could not determine, or null).
+Json stack_facts_patch(const std::vector<Json>& results, const std::string& python);
+
+// Specs for the plan, run one after another. Never throws for child failures.
+StackRun run_stack_probes(const Json& facts, const StackProbeOptions& opts);
+
+// Runs explicit specs (specprobe probe --stack).
+StackRun run_stack_specs(const std::vector<Json>& specs, const StackProbeOptions& opts);
+
+}  // namespace specprobe::probes
