@@ -1,14 +1,17 @@
 // `specprobe check`: the pipeline from inputs to report (see check.hpp).
 #include "cli/check.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/info_commands.hpp"
 #include "facts/derive.hpp"
 #include "facts/libs.hpp"
 #include "gpu/driver.hpp"
@@ -18,6 +21,7 @@
 #include "probes/plan_probes.hpp"
 #include "probes/stack_probes.hpp"
 #include "report/printers.hpp"
+#include "report/suppressions.hpp"
 #include "rules/engine.hpp"
 #include "rules/sweep.hpp"
 
@@ -78,10 +82,21 @@ void add_probes(const CheckOptions& o, Report& report, Json& facts) {
     facts["probe"]["reason"] = o.probes == "off" ? "--probes off" : "no GPU to run probes on";
     return;
   }
+  // Progress on a terminal only: CI logs and pipes stay clean.
+  const bool progress = !o.quiet && isatty(STDERR_FILENO) == 1;
+  if (progress) {
+    std::string names;
+    const auto specs = probes::plan_probe_specs(facts, o.probes);
+    for (const auto& sp : specs) names += (names.empty() ? "" : ", ") + sp.value("probe", std::string("?"));
+    std::fprintf(stderr, "specprobe: running %zu probe%s on %s: %s ...", specs.size(), specs.size() == 1 ? "" : "s",
+                 fact_string(facts, "gpu.name").value_or("the GPU").c_str(), names.c_str());
+    std::fflush(stderr);
+  }
   probes::PlanProbeOptions po;
   po.mode = o.probes;
   po.gpu_present = gpu_present;
   probes::ProbeRun run = probes::run_plan_probes(facts, po);
+  if (progress) std::fputs("\r\033[K", stderr);
   facts.merge_patch(run.facts_patch);
   report.probes = run.results;
 }
@@ -173,6 +188,27 @@ Status add_gpu(const CheckOptions& o, Report& report, Json& facts) {
   return Ok{};
 }
 
+// --ignore and .specprobe.yaml next to the config. Unknown ids are rejected (exit 2) with a
+// "did you mean"; suppressed findings stay in the report.
+Status add_suppressions(const CheckOptions& o, const std::vector<Rule>& rules, Report& report) {
+  auto entries = ignore_args(o.ignore);
+  if (!entries) return entries.error();
+  if (!o.no_suppressions) {
+    auto file = read_suppression_file(suppression_file_for(o.file));
+    if (!file) return file.error();
+    entries->insert(entries->end(), file->begin(), file->end());
+  }
+  for (const auto& e : *entries) {
+    if (std::any_of(rules.begin(), rules.end(), [&](const Rule& r) { return r.id == e.id; })) continue;
+    const std::string near = closest_rule_id(e.id, o.rules_dir);
+    const std::string msg =
+        fmt::format("unknown rule id '{}'{}", e.id, near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+    return e.source == "--ignore" ? usage_error("--ignore: " + msg) : input_error(msg, e.where);
+  }
+  apply_suppressions(report, *entries, today_iso());
+  return Ok{};
+}
+
 std::string verdict_of(const std::vector<RuleResult>& results) {
   bool unknown = false;
   for (const auto& r : results) {
@@ -197,7 +233,8 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_flag("--no-matrix", o.no_matrix, "skip the what-if support matrix");
   app.add_option("--stack-probes", o.stack_probes, "with --python: run the plan's DeepGEMM / FlashInfer / Triton stack probes in that Python: auto, off")->check(CLI::IsMember({"auto", "off"}));
   app.add_option("--stack-timeout", o.stack_timeout_s, "seconds one stack probe (one library, JIT build included) may run");
-  app.add_option("--format", o.format, "output format: text or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--format", o.format, "output format: text, json, sarif, junit or github")
+      ->check(CLI::IsMember({"text", "json", "sarif", "junit", "github"}));
   app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");
   app.add_option("--fail-on", o.fail_on, "lowest severity that makes the exit code 1: error, warning, info, none")
       ->check(CLI::IsMember({"error", "warning", "info", "none"}));
@@ -205,6 +242,13 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_flag("--quiet,-q", o.quiet, "print only failures and the summary");
   app.add_flag("--verbose,-v", o.verbose, "print every fact and every rule's evaluation");
   app.add_option("--rules-dir", o.rules_dir, "load rules from DIR instead of the built-in catalog (development)");
+  app.add_option("--sarif", o.sarif_file, "also write a SARIF 2.1.0 report (GitHub code scanning) to FILE");
+  app.add_option("--junit", o.junit_file, "also write a JUnit XML report (GitLab, Jenkins) to FILE");
+  app.add_option("--json", o.json_file, "also write the JSON report to FILE");
+  app.add_flag("--github", o.github, "also print GitHub Actions annotations and append a job summary to $GITHUB_STEP_SUMMARY");
+  app.add_flag("--exit-zero", o.exit_zero, "exit 0 even when findings are at or above --fail-on (usage and environment errors still exit 2/3)");
+  app.add_option("--ignore", o.ignore, "suppress rule SPnnnn (repeatable); the finding stays in the report, marked suppressed");
+  app.add_flag("--no-suppressions", o.no_suppressions, "ignore .specprobe.yaml next to the config");
 }
 
 Expected<Report> run_check(const CheckOptions& o) {
@@ -244,6 +288,7 @@ Expected<Report> run_check(const CheckOptions& o) {
     return e;
   }
   report.results = evaluate_rules(*rules, facts, parsed->locations, parsed->path);
+  if (auto st = add_suppressions(o, *rules, report); !st) return st.error();
   if (!o.no_matrix) report.matrix = sweep_support_matrix(*rules, facts);
   report.engine = fact_string(facts, "engine.name").value_or("vllm");
   report.verdict = verdict_of(report.results);
@@ -261,32 +306,89 @@ int exit_code_for(const Report& report, const std::string& fail_on) {
   return 0;
 }
 
+namespace {
+
+Status write_file(const std::string& path, const std::string& content, bool append = false) {
+  std::ofstream f(path, std::ios::binary | (append ? std::ios::app : std::ios::trunc));
+  if (!(f << content)) return environment_error(fmt::format("cannot write {}", path));
+  return Ok{};
+}
+
+// GitHub wants paths relative to the checkout: $GITHUB_WORKSPACE there, else the cwd.
+std::string source_root() {
+  if (const char* ws = std::getenv("GITHUB_WORKSPACE"); ws && *ws) return ws;
+  std::error_code ec;
+  const auto cwd = fs::current_path(ec);
+  return ec ? std::string() : cwd.string();
+}
+
+Expected<std::string> sarif_text(const CheckOptions& o, const Report& report) {
+  auto rules = load_rules(o.rules_dir);
+  if (!rules) return rules.error();
+  return report_to_sarif(report, *rules, SarifOptions{source_root()}).dump(2) + "\n";
+}
+
+}  // namespace
+
+int emit_report(const CheckOptions& o, const Report& report, std::FILE* text_out) {
+  std::string out;
+  if (o.format == "json") {
+    out = report_to_json(report).dump(2) + "\n";
+  } else if (o.format == "sarif") {
+    auto s = sarif_text(o, report);
+    if (!s) {
+      std::fprintf(stderr, "specprobe: %s\n", s.error().str().c_str());
+      return 3;
+    }
+    out = *s;
+  } else if (o.format == "junit") {
+    out = reports_to_junit({report});
+  } else if (o.format == "github") {
+    out = render_github(report, source_root()).commands;
+  } else {
+    TextStyle style;
+    style.color = o.output.empty() && want_color(o.color, fileno(text_out));
+    style.verbose = o.verbose;
+    style.quiet = o.quiet;
+    out = render_text(report, style);
+  }
+  std::vector<Error> problems;
+  if (o.output.empty()) {
+    std::fwrite(out.data(), 1, out.size(), text_out);
+  } else if (auto st = write_file(o.output, out); !st) {
+    problems.push_back(st.error());
+  }
+  if (!o.json_file.empty())
+    if (auto st = write_file(o.json_file, report_to_json(report).dump(2) + "\n"); !st) problems.push_back(st.error());
+  if (!o.sarif_file.empty()) {
+    auto s = sarif_text(o, report);
+    if (!s) problems.push_back(s.error());
+    else if (auto st = write_file(o.sarif_file, *s); !st) problems.push_back(st.error());
+  }
+  if (!o.junit_file.empty())
+    if (auto st = write_file(o.junit_file, reports_to_junit({report})); !st) problems.push_back(st.error());
+  if (o.github || o.format == "github") {
+    const GithubOutput gh = render_github(report, source_root());
+    if (o.github && o.format != "github") {
+      std::fflush(text_out);
+      std::fwrite(gh.commands.data(), 1, gh.commands.size(), stdout);
+      std::fflush(stdout);
+    }
+    if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
+      if (auto st = write_file(summary, gh.summary_markdown, true); !st) problems.push_back(st.error());
+  }
+  for (const auto& e : problems) std::fprintf(stderr, "specprobe: %s\n", e.str().c_str());
+  return problems.empty() ? 0 : 3;
+}
+
 int run_check_command(const CheckOptions& o) {
   auto report = run_check(o);
   if (!report) {
     std::fprintf(stderr, "specprobe: %s\n", report.error().str().c_str());
     return exit_code(report.error().kind);
   }
-  report->exit_code = exit_code_for(*report, o.fail_on);
-  std::string out;
-  if (o.format == "json") {
-    out = report_to_json(*report).dump(2) + "\n";
-  } else {
-    TextStyle style;
-    style.color = o.output.empty() && want_color(o.color, STDOUT_FILENO);
-    style.verbose = o.verbose;
-    style.quiet = o.quiet;
-    out = render_text(*report, style);
-  }
-  if (o.output.empty()) {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-  } else {
-    std::ofstream f(o.output, std::ios::binary);
-    if (!(f << out)) {
-      std::fprintf(stderr, "specprobe: error: cannot write %s\n", o.output.c_str());
-      return 3;
-    }
-  }
+  report->exit_code = o.exit_zero ? 0 : exit_code_for(*report, o.fail_on);
+  if (const int rc = emit_report(o, *report, stdout); rc != 0) return rc;
   return report->exit_code;
 }
 

@@ -1,6 +1,7 @@
 // `specprobe check`: inputs -> facts -> rules (+ probes) -> verdict and support matrix -> report.
 // run_check is also used by `matrix` and `exec`.
 #pragma once
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,15 @@ struct CheckOptions {
   bool quiet = false;
   bool verbose = false;
   std::vector<std::string> full_argv; // for the report
+  // Further reports written next to the --format output (see docs/ci.md).
+  std::string sarif_file;             // --sarif FILE
+  std::string junit_file;             // --junit FILE
+  std::string json_file;              // --json FILE
+  bool github = false;                // --github: workflow annotations on stdout + $GITHUB_STEP_SUMMARY
+  // Gating
+  bool exit_zero = false;             // --exit-zero: findings never make the exit code 1
+  std::vector<std::string> ignore;    // --ignore SPnnnn (repeatable)
+  bool no_suppressions = false;       // --no-suppressions: ignore .specprobe.yaml
 };
 
 // Adds the `check` subcommand's options to APP.
@@ -46,5 +56,13 @@ Expected<Report> run_check(const CheckOptions& o);
 
 // check: run, print, decide the exit code.
 int run_check_command(const CheckOptions& o);
+
+// 1 when an unsuppressed failed rule is at or above FAIL_ON ("none": never), else 0.
+int exit_code_for(const Report& report, const std::string& fail_on);
+
+// Renders REPORT in the --format to TEXT_OUT (or --output) and writes --sarif/--junit/--json
+// files and --github annotations (stdout) and job summary ($GITHUB_STEP_SUMMARY). Returns 0, or
+// 3 when a file cannot be written. Used by check and exec.
+int emit_report(const CheckOptions& o, const Report& report, std::FILE* text_out);
 
 }  // namespace specprobe

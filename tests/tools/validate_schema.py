@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Validates JSON documents against a JSON Schema (Draft 2020-12) with Debian's python3-jsonschema.
+"""Validates JSON documents against a JSON Schema (its declared draft, else 2020-12) with Debian's python3-jsonschema.
 
 usage: validate_schema.py SCHEMA DOC [DOC ...]   exit 0 valid, 1 invalid, 2 usage/missing module
 """
@@ -19,7 +19,9 @@ def main(argv):
         return 2
     with open(argv[1]) as f:
         schema = json.load(f)
-    validator = jsonschema.Draft202012Validator(schema)
+    # The schema's own "$schema" picks the draft (SARIF 2.1.0 is draft-04); 2020-12 otherwise.
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    validator = cls(schema)
     bad = 0
     for path in argv[2:]:
         with open(path) as f:

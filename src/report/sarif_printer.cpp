@@ -1,0 +1,227 @@
+// SARIF 2.1.0 printer for GitHub code scanning (see printers.hpp). What GitHub reads is in
+// ../shared/knowledge/ci-and-output-conventions.md §2.1: rules need short/full description and
+// help.text; results need message.text, one location with all four region coordinates and
+// partialFingerprints.primaryLocationLineHash; runAutomationDetails.id keeps one category per GPU.
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+
+#include "build_info.hpp"
+#include "common/embedded.hpp"
+#include "report/printers.hpp"
+
+namespace specprobe {
+namespace {
+
+constexpr const char* kSarifSchema = "https://json.schemastore.org/sarif-2.1.0.json";
+constexpr size_t kMaxDescription = 1024;  // GitHub's limit for short/fullDescription.text
+
+std::string truncate(std::string s, size_t max) {
+  if (s.size() <= max) return s;
+  s.resize(max - 3);
+  return s + "...";
+}
+
+std::string_view sarif_level(Severity s) {
+  switch (s) {
+    case Severity::error: return "error";
+    case Severity::warning: return "warning";
+    case Severity::info: return "note";
+  }
+  return "warning";
+}
+
+uint64_t fnv1a64(std::string_view s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// RFC 3986: unreserved characters and '/' stay, everything else is %XX.
+std::string percent_encode(std::string_view path) {
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/')
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
+// The URI of a report path: relative to ROOT when the path lies under it (GitHub wants paths
+// relative to the repository root, stable across runs).
+Json artifact_location(const std::string& path, const std::string& root) {
+  std::string p = path;
+  if (!root.empty() && !p.empty() && p.front() == '/') {
+    std::string r = root;
+    if (r.back() != '/') r += '/';
+    if (p.rfind(r, 0) == 0) p = p.substr(r.size());
+  }
+  while (p.rfind("./", 0) == 0) p = p.substr(2);
+  Json a = {{"uri", percent_encode(p)}};
+  if (!p.empty() && p.front() != '/' && !root.empty()) a["uriBaseId"] = "%SRCROOT%";
+  return a;
+}
+
+Json region_of(const SourceLocation& l) {
+  // SARIF lines and columns are 1-based; endColumn is the column after the region. The readers
+  // record where the option starts; without an end, the region is that first character.
+  const int line = std::max(l.line, 1);
+  const int col = std::max(l.column, 1);
+  const int end_line = l.end_line >= line ? l.end_line : line;
+  const int end_col = l.end_column > 0 ? l.end_column + 1 : col + 1;
+  return {{"startLine", line}, {"startColumn", col}, {"endLine", end_line}, {"endColumn", end_col}};
+}
+
+Json rule_descriptor(const Rule& r) {
+  Json d = Json::object();
+  d["id"] = r.id;
+  d["name"] = r.slug;
+  d["shortDescription"] = {{"text", truncate(r.title, kMaxDescription)}};
+  d["fullDescription"] = {{"text", truncate(r.description.empty() ? r.title : r.description, kMaxDescription)}};
+  const auto doc = embedded_file(fmt::format("docs/rules/{}.md", r.id));
+  std::string text = fmt::format("{}\n\nFix: {}", r.description.empty() ? r.title : r.description, r.remediation);
+  if (!r.references.empty()) {
+    text += "\n\nReferences:";
+    for (const auto& ref : r.references) text += "\n- " + ref;
+  }
+  d["help"] = {{"text", doc ? std::string(*doc) : text}, {"markdown", doc ? std::string(*doc) : text}};
+  d["defaultConfiguration"] = {{"level", sarif_level(r.severity)}};
+  Json tags = Json::array({r.category, std::string(to_string(r.stage))});
+  d["properties"] = {{"tags", tags},
+                     {"precision", "high"},
+                     {"problem.severity", r.severity == Severity::info ? "recommendation" : std::string(to_string(r.severity))}};
+  if (r.deprecated) d["properties"]["deprecated"] = true;
+  return d;
+}
+
+Json notification(const std::string& level, const std::string& text, const std::string& rule_id, int rule_index) {
+  Json n = {{"level", level}, {"message", {{"text", text}}}};
+  if (!rule_id.empty()) {
+    n["descriptor"] = {{"id", rule_id}};
+    Json assoc = {{"id", rule_id}};
+    if (rule_index >= 0) assoc["index"] = rule_index;
+    n["associatedRule"] = assoc;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string gpu_slug(const Report& report) {
+  std::string raw = fact_string(report.facts, "gpu.declared").value_or("");
+  if (raw.empty()) raw = fact_string(report.facts, "gpu.name").value_or("unknown-gpu");
+  std::string lower;
+  for (unsigned char c : raw) lower += static_cast<char>(std::tolower(c));
+  if (lower.rfind("nvidia ", 0) == 0) lower = lower.substr(7);
+  std::string out;
+  for (unsigned char c : lower) {
+    const bool keep = std::isalnum(c) || c == '_' || c == '.';
+    if (keep) out += static_cast<char>(c);
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "unknown-gpu" : out;
+}
+
+Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, const SarifOptions& options) {
+  Json rules = Json::array();
+  for (const auto& r : catalog) rules.push_back(rule_descriptor(r));
+  auto rule_index = [&](const std::string& id) -> int {
+    for (size_t i = 0; i < catalog.size(); ++i)
+      if (catalog[i].id == id) return static_cast<int>(i);
+    return -1;
+  };
+  const std::string gpu = gpu_slug(report);
+
+  Json results = Json::array();
+  Json exec_notes = Json::array();
+  for (const auto& res : report.results) {
+    const int index = rule_index(res.id);
+    if (res.status == ResultStatus::skip) {
+      exec_notes.push_back(notification("note", fmt::format("{} skipped: {}", res.id, res.message.empty() ? "not applicable" : res.message), res.id, index));
+      continue;
+    }
+    if (res.status == ResultStatus::error) {
+      exec_notes.push_back(notification("warning", fmt::format("{} could not be checked: {}", res.id, res.message), res.id, index));
+      continue;
+    }
+    if (res.status != ResultStatus::fail) continue;
+    Json x = Json::object();
+    x["ruleId"] = res.id;
+    if (index >= 0) x["ruleIndex"] = index;
+    x["level"] = sarif_level(res.severity);
+    // GitHub shows the first sentence when space is short: the message comes first.
+    x["message"] = {{"text", res.remediation.empty() ? res.message : fmt::format("{}\nfix: {}", res.message, res.remediation)}};
+    const SourceLocation loc = res.location.known() ? res.location : SourceLocation{report.input_path, 1, 1};
+    x["locations"] = Json::array({{{"physicalLocation",
+                                    {{"artifactLocation", artifact_location(loc.file, options.source_root)},
+                                     {"region", region_of(loc)}}}}});
+    const std::string key = fmt::format("{}\x1f{}\x1f{}", res.id, res.location_fact, gpu);
+    x["partialFingerprints"] = {{"primaryLocationLineHash", fmt::format("{:016x}:1", fnv1a64(key))}};
+    if (res.suppressed) {
+      Json s = {{"kind", "external"}, {"status", "accepted"}, {"justification", res.suppressed->reason}};
+      s["properties"] = {{"source", res.suppressed->source}};
+      x["suppressions"] = Json::array({s});
+    }
+    x["properties"] = {{"stage", to_string(res.stage)},
+                       {"category", res.category},
+                       {"params", res.params},
+                       {"remediation", res.remediation},
+                       {"evidence", res.evidence},
+                       {"fact", res.location_fact.empty() ? Json(nullptr) : Json(res.location_fact)},
+                       {"gpu", gpu}};
+    if (!res.references.empty()) x["properties"]["references"] = res.references;
+    results.push_back(std::move(x));
+  }
+
+  Json config_notes = Json::array();
+  for (const auto& n : report.notes) {
+    Json c = notification(n.severity == "warning" ? "warning" : "note", n.message, "", -1);
+    if (n.where.known())
+      c["locations"] = Json::array({{{"physicalLocation",
+                                      {{"artifactLocation", artifact_location(n.where.file, options.source_root)},
+                                       {"region", region_of(n.where)}}}}});
+    config_notes.push_back(std::move(c));
+  }
+
+  Json invocation = Json::object();
+  invocation["executionSuccessful"] = true;
+  std::string cmdline;
+  for (const auto& a : report.argv) cmdline += (cmdline.empty() ? "" : " ") + a;
+  if (!cmdline.empty()) invocation["commandLine"] = cmdline;
+  if (report.argv.size() > 1) invocation["arguments"] = std::vector<std::string>(report.argv.begin() + 1, report.argv.end());
+  invocation["exitCode"] = report.exit_code;
+  if (!options.source_root.empty()) {
+    std::string root = options.source_root;
+    if (root.back() != '/') root += '/';
+    invocation["workingDirectory"] = {{"uri", "file://" + percent_encode(root)}};
+  }
+  invocation["toolExecutionNotifications"] = exec_notes;
+  invocation["toolConfigurationNotifications"] = config_notes;
+  invocation["properties"] = {{"verdict", report.verdict}, {"failOn", report.fail_on}, {"durationMs", report.duration_ms}};
+
+  Json run = Json::object();
+  run["tool"] = {{"driver",
+                  {{"name", "specprobe"},
+                   {"version", kToolVersion},
+                   {"semanticVersion", kToolVersion},
+                   {"rules", rules}}}};
+  run["automationDetails"] = {{"id", fmt::format("specprobe/{}/", gpu)}};
+  if (!options.source_root.empty()) {
+    std::string root = options.source_root;
+    if (root.back() != '/') root += '/';
+    run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", "file://" + percent_encode(root)}}}};
+  }
+  run["invocations"] = Json::array({invocation});
+  run["results"] = results;
+  run["properties"] = {{"engine", report.engine}, {"inputForm", report.input_form}, {"gitSha", kGitSha}};
+
+  return {{"$schema", kSarifSchema}, {"version", "2.1.0"}, {"runs", Json::array({run})}};
+}
+
+}  // namespace specprobe

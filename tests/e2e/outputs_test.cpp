@@ -1,0 +1,154 @@
+// The CI surface end to end: several outputs at once, gating (--fail-on, --exit-zero, --ignore,
+// .specprobe.yaml), "did you mean" for unknown ids, the job summary, `matrix` and its NFD file.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "run_binary.hpp"
+
+using nlohmann::json;
+using specprobe::test::run_specprobe;
+using specprobe::test::shell_quote;
+using specprobe::test::temp_dir;
+
+namespace {
+
+const std::string kSeeds = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/seeds";
+const std::string kCkpt = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints";
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A copy of the failing seed (SP3020 fires on an RTX 5090) in a fresh directory.
+std::string failing_config_dir() {
+  const std::string d = temp_dir();
+  std::filesystem::copy_file(kSeeds + "/turboquant-ngram.yaml", d + "/serve.yaml");
+  return d;
+}
+
+const std::string kFailing = "check serve.yaml --gpu RTX5090 --no-matrix";
+
+}  // namespace
+
+TEST_CASE("outputs: --sarif --junit --json --github next to the text on stdout", "[e2e][outputs]") {
+  const std::string d = failing_config_dir();
+  auto r = run_specprobe(kFailing + " --sarif out.sarif --junit out.xml --json out.json --github", d);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("verdict: not-supported") != std::string::npos);
+  CHECK(r.out.find("::error file=serve.yaml,line=3,col=1,endLine=3,title=SP3020 ") != std::string::npos);
+  const json sarif = json::parse(slurp(d + "/out.sarif"));
+  CHECK(sarif["runs"][0]["results"][0]["ruleId"] == "SP3020");
+  CHECK(slurp(d + "/out.xml").find("<failure ") != std::string::npos);
+  CHECK(json::parse(slurp(d + "/out.json"))["verdict"] == "not-supported");
+  // --format picks what goes to stdout.
+  auto s = run_specprobe(kFailing + " --format sarif", d);
+  CHECK(json::parse(s.out)["version"] == "2.1.0");
+  auto j = run_specprobe(kFailing + " --format junit", d);
+  CHECK(j.out.rfind("<?xml", 0) == 0);
+  auto g = run_specprobe(kFailing + " --format github", d);
+  CHECK(g.out.rfind("::error ", 0) == 0);
+  // A report file that cannot be written is an environment error.
+  CHECK(run_specprobe(kFailing + " --sarif /nonexistent-dir/x.sarif", d).exit_code == 3);
+}
+
+TEST_CASE("outputs: the job summary is appended to $GITHUB_STEP_SUMMARY", "[e2e][outputs]") {
+  const std::string d = failing_config_dir();
+  const std::string summary = d + "/summary.md";
+  std::ofstream(summary) << "earlier step\n";
+  auto r = run_specprobe("--version >/dev/null; GITHUB_STEP_SUMMARY=" + shell_quote(summary) + " NO_COLOR=1 " +
+                             shell_quote(SPECPROBE_BINARY) + " " + kFailing + " --github",
+                         d);
+  CHECK(r.exit_code == 1);
+  const std::string md = slurp(summary);
+  CHECK(md.rfind("earlier step\n", 0) == 0);
+  CHECK(md.find("### specprobe: `serve.yaml` on NVIDIA GeForce RTX 5090") != std::string::npos);
+  CHECK(md.find("| error | SP3020 ") != std::string::npos);
+}
+
+TEST_CASE("gating: --exit-zero, --ignore and .specprobe.yaml", "[e2e][outputs][gating]") {
+  const std::string d = failing_config_dir();
+  CHECK(run_specprobe(kFailing + " --exit-zero", d).exit_code == 0);
+  CHECK(run_specprobe(kFailing + " --exit-zero --gpu Z9000", d).exit_code == 2);  // usage errors still count
+
+  auto ig = run_specprobe(kFailing + " --ignore sp3020 --format json", d);
+  CHECK(ig.exit_code == 0);
+  const json j = json::parse(ig.out);
+  CHECK(j["verdict"] == "supported");
+  CHECK(j["summary"]["suppressed"] == 1);
+  bool found = false;
+  for (const auto& res : j["results"])
+    if (res["id"] == "SP3020") {
+      found = true;
+      CHECK(res["status"] == "fail");
+      CHECK(res["suppressed"]["source"] == "--ignore");
+    }
+  CHECK(found);
+
+  auto unknown = run_specprobe(kFailing + " --ignore SP3O20", d);
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("did you mean SP3020") != std::string::npos);
+  CHECK(unknown.out.empty());
+  CHECK(run_specprobe(kFailing + " --ignore everything", d).exit_code == 2);
+
+  std::ofstream(d + "/.specprobe.yaml") << "ignore:\n  - id: SP3020\n    reason: launcher forces PIECEWISE\n";
+  auto file = run_specprobe(kFailing, d);
+  CHECK(file.exit_code == 0);
+  CHECK(file.out.find("(suppressed: launcher forces PIECEWISE)") != std::string::npos);
+  CHECK(run_specprobe(kFailing + " --no-suppressions", d).exit_code == 1);
+
+  std::ofstream(d + "/.specprobe.yaml") << "ignore:\n  - id: SP3020\n    reason: was fine\n    until: 2001-02-03\n";
+  auto expired = run_specprobe(kFailing, d);
+  CHECK(expired.exit_code == 1);
+  CHECK(expired.out.find("expired on 2001-02-03") != std::string::npos);
+
+  std::ofstream(d + "/.specprobe.yaml") << "ignore:\n  - id: SP3020\n";
+  auto no_reason = run_specprobe(kFailing, d);
+  CHECK(no_reason.exit_code == 2);
+  CHECK(no_reason.err.find(".specprobe.yaml:2") != std::string::npos);
+  CHECK(no_reason.err.find("reason") != std::string::npos);
+
+  std::ofstream(d + "/.specprobe.yaml") << "ignore:\n  - id: SP302O\n    reason: typo\n";
+  auto typo = run_specprobe(kFailing, d);
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err.find(".specprobe.yaml:2:9") != std::string::npos);
+  CHECK(typo.err.find("did you mean SP30") != std::string::npos);
+}
+
+TEST_CASE("matrix: table, JSON per GPU, NFD for one node", "[e2e][matrix]") {
+  const std::string args = "matrix --model " + shell_quote(kCkpt + "/gqa16-mtp") + " --config gb10-flashinfer-gqa16.yaml";
+  auto t = run_specprobe(args + " --gpu H100,GB10", kSeeds);
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("\nH100 (") != std::string::npos);
+  CHECK(t.out.find("\nGB10 (") != std::string::npos);
+  CHECK(t.err.empty());  // no progress when stderr is not a terminal
+
+  auto j = run_specprobe(args + " --gpu H100,H200,B200,GB10 --format json", kSeeds);
+  REQUIRE(j.exit_code == 0);
+  const json m = json::parse(j.out);
+  REQUIRE(m["gpus"].size() == 4);
+  for (const auto& g : m["gpus"]) {
+    CHECK(g["matrix"]["cells"].size() > 0);
+    CHECK(g["max_k_by_backend"].is_object());
+  }
+  CHECK(m["gpus"][3]["gpu"] == "GB10");
+
+  // No config: the engine's defaults for the model.
+  CHECK(run_specprobe("matrix --model " + shell_quote(kCkpt + "/llama-3.1-8b") + " --gpu H100 --format json").exit_code == 0);
+
+  auto nfd = run_specprobe(args + " --gpu GB10 --format nfd --model-name my/GQA16-MTP", kSeeds);
+  REQUIRE(nfd.exit_code == 0);
+  CHECK(nfd.out.find("specprobe.io/gqa16-mtp.") != std::string::npos);
+  CHECK(nfd.out.find(".max-k=") != std::string::npos);
+
+  CHECK(run_specprobe(args + " --gpu H100,GB10 --format nfd", kSeeds).exit_code == 2);
+  CHECK(run_specprobe("matrix --gpu H100").exit_code == 2);
+  CHECK(run_specprobe(args + " --gpu Z9000", kSeeds).exit_code == 2);
+  CHECK(run_specprobe("matrix --gpu H100 -- vllm serve m").exit_code == 2);
+}
