@@ -34,9 +34,25 @@ inline constexpr int mqa_smem_bytes(int head_dim, int heads, int tasks) {
          tasks * kMqaTileTokens * 4 + tasks * mqa_head_chunk(heads) * 4;
 }
 
+// sm_90a wgmma variant (mqa_logits_wg_d<D>_h<H>_r<RPC>): 128 threads, 64-token tiles, a
+// kMqaWgStages-deep ring; rows_per_cta = RPC (query rows per wgmma, N = RPC * H <= 256),
+// tiles_per_cta counts 64-token tiles; grid = (ceil(max_context / (64 * tiles_per_cta)), batch);
+// tiles_per_cta 0 = persistent: grid = (CTAs, 1), each CTA takes an equal share of all tiles.
+inline constexpr int kMqaWgTileTokens = 64;
+inline constexpr int kMqaWgStages = 6;
+inline constexpr int mqa_wg_smem_bytes(int head_dim, int heads, int rpc, int next_n, int batch) {
+  const int n = rpc * heads;
+  const int chunks = (next_n + rpc - 1) / rpc;
+  return 1024 /* alignment slack */ + kMqaWgStages * kMqaWgTileTokens * (head_dim + 4) + chunks * n * head_dim +
+         chunks * 4 * (n / 4 + 4) * 4 + next_n * 4 + (batch + 1) * 4;
+}
+
 // kernels/spec_verify.cu: attention of the k+1 verify rows of each request over a paged KV
 // cache (vLLM layout [num_blocks, block_size, num_kv_heads, head_dim]); row j of request b sits
 // at position seq_lens[b] - num_q + j and sees cache positions <= its own.
+// Split-KV: request b's tokens are cut into splits of tiles_per_split tiles; grid.x = the most
+// splits any request can need (CTAs past a request's end exit at once). A request with one split
+// writes out directly; otherwise each split writes O/l and lse and spec_verify_combine merges.
 struct SpecVerifyParams {
   uint64_t q;            // bf16 [batch, num_q, heads_q, head_dim]
   uint64_t k_cache;      // bf16 or e4m3 [num_blocks, block_size, heads_kv, head_dim]
@@ -52,33 +68,50 @@ struct SpecVerifyParams {
   int heads_kv;
   int block_size;
   int block_table_stride;
-  int num_splits;
-  int rows_per_cta;  // 16 or 32 query rows ((j, head-in-group) pairs) per CTA
+  int num_splits;       // grid.x: the most splits of any request
+  int rows_per_cta;     // 16 or 32 query rows ((j, head-in-group) pairs) per CTA
+  int tiles_per_split;  // KV tiles (spec_verify_tile_tokens) per split
+  int stages;           // cp.async ring depth: 2 or 3 (spec_verify_stages)
   float sm_scale;
   float k_scale;  // fp8 dequant scales (1 for bf16)
   float v_scale;
 };
 inline constexpr int kSpecVerifyThreads = 128;
 inline constexpr int spec_verify_tile_tokens(int head_dim) { return head_dim <= 128 ? 64 : 32; }
-inline constexpr int spec_verify_smem_bytes(int head_dim, bool fp8, int rows) {
+inline constexpr int spec_verify_ring_bytes(int head_dim, bool fp8, int stages) {
   const int tn = spec_verify_tile_tokens(head_dim);
   const int row_bf16 = (head_dim + 8) * 2;
-  const int q = rows * row_bf16;
-  const int kv_tiles = (fp8 ? 1 : 2) * 2 * tn * row_bf16;  // bf16 K and V (x2 stages for bf16)
-  const int raw = fp8 ? 2 * 2 * tn * head_dim : 0;        // fp8 staging, 2 stages
-  const int s = rows * (tn + 4) * 4;
-  const int p = rows * (tn + 8) * 2;
-  const int stats = rows * 4 * 4;
-  return q + kv_tiles + raw + s + p + stats;
+  const int bf16_tiles = (fp8 ? 1 : stages) * 2 * tn * row_bf16;  // K and V
+  const int raw = fp8 ? stages * 2 * tn * head_dim : 0;           // fp8 staging ring
+  return bf16_tiles + raw;
+}
+inline constexpr int spec_verify_merge_bytes(int head_dim, int rows) { return 4 * rows * head_dim * 4; }
+inline constexpr int spec_verify_smem_bytes_stages(int head_dim, bool fp8, int rows, int stages) {
+  const int q = rows * (head_dim + 8) * 2;
+  const int ring = spec_verify_ring_bytes(head_dim, fp8, stages);
+  const int merge = spec_verify_merge_bytes(head_dim, rows) / (rows == 16 ? 1 : 2);  // warps per m-tile
+  const int stats = 2 * 4 * rows * 4;
+  return q + (ring > merge ? ring : merge) + stats;
+}
+// The deepest ring (3, else 2) that fits `smem_limit` bytes per block.
+inline constexpr int spec_verify_stages(int head_dim, bool fp8, int rows, int smem_limit) {
+  return spec_verify_smem_bytes_stages(head_dim, fp8, rows, 3) <= smem_limit ? 3 : 2;
+}
+inline constexpr int spec_verify_smem_bytes(int head_dim, bool fp8, int rows) {
+  return spec_verify_smem_bytes_stages(head_dim, fp8, rows, 2);
 }
 
 struct SpecVerifyCombineParams {
   uint64_t partial_o;
   uint64_t partial_lse;
   uint64_t out;
+  uint64_t seq_lens;  // int32 [batch]: a request's split count is recomputed from it
   int rows;  // batch * num_q * heads_q
   int head_dim;
   int num_splits;
+  int rows_per_request;  // num_q * heads_q
+  int tile_tokens;
+  int tiles_per_split;
 };
 
 }  // namespace specprobe_kernels

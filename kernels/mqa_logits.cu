@@ -11,6 +11,7 @@
 // Per token the head sum is reduced inside the warp (shuffles), across head chunks in smem, then
 // scaled and stored coalesced. Columns >= context_lens are never written (like DeepGEMM).
 #include "common.cuh"
+#include "wgmma_sm90.cuh"
 
 namespace {
 
@@ -192,8 +193,15 @@ __device__ __forceinline__ void mqa_logits_body(const MqaLogitsParams& p) {
 
 }  // namespace
 
+// The mma.sync kernel keeps 2 CTAs/SM elsewhere; on sm_90 its hc64 variant needs more than 128
+// registers (it spilled there), and sm_90 uses the wgmma kernel below anyway.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+#define SPK_MQA_MINB(HC) ((HC) == 64 ? 1 : 2)
+#else
+#define SPK_MQA_MINB(HC) 2
+#endif
 #define SPK_MQA(D, HC)                                                                       \
-  extern "C" __global__ void __launch_bounds__(256, 2) mqa_logits_d##D##_hc##HC(MqaLogitsParams p) { \
+  extern "C" __global__ void __launch_bounds__(256, SPK_MQA_MINB(HC)) mqa_logits_d##D##_hc##HC(MqaLogitsParams p) { \
     mqa_logits_body<D, HC>(p);                                                               \
   }
 SPK_MQA(64, 16)
@@ -202,3 +210,281 @@ SPK_MQA(64, 64)
 SPK_MQA(128, 16)
 SPK_MQA(128, 32)
 SPK_MQA(128, 64)
+
+// ---------------------------------------------------------------------------------------------
+// sm_90a: wgmma kernel. One warpgroup per CTA owns one request and a run of 64-token tiles; a
+// tile (64 x D e4m3, 128B/64B-swizzled, + 64 fp32 scales) streams into shared memory through a
+// kMqaWgStages-deep cp.async ring and is the wgmma A operand (M = 64 tokens). The B operand is
+// q of RPC query rows x H heads (N = RPC * H <= 256), resident in shared memory for the whole
+// CTA; next_n > RPC runs ceil(next_n / RPC) chunks over the same tile, so KV is read from HBM
+// once for every row. Epilogue in registers: each thread holds 2 tokens x N/4 columns, applies
+// relu * weight, sums over heads, reduces the 4 lanes of a quad with two shuffles and stores.
+namespace {
+
+using specprobe_kernels::kMqaWgStages;
+using specprobe_kernels::kMqaWgTileTokens;
+
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// Byte offset inside a K-major tile with rows of D bytes, in the wgmma 128B (D = 128) or 64B
+// (D = 64) swizzle: 16-byte chunk bits [4, 7) XOR row bits taken from offset bits [7, 10).
+template <int D>
+__device__ __forceinline__ uint32_t swz(uint32_t off) {
+  constexpr uint32_t kMask = D == 128 ? 7u : 3u;
+  return off ^ (((off >> 7) & kMask) << 4);
+}
+
+template <int D>
+__device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
+  constexpr uint64_t kLayout = D == 128 ? 1 : 2;  // 128B / 64B swizzle
+  constexpr uint64_t kSbo = 8 * D;                // bytes between 8-row groups
+  return (static_cast<uint64_t>((addr & 0x3FFFF) >> 4)) | (uint64_t{1} << 16) | ((kSbo >> 4) << 32) | (kLayout << 62);
+}
+
+template <int D, int H, int RPC>
+__device__ __forceinline__ void mqa_logits_wg_body(const MqaLogitsParams& p) {
+#ifdef SPK_HAS_WGMMA
+  constexpr int T = kMqaWgTileTokens;  // 64
+  constexpr int S = kMqaWgStages;
+  constexpr int N = RPC * H;
+  constexpr int WS = N / 4 + 4;  // per-lane weight row (floats), padded against bank conflicts
+  constexpr int KS = D / 32;
+  constexpr int CPR = D / 16;  // 16-byte chunks per token row
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const uint32_t raw_addr = spk::smem_addr(smem_raw);
+  unsigned char* smem = smem_raw + (((raw_addr + 1023u) & ~1023u) - raw_addr);
+
+  const int n = p.next_n;
+  const int nchunks = (n + RPC - 1) / RPC;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int g = lane >> 2, tig = lane & 3;
+
+  unsigned char* kvs = smem;                                      // [S][T][D] swizzled
+  unsigned char* qs = kvs + S * T * D;                            // [nchunks][N][D] swizzled
+  float* scs = reinterpret_cast<float*>(qs + nchunks * N * D);    // [S][T]
+  float* wsm = scs + S * T;                                       // [nchunks][4][WS]
+  int* ctx_s = reinterpret_cast<int*>(wsm + nchunks * 4 * WS);    // [n]
+  int* prefix = ctx_s + n;                                        // [batch + 1] (persistent mode)
+
+  const int* ctx_all = reinterpret_cast<const int*>(p.context_lens);
+  auto request_tiles = [&](int b) {
+    int m = 0;
+    for (int r = 0; r < n; ++r) m = max(m, ctx_all[b * n + r]);
+    return (m + T - 1) / T;
+  };
+  // Work of this CTA: tiles [g_begin, g_end) of the sequence of all requests' tiles.
+  // tiles_per_cta > 0: request blockIdx.y, tiles from blockIdx.x * tiles_per_cta.
+  // tiles_per_cta == 0 (persistent): an equal share of every request's tiles, in order.
+  int g_begin, g_end;
+  if (p.tiles_per_cta > 0) {
+    const int b = blockIdx.y;
+    const int nt = request_tiles(b);
+    g_begin = min(blockIdx.x * p.tiles_per_cta, nt);
+    g_end = min(g_begin + p.tiles_per_cta, nt);
+    if (g_begin >= g_end) return;
+  } else {
+    // Block-wide exclusive scan of tiles per request (128 threads, a few requests each).
+    const int per = (p.batch + 127) / 128;
+    int local = 0;
+    for (int i = 0; i < per; ++i) {
+      const int b = tid * per + i;
+      if (b < p.batch) local += request_tiles(b);
+    }
+    int incl = local;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const int v = __shfl_up_sync(0xffffffffu, incl, off);
+      if (lane >= off) incl += v;
+    }
+    __shared__ int warp_sums[4];
+    if (lane == 31) warp_sums[warp] = incl;
+    __syncthreads();
+    int before = 0;
+    for (int w = 0; w < warp; ++w) before += warp_sums[w];
+    int run = before + incl - local;
+    for (int i = 0; i < per; ++i) {
+      const int b = tid * per + i;
+      if (b < p.batch) {
+        prefix[b] = run;
+        run += request_tiles(b);
+      }
+    }
+    const int total = warp_sums[0] + warp_sums[1] + warp_sums[2] + warp_sums[3];
+    if (tid == 0) prefix[p.batch] = total;
+    __syncthreads();
+    g_begin = static_cast<int>(static_cast<long long>(total) * blockIdx.x / gridDim.x);
+    g_end = static_cast<int>(static_cast<long long>(total) * (blockIdx.x + 1) / gridDim.x);
+    if (g_begin >= g_end) return;
+  }
+
+  const uint8_t* kv = reinterpret_cast<const uint8_t*>(p.kv);
+  const int bkv = p.block_kv;
+  const size_t block_bytes = static_cast<size_t>(bkv) * (D + 4);
+  const uint32_t kvs_addr = spk::smem_addr(kvs), qs_addr = spk::smem_addr(qs);
+  float* logits = reinterpret_cast<float*>(p.logits);
+
+  for (int gpos = g_begin; gpos < g_end;) {
+    // Segment: one request's run of tiles inside [g_begin, g_end).
+    int b;
+    if (p.tiles_per_cta > 0) {
+      b = blockIdx.y;
+    } else {
+      int lo = 0, hi = p.batch - 1;  // last b with prefix[b] <= gpos
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (prefix[mid] <= gpos) lo = mid;
+        else hi = mid - 1;
+      }
+      b = lo;
+    }
+    const int base_tile = p.tiles_per_cta > 0 ? 0 : prefix[b];
+    const int tile_begin = gpos - base_tile;
+    const int tile_end = min(request_tiles(b), tile_begin + (g_end - gpos));
+    gpos += tile_end - tile_begin;
+    const int* ctx_lens = ctx_all + b * n;
+    int ctx_max = 0;
+    for (int r = 0; r < n; ++r) ctx_max = max(ctx_max, ctx_lens[r]);
+
+    __syncthreads();  // the previous segment's readers of q, weights and ctx are done
+    // q (all rows, zero-padded to nchunks * RPC rows) and weights of request b.
+    {
+      const uint8_t* q = reinterpret_cast<const uint8_t*>(p.q);
+      const float* w = reinterpret_cast<const float*>(p.weights);
+      for (int c = tid; c < nchunks * N * CPR; c += 128) {
+        const int rq = c / CPR, col = c % CPR;
+        const int row_i = (rq / N) * RPC + (rq % N) / H, h = (rq % N) % H;
+        const bool valid = row_i < n;
+        const uint8_t* src = valid ? q + ((static_cast<size_t>(b) * n + row_i) * H + h) * D + col * 16 : q;
+        spk::cp_async16(qs + swz<D>(rq * D + col * 16), src, valid);
+      }
+      for (int i = tid; i < nchunks * N; i += 128) {
+        const int chunk = i / N, cc = i % N;
+        const int row_i = chunk * RPC + cc / H, h = cc % H;
+        const float wv = row_i < n ? w[(static_cast<size_t>(b) * n + row_i) * H + h] : 0.f;
+        wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = wv;
+      }
+      for (int r = tid; r < n; r += 128) ctx_s[r] = ctx_lens[r];
+    }
+
+    const int* btab = reinterpret_cast<const int*>(p.block_table) + static_cast<size_t>(b) * p.block_table_stride;
+    auto load_tile = [&](int tile, int stage) {
+      unsigned char* st = kvs + stage * T * D;
+      constexpr int kRowsPerPass = 128 / CPR;
+      const int col = tid % CPR;
+#pragma unroll
+      for (int i = 0; i < T / kRowsPerPass; ++i) {
+        const int r = tid / CPR + i * kRowsPerPass;
+        const int tok = tile * T + r;
+        const bool valid = tok < ctx_max;
+        const uint8_t* src = kv;
+        if (valid) {
+          const int blk = btab[tok / bkv];
+          src = kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(tok % bkv) * D + col * 16;
+        }
+        spk::cp_async16(st + swz<D>(r * D + col * 16), src, valid);
+      }
+      if (tid < T / 4) {  // 4 scales per 16 bytes; block_kv % 4 == 0 keeps them in one block
+        const int tok = tile * T + tid * 4;
+        const bool valid = tok < ctx_max;
+        const uint8_t* src = kv;
+        if (valid) {
+          const int blk = btab[tok / bkv];
+          src = kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(bkv) * D + (tok % bkv) * 4;
+        }
+        spk::cp_async16(scs + stage * T + tid * 4, src, valid);
+      }
+    };
+
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      if (tile_begin + s < tile_end) load_tile(tile_begin + s, s);
+      spk::cp_async_commit();
+    }
+
+    for (int tile = tile_begin; tile < tile_end; ++tile) {
+      const int it = tile - tile_begin;
+      const int st = it % S;
+      spk::cp_async_wait<S - 2>();
+      fence_proxy_async();  // cp.async wrote through the generic proxy; wgmma reads through the async one
+      __syncthreads();
+      if (tile + S - 1 < tile_end) load_tile(tile + S - 1, (it + S - 1) % S);
+      spk::cp_async_commit();
+
+      const int t0 = 16 * warp + g;
+      const float sc0 = scs[st * T + t0], sc1 = scs[st * T + t0 + 8];
+      const int tok0 = tile * T + t0, tok1 = tok0 + 8;
+      const uint64_t da = smem_desc<D>(kvs_addr + st * T * D);
+      for (int chunk = 0; chunk < nchunks; ++chunk) {
+        float acc[N / 2];
+        const uint64_t db = smem_desc<D>(qs_addr + chunk * N * D);
+#pragma unroll
+        for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
+        spk::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < KS; ++kk) spk::WgmmaE4m3<N>::mma(acc, da + 2 * kk, db + 2 * kk, kk);
+        spk::wgmma_commit();
+        spk::wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
+        const float* wrow = wsm + (chunk * 4 + tig) * WS;
+#pragma unroll
+        for (int r = 0; r < RPC; ++r) {
+          float s0 = 0.f, s1 = 0.f;
+#pragma unroll
+          for (int jj = 0; jj < H / 8; jj += 2) {
+            const int j = r * (H / 8) + jj;
+            const float4 wv = *reinterpret_cast<const float4*>(wrow + 2 * j);  // groups j, j+1
+            s0 = fmaf(fmaxf(acc[4 * j + 0], 0.f), wv.x, s0);
+            s0 = fmaf(fmaxf(acc[4 * j + 1], 0.f), wv.y, s0);
+            s1 = fmaf(fmaxf(acc[4 * j + 2], 0.f), wv.x, s1);
+            s1 = fmaf(fmaxf(acc[4 * j + 3], 0.f), wv.y, s1);
+            s0 = fmaf(fmaxf(acc[4 * j + 4], 0.f), wv.z, s0);
+            s0 = fmaf(fmaxf(acc[4 * j + 5], 0.f), wv.w, s0);
+            s1 = fmaf(fmaxf(acc[4 * j + 6], 0.f), wv.z, s1);
+            s1 = fmaf(fmaxf(acc[4 * j + 7], 0.f), wv.w, s1);
+          }
+          s0 += __shfl_xor_sync(0xffffffffu, s0, 1);
+          s1 += __shfl_xor_sync(0xffffffffu, s1, 1);
+          s0 += __shfl_xor_sync(0xffffffffu, s0, 2);
+          s1 += __shfl_xor_sync(0xffffffffu, s1, 2);
+          const int row_i = chunk * RPC + r;
+          if (tig == (r & 3) && row_i < n) {
+            const int ctx = ctx_s[row_i];
+            float* out = logits + static_cast<size_t>(b * n + row_i) * p.logits_stride;
+            if (tok0 < ctx) out[tok0] = s0 * sc0;
+            if (tok1 < ctx) out[tok1] = s1 * sc1;
+          }
+        }
+      }
+    }
+    spk::cp_async_wait<0>();
+  }
+#else
+  (void)p;
+  __trap();  // the host selects this kernel only on sm_90
+#endif
+}
+
+}  // namespace
+
+#define SPK_MQA_WG(D, H, RPC)                                                                  \
+  extern "C" __global__ void __launch_bounds__(128, 1) mqa_logits_wg_d##D##_h##H##_r##RPC(MqaLogitsParams p) { \
+    mqa_logits_wg_body<D, H, RPC>(p);                                                           \
+  }
+#define SPK_MQA_WG_D(D)   \
+  SPK_MQA_WG(D, 16, 1)    \
+  SPK_MQA_WG(D, 16, 2)    \
+  SPK_MQA_WG(D, 16, 4)    \
+  SPK_MQA_WG(D, 16, 8)    \
+  SPK_MQA_WG(D, 32, 1)    \
+  SPK_MQA_WG(D, 32, 2)    \
+  SPK_MQA_WG(D, 32, 4)    \
+  SPK_MQA_WG(D, 32, 8)    \
+  SPK_MQA_WG(D, 64, 1)    \
+  SPK_MQA_WG(D, 64, 2)    \
+  SPK_MQA_WG(D, 64, 3)    \
+  SPK_MQA_WG(D, 64, 4)    \
+  SPK_MQA_WG(D, 128, 1)   \
+  SPK_MQA_WG(D, 128, 2)
+SPK_MQA_WG_D(64)
+SPK_MQA_WG_D(128)

@@ -4,11 +4,13 @@
 // head_dim 64/128/256, KV bf16 or e4m3 with per-tensor scales, any block size.
 //
 // Design (memory-bound decode shape): a CTA owns (split, request, kv head, row group) and streams
-// its token range in tiles (64 tokens, 32 for head_dim 256) through shared memory, double-buffered
-// with cp.async; every query row of the kv head's group reuses each K/V tile. S = Q K^T on bf16
-// tensor cores (warps split the tile's tokens), online softmax in fp32 (log2 domain), O += P V
-// (warps split head_dim). fp8 tiles are dequantised to bf16 in smem once per tile. With
-// num_splits > 1 each split writes O/l and lse and spec_verify_combine merges them.
+// its token range in tiles (64 tokens, 32 for head_dim 256) through a 2-3 stage cp.async ring of
+// 16-byte copies; every query row of the kv head's group reuses each K/V tile. Warp w owns m-tile
+// w % MT (16 rows) and a token slice of every tile (flash-decoding inside the CTA): S = Q K^T and
+// O += P V on bf16 tensor cores with P kept in registers, online softmax in fp32 (log2 domain)
+// per warp, so a tile costs one barrier. The warps' (m, l, O) are merged through shared memory
+// at the end. fp8 tiles are dequantised to bf16 in smem once per tile. Requests longer than one
+// split write O/l and lse per split and spec_verify_combine merges them.
 // Deterministic: fixed reduction order, no atomics, so graph replays are bit-identical.
 #include "common.cuh"
 
@@ -19,30 +21,32 @@ using specprobe_kernels::SpecVerifyParams;
 constexpr int kThreads = specprobe_kernels::kSpecVerifyThreads;
 constexpr float kLog2e = 1.4426950408889634f;
 
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+
 template <int D, bool FP8, int MR>
 __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
   constexpr int TN = D <= 128 ? 64 : 32;  // = spec_verify_tile_tokens(D)
-  constexpr int RB = D + 8;          // bf16 row stride (elements)
-  constexpr int SS = TN + 4;         // S row stride (floats)
-  constexpr int PS = TN + 8;         // P row stride (bf16)
-  constexpr int MT = MR / 16;        // m-tiles
-  constexpr int NTS = TN / 4 / 8;    // S n-tiles per warp (warps split tokens)
-  constexpr int DW = D / 4;          // O columns per warp
-  constexpr int NTO = DW / 8;        // O n-tiles per warp
-  constexpr int KV_STAGES_BF16 = FP8 ? 1 : 2;
+  constexpr int RB = D + 8;               // bf16 row stride (elements)
+  constexpr int MT = MR / 16;             // m-tiles
+  constexpr int WT = (4 / MT) < (TN / 16) ? (4 / MT) : (TN / 16);  // warps sharing an m-tile's tokens
+  constexpr int TPW = TN / WT;            // tokens per warp per tile
+  constexpr int NTS = TPW / 8;            // S n-tiles per warp
+  constexpr int NTO = D / 8;              // O n-tiles (full head_dim per warp)
   extern __shared__ __align__(128) unsigned char smem[];
+  const int S = p.stages;
   __nv_bfloat16* qs = reinterpret_cast<__nv_bfloat16*>(smem);
-  __nv_bfloat16* ks = qs + MR * RB;                       // [stages][TN][RB]
-  __nv_bfloat16* vs = ks + KV_STAGES_BF16 * TN * RB;      // [stages][TN][RB]
-  uint8_t* raw = reinterpret_cast<uint8_t*>(vs + KV_STAGES_BF16 * TN * RB);  // fp8: [2][K,V][TN][D]
-  float* ss = reinterpret_cast<float*>(raw + (FP8 ? 2 * 2 * TN * D : 0));
-  __nv_bfloat16* ps = reinterpret_cast<__nv_bfloat16*>(ss + MR * SS);
-  float* row_m = reinterpret_cast<float*>(ps + MR * PS);
-  float* row_l = row_m + MR;
-  float* row_alpha = row_l + MR;
-  int* row_pos = reinterpret_cast<int*>(row_alpha + MR);
+  unsigned char* ring = smem + MR * RB * 2;
+  // bf16: K/V stage s at ring + s * 2 * TN * RB * 2 (K then V). fp8: raw K/V stage s at
+  // ring + 2 * TN * RB * 2 + s * 2 * TN * D, dequantised into the single bf16 K/V pair at ring.
+  // = spec_verify_ring_bytes / spec_verify_merge_bytes (kernel_abi.hpp)
+  const int ring_bytes = FP8 ? 2 * TN * RB * 2 + S * 2 * TN * D : S * 2 * TN * RB * 2;
+  constexpr int merge_bytes = 4 * 16 * D * 4;
+  float* stat_m = reinterpret_cast<float*>(ring + (ring_bytes > merge_bytes ? ring_bytes : merge_bytes));
+  float* stat_l = stat_m + 4 * MR;
 
-  const int split = blockIdx.x;
   const int b = blockIdx.y / p.heads_kv;
   const int kvh = blockIdx.y % p.heads_kv;
   const int gqa = p.heads_q / p.heads_kv;
@@ -50,14 +54,18 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
   const int row0 = blockIdx.z * MR;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int g = lane >> 2, tig = lane & 3;
+  const int mt = warp % MT, ts = warp / MT;
+  const bool active = ts < WT;
 
   const int seq_len = reinterpret_cast<const int*>(p.seq_lens)[b];
   const int num_tiles = (seq_len + TN - 1) / TN;
-  const int per_split = (num_tiles + p.num_splits - 1) / p.num_splits;
-  const int tile_begin = split * per_split;
-  const int tile_end = min(num_tiles, tile_begin + per_split);
+  const int nsplit = (num_tiles + p.tiles_per_split - 1) / p.tiles_per_split;
+  const int split = blockIdx.x;
+  if (split > 0 && split >= nsplit) return;  // split 0 always writes (zeros if empty)
+  const int tile_begin = split * p.tiles_per_split;
+  const int tile_end = min(num_tiles, tile_begin + p.tiles_per_split);
 
-  // Q rows -> smem (padded rows zero), row positions, stats.
+  // Q rows -> smem (padded rows zero).
   const __nv_bfloat16* q = reinterpret_cast<const __nv_bfloat16*>(p.q);
   for (int c = tid; c < MR * (D / 8); c += kThreads) {
     const int r = c / (D / 8), col = c % (D / 8);
@@ -69,11 +77,12 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
     }
     *reinterpret_cast<uint4*>(qs + r * RB + col * 8) = v;
   }
-  for (int r = tid; r < MR; r += kThreads) {
-    const int rg = row0 + r;
-    row_pos[r] = rg < rows_total ? seq_len - p.num_q + rg / gqa : -1;
-    row_m[r] = -INFINITY;
-    row_l[r] = 0.f;
+  // This thread's two rows (g, g + 8 of its m-tile): causal limit.
+  int pos[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int rg = row0 + mt * 16 + g + h * 8;
+    pos[h] = rg < rows_total ? seq_len - p.num_q + rg / gqa : -1;
   }
 
   const int* btab = reinterpret_cast<const int*>(p.block_table) + static_cast<size_t>(b) * p.block_table_stride;
@@ -82,194 +91,210 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
   const uint8_t* vc = reinterpret_cast<const uint8_t*>(p.v_cache);
   auto load_tile = [&](int tile, int stage) {
     constexpr int kChunks = D * EB / 16;  // 16-byte chunks per token row
-    for (int c = tid; c < 2 * TN * kChunks; c += kThreads) {
-      const int which = c / (TN * kChunks);  // 0 = K, 1 = V
-      const int rc = c % (TN * kChunks);
-      const int r = rc / kChunks, col = rc % kChunks;
+    for (int c = tid; c < TN * kChunks; c += kThreads) {
+      const int r = c / kChunks, col = c % kChunks;
       const int tok = tile * TN + r;
       const bool valid = tok < seq_len;
-      const uint8_t* base = which ? vc : kc;
-      const uint8_t* src = base;
+      size_t off = 0;
       if (valid) {
         const int blk = btab[tok / p.block_size];
         const size_t slot = static_cast<size_t>(blk) * p.block_size + tok % p.block_size;
-        src = base + ((slot * p.heads_kv + kvh) * D) * EB + col * 16;
+        off = ((slot * p.heads_kv + kvh) * D) * EB + col * 16;
       }
-      void* dst;
+      unsigned char* dk;
+      unsigned char* dv;
       if constexpr (FP8) {
-        dst = raw + ((stage * 2 + which) * TN + r) * D + col * 16;
+        unsigned char* st = ring + 2 * TN * RB * 2 + stage * 2 * TN * D;
+        dk = st + r * D + col * 16;
+        dv = st + TN * D + r * D + col * 16;
       } else {
-        dst = (which ? vs : ks) + (stage * TN + r) * RB + col * 8;
+        unsigned char* st = ring + stage * 2 * TN * RB * 2;
+        dk = st + (r * RB + col * 8) * 2;
+        dv = st + ((TN + r) * RB + col * 8) * 2;
       }
-      spk::cp_async16(dst, src, valid);
+      spk::cp_async16(dk, kc + off, valid);
+      spk::cp_async16(dv, vc + off, valid);
     }
   };
 
-  float o[MT][NTO][4];
+  float o[NTO][4];
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int n = 0; n < NTO; ++n) o[mt][n][0] = o[mt][n][1] = o[mt][n][2] = o[mt][n][3] = 0.f;
+  for (int n = 0; n < NTO; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+  float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
 
   const float qk_scale = p.sm_scale * kLog2e * (FP8 ? p.k_scale : 1.f);
-  if (tile_begin < tile_end) load_tile(tile_begin, 0);
-  spk::cp_async_commit();
+  for (int s = 0; s < S - 1; ++s) {
+    if (tile_begin + s < tile_end) load_tile(tile_begin + s, s);
+    spk::cp_async_commit();
+  }
 
   for (int tile = tile_begin; tile < tile_end; ++tile) {
-    const int stage = (tile - tile_begin) & 1;
-    spk::cp_async_wait<0>();
+    const int it = tile - tile_begin;
+    const int stage = it % S;
+    if (S == 3) spk::cp_async_wait<1>();
+    else spk::cp_async_wait<0>();
     __syncthreads();
-    if (tile + 1 < tile_end) load_tile(tile + 1, stage ^ 1);
+    if (tile + S - 1 < tile_end) load_tile(tile + S - 1, (it + S - 1) % S);
     spk::cp_async_commit();
     const __nv_bfloat16* kt;
     const __nv_bfloat16* vt;
     if constexpr (FP8) {
       // Dequantise the stage into the bf16 tiles (K scale folded into qk_scale).
-      const uint8_t* rk = raw + (stage * 2 + 0) * TN * D;
-      const uint8_t* rv = raw + (stage * 2 + 1) * TN * D;
-      for (int c = tid; c < 2 * TN * D / 4; c += kThreads) {
-        const int which = c / (TN * D / 4);
-        const int e = (c % (TN * D / 4)) * 4;
+      const uint8_t* rk = ring + 2 * TN * RB * 2 + stage * 2 * TN * D;
+      const uint8_t* rv = rk + TN * D;
+      __nv_bfloat16* ks = reinterpret_cast<__nv_bfloat16*>(ring);
+      __nv_bfloat16* vs = ks + TN * RB;
+      for (int c = tid; c < 2 * TN * D / 8; c += kThreads) {
+        const int which = c / (TN * D / 8);
+        const int e = (c % (TN * D / 8)) * 8;
         const int r = e / D, col = e % D;
-        const uint32_t x = *reinterpret_cast<const uint32_t*>((which ? rv : rk) + r * D + col);
+        const uint2 x = *reinterpret_cast<const uint2*>((which ? rv : rk) + r * D + col);
         const float sc = which ? p.v_scale : 1.f;
-        const float2 lo = spk::e4m3x2_to_float2(x, false), hi = spk::e4m3x2_to_float2(x, true);
-        __nv_bfloat162* dst = reinterpret_cast<__nv_bfloat162*>((which ? vs : ks) + r * RB + col);
-        dst[0] = __floats2bfloat162_rn(lo.x * sc, lo.y * sc);
-        dst[1] = __floats2bfloat162_rn(hi.x * sc, hi.y * sc);
+        const float2 a0 = spk::e4m3x2_to_float2(x.x, false), a1 = spk::e4m3x2_to_float2(x.x, true);
+        const float2 a2 = spk::e4m3x2_to_float2(x.y, false), a3 = spk::e4m3x2_to_float2(x.y, true);
+        uint4 v;
+        v.x = pack_bf16(a0.x * sc, a0.y * sc);
+        v.y = pack_bf16(a1.x * sc, a1.y * sc);
+        v.z = pack_bf16(a2.x * sc, a2.y * sc);
+        v.w = pack_bf16(a3.x * sc, a3.y * sc);
+        *reinterpret_cast<uint4*>((which ? vs : ks) + r * RB + col) = v;
       }
       __syncthreads();
       kt = ks;
       vt = vs;
     } else {
-      kt = ks + stage * TN * RB;
-      vt = vs + stage * TN * RB;
+      kt = reinterpret_cast<const __nv_bfloat16*>(ring + stage * 2 * TN * RB * 2);
+      vt = kt + TN * RB;
     }
+    if (!active) continue;
+    const int tok0 = ts * TPW;  // this warp's first token in the tile
 
-    // S = Q K^T for this warp's TN/4 tokens, all MR rows.
+    // S = Q K^T for this warp's TPW tokens and its 16 rows.
+    float sacc[NTS][4];
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      float s[NTS][4];
+    for (int n = 0; n < NTS; ++n) sacc[n][0] = sacc[n][1] = sacc[n][2] = sacc[n][3] = 0.f;
 #pragma unroll
-      for (int n = 0; n < NTS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+    for (int kk = 0; kk < D / 16; ++kk) {
+      uint32_t a[4];
+      spk::ldmatrix_x4(a, qs + (mt * 16 + (lane & 15)) * RB + kk * 16 + (lane >> 4) * 8);
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        uint32_t a[4];
-        spk::ldmatrix_x4(a, qs + (mt * 16 + (lane & 15)) * RB + kk * 16 + (lane >> 4) * 8);
-#pragma unroll
-        for (int n = 0; n < NTS; n += 2) {
-          // Two 8-token n-tiles: matrices (tok 0-7, d lo), (tok 0-7, d hi), (tok 8-15, d lo), (tok 8-15, d hi).
-          uint32_t bb[4];
-          const int tok = warp * (TN / 4) + n * 8 + (lane & 7) + ((lane >> 4) & 1) * 8;
-          spk::ldmatrix_x4(bb, kt + tok * RB + kk * 16 + ((lane >> 3) & 1) * 8);
-          spk::mma_bf16_16816(s[n], a, bb[0], bb[1]);
-          if (n + 1 < NTS) spk::mma_bf16_16816(s[n + 1], a, bb[2], bb[3]);
-        }
-      }
-#pragma unroll
-      for (int n = 0; n < NTS; ++n) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int r = mt * 16 + g + (e >> 1) * 8;
-          const int tl = warp * (TN / 4) + n * 8 + tig * 2 + (e & 1);
-          const int tok = tile * TN + tl;
-          ss[r * SS + tl] = tok <= row_pos[r] ? s[n][e] * qk_scale : -INFINITY;
-        }
+      for (int n = 0; n < NTS; n += 2) {
+        uint32_t bb[4];
+        const int tok = tok0 + n * 8 + (lane & 7) + ((lane >> 4) & 1) * 8;
+        spk::ldmatrix_x4(bb, kt + tok * RB + kk * 16 + ((lane >> 3) & 1) * 8);
+        spk::mma_bf16_16816(sacc[n], a, bb[0], bb[1]);
+        spk::mma_bf16_16816(sacc[n + 1], a, bb[2], bb[3]);
       }
     }
-    __syncthreads();
-
-    // Online softmax: kThreads / MR threads per row.
-    {
-      constexpr int TPR = kThreads / MR;
-      constexpr int CPT = TN / TPR;  // columns per thread
-      const int r = tid / TPR, part = tid % TPR;
-      float mx = -INFINITY;
+    // Online softmax in registers; rows g (elements 0, 1) and g + 8 (elements 2, 3).
+    float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-      for (int c = 0; c < CPT; ++c) mx = fmaxf(mx, ss[r * SS + part * CPT + c]);
+    for (int n = 0; n < NTS; ++n)
 #pragma unroll
-      for (int off = 1; off < TPR; off <<= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-      const float m_old = row_m[r];
-      const float m_new = fmaxf(m_old, mx);
-      const float base = m_new == -INFINITY ? 0.f : m_new;
-      float sum = 0.f;
-#pragma unroll
-      for (int c = 0; c < CPT; ++c) {
-        const float e = exp2f(ss[r * SS + part * CPT + c] - base);
-        const __nv_bfloat16 eb = __float2bfloat16_rn(e);
-        ps[r * PS + part * CPT + c] = eb;
-        sum += __bfloat162float(eb);  // l sums what P V multiplies
+      for (int e = 0; e < 4; ++e) {
+        const int tok = tile * TN + tok0 + n * 8 + tig * 2 + (e & 1);
+        const float v = tok <= pos[e >> 1] ? sacc[n][e] * qk_scale : -INFINITY;
+        sacc[n][e] = v;
+        mx[e >> 1] = fmaxf(mx[e >> 1], v);
       }
+    float alpha[2], base[2];
 #pragma unroll
-      for (int off = 1; off < TPR; off <<= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-      __syncwarp();
-      if (part == 0) {
-        const float alpha = exp2f(m_old - base);  // m_old = -inf -> 0
-        row_alpha[r] = alpha;
-        row_l[r] = row_l[r] * alpha + sum;
-        row_m[r] = m_new;
+    for (int h = 0; h < 2; ++h) {
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+      mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+      const float m_new = fmaxf(m_run[h], mx[h]);
+      base[h] = m_new == -INFINITY ? 0.f : m_new;
+      alpha[h] = exp2f(m_run[h] - base[h]);  // m_run = -inf -> 0
+      m_run[h] = m_new;
+      l_run[h] *= alpha[h];
+    }
+#pragma unroll
+    for (int n = 0; n < NTO; ++n) {
+      o[n][0] *= alpha[0];
+      o[n][1] *= alpha[0];
+      o[n][2] *= alpha[1];
+      o[n][3] *= alpha[1];
+    }
+    uint32_t pf[NTS][2];  // bf16 P, packed as the next mma's A fragments
+#pragma unroll
+    for (int n = 0; n < NTS; ++n) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const __nv_bfloat162 pb =
+            __floats2bfloat162_rn(exp2f(sacc[n][2 * h] - base[h]), exp2f(sacc[n][2 * h + 1] - base[h]));
+        const float2 pr = __bfloat1622float2(pb);
+        l_run[h] += pr.x + pr.y;  // l sums what P V multiplies
+        pf[n][h] = *reinterpret_cast<const uint32_t*>(&pb);
       }
     }
-    __syncthreads();
-
-    // O = alpha O + P V for this warp's DW columns.
+    // O += P V over this warp's tokens, all of head_dim.
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      const float a0 = row_alpha[mt * 16 + g], a1 = row_alpha[mt * 16 + g + 8];
+    for (int kk = 0; kk < TPW / 16; ++kk) {
+      const uint32_t a[4] = {pf[2 * kk][0], pf[2 * kk][1], pf[2 * kk + 1][0], pf[2 * kk + 1][1]};
 #pragma unroll
-      for (int n = 0; n < NTO; ++n) {
-        o[mt][n][0] *= a0;
-        o[mt][n][1] *= a0;
-        o[mt][n][2] *= a1;
-        o[mt][n][3] *= a1;
-      }
-#pragma unroll
-      for (int kk = 0; kk < TN / 16; ++kk) {
-        uint32_t a[4];
-        spk::ldmatrix_x4(a, ps + (mt * 16 + (lane & 15)) * PS + kk * 16 + (lane >> 4) * 8);
-#pragma unroll
-        for (int n = 0; n < NTO; n += 2) {
-          // matrices (tok 0-7, d n), (tok 8-15, d n), (tok 0-7, d n+1), (tok 8-15, d n+1), transposed.
-          uint32_t bb[4];
-          const int tok = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-          const int col = warp * DW + n * 8 + (lane >> 4) * 8;
-          spk::ldmatrix_x4_trans(bb, vt + tok * RB + col);
-          spk::mma_bf16_16816(o[mt][n], a, bb[0], bb[1]);
-          if (n + 1 < NTO) spk::mma_bf16_16816(o[mt][n + 1], a, bb[2], bb[3]);
-        }
+      for (int n = 0; n < NTO; n += 2) {
+        uint32_t bb[4];
+        const int tok = tok0 + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+        const int col = n * 8 + (lane >> 4) * 8;
+        spk::ldmatrix_x4_trans(bb, vt + tok * RB + col);
+        spk::mma_bf16_16816(o[n], a, bb[0], bb[1]);
+        spk::mma_bf16_16816(o[n + 1], a, bb[2], bb[3]);
       }
     }
   }
   spk::cp_async_wait<0>();
   __syncthreads();
 
-  // Epilogue: normalise and store (or store the split's partial).
-  const float vfix = 1.f;
+  // Merge the WT token slices of each m-tile: (m, l) per row and unnormalised O through smem.
+  float* ored = reinterpret_cast<float*>(ring);  // [WT][MR][D]
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
+  for (int h = 0; h < 2; ++h) {
+    l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 1);
+    l_run[h] += __shfl_xor_sync(0xffffffffu, l_run[h], 2);
+  }
+  if (active) {
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int r = mt * 16 + g + half * 8;
-      const int rg = row0 + r;
-      if (rg >= rows_total) continue;
-      const int j = rg / gqa, hq = kvh * gqa + rg % gqa;
-      const float l = row_l[r];
-      const float inv = l > 0.f ? vfix / l : 0.f;
-      const size_t orow = (static_cast<size_t>(b) * p.num_q + j) * p.heads_q + hq;
-#pragma unroll
-      for (int n = 0; n < NTO; ++n) {
-        const int col = warp * DW + n * 8 + tig * 2;
-        const float x0 = o[mt][n][half * 2] * inv, x1 = o[mt][n][half * 2 + 1] * inv;
-        if (p.num_splits == 1) {
-          *reinterpret_cast<__nv_bfloat162*>(reinterpret_cast<__nv_bfloat16*>(p.out) + orow * D + col) =
-              __floats2bfloat162_rn(x0, x1);
-        } else {
-          const size_t prow = static_cast<size_t>(split) * p.batch * p.num_q * p.heads_q + orow;
-          *reinterpret_cast<float2*>(reinterpret_cast<float*>(p.partial_o) + prow * D + col) = make_float2(x0, x1);
-          if (n == 0 && tig == 0 && warp == 0)
-            reinterpret_cast<float*>(p.partial_lse)[prow] = l > 0.f ? row_m[r] + log2f(l) : -INFINITY;
-        }
+    for (int h = 0; h < 2; ++h) {
+      const int r = mt * 16 + g + h * 8;
+      if (tig == 0) {
+        stat_m[ts * MR + r] = m_run[h];
+        stat_l[ts * MR + r] = l_run[h];
       }
+#pragma unroll
+      for (int n = 0; n < NTO; ++n)
+        *reinterpret_cast<float2*>(ored + (ts * MR + r) * D + n * 8 + tig * 2) = make_float2(o[n][2 * h], o[n][2 * h + 1]);
+    }
+  }
+  __syncthreads();
+  const bool single = nsplit <= 1;
+  for (int idx = tid; idx < MR * D / 2; idx += kThreads) {
+    const int r = idx / (D / 2), col = (idx % (D / 2)) * 2;
+    const int rg = row0 + r;
+    if (rg >= rows_total) continue;
+    float M = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < WT; ++w) M = fmaxf(M, stat_m[w * MR + r]);
+    float L = 0.f, x0 = 0.f, x1 = 0.f;
+    if (M != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < WT; ++w) {
+        const float f = exp2f(stat_m[w * MR + r] - M);
+        L += stat_l[w * MR + r] * f;
+        const float2 v = *reinterpret_cast<const float2*>(ored + (w * MR + r) * D + col);
+        x0 += v.x * f;
+        x1 += v.y * f;
+      }
+    }
+    const float inv = L > 0.f ? 1.f / L : 0.f;
+    const int j = rg / gqa, hq = kvh * gqa + rg % gqa;
+    const size_t orow = (static_cast<size_t>(b) * p.num_q + j) * p.heads_q + hq;
+    if (single) {
+      *reinterpret_cast<__nv_bfloat162*>(reinterpret_cast<__nv_bfloat16*>(p.out) + orow * D + col) =
+          __floats2bfloat162_rn(x0 * inv, x1 * inv);
+    } else {
+      const size_t prow = static_cast<size_t>(split) * p.batch * p.num_q * p.heads_q + orow;
+      *reinterpret_cast<float2*>(reinterpret_cast<float*>(p.partial_o) + prow * D + col) = make_float2(x0 * inv, x1 * inv);
+      if (col == 0) reinterpret_cast<float*>(p.partial_lse)[prow] = L > 0.f ? M + log2f(L) : -INFINITY;
     }
   }
 }
@@ -293,21 +318,32 @@ SPK_SV(128, true, 32, spec_verify_d128_fp8_r32)
 SPK_SV(256, true, 16, spec_verify_d256_fp8_r16)
 SPK_SV(256, true, 32, spec_verify_d256_fp8_r32)
 
-// Merges split partials: out = sum_s 2^(lse_s - max) O_s / sum_s 2^(lse_s - max).
+// Merges split partials of requests with more than one split:
+// out = sum_s 2^(lse_s - max) O_s / sum_s 2^(lse_s - max). Single-split requests were written
+// by the attention kernel itself.
 extern "C" __global__ void __launch_bounds__(128) spec_verify_combine(SpecVerifyCombineParams p) {
   const int row = blockIdx.x;
+  const int b = row / p.rows_per_request;
+  const int seq_len = reinterpret_cast<const int*>(p.seq_lens)[b];
+  const int tiles = (seq_len + p.tile_tokens - 1) / p.tile_tokens;
+  const int nsplit = min(p.num_splits, (tiles + p.tiles_per_split - 1) / p.tiles_per_split);
+  if (nsplit <= 1) return;
   const float* lse = reinterpret_cast<const float*>(p.partial_lse);
   float mx = -INFINITY;
-  for (int s = 0; s < p.num_splits; ++s) mx = fmaxf(mx, lse[static_cast<size_t>(s) * p.rows + row]);
-  for (int d = threadIdx.x; d < p.head_dim; d += blockDim.x) {
-    float num = 0.f, den = 0.f;
-    for (int s = 0; s < p.num_splits; ++s) {
+  for (int s = 0; s < nsplit; ++s) mx = fmaxf(mx, lse[static_cast<size_t>(s) * p.rows + row]);
+  for (int d = threadIdx.x * 2; d < p.head_dim; d += blockDim.x * 2) {
+    float n0 = 0.f, n1 = 0.f, den = 0.f;
+    for (int s = 0; s < nsplit; ++s) {
       const float l = lse[static_cast<size_t>(s) * p.rows + row];
       const float w = l == -INFINITY ? 0.f : exp2f(l - mx);
-      num += w * reinterpret_cast<const float*>(p.partial_o)[(static_cast<size_t>(s) * p.rows + row) * p.head_dim + d];
+      const float2 v = *reinterpret_cast<const float2*>(reinterpret_cast<const float*>(p.partial_o) +
+                                                         (static_cast<size_t>(s) * p.rows + row) * p.head_dim + d);
+      n0 += w * v.x;
+      n1 += w * v.y;
       den += w;
     }
-    reinterpret_cast<__nv_bfloat16*>(p.out)[static_cast<size_t>(row) * p.head_dim + d] =
-        __float2bfloat16_rn(den > 0.f ? num / den : 0.f);
+    const float inv = den > 0.f ? 1.f / den : 0.f;
+    *reinterpret_cast<__nv_bfloat162*>(reinterpret_cast<__nv_bfloat16*>(p.out) + static_cast<size_t>(row) * p.head_dim + d) =
+        __floats2bfloat162_rn(n0 * inv, n1 * inv);
   }
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "gpu/cuda_session.hpp"
@@ -120,6 +121,48 @@ MqaLaunch mqa_launch_config(int batch, int next_n, int heads, int head_dim, int 
   return l;
 }
 
+MqaLaunch mqa_wg_launch_config(int batch, int next_n, int heads, int head_dim, int max_context, int tiles_per_cta) {
+  MqaLaunch l;
+  // Rows per wgmma (N = rpc * heads <= 256): fewest padded columns, each extra chunk costing
+  // about 64 columns of issue and epilogue overhead.
+  std::vector<int> cands;
+  if (heads == 64) cands = {1, 2, 3, 4};
+  else if (heads == 128) cands = {1, 2};
+  else cands = {1, 2, 4, 8};
+  int best = cands.front();
+  long best_cost = -1;
+  for (int r : cands) {
+    const int chunks = (next_n + r - 1) / r;
+    const long cost = static_cast<long>(chunks) * r * heads + chunks * 64L;
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best = r;
+    }
+  }
+  l.rows_per_cta = best;
+  l.kernel = fmt::format("mqa_logits_wg_d{}_h{}_r{}", head_dim, heads, best);
+  l.tasks = 4;
+  l.token_splits = 1;
+  l.tiles_per_cta = tiles_per_cta;
+  l.threads = 128;
+  l.smem = static_cast<unsigned>(specprobe_kernels::mqa_wg_smem_bytes(head_dim, heads, best, next_n, batch));
+  if (tiles_per_cta > 0) {
+    const int tokens_per_cta = specprobe_kernels::kMqaWgTileTokens * tiles_per_cta;
+    l.grid_x = static_cast<unsigned>(std::max(1, (max_context + tokens_per_cta - 1) / tokens_per_cta));
+    l.grid_y = static_cast<unsigned>(batch);
+  } else {
+    l.grid_x = 0;  // persistent: the caller sets SMs x resident CTAs per SM
+    l.grid_y = 1;
+  }
+  l.grid_z = 1;
+  return l;
+}
+
+bool mqa_wg_supported(int cc_major, int cc_minor, int heads, int head_dim, int block_kv) {
+  return cc_major == 9 && cc_minor == 0 && (head_dim == 64 || head_dim == 128) &&
+         (heads == 16 || heads == 32 || heads == 64 || heads == 128) && block_kv % 4 == 0;
+}
+
 std::string mqa_shape_problem(const Json& spec) {
   const int n = spec.value("next_n", 0), h = spec.value("heads", 0), d = spec.value("head_dim", 0),
             bkv = spec.value("block_kv", 0);
@@ -152,8 +195,24 @@ Json run_mqa_logits_probe(const Json& spec) {
     }
     return r;
   };
-  const MqaLaunch l = mqa_launch_config(in.batch, in.next_n, in.heads, in.head_dim, in.max_context,
-                                        spec.value("tiles_per_cta", 4));
+  // Kernel family: the sm_90a wgmma kernel where it applies and fits, else the portable mma.sync
+  // one. SPECPROBE_MQA_KERNEL=mma|wgmma forces one (benchmarks compare both in one run).
+  const char* force = std::getenv("SPECPROBE_MQA_KERNEL");
+  const std::string want = spec.value("kernel", std::string(force ? force : "auto"));
+  bool use_wg = want != "mma" && mqa_wg_supported(s.gpu().cc_major, s.gpu().cc_minor, in.heads, in.head_dim, in.block_kv);
+  MqaLaunch l;
+  if (use_wg) {
+    l = mqa_wg_launch_config(in.batch, in.next_n, in.heads, in.head_dim, in.max_context, spec.value("tiles_per_cta", 0));
+    if (static_cast<int64_t>(l.smem) > s.gpu().smem_per_block_optin) use_wg = false;
+  }
+  if (use_wg && l.tiles_per_cta == 0) {  // persistent grid: every resident CTA slot once
+    auto fw = s.function(l.kernel);
+    if (!fw) return fail_cuda(fw.error());
+    const Json ev = s.kernel_evidence(*fw, l.kernel, LaunchShape{1, 1, 1, l.threads, l.smem});
+    const int per_sm = std::max(1, ev.value("occupancy_blocks_per_sm", 1));
+    l.grid_x = static_cast<unsigned>(std::max<int64_t>(1, s.gpu().sm_count) * per_sm);
+  }
+  if (!use_wg) l = mqa_launch_config(in.batch, in.next_n, in.heads, in.head_dim, in.max_context, spec.value("tiles_per_cta", 4));
   if (static_cast<int64_t>(l.smem) > s.gpu().smem_per_block_optin)
     return make_result(spec, kSkip, fmt::format("needs {} KB shared memory per block, device allows {} KB",
                                                 (l.smem + 1023) / 1024, s.gpu().smem_per_block_optin / 1024));

@@ -49,6 +49,14 @@ struct MqaLaunch {
 };
 MqaLaunch mqa_launch_config(int batch, int next_n, int heads, int head_dim, int max_context, int tiles_per_cta = 4);
 
+// sm_90a wgmma kernel (kernels/mqa_logits.cu, mqa_logits_wg_*): rows_per_cta = query rows per
+// wgmma chunk, tiles_per_cta = 64-token tiles per CTA, 128 threads, grid (x, batch, 1).
+// tiles_per_cta 0 = persistent (the probe's default): grid_x is left 0 for the caller to set to
+// SMs x resident CTAs per SM, grid_y = 1; each CTA takes an equal share of all requests' tiles.
+MqaLaunch mqa_wg_launch_config(int batch, int next_n, int heads, int head_dim, int max_context, int tiles_per_cta = 16);
+// Whether the wgmma kernel exists for this GPU and shape (compute capability 9.0 only).
+bool mqa_wg_supported(int cc_major, int cc_minor, int heads, int head_dim, int block_kv);
+
 // Validates the spec's shape against what the kernel supports; empty string when supported.
 std::string mqa_shape_problem(const Json& spec);
 

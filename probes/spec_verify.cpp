@@ -118,24 +118,31 @@ bool spec_verify_passes(const ErrorStats& e) {
   return e.unwritten == 0 && e.nonfinite == 0 && e.norm_rel() <= kSpecVerifyNormRel && e.max_rel() <= kSpecVerifyMaxRel;
 }
 
-SpecVerifyLaunch spec_verify_launch_config(const SpecVerifyInputs& in, int num_splits, int sm_count) {
+SpecVerifyLaunch spec_verify_launch_config(const SpecVerifyInputs& in, int num_splits, int sm_count, int smem_limit) {
   SpecVerifyLaunch l;
   const int rows = in.num_q * (in.heads_q / in.heads_kv);
   l.rows_per_cta = rows <= 16 ? 16 : 32;
   l.kernel = fmt::format("spec_verify_d{}_{}_r{}", in.head_dim, in.fp8 ? "fp8" : "bf16", l.rows_per_cta);
   l.grid_y = static_cast<unsigned>(in.batch * in.heads_kv);
   l.grid_z = static_cast<unsigned>((rows + l.rows_per_cta - 1) / l.rows_per_cta);
-  l.smem = static_cast<unsigned>(specprobe_kernels::spec_verify_smem_bytes(in.head_dim, in.fp8, l.rows_per_cta));
-  if (num_splits <= 0) {
-    const int tn = specprobe_kernels::spec_verify_tile_tokens(in.head_dim);
-    const int max_len = *std::max_element(in.seq_lens.begin(), in.seq_lens.end());
-    const int tiles = (max_len + tn - 1) / tn;
-    const long long ctas = static_cast<long long>(l.grid_y) * l.grid_z;
-    const long long target = 4LL * std::max(sm_count, 1);
-    num_splits = static_cast<int>(std::clamp<long long>((target + ctas - 1) / ctas, 1, std::max(1, tiles / 8)));
+  l.stages = specprobe_kernels::spec_verify_stages(in.head_dim, in.fp8, l.rows_per_cta, smem_limit);
+  l.smem = static_cast<unsigned>(
+      specprobe_kernels::spec_verify_smem_bytes_stages(in.head_dim, in.fp8, l.rows_per_cta, l.stages));
+  const int tn = specprobe_kernels::spec_verify_tile_tokens(in.head_dim);
+  const int max_len = *std::max_element(in.seq_lens.begin(), in.seq_lens.end());
+  const int max_tiles = std::max(1, (max_len + tn - 1) / tn);
+  if (num_splits > 0) {
+    l.tiles_per_split = (max_tiles + num_splits - 1) / num_splits;
+  } else {
+    long long total = 0;
+    for (int L : in.seq_lens) total += (L + tn - 1) / tn;
+    total *= static_cast<long long>(l.grid_y / std::max(in.batch, 1)) * l.grid_z;
+    const long long target = 12LL * std::max(sm_count, 1);
+    l.tiles_per_split = static_cast<int>(std::clamp<long long>((total + target - 1) / target, 4, max_tiles));
   }
-  l.num_splits = num_splits;
-  l.grid_x = static_cast<unsigned>(num_splits);
+  const int cap_tiles = std::max(max_tiles, (in.bt_stride * in.block_size + tn - 1) / tn);
+  l.num_splits = (cap_tiles + l.tiles_per_split - 1) / l.tiles_per_split;
+  l.grid_x = static_cast<unsigned>(l.num_splits);
   return l;
 }
 
@@ -153,7 +160,7 @@ std::string spec_verify_shape_problem(const Json& spec) {
 
 Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInputs& in, int num_splits) {
   SpecVerifyDevice dev;
-  dev.launch = spec_verify_launch_config(in, num_splits, s.gpu().sm_count);
+  dev.launch = spec_verify_launch_config(in, num_splits, s.gpu().sm_count, static_cast<int>(s.gpu().smem_per_block_optin));
   auto& p = dev.params;
   const size_t rows_out = static_cast<size_t>(in.batch) * in.num_q * in.heads_q;
   auto up = [&](const void* data, size_t bytes) -> Expected<unsigned long long> {
@@ -192,6 +199,8 @@ Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInp
   p.block_table_stride = in.bt_stride;
   p.num_splits = dev.launch.num_splits;
   p.rows_per_cta = dev.launch.rows_per_cta;
+  p.tiles_per_split = dev.launch.tiles_per_split;
+  p.stages = dev.launch.stages;
   p.sm_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(in.head_dim)));
   p.k_scale = in.k_scale;
   p.v_scale = in.v_scale;
@@ -201,6 +210,10 @@ Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInp
   dev.combine.rows = static_cast<int>(rows_out);
   dev.combine.head_dim = in.head_dim;
   dev.combine.num_splits = dev.launch.num_splits;
+  dev.combine.seq_lens = *sl;
+  dev.combine.rows_per_request = in.num_q * in.heads_q;
+  dev.combine.tile_tokens = specprobe_kernels::spec_verify_tile_tokens(in.head_dim);
+  dev.combine.tiles_per_split = dev.launch.tiles_per_split;
   dev.d_seq_lens = *sl;
   dev.d_block_table = *bt;
   dev.d_out = *out;
@@ -275,6 +288,8 @@ Json run_spec_verify_probe(const Json& spec) {
   res["metrics"]["threshold_norm_rel_err"] = kSpecVerifyNormRel;
   res["metrics"]["threshold_max_rel_err"] = kSpecVerifyMaxRel;
   res["metrics"]["num_splits"] = dev->launch.num_splits;
+  res["metrics"]["tiles_per_split"] = dev->launch.tiles_per_split;
+  res["metrics"]["stages"] = dev->launch.stages;
   if (res["status"] == kFail)
     res["reason"] = fmt::format("norm rel err {:.3g} (limit {:.0e}), max rel err {:.3g} (limit {:.0e}), {} unwritten, {} non-finite",
                                 err.norm_rel(), kSpecVerifyNormRel, err.max_rel(), kSpecVerifyMaxRel, err.unwritten, err.nonfinite);

@@ -51,11 +51,16 @@ bool spec_verify_passes(const ErrorStats& e);
 
 struct SpecVerifyLaunch {
   std::string kernel;  // "spec_verify_d128_bf16_r32"
-  int rows_per_cta = 16, num_splits = 1;
+  int rows_per_cta = 16, num_splits = 1, tiles_per_split = 1, stages = 2;
   unsigned grid_x = 1, grid_y = 1, grid_z = 1, threads = 128, smem = 0;
 };
-// num_splits 0 = choose so that the grid covers about two waves of `sm_count * 2` CTAs.
-SpecVerifyLaunch spec_verify_launch_config(const SpecVerifyInputs& in, int num_splits, int sm_count);
+// num_splits > 0: a request of the longest length gets that many splits; 0 = choose the split
+// length so that the grid holds about 12 CTAs per SM of equal work (short requests get fewer
+// splits). grid_x (= num_splits in the result) covers the block table's whole capacity, so a
+// replayed graph stays correct for any new lengths. The ring depth is the deepest that fits
+// smem_limit bytes per block.
+SpecVerifyLaunch spec_verify_launch_config(const SpecVerifyInputs& in, int num_splits, int sm_count,
+                                           int smem_limit = 99 * 1024);
 std::string spec_verify_shape_problem(const Json& spec);
 
 // Device copies of the inputs plus the launch (main kernel, and combine when split).

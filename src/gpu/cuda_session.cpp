@@ -5,16 +5,46 @@
 
 namespace specprobe {
 
+namespace {
+
+// One context + loaded module per process, kept across sessions: a probe child runs several
+// probes, and creating a context costs ~0.1 s on an H100/H200 (knowledge/peer-measurements.md),
+// more than a tiny probe itself. Dropped after any error that leaves the context unusable.
+struct ProcessContext {
+  std::shared_ptr<cu::Driver> drv;
+  GpuInfo gpu;
+  cu::CUcontext ctx = nullptr;
+  cu::CUmodule module = nullptr;
+  int ordinal = -1;
+};
+ProcessContext& process_context() {
+  static ProcessContext pc;
+  return pc;
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<GpuSession>> GpuSession::open(int ordinal) {
   auto fat = probe_kernels_fatbin();
   if (fat.empty()) return environment_error(kNoKernelsReason);
+  ProcessContext& pc = process_context();
+  std::unique_ptr<GpuSession> s(new GpuSession());
+  if (pc.ctx && pc.ordinal == ordinal) {
+    s->drv_ = pc.drv;
+    s->gpu_ = pc.gpu;
+    cu::Driver& d = *s->drv_;
+    SP_CU_TRY(d, cuCtxSetCurrent(pc.ctx));
+    s->ctx_ = pc.ctx;
+    s->module_ = pc.module;
+    SP_CU_TRY(d, cuStreamCreate(&s->stream_, cu::kStreamNonBlocking));
+    return s;
+  }
   auto drv = cu::Driver::load_system();
   if (!drv) return drv.error();
   DriverReport rep = query_gpus(**drv);
   if (rep.problem) return *rep.problem;
   if (ordinal < 0 || ordinal >= static_cast<int>(rep.gpus.size()))
     return environment_error(fmt::format("no GPU with ordinal {}", ordinal));
-  std::unique_ptr<GpuSession> s(new GpuSession());
   s->drv_ = *drv;
   s->gpu_ = rep.gpus[static_cast<size_t>(ordinal)];
   cu::Driver& d = *s->drv_;
@@ -23,15 +53,28 @@ Expected<std::unique_ptr<GpuSession>> GpuSession::open(int ordinal) {
   SP_CU_TRY(d, cuCtxCreate(&s->ctx_, 0, dev));
   SP_CU_TRY(d, cuStreamCreate(&s->stream_, cu::kStreamNonBlocking));
   SP_CU_TRY(d, cuModuleLoadData(&s->module_, fat.data()));
+  if (!pc.ctx) {
+    pc.drv = s->drv_;
+    pc.gpu = s->gpu_;
+    pc.ctx = s->ctx_;
+    pc.module = s->module_;
+    pc.ordinal = ordinal;
+  }
   return s;
 }
 
 GpuSession::~GpuSession() {
   if (!drv_) return;
   // Best effort: after a sticky error these fail too; the failures are recorded, not raised.
+  const bool healthy = ctx_ && static_cast<bool>(SP_CU(*drv_, cuCtxSynchronize()));
+  for (auto p : allocs_) (void)SP_CU(*drv_, cuMemFree(p));
   if (stream_) (void)SP_CU(*drv_, cuStreamDestroy(stream_));
+  ProcessContext& pc = process_context();
+  const bool shared = ctx_ && ctx_ == pc.ctx;
+  if (shared && healthy) return;  // kept for the next probe of this process
   if (module_) (void)SP_CU(*drv_, cuModuleUnload(module_));
   if (ctx_) (void)SP_CU(*drv_, cuCtxDestroy(ctx_));
+  if (shared) pc = ProcessContext{};
 }
 
 Expected<cu::CUfunction> GpuSession::function(const std::string& name) {
@@ -43,6 +86,7 @@ Expected<cu::CUfunction> GpuSession::function(const std::string& name) {
 Expected<cu::CUdeviceptr> GpuSession::alloc(size_t bytes) {
   cu::CUdeviceptr p = 0;
   SP_CU_TRY(*drv_, cuMemAlloc(&p, std::max<size_t>(bytes, 16)));
+  allocs_.push_back(p);
   return p;
 }
 
@@ -96,8 +140,10 @@ Expected<double> GpuSession::copy_ceiling_bytes_per_s(size_t bytes) {
   if (auto s = fill32(*src, 0x3f800001u, bytes / 4); !s) return s.error();
   auto ms = time_median_ms([&] { return SP_CU(*drv_, cuMemcpyDtoDAsync(*dst, *src, bytes, stream_)); }, 2, 10);
   if (!ms) return ms.error();
-  SP_CU(*drv_, cuMemFree(*src));
-  SP_CU(*drv_, cuMemFree(*dst));
+  for (auto p : {*src, *dst}) {
+    (void)SP_CU(*drv_, cuMemFree(p));
+    allocs_.erase(std::remove(allocs_.begin(), allocs_.end(), p), allocs_.end());
+  }
   return 2.0 * static_cast<double>(bytes) / (*ms * 1e-3);
 }
 

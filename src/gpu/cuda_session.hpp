@@ -27,7 +27,10 @@ struct LaunchShape {
 
 class GpuSession {
  public:
-  // Loads the driver, creates a fresh context on `ordinal` and loads the probe fatbin.
+  // Loads the driver, creates a context on `ordinal` and loads the probe fatbin. The context and
+  // module are kept for later sessions of the same process (a probe child runs several probes)
+  // unless the context was left unusable; each session has its own stream, and its
+  // allocations are freed when it ends.
   static Expected<std::unique_ptr<GpuSession>> open(int ordinal = 0);
   ~GpuSession();
   GpuSession(const GpuSession&) = delete;
@@ -38,7 +41,7 @@ class GpuSession {
   cu::CUstream stream() const { return stream_; }
 
   Expected<cu::CUfunction> function(const std::string& name);
-  Expected<cu::CUdeviceptr> alloc(size_t bytes);  // freed with the context
+  Expected<cu::CUdeviceptr> alloc(size_t bytes);  // freed when the session ends
   Status upload(cu::CUdeviceptr dst, const void* src, size_t bytes);
   Status download(void* dst, cu::CUdeviceptr src, size_t bytes);
   Status fill32(cu::CUdeviceptr dst, uint32_t value, size_t count);
@@ -60,6 +63,7 @@ class GpuSession {
   cu::CUcontext ctx_ = nullptr;
   cu::CUmodule module_ = nullptr;
   cu::CUstream stream_ = nullptr;
+  std::vector<cu::CUdeviceptr> allocs_;
 };
 
 }  // namespace specprobe

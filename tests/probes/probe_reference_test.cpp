@@ -109,6 +109,47 @@ TEST_CASE("mqa launch configuration covers every row, head chunk and token", "[p
   CHECK(mqa_launch_config(1, 1, 128, 64, 10).kernel == "mqa_logits_d64_hc64");
 }
 
+TEST_CASE("mqa wgmma launch configuration: N = rows x heads <= 256, fewest padded rows", "[probes]") {
+  for (int n = 1; n <= 8; ++n)
+    for (int h : {16, 32, 64, 128}) {
+      const auto l = mqa_wg_launch_config(256, n, h, 128, 8192);
+      INFO("next_n " << n << " heads " << h);
+      CHECK(l.rows_per_cta * h <= 256);
+      CHECK(l.threads == 128u);
+      CHECK(l.grid_x * 64 * l.tiles_per_cta >= 8192u);
+      CHECK(l.grid_y == 256u);
+      CHECK(l.smem <= 227u * 1024u);  // sm_90's opt-in limit per block
+      CHECK(l.kernel == "mqa_logits_wg_d128_h" + std::to_string(h) + "_r" + std::to_string(l.rows_per_cta));
+    }
+  CHECK(mqa_wg_launch_config(1, 1, 64, 128, 10).rows_per_cta == 1);
+  CHECK(mqa_wg_launch_config(1, 2, 64, 128, 10).rows_per_cta == 2);
+  CHECK(mqa_wg_launch_config(1, 3, 64, 128, 10).rows_per_cta == 3);  // N = 192, no padded row
+  CHECK(mqa_wg_launch_config(1, 4, 64, 128, 10).rows_per_cta == 4);
+  CHECK(mqa_wg_supported(9, 0, 64, 128, 64));
+  CHECK_FALSE(mqa_wg_supported(8, 9, 64, 128, 64));
+  CHECK_FALSE(mqa_wg_supported(10, 0, 64, 128, 64));
+  CHECK_FALSE(mqa_wg_supported(12, 0, 64, 128, 64));
+}
+
+TEST_CASE("spec verify splits cover every token and the ring fits the block limit", "[probes]") {
+  auto in = make_spec_verify_inputs(8, 3, 8, 2, 128, false, 16, 3000, 4);
+  const auto big = spec_verify_launch_config(in, 0, 132, 227 * 1024);
+  CHECK(big.stages == 3);
+  CHECK(big.smem <= 227u * 1024u);
+  const auto small = spec_verify_launch_config(in, 0, 132, 99 * 1024);
+  CHECK(small.stages == 2);
+  CHECK(small.smem <= 99u * 1024u);
+  for (const auto& l : {big, small, spec_verify_launch_config(in, 3, 132, 227 * 1024)}) {
+    CHECK(l.grid_x == static_cast<unsigned>(l.num_splits));
+    CHECK(l.num_splits * l.tiles_per_split * 64 >= in.bt_stride * in.block_size);  // any replayed length
+  }
+  for (bool fp8 : {false, true})
+    for (int d : {64, 128, 256}) {
+      auto x = make_spec_verify_inputs(1, 7, 16, 1, d, fp8, 16, 50, 1);
+      CHECK(spec_verify_launch_config(x, 0, 132).smem <= 99u * 1024u);  // sm_86 / sm_120 keep a path
+    }
+}
+
 TEST_CASE("spec verify reference: causal window and a uniform-key sanity check", "[probes]") {
   auto in = make_spec_verify_inputs(1, 2, 3, 1, 64, false, 16, 20, 9);
   // Make every key equal: attention is then the mean of the visible values.
