@@ -1,10 +1,18 @@
 // Builds a synthetic DeepSeek-V3-size checkpoint (163 shards, ~90k tensors, FP8 block weights with
 // weight_scale_inv, sparse data regions) in a temp dir and reports the median analyze_checkpoint
-// time over several runs. Target (issue 4): <= 200 ms. Usage: checkpoint_bench [runs] [dir]
+// time over several runs. Target (issue 4): <= 200 ms. Also reports the median process CPU time per
+// run (all threads), which is steadier than wall time on a loaded machine.
+// Usage: checkpoint_bench [runs] [dir] [--dump]
+//        checkpoint_bench --analyze DIR     (an existing checkpoint, read only)
+// --dump prints the last analysis (facts, summary, notes) as JSON, for comparing two builds.
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <iostream>
 
 #include "checkpoint/fixture_writer.hpp"
 #include "inputs/checkpoint/checkpoint.hpp"
@@ -13,10 +21,42 @@ namespace fs = std::filesystem;
 using namespace specprobe;
 using namespace specprobe::test;
 
+namespace {
+
+double cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+Json dump(const CheckpointAnalysis& a) {
+  Json notes = Json::array();
+  for (const CheckpointNote& n : a.notes)
+    notes.push_back({{"severity", n.severity}, {"code", n.code}, {"message", n.message}, {"file", n.file}});
+  return {{"facts", a.facts}, {"summary", a.summary}, {"notes", notes}};
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 11;
+  std::vector<std::string> args;
+  bool dump_last = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--dump") == 0) dump_last = true;
+    else args.emplace_back(argv[i]);
+  }
+  if (args.size() == 2 && args[0] == "--analyze") {
+    auto a = analyze_checkpoint(args[1], Json{{"engine", {{"name", "vllm"}}}});
+    if (!a) {
+      std::fprintf(stderr, "%s\n", a.error().str().c_str());
+      return 1;
+    }
+    std::cout << dump(*a).dump(1, ' ', false, Json::error_handler_t::replace) << "\n";
+    return 0;
+  }
+  const int runs = !args.empty() ? std::max(1, std::atoi(args[0].c_str())) : 11;
   TempDir tmp("bench");
-  const fs::path dir = argc > 2 ? fs::path(argv[2]) : tmp.path;
+  const fs::path dir = args.size() > 1 ? fs::path(args[1]) : tmp.path;
   constexpr int kLayers = 61, kExperts = 256, kShards = 163;
   std::vector<T> all;
   auto fp8 = [&](const std::string& m, uint64_t o, uint64_t i) {
@@ -68,23 +108,31 @@ int main(int argc, char** argv) {
     "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "q_lora_rank": 1536,
     "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]}})");
 
-  std::vector<double> ms;
+  std::vector<double> ms, cpu;
   Json facts = {{"engine", {{"name", "vllm"}}}};
   size_t tensors = 0, problems = 0;
+  Json last;
   for (int r = 0; r < runs; ++r) {
+    const double c0 = cpu_ms();
     const auto t0 = std::chrono::steady_clock::now();
     auto a = analyze_checkpoint(dir.string(), facts);
     const auto t1 = std::chrono::steady_clock::now();
+    const double c1 = cpu_ms();
     if (!a) {
       std::fprintf(stderr, "%s\n", a.error().str().c_str());
       return 1;
     }
     tensors = a->facts["checkpoint"]["tensors"].get<size_t>();
     problems = a->facts["checkpoint"]["problem_count"].get<size_t>();
+    if (dump_last && r + 1 == runs) last = dump(*a);
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    cpu.push_back(c1 - c0);
   }
   std::sort(ms.begin(), ms.end());
-  std::printf("checkpoint_bench: %d shards, %zu tensors, %zu problems, %d runs: median %.1f ms (min %.1f, max %.1f)\n",
-              kShards, tensors, problems, runs, ms[ms.size() / 2], ms.front(), ms.back());
+  std::sort(cpu.begin(), cpu.end());
+  std::printf("checkpoint_bench: %d shards, %zu tensors, %zu problems, %d runs: median %.1f ms (min %.1f, max %.1f); "
+              "cpu median %.1f ms\n",
+              kShards, tensors, problems, runs, ms[ms.size() / 2], ms.front(), ms.back(), cpu[cpu.size() / 2]);
+  if (dump_last) std::cout << last.dump(1, ' ', false, Json::error_handler_t::replace) << "\n";
   return 0;
 }

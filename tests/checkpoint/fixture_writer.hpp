@@ -30,7 +30,7 @@ inline uint64_t tensor_bytes(const T& t) {
 
 // Writes PATH as a valid shard holding TENSORS; the data region is a hole.
 inline void write_shard(const std::filesystem::path& path, const std::vector<T>& tensors) {
-  std::vector<checkpoint::TensorInfo> infos;
+  std::vector<checkpoint::TensorSpec> infos;
   uint64_t off = 0;
   for (const T& t : tensors) {
     const uint64_t n = tensor_bytes(t);

@@ -5,7 +5,11 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <bit>
+#include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,6 +19,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "inputs/checkpoint/name_index.hpp"
 #include "inputs/checkpoint/name_tables.hpp"
 #include "inputs/checkpoint/quant_config.hpp"
 #include "inputs/checkpoint/safetensors.hpp"
@@ -164,21 +169,38 @@ std::string fuse(const std::string& name, const FusedMap& load_fuse) {
 // ---------------------------------------------------------------------------------------------
 // Layer map
 
-// Parameter names that end a tensor name of a (possibly quantized) linear module.
-const std::vector<std::string> kParams = {
-    "weight_scale_inv", "weight_scale_2", "weight_global_scale", "input_global_scale", "weight_zero_point",
-    "weight_g_idx",     "weight_packed",  "weight_shape",        "weight_scale",       "input_scale",
-    "weight",           "bias",           "scale",               "qweight",            "qzeros",
-    "scales",           "g_idx"};
+// Parameter names that end a tensor name of a (possibly quantized) linear module, sorted; "blocks"
+// and "blocks_scales" come from gpt-oss's *_blocks / *_scales expert tensors.
+constexpr std::string_view kParamNames[] = {
+    "bias",          "blocks",       "blocks_scales",    "g_idx",          "input_global_scale",
+    "input_scale",   "qweight",      "qzeros",           "scale",          "scales",
+    "weight",        "weight_g_idx", "weight_global_scale", "weight_packed", "weight_scale",
+    "weight_scale_2", "weight_scale_inv", "weight_shape", "weight_zero_point"};
+constexpr size_t kParamCount = std::size(kParamNames);
+enum Param : uint8_t {
+  p_bias, p_blocks, p_blocks_scales, p_g_idx, p_input_global_scale, p_input_scale, p_qweight, p_qzeros, p_scale,
+  p_scales, p_weight, p_weight_g_idx, p_weight_global_scale, p_weight_packed, p_weight_scale, p_weight_scale_2,
+  p_weight_scale_inv, p_weight_shape, p_weight_zero_point};
+static_assert(p_weight_zero_point + 1 == kParamCount);
+// The suffixes a module name takes from its tensors (everything in kParamNames but the gpt-oss ones).
+constexpr uint32_t kSuffixParams = ~((1u << p_blocks) | (1u << p_blocks_scales)) & ((1u << kParamCount) - 1);
 
-struct ParamInfo {
-  std::string dtype;
-  size_t rank = 0;
-};
+std::optional<Param> param_of(std::string_view leaf) {
+  const auto* it = std::lower_bound(std::begin(kParamNames), std::end(kParamNames), leaf);
+  if (it == std::end(kParamNames) || *it != leaf) return std::nullopt;
+  return static_cast<Param>(it - std::begin(kParamNames));
+}
 
+// An on-disk module: its name (a prefix of its tensors' names, viewing a shard header buffer) and,
+// per parameter present, the stored dtype and rank (capped at 255; only rank >= 2 matters).
 struct DiskModule {
-  std::map<std::string, ParamInfo> params;
-  std::string file;
+  std::string_view name;
+  uint32_t present = 0;  // bit per Param
+  std::array<uint8_t, kParamCount> dtype{};
+  std::array<uint8_t, kParamCount> rank{};
+  bool has(Param p) const { return (present >> p) & 1u; }
+  std::string_view dtype_of(Param p) const { return has(p) ? dtype_name(dtype[p]) : std::string_view(); }
+  size_t param_count() const { return static_cast<size_t>(std::popcount(present)); }
 };
 
 enum class Kind { linear, moe, lm_head, embed, router };
@@ -187,43 +209,55 @@ struct RuntimeModule {
   std::string name;   // runtime quant-match name ("" for empty-prefix MTP leaves in old builds)
   std::string group;  // main | mtp | embed | lm_head
   Kind kind = Kind::linear;
-  std::vector<std::string> disk;           // on-disk modules (experts collapsed: one per expert shard)
-  std::map<std::string, int> schemes;      // stored scheme -> count over disk modules
-  std::map<std::string, std::set<std::string>> shard_schemes;  // shard suffix -> schemes
-  std::string role;                        // name without the layer prefix, for main/MTP comparison
+  std::vector<uint32_t> disk;  // on-disk modules (indices; experts collapsed: one per expert shard)
+  std::map<std::string_view, int, std::less<>> schemes;  // stored scheme -> count over disk modules
+  std::map<std::string_view, std::set<std::string_view>, std::less<>> shard_schemes;  // shard suffix -> schemes
+  std::string role;  // name without the layer prefix, for main/MTP comparison
   bool empty_prefix_leaf = false;
 };
 
-bool is_quantized_scheme(const std::string& s) { return s != "bf16" && s != "f16" && s != "f32"; }
+bool is_quantized_scheme(std::string_view s) { return s != "bf16" && s != "f16" && s != "f32"; }
 
-std::string stored_scheme(const DiskModule& m) {
-  auto has = [&](const char* p) { return m.params.count(p) > 0; };
-  auto dtype = [&](const char* p) { return m.params.count(p) ? m.params.at(p).dtype : std::string(); };
-  if (has("blocks")) return "mxfp4_blocks";
-  if (has("qweight")) return "gptq_awq_packed";
-  if (has("weight_packed")) return dtype("weight_packed") == "I32" ? "int_packed" : "fp4_packed";
-  const std::string w = dtype("weight");
-  const bool scale_inv = has("weight_scale_inv") || has("scale");
-  const bool scale = has("weight_scale");
+// Lower-case dtype names, by dtype id.
+std::string_view lower_dtype(std::string_view dtype) {
+  static const std::array<std::string, kDtypeCount> names = [] {
+    std::array<std::string, kDtypeCount> a;
+    for (size_t i = 0; i < kDtypeCount; ++i) a[i] = lower(std::string(dtype_name(i)));
+    return a;
+  }();
+  for (size_t i = 0; i < kDtypeCount; ++i)
+    if (dtype_name(i) == dtype) return names[i];
+  return {};
+}
+
+// The storage scheme of a module: a static string.
+std::string_view stored_scheme(const DiskModule& m) {
+  if (m.has(p_blocks)) return "mxfp4_blocks";
+  if (m.has(p_qweight)) return "gptq_awq_packed";
+  if (m.has(p_weight_packed)) return m.dtype_of(p_weight_packed) == "I32" ? "int_packed" : "fp4_packed";
+  const std::string_view w = m.dtype_of(p_weight);
+  const bool scale_inv = m.has(p_weight_scale_inv) || m.has(p_scale);
+  const bool scale = m.has(p_weight_scale);
   if (starts_with(w, "F8_")) return scale_inv ? "fp8_block" : scale ? "fp8_scale" : "fp8_noscale";
   if (w == "F4") return "fp4";
   if (w == "I8" || w == "U8") return scale_inv || scale ? "int8_or_fp4" : "int8_noscale";
   if (w == "BF16" || w == "F16" || w == "F32") {
-    if (scale_inv || scale || has("input_scale")) return lower(w) + "_with_scale";
-    return lower(w);
+    if (scale_inv || scale || m.has(p_input_scale))
+      return w == "BF16" ? "bf16_with_scale" : w == "F16" ? "f16_with_scale" : "f32_with_scale";
+    return lower_dtype(w);
   }
-  return w.empty() ? "unknown" : lower(w);
+  return w.empty() ? "unknown" : lower_dtype(w);
 }
 
 // "<base>.experts.<E>.<leaf>" -> (<base>.experts, leaf).
-std::optional<std::pair<std::string, std::string>> split_expert(const std::string& m) {
+std::optional<std::pair<std::string_view, std::string_view>> split_expert(std::string_view m) {
   const size_t leaf_dot = m.rfind('.');
   if (leaf_dot == std::string::npos || leaf_dot == 0) return std::nullopt;
   const size_t num_dot = m.rfind('.', leaf_dot - 1);
   if (num_dot == std::string::npos || num_dot + 1 == leaf_dot) return std::nullopt;
   for (size_t i = num_dot + 1; i < leaf_dot; ++i)
     if (m[i] < '0' || m[i] > '9') return std::nullopt;
-  if (!ends_with(std::string_view(m).substr(0, num_dot), ".experts")) return std::nullopt;
+  if (!ends_with(m.substr(0, num_dot), ".experts")) return std::nullopt;
   return std::make_pair(m.substr(0, num_dot), m.substr(leaf_dot + 1));
 }
 
@@ -255,10 +289,18 @@ std::optional<std::pair<int64_t, std::string>> match_mtp(const MtpPattern& p, co
   return std::make_pair(idx, name.substr(i + 1));
 }
 
+// ^(.*?)(layers|mtp_layers)\.\d+\. -> what follows; "mtp.<rest>" -> rest; else the name.
 std::string role_of(const std::string& runtime) {
-  static const std::regex re(R"(^(.*?)(layers|mtp_layers)\.\d+\.)");
-  std::smatch m;
-  if (std::regex_search(runtime, m, re)) return m.suffix().str();
+  const std::string_view s = runtime;
+  for (size_t i = 0; i < s.size(); ++i) {
+    size_t j = i;
+    if (s.compare(i, 7, "layers.") == 0) j = i + 7;
+    else if (s.compare(i, 11, "mtp_layers.") == 0) j = i + 11;
+    else continue;
+    const size_t digits = j;
+    while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j;
+    if (j > digits && j < s.size() && s[j] == '.') return std::string(s.substr(j + 1));
+  }
   if (starts_with(runtime, "mtp.")) return runtime.substr(4);
   return runtime;
 }
@@ -373,15 +415,18 @@ struct Matcher {
 
 // ---------------------------------------------------------------------------------------------
 
-// model.safetensors.index.json, read with a SAX handler straight into hash maps (a DeepSeek-size
-// index has ~90k entries; a DOM with std::map nodes costs more than all shard headers together).
+// model.safetensors.index.json. A DeepSeek-size index has ~90k entries; it is read by a strict
+// scanner that keeps the tensor names in the file's buffer (unescaped in place). Anything the
+// scanner does not accept goes through nlohmann's SAX parser instead, which then decides (and
+// words the error) exactly as before.
 struct IndexData {
   bool valid = false;
-  std::vector<std::string> files;                      // distinct shard files, first-seen order
-  std::vector<std::pair<std::string, size_t>> entries;  // tensor -> file id, in file order
-  std::unordered_map<std::string, size_t> by_name;
+  std::vector<std::string> files;                           // distinct shard files, first-seen order
+  std::vector<std::pair<std::string_view, uint32_t>> entries;  // tensor -> file id, in file order
   std::vector<std::string> non_string;
   std::optional<uint64_t> total_size;
+  std::string text;                 // the file; entries view it (fast path)
+  std::deque<std::string> names;    // entry names (SAX path)
 };
 
 class IndexSax : public nlohmann::json_sax<Json> {
@@ -402,8 +447,7 @@ class IndexSax : public nlohmann::json_sax<Json> {
     if (in_weight_map()) {
       auto [it, fresh] = file_ids_.emplace(v, d_.files.size());
       if (fresh) d_.files.push_back(v);
-      d_.entries.emplace_back(key_, it->second);
-      d_.by_name[key_] = it->second;
+      d_.entries.emplace_back(d_.names.emplace_back(key_), static_cast<uint32_t>(it->second));
       return true;
     }
     return scalar(false);
@@ -455,6 +499,280 @@ class IndexSax : public nlohmann::json_sax<Json> {
   bool seen_map_ = false;
 };
 
+// The strict scanner: RFC 8259 JSON (the text is already known to be valid UTF-8), recording what
+// IndexSax records. Returns false, leaving D partly filled, on anything it does not accept.
+class IndexScanner {
+ public:
+  IndexScanner(char* s, size_t n, IndexData& d) : s_(s), n_(n), d_(d) {}
+
+  bool run() {
+    if (!members([&](std::string_view key) {
+          ws();
+          if (pos_ < n_ && s_[pos_] == '{') {
+            if (key == "weight_map") {
+              seen_map = true;
+              return members([&](std::string_view name) { return weight_map_value(name); });
+            }
+            if (key == "metadata") return members([&](std::string_view k) { return metadata_value(k); });
+          }
+          return skip_value(0);
+        }))
+      return false;
+    ws();
+    return pos_ == n_;
+  }
+  bool seen_map = false;
+
+ private:
+  void ws() {
+    while (pos_ < n_ && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
+  }
+  bool expect(char c) {
+    ws();
+    if (pos_ < n_ && s_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  // The members of an object (at '{'): VALUE(key) consumes each value.
+  template <typename Value>
+  bool members(Value value) {
+    if (!expect('{')) return false;
+    ws();
+    if (pos_ < n_ && s_[pos_] == '}') {
+      ++pos_;
+      return true;
+    }
+    while (true) {
+      std::string_view key;
+      if (!string(key) || !expect(':') || !value(key)) return false;
+      ws();
+      if (pos_ < n_ && s_[pos_] == ',') {
+        ++pos_;
+        continue;
+      }
+      return expect('}');
+    }
+  }
+  bool weight_map_value(std::string_view name) {
+    ws();
+    if (pos_ < n_ && s_[pos_] == '"') {
+      std::string_view file;
+      if (!string(file)) return false;
+      auto [id, fresh] = file_ids_.insert(file, static_cast<uint32_t>(d_.files.size()));
+      if (fresh) d_.files.emplace_back(file);
+      d_.entries.emplace_back(name, *id);
+      return true;
+    }
+    d_.non_string.emplace_back(name);
+    return skip_value(0);
+  }
+  bool metadata_value(std::string_view key) {
+    ws();
+    if (key != "total_size" || pos_ >= n_ || (s_[pos_] != '-' && (s_[pos_] < '0' || s_[pos_] > '9')))
+      return skip_value(0);
+    // nlohmann: an integer literal that fits uint64 (or int64 when negative) is an integer,
+    // anything else a float; IndexSax keeps non-negative integers.
+    const size_t start = pos_;
+    if (!number()) return false;
+    const std::string_view lit(s_ + start, pos_ - start);
+    if (lit.find_first_of(".eE") != std::string_view::npos) return true;
+    if (lit[0] == '-') {
+      if (lit == "-0") d_.total_size = 0;
+      return true;
+    }
+    uint64_t v = 0;
+    for (char c : lit) {
+      const uint64_t digit = static_cast<uint64_t>(c - '0');
+      if (v > (UINT64_MAX - digit) / 10) return true;  // a float to nlohmann
+      v = v * 10 + digit;
+    }
+    d_.total_size = v;
+    return true;
+  }
+  bool number() {
+    if (pos_ < n_ && s_[pos_] == '-') ++pos_;
+    if (pos_ >= n_) return false;
+    if (s_[pos_] == '0') {
+      ++pos_;
+    } else if (s_[pos_] >= '1' && s_[pos_] <= '9') {
+      while (pos_ < n_ && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
+    } else {
+      return false;
+    }
+    auto digits = [&] {
+      const size_t d0 = pos_;
+      while (pos_ < n_ && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
+      return pos_ > d0;
+    };
+    if (pos_ < n_ && s_[pos_] == '.') {
+      ++pos_;
+      if (!digits()) return false;
+    }
+    if (pos_ < n_ && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
+      ++pos_;
+      if (pos_ < n_ && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
+      if (!digits()) return false;
+    }
+    return true;
+  }
+  bool skip_value(int depth) {
+    if (depth > 256) return false;  // deeper nesting: left to the SAX parser
+    ws();
+    if (pos_ >= n_) return false;
+    const char c = s_[pos_];
+    std::string_view tmp;
+    if (c == '"') return string(tmp);
+    if (c == '{') return members([&](std::string_view) { return skip_value(depth + 1); });
+    if (c == '[') {
+      ++pos_;
+      ws();
+      if (pos_ < n_ && s_[pos_] == ']') {
+        ++pos_;
+        return true;
+      }
+      while (true) {
+        if (!skip_value(depth + 1)) return false;
+        ws();
+        if (pos_ < n_ && s_[pos_] == ',') {
+          ++pos_;
+          continue;
+        }
+        return expect(']');
+      }
+    }
+    for (std::string_view lit : {"true", "false", "null"})
+      if (std::string_view(s_ + pos_, n_ - pos_).substr(0, lit.size()) == lit) {
+        pos_ += lit.size();
+        return true;
+      }
+    return number();
+  }
+  // A string, unescaped in place (an escape never grows); OUT views the result.
+  bool string(std::string_view& out) {
+    ws();
+    if (pos_ >= n_ || s_[pos_] != '"') return false;
+    const size_t start = ++pos_;
+    while (pos_ < n_ && s_[pos_] != '"' && s_[pos_] != '\\' && static_cast<unsigned char>(s_[pos_]) >= 0x20) ++pos_;
+    size_t w = pos_;
+    while (pos_ < n_ && s_[pos_] != '"') {
+      const char c = s_[pos_++];
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      if (c != '\\') {
+        s_[w++] = c;
+        continue;
+      }
+      if (pos_ >= n_) return false;
+      switch (s_[pos_++]) {
+        case '"': s_[w++] = '"'; break;
+        case '\\': s_[w++] = '\\'; break;
+        case '/': s_[w++] = '/'; break;
+        case 'b': s_[w++] = '\b'; break;
+        case 'f': s_[w++] = '\f'; break;
+        case 'n': s_[w++] = '\n'; break;
+        case 'r': s_[w++] = '\r'; break;
+        case 't': s_[w++] = '\t'; break;
+        case 'u': {
+          uint32_t cp = 0;
+          if (!hex4(cp)) return false;
+          if (cp >= 0xD800 && cp <= 0xDBFF) {
+            uint32_t lo = 0;
+            if (pos_ + 1 >= n_ || s_[pos_] != '\\' || s_[pos_ + 1] != 'u') return false;
+            pos_ += 2;
+            if (!hex4(lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            return false;
+          }
+          if (cp < 0x80) {
+            s_[w++] = static_cast<char>(cp);
+          } else if (cp < 0x800) {
+            s_[w++] = static_cast<char>(0xC0 | (cp >> 6));
+            s_[w++] = static_cast<char>(0x80 | (cp & 0x3F));
+          } else if (cp < 0x10000) {
+            s_[w++] = static_cast<char>(0xE0 | (cp >> 12));
+            s_[w++] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            s_[w++] = static_cast<char>(0x80 | (cp & 0x3F));
+          } else {
+            s_[w++] = static_cast<char>(0xF0 | (cp >> 18));
+            s_[w++] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+            s_[w++] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            s_[w++] = static_cast<char>(0x80 | (cp & 0x3F));
+          }
+          break;
+        }
+        default: return false;
+      }
+    }
+    if (pos_ >= n_) return false;
+    out = std::string_view(s_ + start, w - start);
+    ++pos_;
+    return true;
+  }
+  bool hex4(uint32_t& out) {
+    if (pos_ + 4 > n_) return false;
+    out = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char h = s_[pos_++];
+      out <<= 4;
+      if (h >= '0' && h <= '9') out |= static_cast<uint32_t>(h - '0');
+      else if (h >= 'a' && h <= 'f') out |= static_cast<uint32_t>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F') out |= static_cast<uint32_t>(h - 'A' + 10);
+      else return false;
+    }
+    return true;
+  }
+
+  char* s_;
+  size_t n_;
+  size_t pos_ = 0;
+  IndexData& d_;
+  NameIndex file_ids_;
+};
+
+bool valid_utf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* e = p + s.size();
+  while (p < e) {
+    while (e - p >= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      if (w & 0x8080808080808080ull) break;
+      p += 8;
+    }
+    if (p == e) break;
+    const unsigned char c = *p;
+    int n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (e - p <= n) return false;
+    for (int i = 1; i <= n; ++i) {
+      if ((p[i] & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    p += n + 1;
+  }
+  return true;
+}
+
 bool read_index(const std::string& path, IndexData& d, std::string& err) {
   // A FIFO or device would block or never end; the largest real indexes are a few MiB.
   constexpr uintmax_t kMaxIndexBytes = 256u << 20;
@@ -472,14 +790,36 @@ bool read_index(const std::string& path, IndexData& d, std::string& err) {
     err = "cannot open the index";
     return false;
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  {
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+      text.append(buf, static_cast<size_t>(in.gcount()));
+      if (text.size() > kMaxIndexBytes) {  // grew since the stat
+        err = fmt::format("the index has more than the {} MiB cap", kMaxIndexBytes >> 20);
+        return false;
+      }
+    }
+  }
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || text[first] != '{') {
     err = "index is not a JSON object";
     return false;
   }
+  if (valid_utf8(text)) {
+    d.text = text;  // scanned (and unescaped) in its own copy; TEXT stays for the SAX path
+    IndexScanner scan(d.text.data(), d.text.size(), d);
+    if (scan.run()) {
+      if (!scan.seen_map) {
+        err = "index has no weight_map object";
+        return false;
+      }
+      d.valid = true;
+      return true;
+    }
+    d = IndexData{};
+  }
   IndexSax sax(d);
-  d.by_name.reserve(1 << 17);
   if (!Json::sax_parse(text, &sax) ) {
     err = sax.error.empty() ? "invalid JSON" : sax.error;
     return false;
@@ -614,10 +954,21 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
     for (auto& t : threads) t.join();
   }
 
-  // --- cross-check, tensor inventory
-  std::unordered_map<std::string, std::pair<const TensorInfo*, const ShardJob*>> tensors;
-  tensors.reserve(1 << 16);
-  std::map<std::string, int> dtypes;
+  // --- cross-check, tensor inventory. Names stay in the shard header buffers; the table maps a
+  // name to its slot in REFS (header order, shard after shard).
+  struct TensorRef {
+    const TensorInfo* t;
+    const ShardJob* job;
+    uint32_t index_file;  // the file the index names for it last (kNoFile: none)
+  };
+  constexpr uint32_t kNoFile = UINT32_MAX;
+  size_t tensor_total = 0;
+  for (const ShardJob& j : jobs)
+    if (j.result.header) tensor_total += j.result.header->tensors.size();
+  std::vector<TensorRef> refs;
+  refs.reserve(tensor_total);
+  NameIndex tensors(tensor_total);
+  std::array<size_t, kDtypeCount> dtype_counts{};
   uint64_t bytes = 0;
   size_t shard_ok = 0;
   for (const ShardJob& j : jobs) {
@@ -628,43 +979,50 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
     ++shard_ok;
     if (!j.referenced && has_index) continue;  // not loaded by the engine
     for (const TensorInfo& t : j.result.header->tensors) {
-      auto [it, fresh] = tensors.emplace(t.name, std::make_pair(&t, &j));
+      auto [slot, fresh] = tensors.insert(t.name, static_cast<uint32_t>(refs.size()));
       if (!fresh) {
         problem("duplicate_tensor", j.path.string(),
-                fmt::format("tensor '{}' is also stored in {}", t.name, it->second.second->rel));
+                fmt::format("tensor '{}' is also stored in {}", t.name, refs[*slot].job->rel));
         continue;
       }
-      ++dtypes[t.dtype];
+      refs.push_back({&t, &j, kNoFile});
+      ++dtype_counts[t.dtype_id];
       bytes += t.end - t.begin;
     }
   }
+  std::map<std::string, int> dtypes;
+  for (size_t i = 0; i < kDtypeCount; ++i)
+    if (dtype_counts[i]) dtypes[std::string(dtype_name(i))] = static_cast<int>(dtype_counts[i]);
   Json missing_in_shards = Json::array(), not_in_index = Json::array();
   size_t missing_count = 0, not_in_index_count = 0;
   if (has_index) {
     std::vector<const ShardJob*> job_by_file(index.files.size(), nullptr);
-    for (const ShardJob& j : jobs)
-      if (auto f = std::find(index.files.begin(), index.files.end(), j.rel); f != index.files.end())
-        job_by_file[static_cast<size_t>(f - index.files.begin())] = &j;
+    std::vector<uint32_t> file_of_job(jobs.size(), kNoFile);
+    for (size_t k = 0; k < jobs.size(); ++k)
+      if (auto f = std::find(index.files.begin(), index.files.end(), jobs[k].rel); f != index.files.end()) {
+        job_by_file[static_cast<size_t>(f - index.files.begin())] = &jobs[k];
+        file_of_job[k] = static_cast<uint32_t>(f - index.files.begin());
+      }
     for (const auto& [name, file_id] : index.entries) {
+      const uint32_t* slot = tensors.find(name);
+      if (slot) refs[*slot].index_file = file_id;  // a repeated name: the last entry counts
       const ShardJob* job = job_by_file[file_id];
       if (!job || !job->result.header) continue;  // shard problem already reported
-      auto t = tensors.find(name);
-      if (t == tensors.end() || t->second.second != job) {
+      if (!slot || refs[*slot].job != job) {
         ++missing_count;
-        push_capped(missing_in_shards, name);
+        push_capped(missing_in_shards, std::string(name));
         if (missing_count <= 8)
           problem("index_tensor_missing", job->path.string(),
                   fmt::format("index names tensor '{}' but {} does not hold it", name, job->rel));
       }
     }
-    for (const auto& [name, tj] : tensors) {
-      auto w = index.by_name.find(name);
-      if (w == index.by_name.end() || index.files[w->second] != tj.second->rel) {
+    for (const TensorRef& r : refs) {
+      if (r.index_file == kNoFile || r.index_file != file_of_job[static_cast<size_t>(r.job - jobs.data())]) {
         ++not_in_index_count;
-        push_capped(not_in_index, name);
+        push_capped(not_in_index, std::string(r.t->name));
         if (not_in_index_count <= 8)
-          problem("tensor_not_in_index", tj.second->path.string(),
-                  fmt::format("tensor '{}' is stored in {} but the index does not say so", name, tj.second->rel));
+          problem("tensor_not_in_index", r.job->path.string(),
+                  fmt::format("tensor '{}' is stored in {} but the index does not say so", r.t->name, r.job->rel));
       }
     }
     if (missing_count > 8 || not_in_index_count > 8)
@@ -688,34 +1046,45 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
   ck["index"] = index_facts;
   ck["shards"] = jobs.size();
   ck["shards_valid"] = shard_ok;
-  ck["tensors"] = tensors.size();
+  ck["tensors"] = refs.size();
   ck["bytes"] = bytes;
   ck["dtypes"] = dtypes;
 
-  // --- layer map
-  std::map<std::string, DiskModule> disk;
-  for (const auto& [name, tj] : tensors) {
-    std::string module, param;
-    if (const size_t dot = name.rfind('.'); dot != std::string::npos) {
-      const std::string_view last = std::string_view(name).substr(dot + 1);
-      if (std::find(kParams.begin(), kParams.end(), last) != kParams.end()) {
-        module = name.substr(0, dot);
-        param = std::string(last);
-      }
-    }
-    if (module.empty()) {
-      // gpt-oss MXFP4 experts: experts.gate_up_proj_blocks / _scales.
-      for (const char* suf : {"_blocks", "_scales"})
-        if (ends_with(name, suf) && name.find(".experts.") != std::string::npos) {
-          module = name.substr(0, name.size() - std::string_view(suf).size());
-          param = std::string(suf + 1);
+  // --- layer map: on-disk modules, sorted by name (names view the shard header buffers)
+  std::vector<DiskModule> disk;
+  {
+    std::vector<DiskModule> found;
+    NameIndex module_ids(refs.size() / 2 + 16);
+    for (const TensorRef& r : refs) {
+      const std::string_view name = r.t->name;
+      std::string_view module;
+      Param param = p_weight;
+      if (const size_t dot = name.rfind('.'); dot != std::string_view::npos)
+        if (auto p = param_of(name.substr(dot + 1)); p && ((kSuffixParams >> *p) & 1u)) {
+          module = name.substr(0, dot);
+          param = *p;
         }
-      if (param == "scales" && !module.empty()) param = "blocks_scales";
+      if (module.empty()) {
+        // gpt-oss MXFP4 experts: experts.gate_up_proj_blocks / _scales.
+        for (std::string_view suf : {std::string_view("_blocks"), std::string_view("_scales")})
+          if (ends_with(name, suf) && name.find(".experts.") != std::string_view::npos) {
+            module = name.substr(0, name.size() - suf.size());
+            param = suf == "_blocks" ? p_blocks : p_blocks_scales;
+          }
+      }
+      if (module.empty()) continue;
+      auto [id, fresh] = module_ids.insert(module, static_cast<uint32_t>(found.size()));
+      if (fresh) found.push_back(DiskModule{module});
+      DiskModule& m = found[*id];
+      m.present |= 1u << param;
+      m.dtype[param] = r.t->dtype_id;
+      m.rank[param] = static_cast<uint8_t>(std::min<uint32_t>(r.t->rank, 255));
     }
-    if (module.empty()) continue;
-    DiskModule& m = disk[module];
-    m.params[param] = {tj.first->dtype, tj.first->shape.size()};
-    m.file = tj.second->rel;
+    std::vector<uint32_t> order(found.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+    std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return found[x].name < found[y].name; });
+    disk.reserve(found.size());
+    for (uint32_t i : order) disk.push_back(found[i]);
   }
 
   const std::string model_type = cfg.text_model_type && cfg.model_type && *cfg.model_type != *cfg.text_model_type &&
@@ -734,13 +1103,25 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
   std::map<std::string, RuntimeModule> runtime;
   std::set<int64_t> mtp_layers;
   size_t mtp_tensors = 0;
-  std::vector<std::string> empty_prefix_disk;
-  for (const auto& [module, dm] : disk) {
-    const auto w = dm.params.find("weight");
-    const bool linear_like = dm.params.count("weight_packed") || dm.params.count("qweight") ||
-                             dm.params.count("blocks") || (w != dm.params.end() && w->second.rank >= 2);
+  std::vector<uint32_t> empty_prefix_disk;
+  // Consecutive modules (the experts of one layer) share a base name and so a runtime module:
+  // its name translation is computed once per run of equal (base, kind).
+  struct Placement {
+    std::string_view base;
+    Kind split_kind = Kind::linear;
+    RuntimeModule* r = nullptr;
+    std::string group;
+    Kind kind = Kind::linear;
+    bool is_mtp = false, empty_leaf = false, mtp_layer = false;
+    int64_t k = 0;
+  } last;
+  for (uint32_t di = 0; di < disk.size(); ++di) {
+    const DiskModule& dm = disk[di];
+    const std::string_view module = dm.name;
+    const bool linear_like = dm.has(p_weight_packed) || dm.has(p_qweight) || dm.has(p_blocks) ||
+                             (dm.has(p_weight) && dm.rank[p_weight] >= 2);
     if (!linear_like) continue;
-    std::string base = module, shard_leaf;
+    std::string_view base = module, shard_leaf;
     Kind kind = Kind::linear;
     if (auto ex = split_expert(module)) {
       base = ex->first;
@@ -748,72 +1129,83 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
       kind = Kind::moe;
     } else if (ends_with(module, ".experts.gate_up_proj") || ends_with(module, ".experts.down_proj")) {
       base = module.substr(0, module.rfind('.'));
-      shard_leaf = leaf_of(module);
+      shard_leaf = module.substr(module.rfind('.') + 1);
       kind = Kind::moe;
     }
-    const std::string leaf = leaf_of(base);
-    // Group and runtime name.
-    std::string group = "main", rt;
-    bool is_mtp = false, empty_leaf = false;
-    std::optional<std::pair<int64_t, std::string>> mm;
-    if (mtp_re) mm = match_mtp(*mtp_re, base);
-    if (mm) {
+    if (!last.r || base != last.base || kind != last.split_kind) {
+      last = Placement{};
+      last.base = base;
+      last.split_kind = kind;
+      const std::string base_s(base);
+      const std::string leaf = leaf_of(base_s);
+      // Group and runtime name.
+      std::string group = "main", rt;
+      bool is_mtp = false, empty_leaf = false, mtp_layer = false;
       int64_t k = 0;
-      bool ok = true;
-      if (mm->first >= 0) {
-        const int64_t idx = mm->first;
-        if (arch->index_is_layer_id) {
-          ok = n_layers >= 0 && idx >= n_layers;
-          k = idx - n_layers;
-        } else {
-          k = idx;
+      std::optional<std::pair<int64_t, std::string>> mm;
+      if (mtp_re) mm = match_mtp(*mtp_re, base_s);
+      if (mm) {
+        bool ok = true;
+        if (mm->first >= 0) {
+          const int64_t idx = mm->first;
+          if (arch->index_is_layer_id) {
+            ok = n_layers >= 0 && idx >= n_layers;
+            k = idx - n_layers;
+          } else {
+            k = idx;
+          }
+        }
+        if (ok) {
+          is_mtp = mtp_layer = true;
+          std::string rest = mm->second;
+          std::string t = arch->mtp_runtime;
+          auto put = [&](const std::string& key, const std::string& val) {
+            if (auto p = t.find(key); p != std::string::npos) t.replace(p, key.size(), val);
+          };
+          put("{L}", n_layers >= 0 ? std::to_string(n_layers + k) : "?");
+          put("{k}", std::to_string(k));
+          put("{rest}", rest);
+          rt = fuse(apply_renames(t, arch->mtp_renames), arch->load_fuse);
+          for (const std::string& l : arch->mtp_empty_prefix_leaves)
+            if (rest == l) empty_leaf = true;
         }
       }
-      if (ok) {
-        is_mtp = true;
-        std::string rest = mm->second;
-        std::string t = arch->mtp_runtime;
-        auto put = [&](const std::string& key, const std::string& val) {
-          if (auto p = t.find(key); p != std::string::npos) t.replace(p, key.size(), val);
-        };
-        put("{L}", n_layers >= 0 ? std::to_string(n_layers + k) : "?");
-        put("{k}", std::to_string(k));
-        put("{rest}", rest);
-        rt = fuse(apply_renames(t, arch->mtp_renames), arch->load_fuse);
-        mtp_layers.insert(k);
-        for (const std::string& l : arch->mtp_empty_prefix_leaves)
-          if (rest == l) empty_leaf = true;
+      if (!is_mtp && !arch && base.find("mtp") != std::string_view::npos) is_mtp = true;
+      if (rt.empty()) rt = arch ? fuse(map_module(base_s, arch->mapper), arch->load_fuse) : base_s;
+      if (is_mtp) group = "mtp";
+      if (kind == Kind::linear) {
+        if (leaf.find("embed") != std::string::npos || leaf == "tok_emb" || leaf == "wte" || leaf == "embeddings") {
+          kind = Kind::embed;
+        } else if (leaf == "lm_head" || leaf == "head") {
+          kind = Kind::lm_head;
+        } else if (leaf == "router" || leaf == "shared_expert_gate" ||
+                   (leaf == "gate" && (ends_with(base, "mlp.gate") || ends_with(base, "ffn.gate")))) {
+          kind = Kind::router;
+        }
       }
+      if (!is_mtp && kind == Kind::embed) group = "embed";
+      if (!is_mtp && kind == Kind::lm_head) group = "lm_head";
+      last.r = &runtime[rt];
+      last.r->name = rt;
+      last.group = std::move(group);
+      last.kind = kind;
+      last.is_mtp = is_mtp;
+      last.empty_leaf = empty_leaf;
+      last.k = k;
+      last.mtp_layer = mtp_layer;
     }
-    if (!is_mtp && !arch && base.find("mtp") != std::string::npos) is_mtp = true;
-    if (rt.empty()) rt = arch ? fuse(map_module(base, arch->mapper), arch->load_fuse) : base;
-    if (is_mtp) {
-      group = "mtp";
-      mtp_tensors += dm.params.size();
-    }
-    if (kind == Kind::linear) {
-      if (leaf.find("embed") != std::string::npos || leaf == "tok_emb" || leaf == "wte" || leaf == "embeddings") {
-        kind = Kind::embed;
-      } else if (leaf == "lm_head" || leaf == "head") {
-        kind = Kind::lm_head;
-      } else if (leaf == "router" || leaf == "shared_expert_gate" ||
-                 (leaf == "gate" && (ends_with(base, "mlp.gate") || ends_with(base, "ffn.gate")))) {
-        kind = Kind::router;
-      }
-    }
-    if (!is_mtp && kind == Kind::embed) group = "embed";
-    if (!is_mtp && kind == Kind::lm_head) group = "lm_head";
-    RuntimeModule& r = runtime[rt];
-    r.name = rt;
-    r.group = group;
-    r.kind = kind;
-    if (r.disk.empty()) r.role = role_of(rt);
-    r.empty_prefix_leaf = r.empty_prefix_leaf || empty_leaf;
-    if (empty_leaf) empty_prefix_disk.push_back(module);
-    r.disk.push_back(module);
-    const std::string sch = stored_scheme(dm);
+    RuntimeModule& r = *last.r;
+    if (last.mtp_layer) mtp_layers.insert(last.k);
+    if (last.is_mtp) mtp_tensors += dm.param_count();
+    r.group = last.group;
+    r.kind = last.kind;
+    if (r.disk.empty()) r.role = role_of(r.name);
+    r.empty_prefix_leaf = r.empty_prefix_leaf || last.empty_leaf;
+    if (last.empty_leaf) empty_prefix_disk.push_back(di);
+    r.disk.push_back(di);
+    const std::string_view sch = stored_scheme(dm);
     ++r.schemes[sch];
-    const std::string shard_key = kind == Kind::moe ? shard_leaf : module.substr(module.find_last_of('.') + 1);
+    const std::string_view shard_key = last.kind == Kind::moe ? shard_leaf : module.substr(module.find_last_of('.') + 1);
     r.shard_schemes[shard_key].insert(sch);
   }
   Json mtp_f = {{"expected_depth", mtp_depth ? Json(*mtp_depth) : Json(nullptr)},
@@ -822,7 +1214,12 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
                 {"tensors", mtp_tensors}};
   ck["mtp"] = mtp_f;
 
-  // --- summary per group
+  // --- summary per group (counted in arrays, written once)
+  struct GroupCounts {
+    std::array<size_t, kDtypeCount> weight_dtypes{};
+    std::array<size_t, kParamCount> scale_tensors{};
+  };
+  std::map<std::string, GroupCounts> group_counts;
   Json summary = Json::object();
   Json layer_groups = Json::object();
   for (const auto& [name, r] : runtime) {
@@ -830,17 +1227,29 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
     if (g.is_null()) g = {{"modules", 0}, {"schemes", Json::object()}, {"weight_dtypes", Json::object()},
                           {"scale_tensors", Json::object()}};
     g["modules"] = g["modules"].get<int>() + 1;
-    for (const auto& [s, n] : r.schemes) g["schemes"][s] = g["schemes"].value(s, 0) + n;
-    for (const std::string& d : r.disk) {
-      const DiskModule& dm = disk.at(d);
-      for (const auto& [p, info] : dm.params) {
-        if (p == "weight" || p == "weight_packed" || p == "qweight" || p == "blocks")
-          g["weight_dtypes"][info.dtype] = g["weight_dtypes"].value(info.dtype, 0) + 1;
-        else if (p != "bias")
-          g["scale_tensors"][p] = g["scale_tensors"].value(p, 0) + 1;
+    for (const auto& [sv, n] : r.schemes) {
+      const std::string sch(sv);
+      g["schemes"][sch] = g["schemes"].value(sch, 0) + n;
+    }
+    GroupCounts& c = group_counts[r.group];
+    for (uint32_t d : r.disk) {
+      const DiskModule& dm = disk[d];
+      for (uint32_t bits = dm.present; bits; bits &= bits - 1) {
+        const auto p = static_cast<Param>(std::countr_zero(bits));
+        if (p == p_weight || p == p_weight_packed || p == p_qweight || p == p_blocks)
+          ++c.weight_dtypes[dm.dtype[p]];
+        else if (p != p_bias)
+          ++c.scale_tensors[p];
       }
     }
     layer_groups[r.group] = g["modules"];
+  }
+  for (const auto& [group, c] : group_counts) {
+    Json& g = summary[group];
+    for (size_t i = 0; i < kDtypeCount; ++i)
+      if (c.weight_dtypes[i]) g["weight_dtypes"][std::string(dtype_name(i))] = c.weight_dtypes[i];
+    for (size_t i = 0; i < kParamCount; ++i)
+      if (c.scale_tensors[i]) g["scale_tensors"][std::string(kParamNames[i])] = c.scale_tensors[i];
   }
   out.summary = summary;
   ck["layer_groups"] = layer_groups;
@@ -886,23 +1295,24 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
   std::map<std::string, std::map<std::string, int>> main_roles;
   for (const auto& [name, r] : runtime)
     if (r.group == "main")
-      for (const auto& [s, n] : r.schemes) main_roles[r.role][s] += n;
+      for (const auto& [s, n] : r.schemes) main_roles[r.role][std::string(s)] += n;
 
   for (auto& [name, r] : runtime) {
     candidate_names.insert(name);
     if (r.kind == Kind::embed || r.kind == Kind::router) continue;
     // Stored state.
-    std::string stored = r.schemes.size() == 1 ? r.schemes.begin()->first : "mixed";
+    const std::string stored = r.schemes.size() == 1 ? std::string(r.schemes.begin()->first) : "mixed";
+    const std::string first_module(disk[r.disk.front()].name);
     bool shards_disagree = false;
     if (r.kind != Kind::moe && r.shard_schemes.size() > 1) {
-      std::set<std::string> all;
+      std::set<std::string_view> all;
       for (const auto& [k, s] : r.shard_schemes) all.insert(s.begin(), s.end());
       shards_disagree = all.size() > 1;
     }
     if (r.kind == Kind::moe && r.schemes.size() > 1) shards_disagree = true;
     if (shards_disagree) {
       Json sh = Json::object();
-      for (const auto& [k, s] : r.shard_schemes) sh[k] = std::vector<std::string>(s.begin(), s.end());
+      for (const auto& [k, s] : r.shard_schemes) sh[std::string(k)] = std::vector<std::string>(s.begin(), s.end());
       push_capped(fused_disagree, Json{{"runtime", name}, {"reason", "stored"}, {"shards", sh}});
     }
     bool stored_q = false;
@@ -911,12 +1321,12 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
     bool never = false;
     if (arch)
       for (const std::string& nq : arch->never_quantized) never = never || ends_with_path(name, nq);
-    if (never && stored_q) push_capped(never_q, Json{{"runtime", name}, {"stored", stored}, {"module", r.disk.front()}});
+    if (never && stored_q) push_capped(never_q, Json{{"runtime", name}, {"stored", stored}, {"module", first_module}});
 
     if (arch)
       for (const std::string& need : arch->needs_scale_inv)
         if (ends_with_path(name, need) && stored != "fp8_block") {
-          Json e{{"module", r.disk.front()}, {"runtime", name}, {"group", r.group}, {"stored", stored}};
+          Json e{{"module", first_module}, {"runtime", name}, {"group", r.group}, {"stored", stored}};
           if (!stored_q) push_capped(scale_inv_unquantized, e);
           push_capped(scale_inv_missing, std::move(e));
         }
@@ -930,7 +1340,7 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
                 ->first;
         if (main_s != stored && !(r.schemes.count(main_s))) {
           push_capped(mtp_differs,
-                      Json{{"module", r.disk.front()}, {"runtime", name}, {"role", r.role}, {"mtp", stored}, {"main", main_s}});
+                      Json{{"module", first_module}, {"runtime", name}, {"role", r.role}, {"mtp", stored}, {"main", main_s}});
           if (is_quantized_scheme(main_s) && !stored_q) push_capped(mtp_unquantized, name);
         }
       }
@@ -982,7 +1392,7 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
       // lm_head kept in higher precision while the config would not quantize it anyway is normal;
       // BF16 MTP heads etc. are reported like any other module.
       ++stored_mismatch_count;
-      push_capped(stored_mismatch, Json{{"module", r.disk.front()},
+      push_capped(stored_mismatch, Json{{"module", first_module},
                                         {"runtime", name},
                                         {"group", r.group},
                                         {"config", config_state},
@@ -1004,8 +1414,8 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
         }
       if (hit) continue;
       bool on_disk = false;
-      for (const auto& [module, dm] : disk)
-        if (match.skip_entry_matches(module, q.skip[i]) ||
+      for (const DiskModule& dm : disk)
+        if (const std::string module(dm.name); match.skip_entry_matches(module, q.skip[i]) ||
             (!starts_with(q.skip[i], "re:") && starts_with(module, q.skip[i] + "."))) {
           on_disk = true;
           break;
@@ -1026,10 +1436,14 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
     const bool ignored = match.skipped("", mapped_skip, d);
     const bool matched = q.method == "compressed-tensors" ? match.target_matched("", Kind::linear) : q.quantizes_linear;
     bool stored_q = false;
-    for (const std::string& m : empty_prefix_disk) stored_q = stored_q || is_quantized_scheme(stored_scheme(disk.at(m)));
+    std::vector<std::string> modules;
+    for (uint32_t m : empty_prefix_disk) {
+      modules.emplace_back(disk[m].name);
+      stored_q = stored_q || is_quantized_scheme(stored_scheme(disk[m]));
+    }
     const bool config_q = !ignored && matched;
     const bool raises = q.method == "compressed-tensors" && !ignored && !matched;
-    empty_prefix = {{"modules", empty_prefix_disk},
+    empty_prefix = {{"modules", modules},
                     {"fix", arch->empty_prefix_fix},
                     {"ignored", ignored},
                     {"matched_by_targets", matched},

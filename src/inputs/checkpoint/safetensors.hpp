@@ -4,7 +4,9 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,20 +21,39 @@ inline constexpr uint64_t kMaxHeaderSize = 100'000'000;  // tensor.rs MAX_HEADER
 // string is not a dtype of the format.
 std::optional<int> dtype_bits(std::string_view dtype);
 
+// The dtypes of the format, numbered 0..kDtypeCount-1 (TensorInfo::dtype_id).
+inline constexpr size_t kDtypeCount = 22;
+std::string_view dtype_name(size_t id);
+
+// One tensor entry of a parsed header. NAME views the owning ShardHeader's buffer (valid while
+// that header lives; it moves with it); DTYPE views a static table. No per-tensor allocation.
 struct TensorInfo {
-  std::string name;
-  std::string dtype;
-  std::vector<uint64_t> shape;
+  std::string_view name;
+  std::string_view dtype;
   uint64_t begin = 0;  // data_offsets, relative to the byte buffer after the header
   uint64_t end = 0;
+  uint32_t shape_offset = 0;  // first dimension in ShardHeader::dims
+  uint32_t rank = 0;
+  uint8_t dtype_id = 0;
 };
 
+// A validated header. Move-only: the tensors view its buffer.
 struct ShardHeader {
   std::string path;
   uint64_t file_size = 0;
   uint64_t header_size = 0;  // N
   std::vector<TensorInfo> tensors;  // in header order
+  std::vector<uint64_t> dims;       // every tensor's shape, concatenated
   std::map<std::string, std::string> metadata;  // __metadata__
+  std::unique_ptr<char[]> text;     // the header JSON, names unescaped in place
+
+  std::span<const uint64_t> shape(const TensorInfo& t) const { return {dims.data() + t.shape_offset, t.rank}; }
+
+  ShardHeader() = default;
+  ShardHeader(ShardHeader&&) = default;
+  ShardHeader& operator=(ShardHeader&&) = default;
+  ShardHeader(const ShardHeader&) = delete;
+  ShardHeader& operator=(const ShardHeader&) = delete;
 };
 
 // Why a shard is invalid: a stable code plus a message naming the tensor where it applies.
@@ -53,12 +74,22 @@ struct HeaderResult {
 };
 HeaderResult parse_safetensors_header(std::string_view header_json, uint64_t header_size, uint64_t file_size);
 
-// Reads PATH's first 8 + N bytes (open O_RDONLY, pread; no other bytes are touched).
+// Reads PATH's first 8 + N bytes (open O_RDONLY, pread; no other bytes are touched). The buffer
+// is N bytes, N <= kMaxHeaderSize and N <= the file size, checked before it is allocated.
 HeaderResult read_safetensors_header(const std::string& path);
+
+// A tensor to write.
+struct TensorSpec {
+  std::string name;
+  std::string dtype;
+  std::vector<uint64_t> shape;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
 
 // Serializes a header the way the reference writer does (sorted by name, padded with spaces to a
 // multiple of 8); used by tests and the benchmark to write real shards.
-std::string write_safetensors_header(const std::vector<TensorInfo>& tensors,
+std::string write_safetensors_header(const std::vector<TensorSpec>& tensors,
                                      const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace specprobe::checkpoint
