@@ -269,7 +269,7 @@ Expected<Report> run_check(const CheckOptions& o) {
   for (const auto& n : parsed->notes) report.notes.push_back({n.severity, n.message, n.where});
   for (const auto& u : parsed->unknown)
     report.notes.push_back({"info", fmt::format("option '{}' is not modelled by specprobe; kept as given ({})", u.name,
-                                                u.value.is_string() ? u.value.get<std::string>() : u.value.dump()),
+                                                u.value.is_string() ? u.value.get<std::string>() : u.value.dump(-1, ' ', false, Json::error_handler_t::replace)),
                             u.where});
 
   std::string model_dir;
@@ -325,7 +325,7 @@ std::string source_root() {
 Expected<std::string> sarif_text(const CheckOptions& o, const Report& report) {
   auto rules = load_rules(o.rules_dir);
   if (!rules) return rules.error();
-  return report_to_sarif(report, *rules, SarifOptions{source_root()}).dump(2) + "\n";
+  return report_to_sarif(report, *rules, SarifOptions{source_root()}).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace
@@ -333,7 +333,7 @@ Expected<std::string> sarif_text(const CheckOptions& o, const Report& report) {
 int emit_report(const CheckOptions& o, const Report& report, std::FILE* text_out) {
   std::string out;
   if (o.format == "json") {
-    out = report_to_json(report).dump(2) + "\n";
+    out = report_to_json(report).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
   } else if (o.format == "sarif") {
     auto s = sarif_text(o, report);
     if (!s) {
@@ -359,7 +359,7 @@ int emit_report(const CheckOptions& o, const Report& report, std::FILE* text_out
     problems.push_back(st.error());
   }
   if (!o.json_file.empty())
-    if (auto st = write_file(o.json_file, report_to_json(report).dump(2) + "\n"); !st) problems.push_back(st.error());
+    if (auto st = write_file(o.json_file, report_to_json(report).dump(2, ' ', false, Json::error_handler_t::replace) + "\n"); !st) problems.push_back(st.error());
   if (!o.sarif_file.empty()) {
     auto s = sarif_text(o, report);
     if (!s) problems.push_back(s.error());

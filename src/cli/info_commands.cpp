@@ -53,7 +53,7 @@ int run_gpu_command(const std::string& format) {
     for (const auto& c : dr.failed_calls)
       calls.push_back({{"call", c.call}, {"site", c.site}, {"result", c.result}, {"name", c.result_name}, {"string", c.result_string}});
     j["failed_calls"] = calls;
-    print(j.dump(2) + "\n");
+    print(j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
   } else {
     if (dr.loaded)
       print(fmt::format("CUDA driver {}.{} ({})\n", dr.driver_version / 1000, (dr.driver_version % 1000) / 10, dr.library_path));
@@ -94,7 +94,7 @@ int run_rules_list_command(const std::string& format, const std::string& rules_d
       a.push_back({{"id", r.id}, {"slug", r.slug}, {"title", r.title}, {"severity", to_string(r.severity)},
                    {"stage", to_string(r.stage)}, {"category", r.category}, {"deprecated", r.deprecated},
                    {"references", r.references}});
-    print(a.dump(2) + "\n");
+    print(a.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
     return 0;
   }
   static const std::pair<char, const char*> kBands[] = {{'1', "SP1xxx serving configuration"},

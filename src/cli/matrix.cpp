@@ -175,7 +175,7 @@ int run_matrix_command(const MatrixOptions& o) {
 
   std::string out;
   if (o.format == "json") {
-    out = render_json(gpus, reports, o).dump(2) + "\n";
+    out = render_json(gpus, reports, o).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
   } else if (o.format == "nfd") {
     std::string model = o.model_name;
     if (model.empty()) model = !o.check.model.empty() ? o.check.model : fact_string(reports[0].facts, "model.id").value_or("model");

@@ -134,7 +134,7 @@ int run_stack_probe_command(const ProbeOptions& o) {
   so.timeout_s = o.stack_timeout_s;
   probes::StackRun run = probes::run_stack_specs(*specs, so);
   if (o.format == "json") {
-    std::printf("%s\n", Json({{"results", run.results}, {"facts", run.facts_patch}}).dump(2).c_str());
+    std::printf("%s\n", Json({{"results", run.results}, {"facts", run.facts_patch}}).dump(2, ' ', false, Json::error_handler_t::replace).c_str());
   } else {
     for (const auto& r : run.results) {
       std::printf("%-10s %-12s %-6s %s\n", r.value("library", "?").c_str(),
@@ -227,7 +227,7 @@ int run_probe_command(const ProbeOptions& o) {
     results = probes::run_probes_isolated(*specs, ro);
   }
   if (o.format == "json") {
-    std::printf("%s\n", Json(results).dump(2).c_str());
+    std::printf("%s\n", Json(results).dump(2, ' ', false, Json::error_handler_t::replace).c_str());
   } else {
     std::fputs(format_probe_table(results).c_str(), stdout);
   }

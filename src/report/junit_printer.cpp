@@ -46,8 +46,8 @@ std::string details(const RuleResult& r) {
   if (!r.location.str().empty()) s += fmt::format("location: {}{}\n", r.location.str(), r.location_fact.empty() ? "" : " (" + r.location_fact + ")");
   s += fmt::format("stage: {}\n", to_string(r.stage));
   if (!r.remediation.empty()) s += fmt::format("fix: {}\n", r.remediation);
-  if (!r.params.empty()) s += fmt::format("params: {}\n", r.params.dump());
-  if (!r.evidence.empty()) s += fmt::format("evidence: {}\n", r.evidence.dump());
+  if (!r.params.empty()) s += fmt::format("params: {}\n", r.params.dump(-1, ' ', false, Json::error_handler_t::replace));
+  if (!r.evidence.empty()) s += fmt::format("evidence: {}\n", r.evidence.dump(-1, ' ', false, Json::error_handler_t::replace));
   for (const auto& ref : r.references) s += fmt::format("reference: {}\n", ref);
   if (r.suppressed) s += fmt::format("suppressed: {} ({})\n", r.suppressed->reason, r.suppressed->source);
   return s;

@@ -105,7 +105,7 @@ std::string render_text(const Report& r, const TextStyle& style) {
       out += fmt::format("{}: {} [{}] {}{}\n", paint(res.status == ResultStatus::error ? "35" : "2", to_string(res.status)),
                          res.title, res.id, res.message.empty() ? "" : "— ", res.message);
     }
-    if (style.verbose && !res.evidence.empty()) out += fmt::format("    evidence: {}\n", res.evidence.dump());
+    if (style.verbose && !res.evidence.empty()) out += fmt::format("    evidence: {}\n", res.evidence.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
 
   if (r.matrix && !style.quiet) {
@@ -143,7 +143,7 @@ std::string render_text(const Report& r, const TextStyle& style) {
   if (style.verbose && !style.quiet) {
     out += "\nfacts:\n";
     const Json flat = flatten_facts(r.facts);
-    for (auto it = flat.begin(); it != flat.end(); ++it) out += fmt::format("  {} = {}\n", it.key(), it.value().dump());
+    for (auto it = flat.begin(); it != flat.end(); ++it) out += fmt::format("  {} = {}\n", it.key(), it.value().dump(-1, ' ', false, Json::error_handler_t::replace));
   }
 
   std::string verdict = r.verdict;

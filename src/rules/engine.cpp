@@ -48,7 +48,7 @@ std::string display_value(const Json& v) {
     for (const auto& x : v) out += (out.empty() ? "" : ", ") + display_value(x);
     return out.empty() ? "none" : out;
   }
-  return v.dump();
+  return v.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string render_template(const std::string& tmpl, const Json& params, const Json& facts) {

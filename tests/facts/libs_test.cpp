@@ -34,7 +34,7 @@ fs::path make_venv() {
 
 }  // namespace
 
-TEST_CASE("--python finds the venv's site-packages and reads tracked versions", "[facts][libs]") {
+TEST_CASE("python option: finds the venv's site-packages and reads tracked versions", "[facts][libs]") {
   const fs::path venv = make_venv();
   auto sp = site_packages_of_python((venv / "bin" / "python3").string());
   REQUIRE(sp.has_value());
@@ -57,7 +57,7 @@ TEST_CASE("--python finds the venv's site-packages and reads tracked versions", 
   fs::remove_all(venv);
 }
 
-TEST_CASE("--python errors name the path", "[facts][libs]") {
+TEST_CASE("python option: errors name the path", "[facts][libs]") {
   auto missing = site_packages_of_python("/nonexistent/bin/python3");
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().message.find("/nonexistent/bin/python3") != std::string::npos);
@@ -68,7 +68,7 @@ TEST_CASE("--python errors name the path", "[facts][libs]") {
   fs::remove_all(empty);
 }
 
-TEST_CASE("--lib NAME=VERSION", "[facts][libs]") {
+TEST_CASE("lib option: NAME=VERSION", "[facts][libs]") {
   auto ok = parse_lib_arg("deep-gemm=2.6.1+54e2261");
   REQUIRE(ok.has_value());
   CHECK(ok->key == "deep_gemm");

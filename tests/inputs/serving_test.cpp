@@ -327,7 +327,7 @@ TEST_CASE("argv errors", "[serving]") {
   CHECK(neg.error().kind == ErrorKind::input);
 }
 
-TEST_CASE("--config inside a command is read, the command line wins", "[serving]") {
+TEST_CASE("serving: --config inside a command is read, the command line wins", "[serving]") {
   const ParsedServing p = read_ok("with_config.sh");
   CHECK(p.form == InputForm::vllm_command);
   CHECK(fact(p, "serve.tp") == 4);
