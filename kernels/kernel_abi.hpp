@@ -35,16 +35,18 @@ inline constexpr int mqa_smem_bytes(int head_dim, int heads, int tasks) {
 }
 
 // sm_90a wgmma variant (mqa_logits_wg_d<D>_h<H>_r<RPC>): 128 threads, 64-token tiles, a
-// kMqaWgStages-deep ring; rows_per_cta = RPC (query rows per wgmma, N = RPC * H <= 256),
-// tiles_per_cta counts 64-token tiles; grid = (ceil(max_context / (64 * tiles_per_cta)), batch);
-// tiles_per_cta 0 = persistent: grid = (CTAs, 1), each CTA takes an equal share of all tiles.
+// kMqaWgStages-deep e4m3 ring, converted per tile to an f16 wgmma operand; rows_per_cta = RPC
+// (query rows per wgmma, N = RPC * H <= 256), tiles_per_cta counts 64-token tiles;
+// grid = (ceil(max_context / (64 * tiles_per_cta)), batch); tiles_per_cta 0 = persistent:
+// grid = (CTAs, 1), each CTA takes an equal share of all requests' tiles.
 inline constexpr int kMqaWgTileTokens = 64;
-inline constexpr int kMqaWgStages = 6;
+inline constexpr int kMqaWgStages = 3;
 inline constexpr int mqa_wg_smem_bytes(int head_dim, int heads, int rpc, int next_n, int batch) {
   const int n = rpc * heads;
   const int chunks = (next_n + rpc - 1) / rpc;
-  return 1024 /* alignment slack */ + kMqaWgStages * kMqaWgTileTokens * (head_dim + 4) + chunks * n * head_dim +
-         chunks * 4 * (n / 4 + 4) * 4 + next_n * 4 + (batch + 1) * 4;
+  return 1024 /* alignment slack */ + kMqaWgTileTokens * head_dim * 2 /* f16 tile */ + chunks * n * head_dim * 2 +
+         kMqaWgStages * kMqaWgTileTokens * (head_dim + 4) + chunks * 4 * (n / 4 + 4) * 4 + next_n * 4 +
+         (batch + 1) * 4;
 }
 
 // kernels/spec_verify.cu: attention of the k+1 verify rows of each request over a paged KV

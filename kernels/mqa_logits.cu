@@ -212,13 +212,18 @@ SPK_MQA(128, 32)
 SPK_MQA(128, 64)
 
 // ---------------------------------------------------------------------------------------------
-// sm_90a: wgmma kernel. One warpgroup per CTA owns one request and a run of 64-token tiles; a
-// tile (64 x D e4m3, 128B/64B-swizzled, + 64 fp32 scales) streams into shared memory through a
-// kMqaWgStages-deep cp.async ring and is the wgmma A operand (M = 64 tokens). The B operand is
-// q of RPC query rows x H heads (N = RPC * H <= 256), resident in shared memory for the whole
-// CTA; next_n > RPC runs ceil(next_n / RPC) chunks over the same tile, so KV is read from HBM
-// once for every row. Epilogue in registers: each thread holds 2 tokens x N/4 columns, applies
-// relu * weight, sums over heads, reduces the 4 lanes of a quad with two shuffles and stores.
+// sm_90a: wgmma kernel. One warpgroup per CTA. A 64-token tile (64 x D e4m3 + 64 fp32 scales)
+// streams into shared memory through a kMqaWgStages-deep cp.async ring (block-table entries
+// fetched one tile ahead, so no load waits on another), is converted once to f16 (exact:
+// value / 256) in the 128B-swizzled K-major layout, and is the wgmma A operand (M = 64 tokens).
+// The B operand is q of RPC query rows x H heads (N = RPC * H <= 256), converted once per
+// request and resident in shared memory; next_n > RPC runs ceil(next_n / RPC) chunks over the
+// same tile, so KV is read from HBM once for every row. f16 rather than e4m3 wgmma: Hopper's
+// e4m3 wgmma accumulates with ~14-bit precision (DeepSeek-V3 report, 3.3.2), which measured
+// 1.6e-4 - 3.4e-4 max relative error here (DeepGEMM: 1.5e-4) against the probe's 1e-4; f16
+// products are exact and accumulate in fp32. Epilogue in registers: each thread holds 2 tokens
+// x N/4 columns, applies relu * weight, sums over heads, reduces a quad with shuffles, stores.
+// Persistent mode (tiles_per_cta == 0): every CTA takes an equal share of all requests' tiles.
 namespace {
 
 using specprobe_kernels::kMqaWgStages;
@@ -226,19 +231,22 @@ using specprobe_kernels::kMqaWgTileTokens;
 
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-// Byte offset inside a K-major tile with rows of D bytes, in the wgmma 128B (D = 128) or 64B
-// (D = 64) swizzle: 16-byte chunk bits [4, 7) XOR row bits taken from offset bits [7, 10).
-template <int D>
-__device__ __forceinline__ uint32_t swz(uint32_t off) {
-  constexpr uint32_t kMask = D == 128 ? 7u : 3u;
-  return off ^ (((off >> 7) & kMask) << 4);
+// 128B swizzle of a byte offset inside a K-major tile with 128-byte rows: 16-byte chunk bits
+// [4, 7) XOR row bits [7, 10).
+__device__ __forceinline__ uint32_t swz128(uint32_t off) { return off ^ (((off >> 7) & 7u) << 4); }
+
+// K-major, 128B-swizzled operand: 8-row groups 1024 bytes apart.
+__device__ __forceinline__ uint64_t smem_desc_sw128(uint32_t addr) {
+  return (static_cast<uint64_t>((addr & 0x3FFFF) >> 4)) | (uint64_t{1} << 16) | (uint64_t{1024 >> 4} << 32) |
+         (uint64_t{1} << 62);
 }
 
-template <int D>
-__device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
-  constexpr uint64_t kLayout = D == 128 ? 1 : 2;  // 128B / 64B swizzle
-  constexpr uint64_t kSbo = 8 * D;                // bytes between 8-row groups
-  return (static_cast<uint64_t>((addr & 0x3FFFF) >> 4)) | (uint64_t{1} << 16) | ((kSbo >> 4) << 32) | (kLayout << 62);
+// 16 e4m3 values -> 16 f16 values / 256 (exact), as two 16-byte chunks.
+__device__ __forceinline__ void e4m3x16_to_f16(const uint4 x, uint4& lo, uint4& hi) {
+  lo = make_uint4(spk::e4m3x2_to_f16x2_div256(x.x, false), spk::e4m3x2_to_f16x2_div256(x.x, true),
+                  spk::e4m3x2_to_f16x2_div256(x.y, false), spk::e4m3x2_to_f16x2_div256(x.y, true));
+  hi = make_uint4(spk::e4m3x2_to_f16x2_div256(x.z, false), spk::e4m3x2_to_f16x2_div256(x.z, true),
+                  spk::e4m3x2_to_f16x2_div256(x.w, false), spk::e4m3x2_to_f16x2_div256(x.w, true));
 }
 
 template <int D, int H, int RPC>
@@ -248,8 +256,10 @@ __device__ __forceinline__ void mqa_logits_wg_body(const MqaLogitsParams& p) {
   constexpr int S = kMqaWgStages;
   constexpr int N = RPC * H;
   constexpr int WS = N / 4 + 4;  // per-lane weight row (floats), padded against bank conflicts
-  constexpr int KS = D / 32;
-  constexpr int CPR = D / 16;  // 16-byte chunks per token row
+  constexpr int KB = D / 64;     // 64-element (128-byte) K blocks of an f16 row
+  constexpr int KS = D / 16;     // wgmma k-steps
+  constexpr int CPR = D / 16;    // 16-byte e4m3 chunks per token row
+  constexpr int NR = T * CPR / 128;  // chunks (token rows) each thread copies per tile
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t raw_addr = spk::smem_addr(smem_raw);
   unsigned char* smem = smem_raw + (((raw_addr + 1023u) & ~1023u) - raw_addr);
@@ -259,9 +269,10 @@ __device__ __forceinline__ void mqa_logits_wg_body(const MqaLogitsParams& p) {
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int g = lane >> 2, tig = lane & 3;
 
-  unsigned char* kvs = smem;                                      // [S][T][D] swizzled
-  unsigned char* qs = kvs + S * T * D;                            // [nchunks][N][D] swizzled
-  float* scs = reinterpret_cast<float*>(qs + nchunks * N * D);    // [S][T]
+  unsigned char* kh = smem;                                       // [KB][T][128 B] f16, swizzled
+  unsigned char* qh = kh + T * D * 2;                             // [nchunks][KB][N][128 B] f16, swizzled
+  unsigned char* kvs = qh + nchunks * N * D * 2;                  // [S][T][D] e4m3
+  float* scs = reinterpret_cast<float*>(kvs + S * T * D);         // [S][T]
   float* wsm = scs + S * T;                                       // [nchunks][4][WS]
   int* ctx_s = reinterpret_cast<int*>(wsm + nchunks * 4 * WS);    // [n]
   int* prefix = ctx_s + n;                                        // [batch + 1] (persistent mode)
@@ -273,13 +284,10 @@ __device__ __forceinline__ void mqa_logits_wg_body(const MqaLogitsParams& p) {
     return (m + T - 1) / T;
   };
   // Work of this CTA: tiles [g_begin, g_end) of the sequence of all requests' tiles.
-  // tiles_per_cta > 0: request blockIdx.y, tiles from blockIdx.x * tiles_per_cta.
-  // tiles_per_cta == 0 (persistent): an equal share of every request's tiles, in order.
   int g_begin, g_end;
   if (p.tiles_per_cta > 0) {
-    const int b = blockIdx.y;
-    const int nt = request_tiles(b);
-    g_begin = min(blockIdx.x * p.tiles_per_cta, nt);
+    const int nt = request_tiles(blockIdx.y);
+    g_begin = min(static_cast<int>(blockIdx.x) * p.tiles_per_cta, nt);
     g_end = min(g_begin + p.tiles_per_cta, nt);
     if (g_begin >= g_end) return;
   } else {
@@ -299,9 +307,8 @@ __device__ __forceinline__ void mqa_logits_wg_body(const MqaLogitsParams& p) {
     __shared__ int warp_sums[4];
     if (lane == 31) warp_sums[warp] = incl;
     __syncthreads();
-    int before = 0;
-    for (int w = 0; w < warp; ++w) before += warp_sums[w];
-    int run = before + incl - local;
+    int run = incl - local;
+    for (int w = 0; w < warp; ++w) run += warp_sums[w];
     for (int i = 0; i < per; ++i) {
       const int b = tid * per + i;
       if (b < p.batch) {
@@ -320,8 +327,9 @@ __device__ __forceinline__ void mqa_logits_wg_body(const MqaLogitsParams& p) {
   const uint8_t* kv = reinterpret_cast<const uint8_t*>(p.kv);
   const int bkv = p.block_kv;
   const size_t block_bytes = static_cast<size_t>(bkv) * (D + 4);
-  const uint32_t kvs_addr = spk::smem_addr(kvs), qs_addr = spk::smem_addr(qs);
+  const uint32_t kh_addr = spk::smem_addr(kh), qh_addr = spk::smem_addr(qh);
   float* logits = reinterpret_cast<float*>(p.logits);
+  const int col = tid % CPR;  // this thread's 16-byte chunk of each token row it copies
 
   for (int gpos = g_begin; gpos < g_end;) {
     // Segment: one request's run of tiles inside [g_begin, g_end).
@@ -346,16 +354,21 @@ __device__ __forceinline__ void mqa_logits_wg_body(const MqaLogitsParams& p) {
     for (int r = 0; r < n; ++r) ctx_max = max(ctx_max, ctx_lens[r]);
 
     __syncthreads();  // the previous segment's readers of q, weights and ctx are done
-    // q (all rows, zero-padded to nchunks * RPC rows) and weights of request b.
+    // q of request b (all rows, zero-padded to nchunks * RPC rows) -> f16, and its weights.
     {
       const uint8_t* q = reinterpret_cast<const uint8_t*>(p.q);
       const float* w = reinterpret_cast<const float*>(p.weights);
       for (int c = tid; c < nchunks * N * CPR; c += 128) {
-        const int rq = c / CPR, col = c % CPR;
-        const int row_i = (rq / N) * RPC + (rq % N) / H, h = (rq % N) % H;
-        const bool valid = row_i < n;
-        const uint8_t* src = valid ? q + ((static_cast<size_t>(b) * n + row_i) * H + h) * D + col * 16 : q;
-        spk::cp_async16(qs + swz<D>(rq * D + col * 16), src, valid);
+        const int rq = c / CPR, qc = c % CPR;
+        const int chunk = rq / N, rr = rq % N;
+        const int row_i = chunk * RPC + rr / H, h = rr % H;
+        uint4 x = make_uint4(0, 0, 0, 0);
+        if (row_i < n) x = *reinterpret_cast<const uint4*>(q + ((static_cast<size_t>(b) * n + row_i) * H + h) * D + qc * 16);
+        uint4 lo, hi;
+        e4m3x16_to_f16(x, lo, hi);
+        unsigned char* base = qh + (chunk * KB + qc / 4) * N * 128;
+        *reinterpret_cast<uint4*>(base + swz128(rr * 128 + (qc % 4) * 32)) = lo;
+        *reinterpret_cast<uint4*>(base + swz128(rr * 128 + (qc % 4) * 32 + 16)) = hi;
       }
       for (int i = tid; i < nchunks * N; i += 128) {
         const int chunk = i / N, cc = i % N;
@@ -367,61 +380,85 @@ __device__ __forceinline__ void mqa_logits_wg_body(const MqaLogitsParams& p) {
     }
 
     const int* btab = reinterpret_cast<const int*>(p.block_table) + static_cast<size_t>(b) * p.block_table_stride;
+    // Block of each token row this thread copies (-1 past the context), fetched a tile ahead.
+    int nb[NR], nbs = -1;
+    auto fetch_blocks = [&](int tile) {
+#pragma unroll
+      for (int i = 0; i < NR; ++i) {
+        const int tok = tile * T + tid / CPR + i * (128 / CPR);
+        nb[i] = tok < ctx_max ? btab[tok / bkv] : -1;
+      }
+      if (tid < T / 4) {
+        const int tok = tile * T + tid * 4;
+        nbs = tok < ctx_max ? btab[tok / bkv] : -1;
+      }
+    };
     auto load_tile = [&](int tile, int stage) {
       unsigned char* st = kvs + stage * T * D;
-      constexpr int kRowsPerPass = 128 / CPR;
-      const int col = tid % CPR;
 #pragma unroll
-      for (int i = 0; i < T / kRowsPerPass; ++i) {
-        const int r = tid / CPR + i * kRowsPerPass;
+      for (int i = 0; i < NR; ++i) {
+        const int r = tid / CPR + i * (128 / CPR);
         const int tok = tile * T + r;
-        const bool valid = tok < ctx_max;
-        const uint8_t* src = kv;
-        if (valid) {
-          const int blk = btab[tok / bkv];
-          src = kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(tok % bkv) * D + col * 16;
-        }
-        spk::cp_async16(st + swz<D>(r * D + col * 16), src, valid);
+        const uint8_t* src = nb[i] >= 0 ? kv + static_cast<size_t>(nb[i]) * block_bytes + static_cast<size_t>(tok % bkv) * D + col * 16 : kv;
+        spk::cp_async16(st + r * D + col * 16, src, nb[i] >= 0);
       }
       if (tid < T / 4) {  // 4 scales per 16 bytes; block_kv % 4 == 0 keeps them in one block
         const int tok = tile * T + tid * 4;
-        const bool valid = tok < ctx_max;
-        const uint8_t* src = kv;
-        if (valid) {
-          const int blk = btab[tok / bkv];
-          src = kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(bkv) * D + (tok % bkv) * 4;
-        }
-        spk::cp_async16(scs + stage * T + tid * 4, src, valid);
+        const uint8_t* src = nbs >= 0 ? kv + static_cast<size_t>(nbs) * block_bytes + static_cast<size_t>(bkv) * D + (tok % bkv) * 4 : kv;
+        spk::cp_async16(scs + stage * T + tid * 4, src, nbs >= 0);
       }
     };
 
 #pragma unroll
     for (int s = 0; s < S - 1; ++s) {
-      if (tile_begin + s < tile_end) load_tile(tile_begin + s, s);
+      if (tile_begin + s < tile_end) {
+        fetch_blocks(tile_begin + s);
+        load_tile(tile_begin + s, s);
+      }
       spk::cp_async_commit();
     }
+    if (tile_begin + S - 1 < tile_end) fetch_blocks(tile_begin + S - 1);
 
     for (int tile = tile_begin; tile < tile_end; ++tile) {
       const int it = tile - tile_begin;
       const int st = it % S;
       spk::cp_async_wait<S - 2>();
-      fence_proxy_async();  // cp.async wrote through the generic proxy; wgmma reads through the async one
-      __syncthreads();
+      __syncthreads();  // stage st landed; every warp is done with the previous tile's f16 copy
       if (tile + S - 1 < tile_end) load_tile(tile + S - 1, (it + S - 1) % S);
       spk::cp_async_commit();
+      if (tile + S < tile_end) fetch_blocks(tile + S);
+      // e4m3 stage -> f16 swizzled tile.
+      {
+        const unsigned char* raw = kvs + st * T * D;
+#pragma unroll
+        for (int i = 0; i < NR; ++i) {
+          const int r = tid / CPR + i * (128 / CPR);
+          uint4 lo, hi;
+          e4m3x16_to_f16(*reinterpret_cast<const uint4*>(raw + r * D + col * 16), lo, hi);
+          unsigned char* base = kh + (col / 4) * T * 128;
+          *reinterpret_cast<uint4*>(base + swz128(r * 128 + (col % 4) * 32)) = lo;
+          *reinterpret_cast<uint4*>(base + swz128(r * 128 + (col % 4) * 32 + 16)) = hi;
+        }
+      }
+      fence_proxy_async();  // generic-proxy smem writes, read next by wgmma (async proxy)
+      __syncthreads();
 
       const int t0 = 16 * warp + g;
-      const float sc0 = scs[st * T + t0], sc1 = scs[st * T + t0 + 8];
+      constexpr float kFix = 65536.f;  // both operands were value / 256
+      const float sc0 = scs[st * T + t0] * kFix, sc1 = scs[st * T + t0 + 8] * kFix;
       const int tok0 = tile * T + t0, tok1 = tok0 + 8;
-      const uint64_t da = smem_desc<D>(kvs_addr + st * T * D);
       for (int chunk = 0; chunk < nchunks; ++chunk) {
         float acc[N / 2];
-        const uint64_t db = smem_desc<D>(qs_addr + chunk * N * D);
+        const uint32_t qb = qh_addr + chunk * KB * N * 128;
 #pragma unroll
         for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
         spk::wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < KS; ++kk) spk::WgmmaE4m3<N>::mma(acc, da + 2 * kk, db + 2 * kk, kk);
+        for (int kk = 0; kk < KS; ++kk) {
+          const uint64_t da = smem_desc_sw128(kh_addr + (kk / 4) * T * 128 + (kk % 4) * 32);
+          const uint64_t db = smem_desc_sw128(qb + (kk / 4) * N * 128 + (kk % 4) * 32);
+          spk::WgmmaF16<N>::mma(acc, da, db, kk);
+        }
         spk::wgmma_commit();
         spk::wgmma_wait<0>();
 #pragma unroll
