@@ -182,6 +182,25 @@ TEST_CASE("safetensors: a written header reads back", "[checkpoint][safetensors]
   CHECK(r.header->metadata.at("format") == "pt");
 }
 
+TEST_CASE("safetensors: names are unescaped in place and survive moving the header", "[checkpoint][safetensors]") {
+  const std::string json =
+      R"({"__metadata__": {"format": "pt"}, "caf\u00e9.\"q\\.\ud83d\ude00.weight": {"dtype": "F\u0033\u0032", "shape": [2, 3], )"
+      R"("data_offsets": [8, 32]}, "b": {"shape": [2], "shape": [1, 2], "dtype": "F32", "data_offsets": [0, 8]}})";
+  auto r = parse_safetensors_header(json, json.size(), 8 + json.size() + 32);
+  INFO(r.error.message);
+  REQUIRE(r.header);
+  auto moved = std::move(r.header);
+  const checkpoint::ShardHeader h = std::move(*moved);
+  REQUIRE(h.tensors.size() == 2);
+  CHECK(h.tensors[0].name == "caf\xc3\xa9.\"q\\.\xf0\x9f\x98\x80.weight");
+  CHECK(h.tensors[0].dtype == "F32");
+  CHECK(std::vector<uint64_t>(h.shape(h.tensors[0]).begin(), h.shape(h.tensors[0]).end()) == std::vector<uint64_t>{2, 3});
+  CHECK(h.tensors[1].name == "b");
+  // A repeated key: the last one counts, as before.
+  CHECK(std::vector<uint64_t>(h.shape(h.tensors[1]).begin(), h.shape(h.tensors[1]).end()) == std::vector<uint64_t>{1, 2});
+  CHECK(h.metadata.at("format") == "pt");
+}
+
 TEST_CASE("safetensors: header validation like the reference reader", "[checkpoint][safetensors]") {
   auto check = [](const std::string& json, uint64_t data, const std::string& code) {
     auto r = parse_safetensors_header(json, json.size(), 8 + json.size() + data);
@@ -527,6 +546,89 @@ TEST_CASE("checkpoint: bad inputs are findings naming the file, never crashes", 
   CHECK(a.facts["checkpoint"]["shards_valid"] == 2);
   // Nothing in the tree changed: same files, sizes and mtimes, nothing new.
   CHECK(snapshot_tree(t.path) == before);
+}
+
+TEST_CASE("checkpoint: index quirks are read as the SAX reader reads them", "[checkpoint]") {
+  TempDir t;
+  auto make = [&](const std::string& name, const std::string& index) {
+    const fs::path d = t.path / name;
+    write_text(d / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
+    write_shard(d / "s1.safetensors", {{"model.layers.0.self_attn.o_proj.weight", "BF16", {8, 8}},
+                                       {"model.layers.0.mlp.down_proj.weight", "BF16", {8, 8}}});
+    write_text(d / "model.safetensors.index.json", index);
+    return must_analyze(d);
+  };
+  auto codes = [](const CheckpointAnalysis& a, const std::string& code) {
+    std::vector<std::string> out;
+    for (const CheckpointNote& n : a.notes)
+      if (n.code == code) out.push_back(n.message);
+    return out;
+  };
+  // Repeated names (the last file counts), values that are not strings, escapes in names and file
+  // names, a float total_size (ignored), a second weight_map object (read too).
+  auto q = make("quirks",
+                R"({"metadata":{"total_size":1.0e3,"x":[1,{"total_size":5}]},"weight_map":{)"
+                R"("model.layers.0.self_attn.o_proj.weight":"s1.safetensors",)"
+                R"("model.layers.0.mlp.down_proj.weight":"s2.safetensors","model.layers.0.mlp.down_proj.weight":"s1.safetensors",)"
+                R"("bad":[1,2],"worse":{"a":"b"},"n":null,"esc\u00e9\n":"s\u0031.safetensors"},"weight_map":{"late":"s1.safetensors"}}  )");
+  const Json& qi = q.facts["checkpoint"]["index"];
+  INFO(q.facts["checkpoint"].dump(2));
+  CHECK(qi["weight_map_entries"] == 5);
+  CHECK_FALSE(qi.contains("total_size"));
+  CHECK(qi["missing_in_shards"] == Json{"esc\xc3\xa9\n", "late"});
+  CHECK(qi["not_in_index_count"] == 0);
+  CHECK(codes(q, "index_invalid") == std::vector<std::string>{"weight_map entry 'bad' is not a string",
+                                                               "weight_map entry 'worse' is not a string",
+                                                               "weight_map entry 'n' is not a string"});
+  CHECK(codes(q, "missing_shard") == std::vector<std::string>{"shard 's2.safetensors' does not exist"});
+  // total_size: -0 is the integer 0 to nlohmann; a number past uint64 is a float and ignored.
+  auto n = make("negzero", R"({"metadata":{"total_size":-0,"total_size":18446744073709551616},"weight_map":{)"
+                           R"("model.layers.0.self_attn.o_proj.weight":"s1.safetensors","model.layers.0.mlp.down_proj.weight":"s1.safetensors"}})");
+  CHECK(n.facts["checkpoint"]["index"]["total_size"] == 0);
+  CHECK(n.facts["checkpoint"]["problem_count"] == 0);
+  // Invalid JSON is worded by nlohmann, as before.
+  auto b = make("bad", R"({"metadata":{"total_size":01},"weight_map":{"a":"s1.safetensors"}})");
+  const auto bad = codes(b, "index_invalid");
+  REQUIRE(bad.size() == 1);
+  CHECK(bad[0].find("invalid JSON at byte 28: [json.exception.parse_error.101]") == 0);
+  auto m = make("nomap", R"({"metadata":{},"weight_map":[]})");
+  CHECK(codes(m, "index_invalid") == std::vector<std::string>{"index has no weight_map object"});
+}
+
+TEST_CASE("checkpoint: corrupted indexes are rejected exactly when nlohmann rejects them", "[checkpoint]") {
+  TempDir t;
+  const fs::path d = t.path / "ck";
+  write_text(d / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
+  write_shard(d / "s1.safetensors", {{"model.layers.0.self_attn.o_proj.weight", "BF16", {8, 8}}});
+  const std::string base =
+      R"({"metadata": {"total_size": 128}, "weight_map": {"model.layers.0.self_attn.o_proj.weight": "s1.safetensors", "x\u00e9": "s1.safetensors"}})";
+  std::mt19937 rng(7);
+  for (int i = 0; i < 400; ++i) {
+    std::string s = base;
+    const int edits = 1 + static_cast<int>(rng() % 3);
+    for (int e = 0; e < edits; ++e) {
+      const size_t pos = rng() % s.size();
+      switch (rng() % 3) {
+        case 0: s[pos] = "{}[]\",:0123456789.eE+-\\u \xff\x01tfn"[rng() % 31]; break;
+        case 1: s.erase(pos, 1 + rng() % 3); break;
+        default: s.insert(pos, 1, "{}[]\",:0123456789.eE+-\\u \xc3tfn"[rng() % 31]);
+      }
+      if (s.empty()) s = "{";
+    }
+    write_text(d / "model.safetensors.index.json", s);
+    auto a = must_analyze(d);
+    const Json parsed = Json::parse(s, nullptr, false);
+    const bool object_with_map = !parsed.is_discarded() && parsed.is_object() && parsed.contains("weight_map") &&
+                                 parsed["weight_map"].is_object();
+    bool invalid = false;
+    for (const CheckpointNote& n : a.notes)
+      if (n.code == "index_invalid" && n.message.rfind("weight_map entry", 0) != 0) invalid = true;
+    INFO(s);
+    // nlohmann's DOM keeps the last of repeated keys; the readers accept a weight_map object anywhere
+    // among them, so only a DOM that shows one is a sure "valid".
+    if (parsed.is_discarded()) CHECK(invalid);
+    if (object_with_map) CHECK_FALSE(invalid);
+  }
 }
 
 TEST_CASE("checkpoint: HF cache layout with symlinks into blobs/", "[checkpoint]") {
