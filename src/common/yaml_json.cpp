@@ -35,6 +35,20 @@ Json plain_scalar(const std::string& s) {
   return s;
 }
 
+// Length of the valid UTF-8 sequence starting at S[I] (0 when there is none).
+size_t utf8_len(const std::string& s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  const auto c1 = static_cast<unsigned char>(n > 1 ? s[i + 1] : 0);
+  if ((n == 2 && c < 0xC2) || (n == 3 && c == 0xE0 && c1 < 0xA0) || (n == 3 && c == 0xED && c1 >= 0xA0) ||
+      (n == 4 && c == 0xF0 && c1 < 0x90) || (n == 4 && (c > 0xF4 || (c == 0xF4 && c1 >= 0x90))))
+    return 0;  // overlong, surrogate or beyond U+10FFFF
+  return n;
+}
+
 struct Walker {
   const std::string& file;
   int max_depth;
@@ -53,8 +67,8 @@ struct Walker {
       case YAML::NodeType::Null:
         return Json(nullptr);
       case YAML::NodeType::Scalar:
-        if (n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str") return Json(n.Scalar());
-        return plain_scalar(n.Scalar());
+        if (n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str") return Json(yaml_utf8(n.Scalar()));
+        return plain_scalar(yaml_utf8(n.Scalar()));
       case YAML::NodeType::Sequence: {
         Json a = Json::array();
         for (const auto& item : n) {
@@ -72,7 +86,7 @@ struct Walker {
                                {file, kv.first.Mark().line + 1, kv.first.Mark().column + 1});
           auto v = walk(kv.second, depth + 1);
           if (!v) return v.error();
-          o[kv.first.Scalar()] = std::move(*v);
+          o[yaml_utf8(kv.first.Scalar())] = std::move(*v);
         }
         return o;
       }
@@ -82,6 +96,24 @@ struct Walker {
 };
 
 }  // namespace
+
+std::string yaml_utf8(std::string s) {
+  size_t i = 0;
+  while (i < s.size() && utf8_len(s, i)) i += utf8_len(s, i);
+  if (i == s.size()) return s;  // the common case: already valid
+  std::string out = s.substr(0, i);
+  while (i < s.size()) {
+    if (const size_t n = utf8_len(s, i)) {
+      out.append(s, i, n);
+      i += n;
+    } else {
+      const auto c = static_cast<unsigned char>(s[i++]);
+      out += static_cast<char>(0xC0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    }
+  }
+  return out;
+}
 
 Expected<Json> yaml_to_json(const YAML::Node& node, const std::string& file, int max_depth, size_t max_nodes) {
   try {

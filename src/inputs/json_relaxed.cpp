@@ -103,6 +103,11 @@ Expected<RelaxedJson> parse_json_relaxed(std::string_view text, const std::strin
     if (auto p = what.find(": "); p != std::string::npos) what = what.substr(p + 2);
     if (!what.empty()) what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
     return input_error(fmt::format("invalid JSON: {}", what), SourceLocation{file, line, col});
+  } catch (const Json::exception& e) {
+    // out_of_range.406: a number beyond double's range (1e999), which nlohmann refuses.
+    std::string what = e.what();
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    return input_error(fmt::format("invalid JSON: {}", what), SourceLocation{file});
   }
   return result;
 }

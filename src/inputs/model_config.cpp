@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -73,7 +74,8 @@ Expected<std::optional<int64_t>> int_field(const Json& obj, const char* key, con
   if (it->is_number_integer()) return std::optional<int64_t>{it->get<int64_t>()};
   if (it->is_number_float()) {
     const double d = it->get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d)) && std::abs(d) < 9e15)
+    // Range first: casting a double outside int64's range is undefined (1e22 in a config.json).
+    if (std::isfinite(d) && std::abs(d) < 9e15 && d == static_cast<double>(static_cast<int64_t>(d)))
       return std::optional<int64_t>{static_cast<int64_t>(d)};
   }
   return input_error(fmt::format("{}{} must be an integer, found {}", where, key, it->dump()), {file});

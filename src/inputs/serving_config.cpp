@@ -7,6 +7,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/yaml_json.hpp"
 #include "inputs/serving_options.hpp"
 
 namespace specprobe::serving {
@@ -69,8 +70,8 @@ struct YamlWalker {
       case YAML::NodeType::Undefined:
         return Json(nullptr);
       case YAML::NodeType::Scalar:
-        if (n.Tag() == "?") return yaml_plain_scalar(n.Scalar());
-        return Json(n.Scalar());  // quoted or explicitly tagged: a string
+        if (n.Tag() == "?") return yaml_plain_scalar(yaml_utf8(n.Scalar()));
+        return Json(yaml_utf8(n.Scalar()));  // quoted or explicitly tagged: a string
       case YAML::NodeType::Sequence: {
         Json arr = Json::array();
         size_t i = 0;
@@ -86,7 +87,7 @@ struct YamlWalker {
         for (const auto& kv : n) {
           if (!kv.first.IsScalar())
             return input_error("a mapping key must be a plain name", yaml_loc(index, kv.first.Mark()));
-          const std::string key = kv.first.Scalar();
+          const std::string key = yaml_utf8(kv.first.Scalar());
           const std::string sub = path.empty() ? key : path + "." + key;
           inner[sub] = yaml_loc(index, kv.first.Mark());
           auto v = convert(kv.second, depth + 1, sub, inner);
@@ -126,7 +127,7 @@ Expected<std::vector<RawOption>> read_yaml_options(const std::string& text, cons
       if (!kv.first.IsScalar())
         return input_error("a top-level key must be an option name", yaml_loc(index, kv.first.Mark()));
       RawOption o;
-      o.name = kv.first.Scalar();
+      o.name = yaml_utf8(kv.first.Scalar());
       o.where = yaml_loc(index, kv.first.Mark());
       if (!seen.insert(canonical_name(o.name)).second)
         notes.push_back({"warning", fmt::format("key '{}' appears more than once; the later value wins", o.name), o.where});

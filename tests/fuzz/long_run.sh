@@ -35,8 +35,8 @@ printf '%-20s %14s %10s %8s %8s %s\n' harness execs execs/s cov ft problems
 for n in "${names[@]}"; do
   execs=0 rate=0 cov=0 ft=0
   for log in "$out/$n".*.log; do
-    e=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}')
-    r=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$log" | awk '{print $2}')
+    e=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{print $2}')
+    r=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | awk '{print $2}')
     c=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')
     f=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | awk '{print $2}')
     execs=$((execs + ${e:-0})) rate=$((rate + ${r:-0}))
