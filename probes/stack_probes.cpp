@@ -256,8 +256,12 @@ Json validate_stack_result(const Json& raw, const Json& spec) {
   if (!raw.is_object()) return base_record(spec, kError, "the adapter printed no result object; not trusted");
   if (!raw.contains("schema")) {
     // A runner record: the child crashed, hung, printed nothing or printed unparseable JSON.
-    const std::string st = raw.value("status", std::string(kError));
-    std::string why = raw.value("reason", std::string("no result"));
+    // Untrusted: a child may print an object without "schema" whose fields have any type.
+    auto text = [&](const char* key, std::string fallback) {
+      return raw.contains(key) && raw[key].is_string() ? raw[key].get<std::string>() : fallback;
+    };
+    const std::string st = text("status", kError);
+    std::string why = text("reason", "no result");
     Json r = base_record(spec, kError, (st == kCrash ? "the adapter process failed: " : "") + why + "; not trusted");
     for (const char* key : {"signal", "timeout_s", "stderr_tail"})
       if (raw.contains(key)) r[key] = raw[key];

@@ -42,6 +42,8 @@ Expected<RelaxedJson> parse_json_relaxed(std::string_view text, const std::strin
   std::vector<Shift> shifts;
   long delta = 0;
   bool in_string = false;
+  constexpr int kMaxDepth = 256;
+  int depth = 0;
   for (size_t i = 0; i < text.size();) {
     const char c = text[i];
     if (in_string) {
@@ -60,6 +62,15 @@ Expected<RelaxedJson> parse_json_relaxed(std::string_view text, const std::strin
       out.push_back(c);
       ++i;
       continue;
+    }
+    // Bound nesting before nlohmann builds (and later copies and destroys, recursively) the tree.
+    if (c == '{' || c == '[') {
+      if (++depth > kMaxDepth) {
+        auto [line, col] = line_col(text, i);
+        return input_error(fmt::format("JSON nests deeper than {} levels", kMaxDepth), {file, line, col});
+      }
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
     }
     std::string_view token;
     std::string_view replacement;

@@ -9,6 +9,8 @@
 namespace specprobe::serving {
 namespace {
 
+constexpr long kMaxDottedDepth = 64;
+
 // Options whose value is a JSON object (vllm/engine/arg_utils.py: json.loads-typed arguments).
 const std::set<std::string, std::less<>> kJsonOptions = {
     "speculative-config", "compilation-config", "attention-config", "hf-overrides",
@@ -145,6 +147,10 @@ Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadCo
         keep_unknown(o);
         continue;
       }
+      // Real dotted keys are a few levels deep; a hostile one would build a JSON nest deep enough
+      // to overflow the stack when copied or destroyed.
+      if (std::count(path.begin(), path.end(), '.') >= kMaxDottedDepth)
+        return input_error(fmt::format("--{}: dotted key nests deeper than {} levels", root, kMaxDottedDepth), o.where);
       Entry& e = opts[root];
       if (e.value.is_null()) {
         e.value = Json::object();

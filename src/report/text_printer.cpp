@@ -49,7 +49,9 @@ void print_summary_header(std::string& out, const Report& r, const Paint& paint)
                        s("model.model_type"), s("model.num_attention_heads"), s("model.num_kv_heads"),
                        s("model.gqa_ratio"), fact_bool(f, "model.mla").value_or(false) ? ", MLA" : "",
                        fact_bool(f, "model.dsa.present").value_or(false) ? ", DSA indexer" : "");
-  else
+  if (const Json* p = find_fact(f, "model.path"); p && p->is_string())
+    out += fmt::format("             read from {}\n", p->get<std::string>());
+  if (!find_fact(f, "model.architecture"))
     out += fmt::format("  model:     {} (metadata not read)\n", s("model.id"));
   if (fact_bool(f, "spec.enabled").value_or(false))
     out += fmt::format("  spec:      {} k={} (next_n={})\n", s("spec.method"), s("spec.k"), s("spec.next_n"));
