@@ -193,8 +193,9 @@ Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
   cfg.mla = cfg.kv_lora_rank.has_value() || is_v4;
   if (raw_head_dim) {
     cfg.head_dim = raw_head_dim;
-  } else if (cfg.kv_lora_rank && cfg.qk_rope_head_dim) {
-    cfg.head_dim = *cfg.kv_lora_rank + *cfg.qk_rope_head_dim;  // MLA latent cache entry (vLLM get_head_size)
+  } else if (int64_t sum = 0; cfg.kv_lora_rank && cfg.qk_rope_head_dim) {
+    // MLA latent cache entry (vLLM get_head_size); a sum that overflows stays unknown
+    if (!__builtin_add_overflow(*cfg.kv_lora_rank, *cfg.qk_rope_head_dim, &sum)) cfg.head_dim = sum;
   } else if (!cfg.kv_lora_rank && cfg.hidden_size && cfg.num_attention_heads && *cfg.num_attention_heads > 0 &&
              *cfg.hidden_size % *cfg.num_attention_heads == 0) {
     cfg.head_dim = *cfg.hidden_size / *cfg.num_attention_heads;

@@ -2,6 +2,7 @@
 // facts as vLLM. Speculative depth: spec.k = --speculative-num-draft-tokens - 1 when given
 // (tokens verified per step minus the bonus token), else --speculative-num-steps (a chain with
 // topk 1 drafts num_steps tokens; SGLang adjusts draft tokens to steps+1 then); spec.next_n = k+1.
+#include <cmath>
 #include <set>
 
 #include "inputs/serving_options.hpp"
@@ -149,13 +150,17 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
     const Json* steps = find_fact(out.facts, "spec.num_steps");
     const Json* draft_tokens = find_fact(out.facts, "spec.num_draft_tokens");
     if (draft_tokens) {
-      const int64_t k = draft_tokens->get<int64_t>() - 1;
       const SourceLocation loc = out.locations["spec.num_draft_tokens"];
+      if (std::abs(draft_tokens->get<double>()) > 1e6)  // k = n - 1 and next_n must not overflow
+        return input_error(fmt::format("--speculative-num-draft-tokens {} is out of range", draft_tokens->dump()), loc);
+      const int64_t k = draft_tokens->get<int64_t>() - 1;
       w.set("spec.k", k, loc);
       w.set("spec.next_n", k + 1, loc);
     } else if (steps) {
-      const int64_t k = steps->get<int64_t>();
       const SourceLocation loc = out.locations["spec.num_steps"];
+      if (std::abs(steps->get<double>()) > 1e6)
+        return input_error(fmt::format("--speculative-num-steps {} is out of range", steps->dump()), loc);
+      const int64_t k = steps->get<int64_t>();
       w.set("spec.k", k, loc);
       w.set("spec.next_n", k + 1, loc);
     } else {

@@ -417,6 +417,8 @@ Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadCo
       auto k = to_int(*it, "num_speculative_tokens", loc);
       if (!k) return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", it->dump()), loc);
       if (*k < 0) return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", *k), loc);
+      if (*k > 1'000'000)  // k + 1 (next_n) must not overflow; no engine drafts a million tokens
+        return input_error(fmt::format("num_speculative_tokens {} is out of range", *k), loc);
       w.set("spec.k", *k, loc);
       w.set("spec.next_n", *k + 1, loc);
     } else {

@@ -3,10 +3,10 @@
 // memory bound (bounded_run.hpp). Every case must end in exit 0/1 (a finding or a note) or 2 (an
 // input error) naming the file, never a signal, a timeout, an internal error (exit 3) or
 // unbounded memory. Checkpoints are generated here in temp dirs, never kept as binary files.
-#include <csignal>
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -93,8 +93,8 @@ std::string repeat(const std::string& s, size_t n) {
 class FifoWriter {
  public:
   FifoWriter(const fs::path& p, std::string chunk) : path_(p) {
+    ::signal(SIGPIPE, SIG_IGN);  // the reader (specprobe) closes first; write then fails with EPIPE
     REQUIRE(::mkfifo(p.c_str(), 0600) == 0);
-    ::signal(SIGPIPE, SIG_IGN);  // the reader may close first: a write must fail with EPIPE, not kill the tests
     thread_ = std::thread([this, chunk = std::move(chunk)] {
       while (!stop_) {
         const int fd = ::open(path_.c_str(), O_WRONLY | O_NONBLOCK);
