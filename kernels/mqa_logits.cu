@@ -214,8 +214,8 @@ SPK_MQA(128, 64)
 // ---------------------------------------------------------------------------------------------
 // sm_90a: wgmma kernel. One warpgroup per CTA. A 64-token tile (64 x D e4m3 + 64 fp32 scales)
 // streams into shared memory through a kMqaWgStages-deep cp.async ring (block-table entries
-// fetched one tile ahead, so no load waits on another), is converted once to f16 (exact:
-// value / 256) in the 128B-swizzled K-major layout, and is the wgmma A operand (M = 64 tokens).
+// fetched one tile ahead, so no load waits on another), is converted once to f16 (exact, one
+// cvt per pair) in the 128B-swizzled K-major layout, and is the wgmma A operand (M = 64 tokens).
 // The B operand is q of RPC query rows x H heads (N = RPC * H <= 256), converted once per
 // request and resident in shared memory; next_n > RPC runs ceil(next_n / RPC) chunks over the
 // same tile, so KV is read from HBM once for every row. f16 rather than e4m3 wgmma: Hopper's
@@ -241,12 +241,18 @@ __device__ __forceinline__ uint64_t smem_desc_sw128(uint32_t addr) {
          (uint64_t{1} << 62);
 }
 
-// 16 e4m3 values -> 16 f16 values / 256 (exact), as two 16-byte chunks.
+// 16 e4m3 values -> 16 f16 values (exact: every e4m3 value is an f16 normal), as two 16-byte
+// chunks; one cvt per pair.
+__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t x16) {
+  uint32_t d;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(d) : "h"(static_cast<unsigned short>(x16)));
+  return d;
+}
 __device__ __forceinline__ void e4m3x16_to_f16(const uint4 x, uint4& lo, uint4& hi) {
-  lo = make_uint4(spk::e4m3x2_to_f16x2_div256(x.x, false), spk::e4m3x2_to_f16x2_div256(x.x, true),
-                  spk::e4m3x2_to_f16x2_div256(x.y, false), spk::e4m3x2_to_f16x2_div256(x.y, true));
-  hi = make_uint4(spk::e4m3x2_to_f16x2_div256(x.z, false), spk::e4m3x2_to_f16x2_div256(x.z, true),
-                  spk::e4m3x2_to_f16x2_div256(x.w, false), spk::e4m3x2_to_f16x2_div256(x.w, true));
+  lo = make_uint4(e4m3x2_to_f16x2(x.x & 0xFFFFu), e4m3x2_to_f16x2(x.x >> 16), e4m3x2_to_f16x2(x.y & 0xFFFFu),
+                  e4m3x2_to_f16x2(x.y >> 16));
+  hi = make_uint4(e4m3x2_to_f16x2(x.z & 0xFFFFu), e4m3x2_to_f16x2(x.z >> 16), e4m3x2_to_f16x2(x.w & 0xFFFFu),
+                  e4m3x2_to_f16x2(x.w >> 16));
 }
 
 template <int D, int H, int RPC>
@@ -444,8 +450,7 @@ __device__ __forceinline__ void mqa_logits_wg_body(const MqaLogitsParams& p) {
       __syncthreads();
 
       const int t0 = 16 * warp + g;
-      constexpr float kFix = 65536.f;  // both operands were value / 256
-      const float sc0 = scs[st * T + t0] * kFix, sc1 = scs[st * T + t0 + 8] * kFix;
+      const float sc0 = scs[st * T + t0], sc1 = scs[st * T + t0 + 8];
       const int tok0 = tile * T + t0, tok1 = tok0 + 8;
       for (int chunk = 0; chunk < nchunks; ++chunk) {
         float acc[N / 2];

@@ -5,7 +5,7 @@
 //
 // Design (memory-bound decode shape): a CTA owns (split, request, kv head, row group) and streams
 // its token range in tiles (64 tokens, 32 for head_dim 256) through a 2-3 stage cp.async ring of
-// 16-byte copies (block-table entries fetched a tile ahead); every query row of the kv head's group reuses each K/V tile. Warp w owns m-tile
+// 16-byte copies; every query row of the kv head's group reuses each K/V tile. Warp w owns m-tile
 // w % MT (16 rows) and a token slice of every tile (flash-decoding inside the CTA): S = Q K^T and
 // O += P V on bf16 tensor cores with P kept in registers, online softmax in fp32 (log2 domain)
 // per warp, so a tile costs one barrier. The warps' (m, l, O) are merged through shared memory
@@ -89,28 +89,16 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
   constexpr int EB = FP8 ? 1 : 2;  // bytes per cached element
   const uint8_t* kc = reinterpret_cast<const uint8_t*>(p.k_cache);
   const uint8_t* vc = reinterpret_cast<const uint8_t*>(p.v_cache);
-  constexpr int kChunks = D * EB / 16;          // 16-byte chunks per token row
-  constexpr int NPT = TN * kChunks / kThreads;  // chunks each thread copies per tile (K and V each)
-  // Block of each token row this thread copies (-1 past seq_len), fetched a tile ahead so that
-  // issuing a tile's copies never waits on a block-table load.
-  int nb[NPT];
-  auto fetch_blocks = [&](int tile) {
-#pragma unroll
-    for (int i = 0; i < NPT; ++i) {
-      const int tok = tile * TN + (tid + i * kThreads) / kChunks;
-      nb[i] = tok < seq_len ? btab[tok / p.block_size] : -1;
-    }
-  };
   auto load_tile = [&](int tile, int stage) {
-#pragma unroll
-    for (int i = 0; i < NPT; ++i) {
-      const int c = tid + i * kThreads;
+    constexpr int kChunks = D * EB / 16;  // 16-byte chunks per token row
+    for (int c = tid; c < TN * kChunks; c += kThreads) {
       const int r = c / kChunks, col = c % kChunks;
       const int tok = tile * TN + r;
-      const bool valid = nb[i] >= 0;
+      const bool valid = tok < seq_len;
       size_t off = 0;
       if (valid) {
-        const size_t slot = static_cast<size_t>(nb[i]) * p.block_size + tok % p.block_size;
+        const int blk = btab[tok / p.block_size];
+        const size_t slot = static_cast<size_t>(blk) * p.block_size + tok % p.block_size;
         off = ((slot * p.heads_kv + kvh) * D) * EB + col * 16;
       }
       unsigned char* dk;
@@ -136,13 +124,9 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
 
   const float qk_scale = p.sm_scale * kLog2e * (FP8 ? p.k_scale : 1.f);
   for (int s = 0; s < S - 1; ++s) {
-    if (tile_begin + s < tile_end) {
-      fetch_blocks(tile_begin + s);
-      load_tile(tile_begin + s, s);
-    }
+    if (tile_begin + s < tile_end) load_tile(tile_begin + s, s);
     spk::cp_async_commit();
   }
-  if (tile_begin + S - 1 < tile_end) fetch_blocks(tile_begin + S - 1);
 
   for (int tile = tile_begin; tile < tile_end; ++tile) {
     const int it = tile - tile_begin;
@@ -152,7 +136,6 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
     __syncthreads();
     if (tile + S - 1 < tile_end) load_tile(tile + S - 1, (it + S - 1) % S);
     spk::cp_async_commit();
-    if (tile + S < tile_end) fetch_blocks(tile + S);
     const __nv_bfloat16* kt;
     const __nv_bfloat16* vt;
     if constexpr (FP8) {
