@@ -609,9 +609,9 @@ TEST_CASE("checkpoint: corrupted indexes are rejected exactly when nlohmann reje
     for (int e = 0; e < edits; ++e) {
       const size_t pos = rng() % s.size();
       switch (rng() % 3) {
-        case 0: s[pos] = "{}[]\",:0123456789.eE+-\\u \xff\x01tfn"[rng() % 31]; break;
+        case 0: s[pos] = "{}[]\",:0123456789.eE+-\\u \xff\x01tfn"[rng() % 30]; break;
         case 1: s.erase(pos, 1 + rng() % 3); break;
-        default: s.insert(pos, 1, "{}[]\",:0123456789.eE+-\\u \xc3tfn"[rng() % 31]);
+        default: s.insert(pos, 1, "{}[]\",:0123456789.eE+-\\u \xc3tfn"[rng() % 29]);
       }
       if (s.empty()) s = "{";
     }

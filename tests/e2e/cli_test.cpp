@@ -80,7 +80,7 @@ TEST_CASE("exit 2: malformed input names the file and place", "[e2e][cli][malfor
       {"empty.yaml", "", "empty"},
       {"list.yaml", "- model: x\n- tensor-parallel-size: 2\n", ":1"},
       {"spec-list.yaml", "model: x\nspeculative-config: [mtp, 2]\n", ":2"},
-      {"garbage.bin", std::string("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe\x00\x01", 16), ""},
+      {"garbage.bin", std::string("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe\x00\x01", 14), ""},
       {"no-command.sh", "#!/bin/sh\necho hello\n", ""},
   };
   for (const auto& c : cases) {
