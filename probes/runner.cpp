@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -155,13 +156,21 @@ std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const Runn
             const std::string line = out_buf.substr(0, nl);
             out_buf.erase(0, nl + 1);
             if (line.rfind("@@specprobe begin ", 0) == 0) {
-              current = static_cast<long>(next) + std::stol(line.substr(18));
-              deadline = Clock::now() + std::chrono::duration<double>(opts.timeout_s);
+              // Child output is not trusted (stack adapters print these lines too): an index that
+              // is not one of this child's probes is ignored, never thrown on or indexed with.
+              size_t i = 0;
+              const char* first = line.data() + 18;
+              const char* last = line.data() + line.size();
+              const auto [end, ec] = std::from_chars(first, last, i);
+              if (ec == std::errc() && end == last && i < rest.size()) {
+                current = static_cast<long>(next + i);
+                deadline = Clock::now() + std::chrono::duration<double>(opts.timeout_s);
+              }
             } else if (line.rfind("@@specprobe result ", 0) == 0 && current >= 0 &&
                        current < static_cast<long>(specs.size())) {
               Json r = Json::parse(line.substr(19), nullptr, false);
               results[static_cast<size_t>(current)] =
-                  r.is_discarded() ? make_result(specs[static_cast<size_t>(current)], kError, "unreadable result from the probe child") : r;
+                  r.is_discarded() || !r.is_object() ? make_result(specs[static_cast<size_t>(current)], kError, "unreadable result from the probe child") : r;
               current = -1;
             }
           }

@@ -28,8 +28,9 @@ Expected<std::vector<int>> parse_int_list(const std::string& text) {
         if (used != dash) throw std::invalid_argument(item);
         const std::string hi_s = item.substr(dash + 1);
         const int hi = std::stoi(hi_s, &used);
-        if (used != hi_s.size() || hi < lo || hi - lo > 64) throw std::invalid_argument(item);
-        for (int v = lo; v <= hi; ++v) out.push_back(v);
+        // in 64 bits: INT_MIN-INT_MAX would overflow hi - lo, and ++v past INT_MAX
+        if (used != hi_s.size() || hi < lo || int64_t{hi} - lo > 64) throw std::invalid_argument(item);
+        for (int64_t v = lo; v <= hi; ++v) out.push_back(static_cast<int>(v));
       }
     } catch (const std::exception&) {
       return usage_error("cannot read '" + item + "' as a number or range (e.g. 1-8, 1,2,4)");

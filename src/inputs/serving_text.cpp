@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 
@@ -193,7 +194,8 @@ std::optional<int64_t> human_readable_int(std::string_view s) {
     if (dot == std::string_view::npos ? !all_digits(num) : (!all_digits(num.substr(0, dot)) || !all_digits(num.substr(dot + 1))))
       return std::nullopt;
     if (!decimal && dot != std::string_view::npos) return std::nullopt;  // vLLM: no decimals with K/M/G/T
-    const double v = std::stod(std::string(num)) * std::pow(decimal ? 1000.0 : 1024.0, exp);
+    // strtod, not stod: 400 digits overflow a double, and stod would throw out_of_range (HUGE_VAL is refused below)
+    const double v = std::strtod(std::string(num).c_str(), nullptr) * std::pow(decimal ? 1000.0 : 1024.0, exp);
     if (v > 9.0e18) return std::nullopt;
     return static_cast<int64_t>(v);
   }

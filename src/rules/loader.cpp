@@ -1,6 +1,8 @@
 // Loading and validating rule files (format: rules/README.md).
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -174,14 +176,37 @@ Expected<std::vector<Rule>> load_rules(const std::string& dir) {
   } else {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) return usage_error(fmt::format("--rules-dir {}: not a directory", dir));
-    for (const auto& e : fs::recursive_directory_iterator(dir, ec)) {
+    // The range-for form of the iterator throws filesystem_error on an unreadable subdirectory
+    // (an internal error, exit 3); stepping with an error_code makes it an input error naming
+    // the directory. A rule file is a few KB: reading stops, with an error, past 1 MiB.
+    constexpr size_t kMaxRuleFileBytes = 1 << 20;
+    fs::recursive_directory_iterator it(dir, ec);
+    if (ec) return input_error(fmt::format("--rules-dir: cannot read the directory: {}", ec.message()), {dir});
+    for (const fs::recursive_directory_iterator end; it != end;) {
+      const fs::directory_entry e = *it;
       const std::string p = e.path().string();
-      if (!e.is_regular_file() || !p.ends_with(".yaml") || p.ends_with(".test.yaml")) continue;
-      if (e.path().parent_path().filename() == "data") continue;
-      std::ifstream in(e.path());
-      std::stringstream ss;
-      ss << in.rdbuf();
-      files.emplace_back(fs::relative(e.path(), fs::path(dir).parent_path()).string(), ss.str());
+      std::error_code type_ec;
+      const bool descend = e.is_directory(type_ec) && !e.is_symlink(type_ec);
+      if (e.is_regular_file(type_ec) && p.ends_with(".yaml") && !p.ends_with(".test.yaml") &&
+          e.path().parent_path().filename() != "data") {
+        std::ifstream in(e.path(), std::ios::binary);
+        if (!in) return input_error(fmt::format("--rules-dir: cannot open the rule file: {}", std::strerror(errno)), {p});
+        std::string text;
+        char buf[1 << 16];
+        while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+          text.append(buf, static_cast<size_t>(in.gcount()));
+          if (text.size() > kMaxRuleFileBytes)
+            return input_error(fmt::format("--rules-dir: rule file is larger than {} bytes", kMaxRuleFileBytes), {p});
+        }
+        if (in.bad()) return input_error("--rules-dir: cannot read the rule file", {p});
+        files.emplace_back(fs::relative(e.path(), fs::path(dir).parent_path()).string(), std::move(text));
+      }
+      // Stepping fails when the entry is a directory that cannot be opened, or when the
+      // directory being listed cannot be read further: name whichever it was.
+      it.increment(ec);
+      if (ec)
+        return input_error(fmt::format("--rules-dir: cannot read the directory: {}", ec.message()),
+                           {descend ? p : e.path().parent_path().string()});
     }
   }
   std::sort(files.begin(), files.end());

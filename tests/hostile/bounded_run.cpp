@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <grp.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,7 +45,7 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 BoundedResult run_bounded(const std::vector<std::string>& args, const std::string& cwd, int timeout_s,
-                          long as_limit_mib) {
+                          long as_limit_mib, bool as_nobody) {
   BoundedResult r;
   const std::string dir = test::temp_dir();
   const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
@@ -74,6 +75,9 @@ BoundedResult run_bounded(const std::vector<std::string>& args, const std::strin
       ::setrlimit(RLIMIT_AS, &as);
     }
     ::setenv("NO_COLOR", "1", 1);
+    if (as_nobody && ::geteuid() == 0 &&
+        (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0))
+      ::_exit(125);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }

@@ -21,7 +21,9 @@ bool sanitized_build();
 
 // Runs SPECPROBE_BINARY with ARGS (no shell) in CWD (empty: inherit), killing it after
 // TIMEOUT_S seconds. Without a sanitizer the address space is capped at AS_LIMIT_MIB.
+// AS_NOBODY: when running as root, the child drops to uid/gid 65534 before exec, so that file
+// permissions apply to it (root reads a mode-000 directory); exit 125 when that fails.
 BoundedResult run_bounded(const std::vector<std::string>& args, const std::string& cwd = {},
-                          int timeout_s = 60, long as_limit_mib = 4096);
+                          int timeout_s = 60, long as_limit_mib = 4096, bool as_nobody = false);
 
 }  // namespace specprobe::hostile

@@ -515,15 +515,16 @@ TEST_CASE("hostile: specprobe check --model leaves the checkpoint tree untouched
   write_bytes(d / "sub" / "tokenizer.json", "{}");
   fs::create_symlink("model-00001-of-00002.safetensors", d / "link.safetensors");
 
-  using Entry = std::tuple<uintmax_t, fs::file_time_type, fs::perms, fs::file_type>;
+  // lstat of every entry: inode, links, mode, size, mtime and ctime (ctime moves on any metadata
+  // change: chmod, rename, link count, a write), keyed by path so new or removed entries differ.
+  using Entry = std::tuple<ino_t, nlink_t, mode_t, off_t, long, long, long, long>;
   auto snapshot = [&] {
     std::map<std::string, Entry> out;
     auto add = [&](const fs::path& p) {
-      const auto st = fs::symlink_status(p);
-      const bool reg = st.type() == fs::file_type::regular;
-      out[p.string()] = {reg ? fs::file_size(p) : 0,
-                         st.type() == fs::file_type::symlink ? fs::file_time_type{} : fs::last_write_time(p),
-                         st.permissions(), st.type()};
+      struct stat st {};
+      REQUIRE(::lstat(p.c_str(), &st) == 0);
+      out[p.string()] = {st.st_ino, st.st_nlink, st.st_mode, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                         st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
     };
     add(d);
     for (auto it = fs::recursive_directory_iterator(d); it != fs::recursive_directory_iterator(); ++it) add(it->path());
@@ -537,5 +538,11 @@ TEST_CASE("hostile: specprobe check --model leaves the checkpoint tree untouched
   const auto r = run_bounded({"check", "--model", d.string(), "--gpu", "H100", "--", "vllm", "serve", d.string(),
                               "--speculative-config", R"({"method":"eagle3","model":")" + d.string() + R"(","num_speculative_tokens":3})"});
   expect_contained(r, "read-only check with the draft in the tree", "");
+  // from inside the tree (nothing may land in the working directory either), every output
+  // format written outside it
+  const auto r2 = run_bounded({"check", "--model", ".", "--gpu", "H100", "--sarif", (t.path / "o.sarif").string(),
+                               "--junit", (t.path / "o.xml").string(), "--", "vllm", "serve", "."},
+                              d.string());
+  expect_contained(r2, "read-only check run inside the tree", "");
   CHECK(snapshot() == before);
 }
