@@ -2,36 +2,21 @@
 # DSA indexer's decode / MTP-verify call) takes the plan's next_n on this GPU, at tiny sizes, and
 # checks the numbers against an fp32 reference. Run by specprobe (probes/stack_probes.cpp) with the
 # deployment's Python in a private temp dir and a clean environment; standard library + torch +
-# deep_gemm only. Protocol: "@@specprobe begin 0", then one "@@specprobe result <json>" line
-# (schema specprobe-stack/1). A rejection is reported with the library's own assertion text.
-import json
+# deep_gemm only. Protocol, result skeleton and the installed / GPU checks: stack_common.py. A
+# rejection is reported with the library's own assertion text.
+import os
 import sys
 
-SCHEMA = "specprobe-stack/1"
-ADAPTER = "stack_deep_gemm"
-LIBRARY = "deep_gemm"
-
-
-def emit(result):
-    sys.stdout.write("@@specprobe result " + json.dumps(result) + "\n")
-    sys.stdout.flush()
-
-
-def read_params(argv):
-    if "--specs" in argv:
-        specs = json.loads(argv[argv.index("--specs") + 1])
-        if isinstance(specs, list) and specs and isinstance(specs[0], dict):
-            return specs[0].get("params", {})
-    return {}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stack_common as sc  # noqa: E402  (beside this file; see stack_common.py)
 
 
 def short_error(exc):
     # DeepGEMM raises "Assertion error (file:line): condition" (DG_HOST_ASSERT); keep that line.
-    text = str(exc).strip() or type(exc).__name__
-    for line in text.splitlines():
+    for line in sc.nonempty_lines(exc):
         if "Assertion" in line or "assert" in line.lower():
-            return line.strip()[:2000]
-    return text.splitlines()[-1].strip()[:2000] if text else type(exc).__name__
+            return line[:2000]
+    return sc.last_line(exc)
 
 
 def fused_fp8_kv(torch, kv):
@@ -94,47 +79,16 @@ def run_case(torch, dg, next_n, heads, head_dim, block_kv, batch, context):
     return api, "pass", "", rel
 
 
-def main():
-    sys.stdout.write("@@specprobe begin 0\n")
-    sys.stdout.flush()
-    result = {"schema": SCHEMA, "adapter": ADAPTER, "library": LIBRARY, "version": None, "status": "error",
-              "reason": "", "error_text": None, "device": None, "cases": []}
-    try:
-        p = read_params(sys.argv)
-        next_ns = [int(n) for n in p.get("next_n", [1])]
-        heads, head_dim = int(p.get("heads", 64)), int(p.get("head_dim", 128))
-        block_kv, batch, context = int(p.get("block_kv", 64)), int(p.get("batch", 2)), int(p.get("context", 200))
-    except Exception as e:
-        result["reason"] = "bad parameters from specprobe: %s" % e
-        return emit(result)
-    import importlib.util
-    for mod in ("torch", "deep_gemm"):
-        if importlib.util.find_spec(mod) is None:
-            result["status"] = "skip"
-            result["reason"] = "%s is not installed in this Python (%s)" % (mod, sys.prefix)
-            return emit(result)
-    try:
-        import torch
-        import deep_gemm as dg
-    except Exception as e:
-        result["reason"] = "deep_gemm is installed but importing it failed"
-        result["error_text"] = short_error(e)
-        return emit(result)
-    result["version"] = getattr(dg, "__version__", None)
-    if result["version"] is None:
-        try:
-            import importlib.metadata as md
-            result["version"] = md.version("deep_gemm")
-        except Exception:
-            pass
-    if not torch.cuda.is_available():
-        result["status"] = "skip"
-        result["reason"] = "torch sees no CUDA device"
-        return emit(result)
-    prop = torch.cuda.get_device_properties(0)
-    result["device"] = {"name": prop.name, "sm": prop.major * 10 + prop.minor}
+def parse(p):
+    return {"next_ns": [int(n) for n in p.get("next_n", [1])],
+            "heads": int(p.get("heads", 64)), "head_dim": int(p.get("head_dim", 128)),
+            "block_kv": int(p.get("block_kv", 64)), "batch": int(p.get("batch", 2)), "context": int(p.get("context", 200))}
+
+
+def body(result, a, torch, dg):
+    heads, head_dim, block_kv, batch, context = a["heads"], a["head_dim"], a["block_kv"], a["batch"], a["context"]
     broken = None
-    for n in next_ns:
+    for n in a["next_ns"]:
         case = {"name": "paged MQA logits next_n=%d H=%d D=%d block_kv=%d" % (n, heads, head_dim, block_kv),
                 "key": "next_n.%d" % n, "params": {"next_n": n, "heads": heads, "head_dim": head_dim,
                                                     "block_kv": block_kv, "batch": batch, "context": context},
@@ -143,6 +97,7 @@ def main():
             case["reason"] = "not run: " + broken
             result["cases"].append(case)
             continue
+        sc.phase("jit-compile + run next_n=%d" % n)  # DeepGEMM builds the kernel on its first call
         try:
             api, status, reason, rel = run_case(torch, dg, n, heads, head_dim, block_kv, batch, context)
             case.update(status=status, reason=reason, api=api)
@@ -159,23 +114,17 @@ def main():
             else:
                 case.update(status="error", reason="the call failed for a reason that is not the library's own check")
         result["cases"].append(case)
-    statuses = [c["status"] for c in result["cases"]]
-    if "fail" in statuses:
-        result["status"] = "fail"
-        first = next(c for c in result["cases"] if c["status"] == "fail")
-        result["error_text"] = first["error_text"] or first["reason"]
-        result["reason"] = "DeepGEMM rejects next_n %s" % ",".join(
-            str(c["params"]["next_n"]) for c in result["cases"] if c["status"] == "fail")
-    elif "error" in statuses:
-        result["status"] = "error"
+    if not result["cases"]:
+        result.update(status="skip", reason="no next_n requested")
+        return
+    sc.summarize(result, fail_reason=lambda bad: "DeepGEMM rejects next_n %s" % ",".join(
+        str(c["params"]["next_n"]) for c in bad))
+    if result["status"] == "fail" and not result["error_text"]:
+        result["error_text"] = next(c for c in result["cases"] if c["status"] == "fail")["reason"]
+    elif result["status"] == "error":
         first = next(c for c in result["cases"] if c["status"] == "error")
-        result["reason"], result["error_text"] = first["reason"], first["error_text"]
-    elif statuses:
-        result["status"] = "pass"
-    else:
-        result["status"], result["reason"] = "skip", "no next_n requested"
-    emit(result)
+        result["reason"] = first["reason"]
 
 
 if __name__ == "__main__":
-    main()
+    sc.run_adapter("stack_deep_gemm", "deep_gemm", parse, body, short_error=short_error)

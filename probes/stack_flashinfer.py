@@ -3,37 +3,21 @@
 # (the verify step) and BatchDecodeWithPagedKVCacheWrapper with one token per request (the drafter's
 # step; also q_len = k+1 where this FlashInfer's decode plan takes q_len_per_req), with the plan's
 # query / KV heads, head dim and KV dtype, compared with an fp32 reference. Run by specprobe
-# (probes/stack_probes.cpp) with the deployment's Python, a private temp dir and a clean environment.
-# Protocol: "@@specprobe begin 0", then one "@@specprobe result <json>" line (specprobe-stack/1).
-import json
+# (probes/stack_probes.cpp) with the deployment's Python, a private temp dir and a clean environment;
+# standard library + torch + flashinfer only. Protocol, result skeleton and the installed / GPU
+# checks: stack_common.py. Phase markers ("jit-compile prefill", "run decode", ...) say where a
+# run that hit --stack-timeout was.
+import inspect
 import math
+import os
 import sys
 
-SCHEMA = "specprobe-stack/1"
-ADAPTER = "stack_flashinfer"
-LIBRARY = "flashinfer"
-
-
-def emit(result):
-    sys.stdout.write("@@specprobe result " + json.dumps(result) + "\n")
-    sys.stdout.flush()
-
-
-def read_params(argv):
-    if "--specs" in argv:
-        specs = json.loads(argv[argv.index("--specs") + 1])
-        if isinstance(specs, list) and specs and isinstance(specs[0], dict):
-            return specs[0].get("params", {})
-    return {}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stack_common as sc  # noqa: E402  (beside this file; see stack_common.py)
 
 
 def short_error(exc):
-    text = str(exc).strip()
-    lines = [l.strip() for l in text.splitlines() if l.strip()]
-    for l in lines:
-        if "Error" in l or "error" in l or "Unsupported" in l or "not supported" in l:
-            return l[:2000]
-    return (lines[-1] if lines else type(exc).__name__)[:2000]
+    return sc.first_line_with(exc, ("Error", "error", "Unsupported", "not supported"))
 
 
 class Paged:
@@ -86,40 +70,17 @@ def compare(torch, got, want):
     return "pass", "", rel
 
 
-def main():
-    sys.stdout.write("@@specprobe begin 0\n")
-    sys.stdout.flush()
-    result = {"schema": SCHEMA, "adapter": ADAPTER, "library": LIBRARY, "version": None, "status": "error",
-              "reason": "", "error_text": None, "device": None, "cases": []}
-    try:
-        p = read_params(sys.argv)
-        q_heads, kv_heads = int(p.get("q_heads", 8)), int(p.get("kv_heads", 1))
-        head_dim, page = int(p.get("head_dim", 128)), int(p.get("page_size", 16))
-        q_len, kv_name = int(p.get("q_len", 2)), str(p.get("kv_dtype", "bf16"))
-        batch, context = int(p.get("batch", 2)), int(p.get("context", 200))
-    except Exception as e:
-        result["reason"] = "bad parameters from specprobe: %s" % e
-        return emit(result)
-    import importlib.util
-    for mod in ("torch", "flashinfer"):
-        if importlib.util.find_spec(mod) is None:
-            result["status"] = "skip"
-            result["reason"] = "%s is not installed in this Python (%s)" % (mod, sys.prefix)
-            return emit(result)
-    try:
-        import torch
-        import flashinfer
-    except Exception as e:
-        result["reason"] = "flashinfer is installed but importing it failed"
-        result["error_text"] = short_error(e)
-        return emit(result)
-    result["version"] = getattr(flashinfer, "__version__", None)
-    if not torch.cuda.is_available():
-        result["status"] = "skip"
-        result["reason"] = "torch sees no CUDA device"
-        return emit(result)
-    prop = torch.cuda.get_device_properties(0)
-    result["device"] = {"name": prop.name, "sm": prop.major * 10 + prop.minor}
+def parse(p):
+    return {"q_heads": int(p.get("q_heads", 8)), "kv_heads": int(p.get("kv_heads", 1)),
+            "head_dim": int(p.get("head_dim", 128)), "page": int(p.get("page_size", 16)),
+            "q_len": int(p.get("q_len", 2)), "kv_name": str(p.get("kv_dtype", "bf16")),
+            "batch": int(p.get("batch", 2)), "context": int(p.get("context", 200))}
+
+
+def body(result, a, torch, flashinfer):
+    q_heads, kv_heads, head_dim, page = a["q_heads"], a["kv_heads"], a["head_dim"], a["page"]
+    q_len, kv_name, batch, context = a["q_len"], a["kv_name"], a["batch"], a["context"]
+    sc.phase("setup")
     kv_dtype = torch.float8_e4m3fn if kv_name == "fp8" else torch.bfloat16
     torch.manual_seed(7)
     paged = Paged(torch, batch, context, page, kv_heads, head_dim, kv_dtype)
@@ -127,18 +88,22 @@ def main():
     common = {"q_heads": q_heads, "kv_heads": kv_heads, "head_dim": head_dim, "page_size": page,
               "kv_dtype": kv_name, "batch": batch, "context": context}
 
-    def prefill():
+    # plan() builds (JIT) or loads the kernels for this shape; the first use of a shape on a machine
+    # compiles them, which can take minutes. The phase names say which step was in progress.
+    def prefill(key):
         w = flashinfer.BatchPrefillWithPagedKVCacheWrapper(workspace, "NHD")
         qo_indptr = torch.arange(0, (batch + 1) * q_len, q_len, device="cuda", dtype=torch.int32)
+        sc.phase("jit-compile " + key)
         w.plan(qo_indptr, paged.indptr, paged.indices, paged.last_page_len, q_heads, kv_heads, head_dim, page,
                causal=True, q_data_type=torch.bfloat16, kv_data_type=kv_dtype)
         q = torch.randn((batch * q_len, q_heads, head_dim), device="cuda").to(torch.bfloat16)
+        sc.phase("run " + key)
         o = w.run(q, (paged.k, paged.v))
         torch.cuda.synchronize()
+        sc.phase("check " + key)
         return compare(torch, o, reference(torch, q, paged, q_len, q_heads, kv_heads))
 
-    def decode(rows):
-        import inspect
+    def decode(key, rows):
         w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(workspace, "NHD", use_tensor_cores=True)
         kw = {"q_data_type": torch.bfloat16, "kv_data_type": kv_dtype}
         if rows > 1:
@@ -147,17 +112,29 @@ def main():
             kw_run = {"q_len_per_req": rows}
         else:
             kw_run = {}
+        sc.phase("jit-compile " + key)
         w.plan(paged.indptr, paged.indices, paged.last_page_len, q_heads, kv_heads, head_dim, page, **kw)
         q = torch.randn((batch * rows, q_heads, head_dim), device="cuda").to(torch.bfloat16)
+        if "out" in inspect.signature(w.run).parameters:  # poisoned: rows the kernel skips stay NaN
+            kw_run["out"] = torch.full((batch * rows, q_heads, head_dim), float("nan"), device="cuda", dtype=torch.bfloat16)
+        sc.phase("run " + key)
         o = w.run(q, (paged.k, paged.v), **kw_run)
         torch.cuda.synchronize()
+        sc.phase("check " + key)
+        if rows > 1:
+            # FlashInfer 0.5 applies q_len_per_req on its trtllm-gen backend only; elsewhere the plan
+            # has one query row per request and the other rows are silently left unwritten.
+            written = torch.isfinite(o.reshape(batch, rows, -1).float()).all(-1)  # [batch, rows]
+            if bool(written[:, 0].all()) and not bool(written[:, 1:].any()):
+                return "fail", ("q_len_per_req=%d ignored: only the first query row of each request was written "
+                                "(decode backend %s)" % (rows, getattr(w, "_backend", "unknown"))), None
         return compare(torch, o.reshape(batch * rows, q_heads, head_dim), reference(torch, q, paged, rows, q_heads, kv_heads))
 
     plans = [("prefill", "BatchPrefillWithPagedKVCacheWrapper q_len=%d" % q_len, prefill, q_len),
-             ("decode", "BatchDecodeWithPagedKVCacheWrapper q_len=1 (tensor cores)", lambda: decode(1), 1)]
+             ("decode", "BatchDecodeWithPagedKVCacheWrapper q_len=1 (tensor cores)", lambda key: decode(key, 1), 1)]
     if q_len > 1:
         plans.append(("decode_q_len", "BatchDecodeWithPagedKVCacheWrapper q_len=%d (tensor cores)" % q_len,
-                      lambda: decode(q_len), q_len))
+                      lambda key: decode(key, q_len), q_len))
     broken = None
     for key, what, fn, rows in plans:
         case = {"name": "%s Hq=%d Hkv=%d D=%d %s page %d" % (what, q_heads, kv_heads, head_dim, kv_name, page),
@@ -167,7 +144,7 @@ def main():
             result["cases"].append(case)
             continue
         try:
-            status, reason, rel = fn()
+            status, reason, rel = fn(key)
             case.update(status=status, reason=reason)
             if rel is not None:
                 case["max_rel_err"] = rel
@@ -182,17 +159,9 @@ def main():
             else:
                 case.update(status="error", reason="%s (JIT build or environment, not a verdict on the shape)" % type(e).__name__)
         result["cases"].append(case)
-    statuses = [c["status"] for c in result["cases"]]
-    if "fail" in statuses:
-        first = next(c for c in result["cases"] if c["status"] == "fail")
-        result.update(status="fail", reason=first["key"] + ": " + first["reason"], error_text=first["error_text"])
-    elif "error" in statuses:
-        first = next(c for c in result["cases"] if c["status"] == "error")
-        result.update(status="error", reason=first["key"] + ": " + first["reason"], error_text=first["error_text"])
-    else:
-        result["status"] = "pass"
-    emit(result)
+    sc.summarize(result)
 
 
 if __name__ == "__main__":
-    main()
+    sc.run_adapter("stack_flashinfer", "flashinfer", parse, body, distributions=("flashinfer-python",),
+                   short_error=short_error)

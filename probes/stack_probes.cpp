@@ -25,6 +25,7 @@ namespace {
 
 constexpr size_t kMaxText = 4000;   // longest string kept from an adapter
 constexpr size_t kMaxCases = 64;
+constexpr const char* kStackCommon = "stack_common.py";  // imported by every adapter
 
 std::optional<int64_t> int_fact(const Json& facts, const char* dotted) {
   const Json* v = find_fact(facts, dotted);
@@ -106,6 +107,59 @@ std::string validate_case(const Json& c, const std::string& lib, Json& out) {
   return "";
 }
 
+// The parent's environment as NAME=VALUE entries.
+std::vector<std::string> parent_env() {
+  std::vector<std::string> parent;
+  for (char** e = environ; e && *e; ++e) parent.emplace_back(*e);
+  return parent;
+}
+
+// An adapter's phase name as specprobe repeats it: printable ASCII, at most 100 characters.
+std::string clean_phase(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  if (s.size() > 100) s = s.substr(0, 100) + "...";
+  for (auto& c : s)
+    if (c < 0x20 || c > 0x7e) c = '?';
+  return s;
+}
+
+// The last "@@specprobe phase NAME" line in an adapter's stderr tail, or "".
+std::string phase_from_stderr(const std::string& err) {
+  static const std::string kMarker = "@@specprobe phase ";
+  const size_t at = err.rfind(kMarker);
+  if (at == std::string::npos || (at > 0 && err[at - 1] != '\n')) return "";
+  const size_t end = err.find('\n', at);
+  return clean_phase(err.substr(at + kMarker.size(), end == std::string::npos ? std::string::npos : end - at - kMarker.size()));
+}
+
+std::string format_seconds(double s) { return fmt::format("{:g} s", s); }
+
+// Asks the interpreter where it imports from; prints the runner protocol. Python 3.3+ (-I: 3.4+).
+// Site-packages candidates are site.getsitepackages() (venv-aware, includes the base's with
+// --system-site-packages), sysconfig's purelib/platlib and any other site-packages / dist-packages
+// directory on sys.path (one a .pth file chains in), ordered as they appear on sys.path.
+constexpr const char* kInspectCode = R"py(import json, os, site, sys, sysconfig
+cand = [p for p in sys.path if os.path.basename(p.rstrip("/")) in ("site-packages", "dist-packages")]
+try:
+    cand += list(site.getsitepackages())
+except Exception:
+    pass
+for key in ("purelib", "platlib"):
+    try:
+        cand.append(sysconfig.get_paths()[key])
+    except Exception:
+        pass
+order = {p: i for i, p in reversed(list(enumerate(sys.path)))}
+seen = []
+for p in sorted(cand, key=lambda p: order.get(p, len(sys.path))):
+    if p not in seen:
+        seen.append(p)
+print("@@specprobe begin 0")
+print("@@specprobe result " + json.dumps({"specprobe_python": 1, "executable": sys.executable or "",
+      "prefix": sys.prefix, "base_prefix": getattr(sys, "base_prefix", sys.prefix),
+      "version": "%d.%d.%d" % tuple(sys.version_info[:3]), "site_packages": seen}))
+)py";
+
 std::string private_dir_template() {
   const char* t = std::getenv("TMPDIR");
   std::string base = t && *t ? t : "/tmp";
@@ -145,6 +199,71 @@ Expected<std::string> resolve_python(const std::string& python) {
   return input_error(fmt::format("{}: not found on PATH", python));
 }
 
+std::vector<std::string> python_inspect_env(const std::vector<std::string>& parent) {
+  std::vector<std::string> env;
+  bool have_path = false;
+  for (const auto& e : parent) {
+    const std::string name = e.substr(0, e.find('='));
+    if (name == "PATH" || name == "HOME" || name == "LD_LIBRARY_PATH" || name.rfind("PYENV_", 0) == 0) {
+      env.push_back(e);
+      have_path |= name == "PATH";
+    }
+  }
+  if (!have_path) env.push_back("PATH=/usr/local/bin:/usr/bin:/bin");
+  env.push_back("PYTHONDONTWRITEBYTECODE=1");
+  std::sort(env.begin(), env.end());
+  return env;
+}
+
+Expected<PythonEnv> inspect_python(const std::string& python, double timeout_s, const std::string& env_program) {
+  auto resolved = resolve_python(python);
+  if (!resolved) return resolved.error();
+  const std::string& py = *resolved;
+  RunnerOptions ro;
+  ro.timeout_s = timeout_s;
+  ro.child_command = {env_program, "-i"};
+  for (auto& e : python_inspect_env(parent_env())) ro.child_command.push_back(e);
+  ro.child_command.insert(ro.child_command.end(), {py, "-I", "-B", "-c", kInspectCode});
+  const auto raw = run_probes_isolated({Json{{"probe", "python_env"}}}, ro);
+  const Json r = raw.empty() ? Json() : raw[0];
+  auto fail = [&](const std::string& why) {
+    return input_error(fmt::format("{}: asking the interpreter where it imports from failed: {}", py, why));
+  };
+  if (!r.is_object()) return fail("no answer");
+  if (!r.contains("specprobe_python")) {
+    // A runner record: hung, crashed, exited early (not Python 3, a broken shim) or printed garbage.
+    std::string why = r.value("reason", Json()).is_string() ? r["reason"].get<std::string>() : "";
+    if (why.empty()) why = "it printed no valid answer";
+    if (r.contains("timeout_s")) why = fmt::format("no answer within {}", format_seconds(timeout_s));
+    if (r.value("stderr_tail", Json()).is_string()) {
+      std::string tail = r["stderr_tail"].get<std::string>();
+      while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+      const size_t nl = tail.rfind('\n');
+      if (!tail.empty()) why += ": " + clean_phase(nl == std::string::npos ? tail : tail.substr(nl + 1));
+    }
+    return fail(why);
+  }
+  auto str = [&](const char* key) { return r.value(key, Json()).is_string() ? r[key].get<std::string>() : std::string(); };
+  PythonEnv env;
+  env.given = py;
+  env.executable = str("executable");
+  env.prefix = str("prefix");
+  env.base_prefix = str("base_prefix");
+  env.version = str("version");
+  if (env.executable.empty() || env.executable.front() != '/') return fail("sys.executable is not an absolute path");
+  std::error_code ec;
+  if (!fs::is_regular_file(env.executable, ec) || access(env.executable.c_str(), X_OK) != 0)
+    return fail(fmt::format("sys.executable {} is not an executable file", env.executable));
+  if (!r.value("site_packages", Json()).is_array()) return fail("no site-packages list");
+  for (const auto& d : r["site_packages"]) {
+    if (!d.is_string() || d.get<std::string>().empty() || d.get<std::string>().front() != '/') continue;
+    if (fs::is_directory(d.get<std::string>(), ec)) env.site_packages.push_back(d.get<std::string>());
+  }
+  if (env.site_packages.empty())
+    return fail(fmt::format("it reports no existing site-packages directory (sys.prefix {})", env.prefix));
+  return env;
+}
+
 std::vector<std::string> stack_child_env(const std::string& private_dir, const std::vector<std::string>& parent) {
   std::set<std::string> pass = {"PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_VISIBLE_DEVICES",
                                 "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH"};
@@ -172,6 +291,7 @@ std::vector<std::string> stack_child_env(const std::string& private_dir, const s
       {"PYTHONDONTWRITEBYTECODE", "1"},
       {"PYTHONUNBUFFERED", "1"},
       {"PYTHONIOENCODING", "utf-8"},
+      {"SPECPROBE_STACK_PHASE_FILE", private_dir + "/phase"},
   };
   std::set<std::string> own_names;
   for (const auto& [k, _] : own) own_names.insert(k);
@@ -262,9 +382,24 @@ Json validate_stack_result(const Json& raw, const Json& spec) {
     };
     const std::string st = text("status", kError);
     std::string why = text("reason", "no result");
-    Json r = base_record(spec, kError, (st == kCrash ? "the adapter process failed: " : "") + why + "; not trusted");
+    std::string phase = clean_phase(text("phase", ""));
+    if (phase.empty()) phase = phase_from_stderr(text("stderr_tail", ""));
+    const std::string in_phase = phase.empty() ? "" : " in phase '" + phase + "'";
+    std::string reason;
+    if (raw.contains("timeout_s") && raw["timeout_s"].is_number()) {
+      // Usually a first-use JIT build (FlashInfer, DeepGEMM, Triton compile on the first call).
+      const double t = raw["timeout_s"].get<double>();
+      reason = fmt::format("the {} adapter timed out after {}{} and was killed (a first run JIT-compiles the "
+                           "library's kernels, which can take minutes: rerun with a larger --stack-timeout, e.g. "
+                           "--stack-timeout {:g})",
+                           lib, format_seconds(t), in_phase, std::max(600.0, 2 * t));
+    } else {
+      reason = (st == kCrash ? "the adapter process failed" + in_phase + ": " : "") + why;
+    }
+    Json r = base_record(spec, kError, reason + "; not trusted");
     for (const char* key : {"signal", "timeout_s", "stderr_tail"})
       if (raw.contains(key)) r[key] = raw[key];
+    if (!phase.empty()) r["phase"] = phase;
     return r;
   }
   auto invalid = [&](const std::string& why) {
@@ -323,14 +458,21 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
   auto python = resolve_python(opts.python);
   if (!python) return base_record(spec, kError, "cannot run the adapter: " + python.error().message);
   const std::string script_name = "stack_" + lib + ".py";
-  std::string script;
-  if (!opts.adapter_dir.empty()) {
-    std::ifstream in(fs::path(opts.adapter_dir) / script_name, std::ios::binary);
-    script.assign(std::istreambuf_iterator<char>(in), {});
-  } else if (auto text = embedded_file("probes/" + script_name)) {
-    script = std::string(*text);
-  }
+  // The adapter and the shared module it imports from its own directory.
+  auto load = [&](const std::string& name) {
+    std::string text;
+    if (!opts.adapter_dir.empty()) {
+      std::ifstream in(fs::path(opts.adapter_dir) / name, std::ios::binary);
+      text.assign(std::istreambuf_iterator<char>(in), {});
+    } else if (auto t = embedded_file("probes/" + name)) {
+      text = std::string(*t);
+    }
+    return text;
+  };
+  const std::string script = load(script_name);
   if (script.empty()) return base_record(spec, kError, "no adapter script " + script_name);
+  const std::string common = load(kStackCommon);
+  if (common.empty()) return base_record(spec, kError, std::string("no adapter module ") + kStackCommon);
 
   std::string tmpl = private_dir_template();
   if (!mkdtemp(tmpl.data())) return base_record(spec, kError, "cannot create a private temp dir: " + std::string(std::strerror(errno)));
@@ -339,12 +481,9 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
   fs::create_directories(dir + "/tmp", ec);
   fs::create_directories(dir + "/cache", ec);
   const std::string script_path = dir + "/" + script_name;
-  {
-    std::ofstream out(script_path, std::ios::binary);
-    out << script;
-  }
-  std::vector<std::string> parent;
-  for (char** e = environ; e && *e; ++e) parent.emplace_back(*e);
+  std::ofstream(script_path, std::ios::binary) << script;
+  std::ofstream(dir + "/" + kStackCommon, std::ios::binary) << common;
+  const std::vector<std::string> parent = parent_env();
   RunnerOptions ro;
   ro.timeout_s = opts.timeout_s;
   // env -i NAME=VALUE... python -s -B script   (the runner appends --specs JSON)
@@ -352,7 +491,15 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
   for (auto& e : stack_child_env(dir, parent)) ro.child_command.push_back(e);
   ro.child_command.insert(ro.child_command.end(), {*python, "-s", "-B", script_path});
   Json s = spec;
-  const auto raw = run_probes_isolated({s}, ro);
+  auto raw = run_probes_isolated({s}, ro);
+  if (!raw.empty() && raw[0].is_object() && !raw[0].contains("schema")) {
+    // Killed or died: the phase the adapter last recorded says where (the file survives the kill).
+    std::ifstream in(dir + "/phase", std::ios::binary);
+    std::string phase(200, '\0');
+    in.read(phase.data(), static_cast<std::streamsize>(phase.size()));
+    phase.resize(static_cast<size_t>(in.gcount()));
+    if (!phase.empty()) raw[0]["phase"] = phase;
+  }
   fs::remove_all(dir, ec);
   Json r = validate_stack_result(raw.empty() ? Json() : raw[0], spec);
   r["python"] = *python;
@@ -394,10 +541,21 @@ Json stack_facts_patch(const std::vector<Json>& results, const std::string& pyth
 
 StackRun run_stack_specs(const std::vector<Json>& specs, const StackProbeOptions& opts) {
   StackRun run;
+  StackProbeOptions o = opts;
+  std::string asked_note;
+  const bool any_runs = std::any_of(specs.begin(), specs.end(), [](const Json& s) { return !s.contains("skip_reason"); });
+  if (o.ask_interpreter && any_runs) {
+    // Run what the interpreter says it is (a pyenv shim resolves to the selected version's python).
+    if (auto env = inspect_python(o.python, std::min(o.timeout_s, 30.0), o.env_program)) o.python = env->executable;
+    else asked_note = env.error().message + "; running it as given";
+  }
   std::vector<Json> results;
-  for (const auto& s : specs) results.push_back(run_stack_probe(s, opts));
-  auto py = resolve_python(opts.python);
-  run.facts_patch = stack_facts_patch(results, py ? *py : opts.python);
+  for (const auto& s : specs) {
+    results.push_back(run_stack_probe(s, o));
+    if (!asked_note.empty() && !s.contains("skip_reason")) results.back()["python_note"] = asked_note;
+  }
+  auto py = resolve_python(o.python);
+  run.facts_patch = stack_facts_patch(results, py ? *py : o.python);
   for (auto& r : results) run.results.push_back(std::move(r));
   return run;
 }

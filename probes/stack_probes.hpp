@@ -12,6 +12,9 @@
 // / error (crash, hang, unparseable or invalid output, JIT or environment failure: never trusted).
 // Results become facts under "stack." (names in probes/README.md). Touches no GPU itself; the
 // adapters do, in their own process.
+//
+// inspect_python asks the interpreter itself where it imports from (sys.executable, prefixes,
+// site-packages, version), so that shims (pyenv), symlinks and venvs are read as Python reads them.
 #pragma once
 #include <string>
 #include <vector>
@@ -26,8 +29,29 @@ inline constexpr const char* kStackSchema = "specprobe-stack/1";
 // The libraries with an adapter, in run order.
 const std::vector<std::string>& stack_libraries();
 
+// What an interpreter says about itself (inspect_python).
+struct PythonEnv {
+  std::string given;                       // as passed (--python), PATH-resolved
+  std::string executable;                  // sys.executable: what the adapters run
+  std::string prefix, base_prefix;         // sys.prefix, sys.base_prefix (they differ in a venv)
+  std::string version;                     // "3.12.3"
+  std::vector<std::string> site_packages;  // existing site-packages dirs, in import (sys.path) order
+};
+
+// Runs PYTHON once as `env -i PATH HOME LD_LIBRARY_PATH PYENV_* PYTHON -I -B -c <code>` (what a
+// pyenv shim needs, nothing else) in an isolated child with a timeout, and validates its JSON answer.
+// Input error naming PYTHON when it cannot be run, hangs, crashes, prints no valid answer or
+// reports no existing site-packages directory. Writes nothing (-B, no user site).
+Expected<PythonEnv> inspect_python(const std::string& python, double timeout_s = 30,
+                                   const std::string& env_program = "/usr/bin/env");
+
+// The environment inspect_python gives the interpreter, from PARENT ("NAME=VALUE" entries).
+std::vector<std::string> python_inspect_env(const std::vector<std::string>& parent);
+
 struct StackProbeOptions {
   std::string python;                 // interpreter path, or a name looked up on PATH ("python3")
+  bool ask_interpreter = true;        // run_stack_specs: run inspect_python(python) first and use its
+                                      // sys.executable; false when python already is that
   double timeout_s = 600;             // per adapter (a JIT build of the kernel happens inside)
   std::vector<std::string> libraries; // empty = every library the plan implies
   std::vector<int> next_n;            // DeepGEMM next_n values; empty = {1, the plan's next_n}
@@ -42,7 +66,8 @@ Expected<std::string> resolve_python(const std::string& python);
 // CUDA_DEVICE_ORDER, CUDA_HOME, CUDA_PATH and the names listed in SPECPROBE_STACK_PASS_ENV
 // (comma-separated) from PARENT ("NAME=VALUE" entries); HOME, TMPDIR, XDG_CACHE_HOME and the
 // Triton / DeepGEMM / torch-extension caches under PRIVATE_DIR; PYTHONNOUSERSITE=1,
-// PYTHONDONTWRITEBYTECODE=1, PYTHONUNBUFFERED=1, PYTHONIOENCODING=utf-8.
+// PYTHONDONTWRITEBYTECODE=1, PYTHONUNBUFFERED=1, PYTHONIOENCODING=utf-8;
+// SPECPROBE_STACK_PHASE_FILE=PRIVATE_DIR/phase (where the adapter records its phase).
 std::vector<std::string> stack_child_env(const std::string& private_dir, const std::vector<std::string>& parent);
 
 // One spec per library: {"probe": "stack_<lib>", "library", "params": {...}} for the libraries the
@@ -56,10 +81,13 @@ std::vector<Json> stack_probe_specs(const Json& facts, const StackProbeOptions& 
 // normalised record {"probe", "name", "library", "adapter", "status", "reason", "error_text",
 // "version", "device", "cases", "spec", "source": "adapter"}; anything malformed becomes status
 // "error" with the reason, never trusted. A runner record (crash, timeout, nothing printed)
-// becomes "error" with the runner's reason, signal and stderr tail.
+// becomes "error" with the runner's reason, signal and stderr tail; a timeout names the adapter's
+// last phase (raw "phase", else the last "@@specprobe phase" line of the stderr tail) and suggests
+// a larger --stack-timeout.
 Json validate_stack_result(const Json& raw, const Json& spec);
 
-// Runs one spec (writes the adapter into a fresh private dir, runs it, validates, cleans up).
+// Runs one spec with opts.python as is (writes the adapter and stack_common.py into a fresh private
+// dir, runs it, validates, cleans up).
 Json run_stack_probe(const Json& spec, const StackProbeOptions& opts);
 
 struct StackRun {
@@ -73,7 +101,8 @@ struct StackRun {
 // stack.errors (one line per library whose probe could not determine, or null).
 Json stack_facts_patch(const std::vector<Json>& results, const std::string& python);
 
-// Specs for the plan, run one after another. Never throws for child failures.
+// Specs for the plan, run one after another (after inspect_python unless !opts.ask_interpreter; when
+// the interpreter does not answer, its path is run as given). Never throws for child failures.
 StackRun run_stack_probes(const Json& facts, const StackProbeOptions& opts);
 
 // Runs explicit specs (specprobe probe --stack).

@@ -2,28 +2,16 @@
 # spec-verify kernel needs (M = (k+1) * heads_per_kv query rows x head_dim, against a 64-token KV
 # tile), as is and padded to the next power of two, and checks the product against torch. Triton's
 # own compile error text is reported (e.g. "arange's range must be a power of 2"). Run by specprobe
-# (probes/stack_probes.cpp) with the deployment's Python, a private temp dir and a clean environment.
-# Protocol: "@@specprobe begin 0", then one "@@specprobe result <json>" line (specprobe-stack/1).
-import json
+# (probes/stack_probes.cpp) with the deployment's Python, a private temp dir and a clean environment;
+# standard library + torch + triton only. Protocol, result skeleton and the installed / GPU checks:
+# stack_common.py.
+import os
 import sys
 
-SCHEMA = "specprobe-stack/1"
-ADAPTER = "stack_triton"
-LIBRARY = "triton"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stack_common as sc  # noqa: E402  (beside this file; see stack_common.py)
+
 KV_TILE = 64
-
-
-def emit(result):
-    sys.stdout.write("@@specprobe result " + json.dumps(result) + "\n")
-    sys.stdout.flush()
-
-
-def read_params(argv):
-    if "--specs" in argv:
-        specs = json.loads(argv[argv.index("--specs") + 1])
-        if isinstance(specs, list) and specs and isinstance(specs[0], dict):
-            return specs[0].get("params", {})
-    return {}
 
 
 def short_error(exc):
@@ -31,11 +19,7 @@ def short_error(exc):
     msg = getattr(exc, "error_message", None)
     if msg:
         return str(msg).strip().splitlines()[-1][:2000]
-    text = str(exc).strip()
-    for line in reversed(text.splitlines()):
-        if line.strip():
-            return line.strip()[:2000]
-    return type(exc).__name__
+    return sc.last_line(exc)
 
 
 def next_pow2(n):
@@ -74,39 +58,14 @@ def run_case(torch, kernel, m, head_dim, dtype):
     return "pass", "", rel
 
 
-def main():
-    sys.stdout.write("@@specprobe begin 0\n")
-    sys.stdout.flush()
-    result = {"schema": SCHEMA, "adapter": ADAPTER, "library": LIBRARY, "version": None, "status": "error",
-              "reason": "", "error_text": None, "device": None, "cases": []}
-    try:
-        p = read_params(sys.argv)
-        k, gqa, head_dim = int(p.get("k", 1)), int(p.get("gqa", 1)), int(p.get("head_dim", 128))
-        dtype_name = str(p.get("dtype", "bf16"))
-    except Exception as e:
-        result["reason"] = "bad parameters from specprobe: %s" % e
-        return emit(result)
-    import importlib.util
-    for mod in ("torch", "triton"):
-        if importlib.util.find_spec(mod) is None:
-            result["status"] = "skip"
-            result["reason"] = "%s is not installed in this Python (%s)" % (mod, sys.prefix)
-            return emit(result)
-    try:
-        import torch
-        import triton
-        import triton.language as tl
-    except Exception as e:
-        result["reason"] = "triton is installed but importing it failed"
-        result["error_text"] = short_error(e)
-        return emit(result)
-    result["version"] = getattr(triton, "__version__", None)
-    if not torch.cuda.is_available():
-        result["status"] = "skip"
-        result["reason"] = "torch sees no CUDA device"
-        return emit(result)
-    prop = torch.cuda.get_device_properties(0)
-    result["device"] = {"name": prop.name, "sm": prop.major * 10 + prop.minor}
+def parse(p):
+    return {"k": int(p.get("k", 1)), "gqa": int(p.get("gqa", 1)), "head_dim": int(p.get("head_dim", 128)),
+            "dtype_name": str(p.get("dtype", "bf16"))}
+
+
+def body(result, a, torch, triton):
+    import triton.language as tl
+    k, gqa, head_dim, dtype_name = a["k"], a["gqa"], a["head_dim"], a["dtype_name"]
     dtype = torch.float8_e4m3fn if dtype_name == "fp8" else torch.bfloat16
     kernel = make_kernel(triton, tl)
     m = (k + 1) * gqa
@@ -118,6 +77,7 @@ def main():
                     key, rows, k + 1, gqa, head_dim, KV_TILE, dtype_name),
                 "key": key, "params": {"m": rows, "k": k, "gqa": gqa, "head_dim": head_dim, "dtype": dtype_name},
                 "status": "error", "reason": "", "error_text": None}
+        sc.phase("jit-compile + run " + key)
         try:
             status, reason, rel = run_case(torch, kernel, rows, head_dim, dtype)
             case.update(status=status, reason=reason, max_rel_err=rel)
@@ -135,8 +95,7 @@ def main():
     result["reason"], result["error_text"] = first["reason"], first["error_text"]
     if len(result["cases"]) == 1 and first["status"] == "pass":
         result["reason"] = "M=%d is already a power of two" % m
-    emit(result)
 
 
 if __name__ == "__main__":
-    main()
+    sc.run_adapter("stack_triton", "triton", parse, body, also_import=("triton.language",), short_error=short_error)

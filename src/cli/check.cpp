@@ -113,6 +113,10 @@ void add_stack_probes(const CheckOptions& o, Report& report, Json& facts) {
   probes::StackProbeOptions so;
   so.python = o.python;
   so.timeout_s = o.stack_timeout_s;
+  if (fact_string(facts, "python.found_by")) {  // add_libs asked the interpreter already (see its note)
+    so.python = fact_string(facts, "python.executable").value_or(o.python);
+    so.ask_interpreter = false;
+  }
   probes::StackRun run = probes::run_stack_probes(facts, so);
   facts.merge_patch(run.facts_patch);
   for (const auto& r : run.results) {
@@ -127,19 +131,45 @@ void add_stack_probes(const CheckOptions& o, Report& report, Json& facts) {
   derive_facts(facts);
 }
 
-Status add_libs(const CheckOptions& o, Json& facts) {
-  std::vector<LibVersion> libs;
-  std::vector<std::string> dirs = o.site_packages;
-  if (!o.python.empty()) {
-    auto resolved = probes::resolve_python(o.python);  // "python3" is looked up on PATH
-    auto sp = site_packages_of_python(resolved ? *resolved : o.python);
-    if (!sp) return sp.error();
-    dirs.insert(dirs.end(), sp->begin(), sp->end());
+// --python: the interpreter is asked where it imports from (probes::inspect_python: shims, symlinks
+// and venvs as Python itself resolves them); only when it does not answer are site-packages derived
+// from its path, with a note. Facts python.* record what was used.
+Expected<std::vector<std::string>> python_site_packages(const CheckOptions& o, Report& report, Json& facts) {
+  auto env = probes::inspect_python(o.python);
+  if (env) {
+    facts["python"] = {{"given", env->given}, {"executable", env->executable}, {"prefix", env->prefix},
+                       {"base_prefix", env->base_prefix}, {"version", env->version},
+                       {"site_packages", env->site_packages}, {"found_by", "interpreter"}};
+    return env->site_packages;
   }
-  for (const auto& d : dirs) {
+  auto resolved = probes::resolve_python(o.python);  // "python3" is looked up on PATH
+  auto sp = site_packages_of_python(resolved ? *resolved : o.python);
+  if (!sp) return input_error(fmt::format("{} (and {})", sp.error().message, env.error().message));
+  std::string list;
+  for (const auto& d : *sp) list += (list.empty() ? "" : ", ") + d;
+  report.notes.push_back({"warning", fmt::format("{}; read site-packages from the path instead: {}", env.error().message, list), {}});
+  facts["python"] = {{"given", resolved ? *resolved : o.python}, {"executable", nullptr},
+                     {"site_packages", *sp}, {"found_by", "path"}};
+  return sp;
+}
+
+Status add_libs(const CheckOptions& o, Report& report, Json& facts) {
+  std::vector<LibVersion> libs;
+  for (const auto& d : o.site_packages) {
     auto found = read_site_packages(d);
     if (!found) return found.error();
     libs.insert(libs.end(), found->begin(), found->end());
+  }
+  if (!o.python.empty()) {
+    auto dirs = python_site_packages(o, report, facts);
+    if (!dirs) return dirs.error();
+    // Import order: the first directory holding a distribution is the one Python imports (later
+    // entries override earlier ones in add_lib_facts, so read them last to first).
+    for (auto d = dirs->rbegin(); d != dirs->rend(); ++d) {
+      auto found = read_site_packages(*d);
+      if (!found) return found.error();
+      libs.insert(libs.end(), found->begin(), found->end());
+    }
   }
   for (const auto& arg : o.libs) {
     auto l = parse_lib_arg(arg);
@@ -273,7 +303,7 @@ Expected<Report> run_check(const CheckOptions& o) {
                             u.where});
 
   std::string model_dir;
-  if (auto st = add_libs(o, facts); !st) return st.error();
+  if (auto st = add_libs(o, report, facts); !st) return st.error();
   if (auto st = add_model(o, report, facts, model_dir); !st) return st.error();
   if (auto st = add_checkpoint(model_dir, report, facts); !st) return st.error();
   if (auto st = add_gpu(o, report, facts); !st) return st.error();

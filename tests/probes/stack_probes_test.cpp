@@ -121,7 +121,68 @@ TEST_CASE("a hanging adapter is killed at the timeout and reported as an error",
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
   CHECK(r["status"] == "error");
   CHECK(r.contains("timeout_s"));
-  CHECK(r["reason"].get<std::string>().find("hung") != std::string::npos);
+  const std::string why = r["reason"];
+  CHECK(why.find("the deep_gemm adapter timed out after 0.5 s and was killed") == 0);
+  CHECK(why.find("--stack-timeout 600") != std::string::npos);
+  CHECK(why.find("not trusted") != std::string::npos);
+}
+
+TEST_CASE("a timeout names the adapter's last phase (phase file, else stderr markers)", "[probes][stack]") {
+  // The file is what specprobe trusts first: JIT output can push the stderr marker out of the tail.
+  FakePython py(R"(echo '@@specprobe begin 0'
+echo '@@specprobe phase import flashinfer' >&2; printf 'import flashinfer' > "$SPECPROBE_STACK_PHASE_FILE"
+echo '@@specprobe phase jit-compile prefill' >&2; printf 'jit-compile prefill' > "$SPECPROBE_STACK_PHASE_FILE"
+i=0; while [ $i -lt 40 ]; do echo "[INFO] flashinfer.jit: compiling batch_prefill_with_kv_cache_dtype_q_bf16 $i" >&2; i=$((i+1)); done
+sleep 30)");
+  Json spec = {{"probe", "stack_flashinfer"}, {"library", "flashinfer"}, {"params", {{"q_len", 3}}}};
+  Json r = run_stack_probe(spec, opts_for(py, 1));
+  REQUIRE(r["status"] == "error");
+  CHECK(r["phase"] == "jit-compile prefill");
+  const std::string why = r["reason"];
+  CHECK(why.find("the flashinfer adapter timed out after 1 s in phase 'jit-compile prefill' and was killed") == 0);
+  CHECK(why.find("--stack-timeout 600") != std::string::npos);
+  Json f = stack_facts_patch({r}, py.path);
+  CHECK(f["stack"]["errors"].get<std::string>().find("in phase 'jit-compile prefill'") != std::string::npos);
+
+  // Without the file: the last marker on stderr.
+  Json runner = {{"status", "crash"}, {"reason", "no result within 900 s: the probe hung and its process was killed"},
+                 {"timeout_s", 900}, {"stderr_tail", "@@specprobe phase import flashinfer\n@@specprobe phase run decode\nlog\n"}};
+  Json v = validate_stack_result(runner, spec);
+  CHECK(v["reason"].get<std::string>().find("timed out after 900 s in phase 'run decode'") != std::string::npos);
+  CHECK(v["reason"].get<std::string>().find("--stack-timeout 1800") != std::string::npos);
+  // A phase from an untrusted child is cleaned before it is repeated.
+  runner["phase"] = std::string("x\x01y") + std::string(300, 'z');
+  v = validate_stack_result(runner, spec);
+  CHECK(v["phase"].get<std::string>().size() <= 103);
+  CHECK(v["phase"].get<std::string>().rfind("x?y", 0) == 0);
+  // A death by signal names the phase too.
+  Json died = {{"status", "crash"}, {"reason", "the probe process died with SIGSEGV"}, {"signal", "SIGSEGV"}, {"phase", "run prefill"}};
+  CHECK(validate_stack_result(died, spec)["reason"].get<std::string>().find("failed in phase 'run prefill': the probe process died with SIGSEGV") != std::string::npos);
+}
+
+TEST_CASE("run_stack_specs runs what the interpreter says it is (a shim resolves to sys.executable)", "[probes][stack][python]") {
+  FakePython real(prints(dg_result("pass")));
+  // The shim answers the inspect call (-I) for REAL and would print garbage for the adapter.
+  FakePython shim(R"(if [ "$1" = "-I" ]; then
+echo '@@specprobe begin 0'
+echo '@@specprobe result {"specprobe_python": 1, "executable": ")" + real.path + R"(", "prefix": "/p", "version": "3.12.3", "site_packages": [")" + real.dir + R"("]}'
+else echo 'garbage from the shim'; fi)");
+  Json spec = dg_spec();
+  StackRun run = run_stack_specs({spec}, opts_for(shim));
+  REQUIRE(run.results.size() == 1);
+  CHECK(run.results[0]["status"] == "pass");
+  CHECK(run.results[0]["python"] == real.path);
+  CHECK(run.facts_patch["stack"]["python"] == real.path);
+
+  StackProbeOptions as_given = opts_for(shim);
+  as_given.ask_interpreter = false;
+  CHECK(run_stack_specs({spec}, as_given).results[0]["status"] == "error");
+
+  // An interpreter that cannot be asked is run as given, with a note.
+  FakePython plain(prints(dg_result("pass")));
+  run = run_stack_specs({spec}, opts_for(plain));
+  CHECK(run.results[0]["status"] == "pass");
+  CHECK(run.results[0]["python_note"].get<std::string>().find(plain.path + ": asking the interpreter") == 0);
 }
 
 TEST_CASE("results that break the schema are errors", "[probes][stack]") {
@@ -174,6 +235,7 @@ TEST_CASE("a library that is not installed is a skip with the reason", "[probes]
 TEST_CASE("the adapter runs from a private dir with a clean environment, removed afterwards", "[probes][stack]") {
   // The fake python reports its argv and environment inside a valid skip result.
   FakePython py(R"(script="$3"; test -f "$script" || { echo "no script $script" >&2; exit 3; }
+test -f "$(dirname "$script")/stack_common.py" || { echo "no stack_common.py beside $script" >&2; exit 3; }
 echo "$script" > "$(dirname "$0")/script_path"
 echo '@@specprobe begin 0'
 printf '@@specprobe result {"schema":"specprobe-stack/1","adapter":"stack_deep_gemm","library":"deep_gemm","status":"skip","cases":[],"reason":"HOME=%s TMPDIR=%s NOUSER=%s SECRET=%s ARGS=%s %s %s"}\n' "$HOME" "$TMPDIR" "$PYTHONNOUSERSITE" "$SPECPROBE_TEST_SECRET" "$1" "$2" "$4")");
@@ -319,4 +381,38 @@ TEST_CASE("the real adapters under this machine's python3 validate (skip without
     CHECK(r.value("source", "") == "adapter");  // printed a valid specprobe-stack/1 result
     CHECK(r["status"] != "fail");               // no library here to refuse anything
   }
+}
+
+TEST_CASE("the real adapters import stack_common from their own dir under python -I", "[probes][stack][python]") {
+  auto py = resolve_python("python3");
+  if (!py) {
+    WARN("no python3 on PATH; adapters not exercised");
+    return;
+  }
+  std::string t = (fs::temp_directory_path() / "specprobe-adapters-XXXXXX").string();
+  REQUIRE(mkdtemp(t.data()));
+  const fs::path src = fs::path(SPECPROBE_SOURCE_DIR) / "probes";
+  for (const char* f : {"stack_common.py", "stack_deep_gemm.py", "stack_flashinfer.py", "stack_triton.py"})
+    fs::copy_file(src / f, fs::path(t) / f);
+  for (const char* lib : {"deep_gemm", "flashinfer", "triton"}) {
+    // -I leaves the script's directory off sys.path and ignores PYTHON* variables; cwd elsewhere.
+    const std::string cmd = "cd / && env -i PATH=\"$PATH\" HOME=\"$HOME\" " + *py + " -I -B " + t + "/stack_" + lib +
+                            ".py --specs '[{\"params\": {}}]' 2>&1";
+    std::string out;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+      char buf[4096];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+      pclose(p);
+    }
+    INFO(lib << ": " << out);
+    const size_t at = out.find("@@specprobe result ");
+    REQUIRE(at != std::string::npos);
+    const std::string line = out.substr(at + 19, out.find('\n', at) - at - 19);
+    const Json raw = Json::parse(line);
+    Json spec = {{"probe", std::string("stack_") + lib}, {"library", lib}, {"params", Json::object()}};
+    CHECK(validate_stack_result(raw, spec).value("source", "") == "adapter");
+    CHECK(out.find("@@specprobe phase import " + std::string(lib)) != std::string::npos);
+  }
+  fs::remove_all(t);
 }
