@@ -1,17 +1,14 @@
 #!/bin/bash
-# One device-machine call for the probe work: gpu query, GPU tests (ctest label gpu), the probe
-# matrix, the fault/hang isolation demo, time to verdict and the benchmarks vs the HBM roofline
-# (each bench measures the copy ceiling in the same run). With a second build dir (the previous
-# version) its time to verdict and benchmarks run in the same call for a before/after table.
-# Logs go to $OUT; bench.txt ends with the summary tables.
-# Usage (from the repo root on the device): bash bench/probe_run_device.sh .dev/probe2 [.dev/probe]
+# One device-machine call for the probe kernels: gpu query, GPU tests (ctest label gpu), the probe
+# correctness matrices, the fault/hang isolation demo, time to verdict, and the benchmarks vs the
+# HBM roofline (each bench measures the copy ceiling in the same run). With DG=<dir of an importable
+# deep_gemm> in the environment, DeepGEMM's own paged MQA logits kernel is timed in the same run at
+# the same shape (bench/deepgemm_mqa_bench.py). Logs go to $OUT; the tables come last.
+# Usage (from the repo root on the device): [DG=dir [DG_WAIT=file] DG_PRELOAD=lib] bash bench/probe_run_device.sh BUILD_DIR
 set -u
-B=$(cd "${1:-.dev/probe2}" && pwd)
-OLD=${2:-}
-[ -n "$OLD" ] && OLD=$(cd "$OLD" && pwd)
+B=$(cd "${1:-.dev/probe}" && pwd)
 OUT=${OUT:-/tmp/probe_out}
 mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$B${OLD:+:$OLD}
 SP=$B/specprobe
 log() { echo; echo "=== $*"; }
 ttv() {  # time to verdict: the plan-sized probes in one child, three cold processes
@@ -23,9 +20,8 @@ ttv() {  # time to verdict: the plan-sized probes in one child, three cold proce
 log "nvidia-smi"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
 log "ldd"; ldd $SP | grep -v "linux-vdso\|ld-linux" | awk '{print $1}' | tr '\n' ' '; echo
 log "specprobe gpu"; $SP gpu; echo "rc=$?"
-log "time to verdict NEW: specprobe probe --probe mqa_logits,spec_verify,graph_replay --next-n 4 --gqa 8 --kv-dtype bf16 --k 3 --context 200"
+log "time to verdict: specprobe probe --probe mqa_logits,spec_verify,graph_replay --next-n 4 --gqa 8 --kv-dtype bf16 --k 3 --context 200"
 ttv $SP
-[ -n "$OLD" ] && { log "time to verdict OLD (previous build)"; ttv $OLD/specprobe; }
 $SP probe --probe mqa_logits,spec_verify,graph_replay --next-n 4 --gqa 8 --kv-dtype bf16 --k 3 --context 200
 log "ctest -L gpu"; (cd "$B" && SPECPROBE_BIN=$SP ctest -L gpu --output-on-failure --timeout 300); echo "rc=$?"
 log "isolation demo: specprobe probe --probe test_fault,test_hang,mqa_logits --next-n 3 --timeout 5"
@@ -34,6 +30,7 @@ log "isolation demo: specprobe probe --probe test_fault,test_hang,mqa_logits --n
 {
 log "matrix: specprobe probe --probe mqa_logits --next-n 1-8 --heads 32,64"
 $SP probe --probe mqa_logits --next-n 1-8 --heads 32,64 --format json > "$OUT/matrix_mqa.json"; echo "rc=$?"
+log "matrix, mma.sync kernel forced: SPECPROBE_MQA_KERNEL=mma specprobe probe --probe mqa_logits --next-n 1-8 --heads 32,64"
 SPECPROBE_MQA_KERNEL=mma $SP probe --probe mqa_logits --next-n 1-8 --heads 32,64 --format json > "$OUT/matrix_mqa_mma.json"; echo "rc=$?"
 log "matrix: specprobe probe --probe spec_verify,graph_replay --gqa 1,2,4,6,8,16 --kv-dtype bf16,fp8 --k 3"
 $SP probe --probe spec_verify,graph_replay --gqa 1,2,4,6,8,16 --kv-dtype bf16,fp8 --k 3 --format json > "$OUT/matrix_sv.json"; echo "rc=$?"
@@ -54,20 +51,24 @@ for f in ["matrix_mqa.json", "matrix_mqa_mma.json", "medium_mqa.json", "matrix_s
     for r in rs:
         m = r.get("metrics", {}); e = r.get("evidence", {})
         err = m.get("max_rel_err"); nerr = m.get("norm_rel_err")
-        print(f'{r["name"]:<62} {r["status"]:<5} maxrel={err if err is None else f"{err:.2e}"} normrel={nerr if nerr is None else f"{nerr:.2e}"} {e.get("kernel","")} regs={e.get("registers")} occ={e.get("occupancy_blocks_per_sm")} {r.get("reason","")[:100]}')
+        print(f'{r["name"]:<62} {r["status"]:<5} maxrel={err if err is None else f"{err:.2e}"} normrel={nerr if nerr is None else f"{nerr:.2e}"} {e.get("kernel","")} regs={e.get("registers")} occ={e.get("occupancy_blocks_per_sm")} st={e.get("stages")} {r.get("reason","")[:100]}')
 PY
 {
-log "bench NEW wgmma: mqa_logits B=256 ctx=8192 H=64 D=128 block_kv=64, next_n 1-8 (persistent grid = default)"
-$SP probe --probe mqa_logits --next-n 1-8 --heads 64 --bench; echo "rc=$?"
-log "bench NEW wgmma, grid (request, 64-token tiles) with 8 and 16 tiles per CTA, next_n 1,2,4"
-$SP probe --probe mqa_logits --next-n 1,2,4 --heads 64 --bench --tiles-per-cta 8; echo "rc=$?"
-$SP probe --probe mqa_logits --next-n 1,2,4 --heads 64 --bench --tiles-per-cta 16; echo "rc=$?"
-log "bench NEW build, mma.sync kernel forced (SPECPROBE_MQA_KERNEL=mma, 128-token tiles x 8)"
-SPECPROBE_MQA_KERNEL=mma $SP probe --probe mqa_logits --next-n 1,2,4 --heads 64 --bench --tiles-per-cta 8; echo "rc=$?"
-[ -n "$OLD" ] && { log "bench OLD build mqa_logits next_n 1-4 (tiles_per_cta 8)"; $OLD/specprobe probe --probe mqa_logits --next-n 1-4 --heads 64 --bench --tiles-per-cta 8; echo "rc=$?"; }
-log "bench NEW spec_verify B=64 ctx=8192 k=3 GQA=8 heads_kv=8 D=128 (auto splits; then 2 and 4 splits of the longest request)"
+log "bench: mqa_logits B=256 ctx=8192 H=64 D=128 block_kv=64, every request full (DeepGEMM's shape), next_n 1-8"
+$SP probe --probe mqa_logits --next-n 1-8 --heads 64 --bench --lengths full; echo "rc=$?"
+log "bench: same, request lengths drawn in [next_n, 8192], next_n 1-4"
+$SP probe --probe mqa_logits --next-n 1-4 --heads 64 --bench; echo "rc=$?"
+log "bench: mma.sync kernel forced (SPECPROBE_MQA_KERNEL=mma), full lengths, next_n 1,2,4"
+SPECPROBE_MQA_KERNEL=mma $SP probe --probe mqa_logits --next-n 1,2,4 --heads 64 --bench --lengths full --tiles-per-cta 8; echo "rc=$?"
+log "bench: spec_verify B=64 ctx=8192 k=3 GQA=8 heads_kv=8 D=128 (auto splits; then 4 splits)"
 $SP probe --probe spec_verify --gqa 8 --k 3 --kv-dtype bf16,fp8 --bench; echo "rc=$?"
-$SP probe --probe spec_verify --gqa 8 --k 3 --kv-dtype bf16 --bench --splits 2; echo "rc=$?"
 $SP probe --probe spec_verify --gqa 8 --k 3 --kv-dtype bf16 --bench --splits 4; echo "rc=$?"
-[ -n "$OLD" ] && { log "bench OLD spec_verify (auto splits)"; $OLD/specprobe probe --probe spec_verify --gqa 8 --k 3 --kv-dtype bf16 --bench; echo "rc=$?"; }
+if [ -n "${DG:-}" ]; then
+  # DG_WAIT: a file that appears when a background build of DG has finished (up to 7 minutes in).
+  while [ -n "${DG_WAIT:-}" ] && [ ! -e "$DG_WAIT" ] && [ $SECONDS -lt 420 ]; do sleep 5; done
+  log "DeepGEMM in the same run: python3 bench/deepgemm_mqa_bench.py (B=256, L=8192, H=64, D=128, block_kv 64, full lengths)"
+  PYTHONPATH=$(cd "$DG" && pwd) LD_PRELOAD=${DG_PRELOAD:-} timeout 300 python3 bench/deepgemm_mqa_bench.py --next-n 1,2,3,4; echo "rc=$?"
+  log "ours again after DeepGEMM (drift check): full lengths, next_n 1,2,3,4"
+  $SP probe --probe mqa_logits --next-n 1-4 --heads 64 --bench --lengths full; echo "rc=$?"
+fi
 } 2>&1 | tee "$OUT/bench.txt"

@@ -34,19 +34,26 @@ inline constexpr int mqa_smem_bytes(int head_dim, int heads, int tasks) {
          tasks * kMqaTileTokens * 4 + tasks * mqa_head_chunk(heads) * 4;
 }
 
-// sm_90a wgmma variant (mqa_logits_wg_d<D>_h<H>_r<RPC>): 128 threads, 64-token tiles, a
-// kMqaWgStages-deep e4m3 ring, converted per tile to an f16 wgmma operand; rows_per_cta = RPC
-// (query rows per wgmma, N = RPC * H <= 256), tiles_per_cta counts 64-token tiles;
-// grid = (ceil(max_context / (64 * tiles_per_cta)), batch); tiles_per_cta 0 = persistent:
-// grid = (CTAs, 1), each CTA takes an equal share of all requests' tiles.
-inline constexpr int kMqaWgTileTokens = 64;
-inline constexpr int kMqaWgStages = 3;
-inline constexpr int mqa_wg_smem_bytes(int head_dim, int heads, int rpc, int next_n, int batch) {
+// sm_90a variant (mqa_logits_tma_d<D>_h<H>_r<RPC>): 160 threads (a consumer warpgroup and a
+// producer warp), 64-token tiles brought in by the copy engine through tensor maps into a
+// `stages`-deep ring, e4m3 wgmma with N = RPC * H <= 256 (RPC = MqaLogitsParams::rows_per_cta);
+// persistent grid (grid.x = resident CTAs), each CTA an equal share of all requests' tiles.
+// The two tensor maps are CUtensorMap objects (128 bytes, 64-byte aligned) that the host fills
+// with cuTensorMapEncodeTiled; the kernel takes the struct as a __grid_constant__ parameter.
+inline constexpr int kMqaTmaTileTokens = 64;
+inline constexpr int kMqaTmaThreads = 160;
+inline constexpr int kMqaTmaMaxStages = 8;
+struct alignas(64) MqaTmaParams {
+  MqaLogitsParams p;
+  int stages;  // ring depth, 2..kMqaTmaMaxStages
+  alignas(64) unsigned char kv_map[128];  // uint8 {head_dim, min(block_kv, 64), num_blocks}, strides {D, block bytes}
+  alignas(64) unsigned char q_map[128];   // uint8 {head_dim, batch * next_n * heads}, box {head_dim, RPC * heads}
+};
+inline constexpr int mqa_tma_smem_bytes(int head_dim, int heads, int rpc, int next_n, int batch, int stages) {
   const int n = rpc * heads;
   const int chunks = (next_n + rpc - 1) / rpc;
-  return 1024 /* alignment slack */ + kMqaWgTileTokens * head_dim * 2 /* f16 tile */ + chunks * n * head_dim * 2 +
-         kMqaWgStages * kMqaWgTileTokens * (head_dim + 4) + chunks * 4 * (n / 4 + 4) * 4 + next_n * 4 +
-         (batch + 1) * 4;
+  return 1024 /* alignment slack */ + chunks * n * head_dim + stages * kMqaTmaTileTokens * (head_dim + 4) +
+         (2 * stages + 2) * 8 + chunks * 4 * (n / 4 + 4) * 4 + next_n * 4 + (batch + 1) * 4;
 }
 
 // kernels/spec_verify.cu: attention of the k+1 verify rows of each request over a paged KV

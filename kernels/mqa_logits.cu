@@ -212,60 +212,86 @@ SPK_MQA(128, 32)
 SPK_MQA(128, 64)
 
 // ---------------------------------------------------------------------------------------------
-// sm_90a: wgmma kernel. One warpgroup per CTA. A 64-token tile (64 x D e4m3 + 64 fp32 scales)
-// streams into shared memory through a kMqaWgStages-deep cp.async ring (block-table entries
-// fetched one tile ahead, so no load waits on another), is converted once to f16 (exact, one
-// cvt per pair) in the 128B-swizzled K-major layout, and is the wgmma A operand (M = 64 tokens).
-// The B operand is q of RPC query rows x H heads (N = RPC * H <= 256), converted once per
-// request and resident in shared memory; next_n > RPC runs ceil(next_n / RPC) chunks over the
-// same tile, so KV is read from HBM once for every row. f16 rather than e4m3 wgmma: Hopper's
-// e4m3 wgmma accumulates with ~14-bit precision (DeepSeek-V3 report, 3.3.2), which measured
-// 1.6e-4 - 3.4e-4 max relative error here (DeepGEMM: 1.5e-4) against the probe's 1e-4; f16
-// products are exact and accumulate in fp32. Epilogue in registers: each thread holds 2 tokens
-// x N/4 columns, applies relu * weight, sums over heads, reduces a quad with shuffles, stores.
-// Persistent mode (tiles_per_cta == 0): every CTA takes an equal share of all requests' tiles.
+// sm_90a: copy-engine + e4m3 wgmma kernel (mqa_logits_tma_d<D>_h<H>_r<RPC>), 160 threads.
+// Warp 4 is the producer: one lane walks this CTA's share of all requests' 64-token tiles and,
+// per tile, reads the block-table entry and issues one bulk tensor copy (cp.async.bulk.tensor,
+// 128B/64B-swizzled by the tensor map) of the tile's e4m3 rows plus one bulk copy of its fp32
+// scales into a `stages`-deep ring, completing on the stage's "full" mbarrier. Warps 0-3 are
+// one consumer warpgroup: wait "full", multiply the tile (A, M = 64 tokens, K = D) by q of RPC
+// query rows x H heads (B, N = RPC * H <= 256, resident in shared memory, loaded once per
+// request by the same copy engine), release the stage on its "empty" mbarrier as soon as the
+// last wgmma has read it, then relu x weight, sum over heads (quad shuffles), x scale, store.
+// next_n > RPC runs ceil(next_n / RPC) chunks over the same resident tile, so KV is read from
+// HBM once for every row. The producer runs up to `stages` tiles ahead (its block-table reads
+// are off the consumers' path), and two or three CTAs per SM overlap one CTA's epilogue with
+// another's loads and matrix work.
+// Precision: Hopper's e4m3 wgmma accumulates with ~14-bit precision (DeepSeek-V3 report 3.3.2):
+// 1.6e-4 - 3.4e-4 max relative error measured here, 1.5e-4 for DeepGEMM's kernel of the same
+// design; the probe's threshold for this path is kMqaLogitsMaxRelFp8Tc (probes/mqa_logits.hpp).
+// Persistent grid: every CTA takes an equal share of all requests' tiles.
 namespace {
 
-using specprobe_kernels::kMqaWgStages;
-using specprobe_kernels::kMqaWgTileTokens;
+using specprobe_kernels::kMqaTmaTileTokens;
+using specprobe_kernels::MqaTmaParams;
 
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
-// 128B swizzle of a byte offset inside a K-major tile with 128-byte rows: 16-byte chunk bits
-// [4, 7) XOR row bits [7, 10).
-__device__ __forceinline__ uint32_t swz128(uint32_t off) { return off ^ (((off >> 7) & 7u) << 4); }
-
-// K-major, 128B-swizzled operand: 8-row groups 1024 bytes apart.
-__device__ __forceinline__ uint64_t smem_desc_sw128(uint32_t addr) {
-  return (static_cast<uint64_t>((addr & 0x3FFFF) >> 4)) | (uint64_t{1} << 16) | (uint64_t{1024 >> 4} << 32) |
-         (uint64_t{1} << 62);
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
-
-// 16 e4m3 values -> 16 f16 values (exact: every e4m3 value is an f16 normal), as two 16-byte
-// chunks; one cvt per pair.
-__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t x16) {
-  uint32_t d;
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(d) : "h"(static_cast<unsigned short>(x16)));
-  return d;
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
-__device__ __forceinline__ void e4m3x16_to_f16(const uint4 x, uint4& lo, uint4& hi) {
-  lo = make_uint4(e4m3x2_to_f16x2(x.x & 0xFFFFu), e4m3x2_to_f16x2(x.x >> 16), e4m3x2_to_f16x2(x.y & 0xFFFFu),
-                  e4m3x2_to_f16x2(x.y >> 16));
-  hi = make_uint4(e4m3x2_to_f16x2(x.z & 0xFFFFu), e4m3x2_to_f16x2(x.z >> 16), e4m3x2_to_f16x2(x.w & 0xFFFFu),
-                  e4m3x2_to_f16x2(x.w >> 16));
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Waits for the completion of the phase with the given parity (a fresh barrier counts its
+// phase "before 0", parity 1, as complete: producers start waiting on "empty" with parity 1).
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* map, uint32_t bar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void consumer_barrier() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
+
+// K-major operand with ROWB-byte rows in the matching swizzle (128 B: SWIZZLE_128B, 64 B:
+// SWIZZLE_64B, as the tensor maps write them); 8-row groups ROWB * 8 bytes apart.
+template <int ROWB>
+__device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
+  constexpr uint64_t layout = ROWB == 128 ? 1 : 2;
+  return (static_cast<uint64_t>((addr & 0x3FFFF) >> 4)) | (uint64_t{1} << 16) |
+         (static_cast<uint64_t>(8 * ROWB >> 4) << 32) | (layout << 62);
 }
 
 template <int D, int H, int RPC>
-__device__ __forceinline__ void mqa_logits_wg_body(const MqaLogitsParams& p) {
+__device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
 #ifdef SPK_HAS_WGMMA
-  constexpr int T = kMqaWgTileTokens;  // 64
-  constexpr int S = kMqaWgStages;
+  constexpr int T = kMqaTmaTileTokens;  // 64
   constexpr int N = RPC * H;
   constexpr int WS = N / 4 + 4;  // per-lane weight row (floats), padded against bank conflicts
-  constexpr int KB = D / 64;     // 64-element (128-byte) K blocks of an f16 row
-  constexpr int KS = D / 16;     // wgmma k-steps
-  constexpr int CPR = D / 16;    // 16-byte e4m3 chunks per token row
-  constexpr int NR = T * CPR / 128;  // chunks (token rows) each thread copies per tile
+  constexpr int KS = D / 32;     // wgmma k-steps of 32 e4m3
+  const MqaLogitsParams& p = P.p;
+  const int S = P.stages;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t raw_addr = spk::smem_addr(smem_raw);
   unsigned char* smem = smem_raw + (((raw_addr + 1023u) & ~1023u) - raw_addr);
@@ -273,36 +299,29 @@ __device__ __forceinline__ void mqa_logits_wg_body(const MqaLogitsParams& p) {
   const int n = p.next_n;
   const int nchunks = (n + RPC - 1) / RPC;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int g = lane >> 2, tig = lane & 3;
 
-  unsigned char* kh = smem;                                       // [KB][T][128 B] f16, swizzled
-  unsigned char* qh = kh + T * D * 2;                             // [nchunks][KB][N][128 B] f16, swizzled
-  unsigned char* kvs = qh + nchunks * N * D * 2;                  // [S][T][D] e4m3
-  float* scs = reinterpret_cast<float*>(kvs + S * T * D);         // [S][T]
-  float* wsm = scs + S * T;                                       // [nchunks][4][WS]
-  int* ctx_s = reinterpret_cast<int*>(wsm + nchunks * 4 * WS);    // [n]
-  int* prefix = ctx_s + n;                                        // [batch + 1] (persistent mode)
+  unsigned char* qs = smem;                                      // [nchunks][N][D] e4m3, swizzled
+  unsigned char* kvs = qs + nchunks * N * D;                     // [S][T][D] e4m3, swizzled
+  float* scs = reinterpret_cast<float*>(kvs + S * T * D);        // [S][T]
+  uint64_t* bars = reinterpret_cast<uint64_t*>(scs + S * T);     // full[S], empty[S], q_full, q_empty
+  float* wsm = reinterpret_cast<float*>(bars + 2 * S + 2);       // [nchunks][4][WS]
+  int* ctx_s = reinterpret_cast<int*>(wsm + nchunks * 4 * WS);   // [n]
+  int* prefix = ctx_s + n;                                       // [batch + 1]
 
   const int* ctx_all = reinterpret_cast<const int*>(p.context_lens);
-  auto request_tiles = [&](int b) {
+  auto request_ctx = [&](int b) {
     int m = 0;
     for (int r = 0; r < n; ++r) m = max(m, ctx_all[b * n + r]);
-    return (m + T - 1) / T;
+    return m;
   };
-  // Work of this CTA: tiles [g_begin, g_end) of the sequence of all requests' tiles.
-  int g_begin, g_end;
-  if (p.tiles_per_cta > 0) {
-    const int nt = request_tiles(blockIdx.y);
-    g_begin = min(static_cast<int>(blockIdx.x) * p.tiles_per_cta, nt);
-    g_end = min(g_begin + p.tiles_per_cta, nt);
-    if (g_begin >= g_end) return;
-  } else {
-    // Block-wide exclusive scan of tiles per request (128 threads, a few requests each).
+  // Block-wide exclusive scan of tiles per request (warps 0-3, a few requests per thread).
+  __shared__ int warp_sums[4];
+  if (tid < 128) {
     const int per = (p.batch + 127) / 128;
     int local = 0;
     for (int i = 0; i < per; ++i) {
       const int b = tid * per + i;
-      if (b < p.batch) local += request_tiles(b);
+      if (b < p.batch) local += (request_ctx(b) + T - 1) / T;
     }
     int incl = local;
 #pragma unroll
@@ -310,164 +329,137 @@ __device__ __forceinline__ void mqa_logits_wg_body(const MqaLogitsParams& p) {
       const int v = __shfl_up_sync(0xffffffffu, incl, off);
       if (lane >= off) incl += v;
     }
-    __shared__ int warp_sums[4];
     if (lane == 31) warp_sums[warp] = incl;
-    __syncthreads();
+    consumer_barrier();
     int run = incl - local;
     for (int w = 0; w < warp; ++w) run += warp_sums[w];
     for (int i = 0; i < per; ++i) {
       const int b = tid * per + i;
       if (b < p.batch) {
         prefix[b] = run;
-        run += request_tiles(b);
+        run += (request_ctx(b) + T - 1) / T;
       }
     }
-    const int total = warp_sums[0] + warp_sums[1] + warp_sums[2] + warp_sums[3];
-    if (tid == 0) prefix[p.batch] = total;
-    __syncthreads();
-    g_begin = static_cast<int>(static_cast<long long>(total) * blockIdx.x / gridDim.x);
-    g_end = static_cast<int>(static_cast<long long>(total) * (blockIdx.x + 1) / gridDim.x);
-    if (g_begin >= g_end) return;
+    if (tid == 0) prefix[p.batch] = warp_sums[0] + warp_sums[1] + warp_sums[2] + warp_sums[3];
   }
-
-  const uint8_t* kv = reinterpret_cast<const uint8_t*>(p.kv);
-  const int bkv = p.block_kv;
-  const size_t block_bytes = static_cast<size_t>(bkv) * (D + 4);
-  const uint32_t kh_addr = spk::smem_addr(kh), qh_addr = spk::smem_addr(qh);
-  float* logits = reinterpret_cast<float*>(p.logits);
-  const int col = tid % CPR;  // this thread's 16-byte chunk of each token row it copies
-
-  for (int gpos = g_begin; gpos < g_end;) {
-    // Segment: one request's run of tiles inside [g_begin, g_end).
-    int b;
-    if (p.tiles_per_cta > 0) {
-      b = blockIdx.y;
-    } else {
-      int lo = 0, hi = p.batch - 1;  // last b with prefix[b] <= gpos
-      while (lo < hi) {
-        const int mid = (lo + hi + 1) >> 1;
-        if (prefix[mid] <= gpos) lo = mid;
-        else hi = mid - 1;
-      }
-      b = lo;
+  const uint32_t bar0 = spk::smem_addr(bars);
+  const uint32_t q_full = bar0 + 16 * S, q_empty = q_full + 8;
+  if (tid == 0) {
+    for (int s = 0; s < S; ++s) {
+      mbar_init(bar0 + 8 * s, 1);          // full: the producer's expect_tx arrival + the bytes
+      mbar_init(bar0 + 8 * (S + s), 128);  // empty: every consumer thread
     }
-    const int base_tile = p.tiles_per_cta > 0 ? 0 : prefix[b];
-    const int tile_begin = gpos - base_tile;
-    const int tile_end = min(request_tiles(b), tile_begin + (g_end - gpos));
-    gpos += tile_end - tile_begin;
-    const int* ctx_lens = ctx_all + b * n;
-    int ctx_max = 0;
-    for (int r = 0; r < n; ++r) ctx_max = max(ctx_max, ctx_lens[r]);
-
-    __syncthreads();  // the previous segment's readers of q, weights and ctx are done
-    // q of request b (all rows, zero-padded to nchunks * RPC rows) -> f16, and its weights.
-    {
-      const uint8_t* q = reinterpret_cast<const uint8_t*>(p.q);
-      const float* w = reinterpret_cast<const float*>(p.weights);
-      for (int c = tid; c < nchunks * N * CPR; c += 128) {
-        const int rq = c / CPR, qc = c % CPR;
-        const int chunk = rq / N, rr = rq % N;
-        const int row_i = chunk * RPC + rr / H, h = rr % H;
-        uint4 x = make_uint4(0, 0, 0, 0);
-        if (row_i < n) x = *reinterpret_cast<const uint4*>(q + ((static_cast<size_t>(b) * n + row_i) * H + h) * D + qc * 16);
-        uint4 lo, hi;
-        e4m3x16_to_f16(x, lo, hi);
-        unsigned char* base = qh + (chunk * KB + qc / 4) * N * 128;
-        *reinterpret_cast<uint4*>(base + swz128(rr * 128 + (qc % 4) * 32)) = lo;
-        *reinterpret_cast<uint4*>(base + swz128(rr * 128 + (qc % 4) * 32 + 16)) = hi;
-      }
-      for (int i = tid; i < nchunks * N; i += 128) {
-        const int chunk = i / N, cc = i % N;
-        const int row_i = chunk * RPC + cc / H, h = cc % H;
-        const float wv = row_i < n ? w[(static_cast<size_t>(b) * n + row_i) * H + h] : 0.f;
-        wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = wv;
-      }
-      for (int r = tid; r < n; r += 128) ctx_s[r] = ctx_lens[r];
+    mbar_init(q_full, 1);
+    mbar_init(q_empty, 128);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  const int total = prefix[p.batch];
+  const int g_begin = static_cast<int>(static_cast<long long>(total) * blockIdx.x / gridDim.x);
+  const int g_end = static_cast<int>(static_cast<long long>(total) * (blockIdx.x + 1) / gridDim.x);
+  if (g_begin >= g_end) return;
+  // Request of global tile position gpos: last b with prefix[b] <= gpos (empty requests skipped).
+  auto request_of = [&](int gpos) {
+    int lo = 0, hi = p.batch - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) >> 1;
+      if (prefix[mid] <= gpos) lo = mid;
+      else hi = mid - 1;
     }
+    return lo;
+  };
+  const uint32_t qs_addr = spk::smem_addr(qs), kv_addr = spk::smem_addr(kvs), sc_addr = spk::smem_addr(scs);
 
-    const int* btab = reinterpret_cast<const int*>(p.block_table) + static_cast<size_t>(b) * p.block_table_stride;
-    // Block of each token row this thread copies (-1 past the context), fetched a tile ahead.
-    int nb[NR], nbs = -1;
-    auto fetch_blocks = [&](int tile) {
-#pragma unroll
-      for (int i = 0; i < NR; ++i) {
-        const int tok = tile * T + tid / CPR + i * (128 / CPR);
-        nb[i] = tok < ctx_max ? btab[tok / bkv] : -1;
-      }
-      if (tid < T / 4) {
-        const int tok = tile * T + tid * 4;
-        nbs = tok < ctx_max ? btab[tok / bkv] : -1;
-      }
-    };
-    auto load_tile = [&](int tile, int stage) {
-      unsigned char* st = kvs + stage * T * D;
-#pragma unroll
-      for (int i = 0; i < NR; ++i) {
-        const int r = tid / CPR + i * (128 / CPR);
-        const int tok = tile * T + r;
-        const uint8_t* src = nb[i] >= 0 ? kv + static_cast<size_t>(nb[i]) * block_bytes + static_cast<size_t>(tok % bkv) * D + col * 16 : kv;
-        spk::cp_async16(st + r * D + col * 16, src, nb[i] >= 0);
-      }
-      if (tid < T / 4) {  // 4 scales per 16 bytes; block_kv % 4 == 0 keeps them in one block
-        const int tok = tile * T + tid * 4;
-        const uint8_t* src = nbs >= 0 ? kv + static_cast<size_t>(nbs) * block_bytes + static_cast<size_t>(bkv) * D + (tok % bkv) * 4 : kv;
-        spk::cp_async16(scs + stage * T + tid * 4, src, nbs >= 0);
-      }
-    };
-
-#pragma unroll
-    for (int s = 0; s < S - 1; ++s) {
-      if (tile_begin + s < tile_end) {
-        fetch_blocks(tile_begin + s);
-        load_tile(tile_begin + s, s);
-      }
-      spk::cp_async_commit();
-    }
-    if (tile_begin + S - 1 < tile_end) fetch_blocks(tile_begin + S - 1);
-
-    for (int tile = tile_begin; tile < tile_end; ++tile) {
-      const int it = tile - tile_begin;
-      const int st = it % S;
-      spk::cp_async_wait<S - 2>();
-      __syncthreads();  // stage st landed; every warp is done with the previous tile's f16 copy
-      if (tile + S - 1 < tile_end) load_tile(tile + S - 1, (it + S - 1) % S);
-      spk::cp_async_commit();
-      if (tile + S < tile_end) fetch_blocks(tile + S);
-      // e4m3 stage -> f16 swizzled tile.
-      {
-        const unsigned char* raw = kvs + st * T * D;
-#pragma unroll
-        for (int i = 0; i < NR; ++i) {
-          const int r = tid / CPR + i * (128 / CPR);
-          uint4 lo, hi;
-          e4m3x16_to_f16(*reinterpret_cast<const uint4*>(raw + r * D + col * 16), lo, hi);
-          unsigned char* base = kh + (col / 4) * T * 128;
-          *reinterpret_cast<uint4*>(base + swz128(r * 128 + (col % 4) * 32)) = lo;
-          *reinterpret_cast<uint4*>(base + swz128(r * 128 + (col % 4) * 32 + 16)) = hi;
+  if (warp == 4) {
+    // ---- producer ----
+    if (lane != 0) return;
+    const uint8_t* kv = reinterpret_cast<const uint8_t*>(p.kv);
+    const int bkv = p.block_kv;
+    const size_t block_bytes = static_cast<size_t>(bkv) * (D + 4);
+    int stage = 0;
+    uint32_t phase = 0;
+    int seg = 0;
+    for (int gpos = g_begin; gpos < g_end; ++seg) {
+      const int b = request_of(gpos);
+      const int tb = gpos - prefix[b];
+      const int te = min(prefix[b + 1] - prefix[b], tb + (g_end - gpos));
+      gpos += te - tb;
+      const int ctx_max = request_ctx(b);
+      if (seg > 0) mbar_wait(q_empty, (seg - 1) & 1);  // the previous request's q is no longer read
+      mbar_expect_tx(q_full, nchunks * N * D);
+      for (int c = 0; c < nchunks; ++c) tma_load_2d(qs_addr + c * N * D, &P.q_map, q_full, 0, b * n * H + c * N);
+      const int* btab = reinterpret_cast<const int*>(p.block_table) + static_cast<size_t>(b) * p.block_table_stride;
+      for (int tile = tb; tile < te; ++tile) {
+        const uint32_t full = bar0 + 8 * stage;
+        mbar_wait(bar0 + 8 * (S + stage), phase ^ 1u);
+        const int tok0 = tile * T;
+        if (bkv >= T) {  // the tile lies inside one block (block_kv % 64 == 0)
+          const int blk = btab[tok0 / bkv], off = tok0 % bkv;
+          mbar_expect_tx(full, T * D + T * 4);
+          tma_load_3d(kv_addr + stage * T * D, &P.kv_map, full, 0, off, blk);
+          bulk_load(sc_addr + stage * T * 4, kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(bkv) * D + off * 4,
+                    T * 4, full);
+        } else {  // 64 / block_kv blocks; those past the context are not read (rows never stored)
+          const int parts = min(T / bkv, (ctx_max - tok0 + bkv - 1) / bkv);
+          mbar_expect_tx(full, parts * bkv * (D + 4));
+          for (int j = 0; j < parts; ++j) {
+            const int blk = btab[tok0 / bkv + j];
+            tma_load_3d(kv_addr + stage * T * D + j * bkv * D, &P.kv_map, full, 0, 0, blk);
+            bulk_load(sc_addr + stage * T * 4 + j * bkv * 4, kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(bkv) * D,
+                      bkv * 4, full);
+          }
+        }
+        if (++stage == S) {
+          stage = 0;
+          phase ^= 1u;
         }
       }
-      fence_proxy_async();  // generic-proxy smem writes, read next by wgmma (async proxy)
-      __syncthreads();
+    }
+    return;
+  }
 
+  // ---- consumer warpgroup (warps 0-3) ----
+  const int g = lane >> 2, tig = lane & 3;
+  const float* w = reinterpret_cast<const float*>(p.weights);
+  float* logits = reinterpret_cast<float*>(p.logits);
+  int stage = 0;
+  uint32_t phase = 0;
+  int seg = 0;
+  for (int gpos = g_begin; gpos < g_end; ++seg) {
+    const int b = request_of(gpos);
+    const int tb = gpos - prefix[b];
+    const int te = min(prefix[b + 1] - prefix[b], tb + (g_end - gpos));
+    gpos += te - tb;
+    consumer_barrier();  // the previous request's readers of weights and ctx are done
+    for (int i = tid; i < nchunks * N; i += 128) {
+      const int chunk = i / N, cc = i % N;
+      const int row_i = chunk * RPC + cc / H, h = cc % H;
+      const float wv = row_i < n ? w[(static_cast<size_t>(b) * n + row_i) * H + h] : 0.f;
+      wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = wv;
+    }
+    for (int r = tid; r < n; r += 128) ctx_s[r] = ctx_all[b * n + r];
+    consumer_barrier();
+    mbar_wait(q_full, seg & 1);
+    for (int tile = tb; tile < te; ++tile) {
+      mbar_wait(bar0 + 8 * stage, phase);
       const int t0 = 16 * warp + g;
-      const float sc0 = scs[st * T + t0], sc1 = scs[st * T + t0 + 8];
+      const float sc0 = scs[stage * T + t0], sc1 = scs[stage * T + t0 + 8];
       const int tok0 = tile * T + t0, tok1 = tok0 + 8;
+      const uint32_t a_base = kv_addr + stage * T * D;
       for (int chunk = 0; chunk < nchunks; ++chunk) {
         float acc[N / 2];
-        const uint32_t qb = qh_addr + chunk * KB * N * 128;
+        const uint32_t qb = qs_addr + chunk * N * D;
 #pragma unroll
         for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
         spk::wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < KS; ++kk) {
-          const uint64_t da = smem_desc_sw128(kh_addr + (kk / 4) * T * 128 + (kk % 4) * 32);
-          const uint64_t db = smem_desc_sw128(qb + (kk / 4) * N * 128 + (kk % 4) * 32);
-          spk::WgmmaF16<N>::mma(acc, da, db, kk);
-        }
+        for (int kk = 0; kk < KS; ++kk)
+          spk::WgmmaE4m3<N>::mma(acc, smem_desc<D>(a_base + kk * 32), smem_desc<D>(qb + kk * 32), kk);
         spk::wgmma_commit();
         spk::wgmma_wait<0>();
 #pragma unroll
         for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
+        if (chunk == nchunks - 1) mbar_arrive(bar0 + 8 * (S + stage));  // tile read: the producer may refill
         const float* wrow = wsm + (chunk * 4 + tig) * WS;
 #pragma unroll
         for (int r = 0; r < RPC; ++r) {
@@ -498,35 +490,40 @@ __device__ __forceinline__ void mqa_logits_wg_body(const MqaLogitsParams& p) {
           }
         }
       }
+      if (++stage == S) {
+        stage = 0;
+        phase ^= 1u;
+      }
     }
-    spk::cp_async_wait<0>();
+    mbar_arrive(q_empty);  // this request's q is no longer read
   }
 #else
-  (void)p;
+  (void)P;
   __trap();  // the host selects this kernel only on sm_90
 #endif
 }
 
 }  // namespace
 
-#define SPK_MQA_WG(D, H, RPC)                                                                  \
-  extern "C" __global__ void __launch_bounds__(128, 1) mqa_logits_wg_d##D##_h##H##_r##RPC(MqaLogitsParams p) { \
-    mqa_logits_wg_body<D, H, RPC>(p);                                                           \
+#define SPK_MQA_TMA(D, H, RPC)                                                                      \
+  extern "C" __global__ void __launch_bounds__(160, 2)                                              \
+      mqa_logits_tma_d##D##_h##H##_r##RPC(const __grid_constant__ MqaTmaParams p) {                 \
+    mqa_logits_tma_body<D, H, RPC>(p);                                                              \
   }
-#define SPK_MQA_WG_D(D)   \
-  SPK_MQA_WG(D, 16, 1)    \
-  SPK_MQA_WG(D, 16, 2)    \
-  SPK_MQA_WG(D, 16, 4)    \
-  SPK_MQA_WG(D, 16, 8)    \
-  SPK_MQA_WG(D, 32, 1)    \
-  SPK_MQA_WG(D, 32, 2)    \
-  SPK_MQA_WG(D, 32, 4)    \
-  SPK_MQA_WG(D, 32, 8)    \
-  SPK_MQA_WG(D, 64, 1)    \
-  SPK_MQA_WG(D, 64, 2)    \
-  SPK_MQA_WG(D, 64, 3)    \
-  SPK_MQA_WG(D, 64, 4)    \
-  SPK_MQA_WG(D, 128, 1)   \
-  SPK_MQA_WG(D, 128, 2)
-SPK_MQA_WG_D(64)
-SPK_MQA_WG_D(128)
+#define SPK_MQA_TMA_D(D)   \
+  SPK_MQA_TMA(D, 16, 1)    \
+  SPK_MQA_TMA(D, 16, 2)    \
+  SPK_MQA_TMA(D, 16, 4)    \
+  SPK_MQA_TMA(D, 16, 8)    \
+  SPK_MQA_TMA(D, 32, 1)    \
+  SPK_MQA_TMA(D, 32, 2)    \
+  SPK_MQA_TMA(D, 32, 4)    \
+  SPK_MQA_TMA(D, 32, 8)    \
+  SPK_MQA_TMA(D, 64, 1)    \
+  SPK_MQA_TMA(D, 64, 2)    \
+  SPK_MQA_TMA(D, 64, 3)    \
+  SPK_MQA_TMA(D, 64, 4)    \
+  SPK_MQA_TMA(D, 128, 1)   \
+  SPK_MQA_TMA(D, 128, 2)
+SPK_MQA_TMA_D(64)
+SPK_MQA_TMA_D(128)

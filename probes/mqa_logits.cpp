@@ -12,7 +12,8 @@ namespace specprobe::probes {
 
 using specprobe_kernels::kMqaTileTokens;
 
-MqaInputs make_mqa_inputs(int batch, int next_n, int heads, int head_dim, int block_kv, int context, uint64_t seed) {
+MqaInputs make_mqa_inputs(int batch, int next_n, int heads, int head_dim, int block_kv, int context, uint64_t seed,
+                          bool full_lengths) {
   Rng rng(seed);
   MqaInputs in;
   in.batch = batch;
@@ -25,7 +26,7 @@ MqaInputs make_mqa_inputs(int batch, int next_n, int heads, int head_dim, int bl
   std::vector<int> blocks(static_cast<size_t>(batch));
   in.context_lens.resize(static_cast<size_t>(batch) * next_n);
   for (int b = 0; b < batch; ++b) {
-    const int L = b == batch - 1 ? context : rng.range(next_n, context);
+    const int L = b == batch - 1 || full_lengths ? context : rng.range(next_n, context);
     for (int i = 0; i < next_n; ++i) in.context_lens[static_cast<size_t>(b) * next_n + i] = L - next_n + i + 1;
     blocks[static_cast<size_t>(b)] = (L + block_kv - 1) / block_kv;
   }
@@ -121,8 +122,7 @@ MqaLaunch mqa_launch_config(int batch, int next_n, int heads, int head_dim, int 
   return l;
 }
 
-MqaLaunch mqa_wg_launch_config(int batch, int next_n, int heads, int head_dim, int max_context, int tiles_per_cta) {
-  MqaLaunch l;
+int mqa_rows_per_chunk(int next_n, int heads) {
   // Rows per wgmma (N = rpc * heads <= 256): fewest padded columns, each extra chunk costing
   // about 64 columns of issue and epilogue overhead.
   std::vector<int> cands;
@@ -139,29 +139,77 @@ MqaLaunch mqa_wg_launch_config(int batch, int next_n, int heads, int head_dim, i
       best = r;
     }
   }
-  l.rows_per_cta = best;
-  l.kernel = fmt::format("mqa_logits_wg_d{}_h{}_r{}", head_dim, heads, best);
+  return best;
+}
+
+MqaLaunch mqa_tma_launch_config(int batch, int next_n, int heads, int head_dim, int64_t smem_per_sm,
+                                int64_t smem_per_block) {
+  using specprobe_kernels::kMqaTmaMaxStages;
+  using specprobe_kernels::mqa_tma_smem_bytes;
+  MqaLaunch l;
+  l.rows_per_cta = mqa_rows_per_chunk(next_n, heads);
+  l.kernel = fmt::format("mqa_logits_tma_d{}_h{}_r{}", head_dim, heads, l.rows_per_cta);
   l.tasks = 4;
   l.token_splits = 1;
-  l.tiles_per_cta = tiles_per_cta;
-  l.threads = 128;
-  l.smem = static_cast<unsigned>(specprobe_kernels::mqa_wg_smem_bytes(head_dim, heads, best, next_n, batch));
-  if (tiles_per_cta > 0) {
-    const int tokens_per_cta = specprobe_kernels::kMqaWgTileTokens * tiles_per_cta;
-    l.grid_x = static_cast<unsigned>(std::max(1, (max_context + tokens_per_cta - 1) / tokens_per_cta));
-    l.grid_y = static_cast<unsigned>(batch);
-  } else {
-    l.grid_x = 0;  // persistent: the caller sets SMs x resident CTAs per SM
-    l.grid_y = 1;
-  }
+  l.tiles_per_cta = 0;
+  l.threads = static_cast<unsigned>(specprobe_kernels::kMqaTmaThreads);
+  // Ring depth: the deepest (<= 8) that still lets two CTAs share an SM (1 KB of each CTA's
+  // shared memory is reserved by the hardware); else the deepest that fits one CTA.
+  auto bytes = [&](int st) { return static_cast<int64_t>(mqa_tma_smem_bytes(head_dim, heads, l.rows_per_cta, next_n, batch, st)); };
+  int stages = 0;
+  for (int st = kMqaTmaMaxStages; st >= 2 && stages == 0; --st)
+    if (2 * (bytes(st) + 1024) <= smem_per_sm && bytes(st) <= smem_per_block) stages = st;
+  for (int st = kMqaTmaMaxStages; st >= 2 && stages == 0; --st)
+    if (bytes(st) <= smem_per_block) stages = st;
+  l.stages = stages == 0 ? 2 : stages;
+  l.smem = static_cast<unsigned>(bytes(l.stages));
+  l.grid_x = 0;  // persistent: the caller sets SMs x resident CTAs per SM
+  l.grid_y = 1;
   l.grid_z = 1;
   return l;
 }
 
-bool mqa_wg_supported(int cc_major, int cc_minor, int heads, int head_dim, int block_kv) {
+bool mqa_tma_supported(int cc_major, int cc_minor, int heads, int head_dim, int block_kv) {
+  // 64-token tiles: inside one block (block_kv % 64 == 0) or whole blocks whose shared-memory
+  // offsets keep the swizzle atom's alignment (block_kv * head_dim % 1024 == 0).
+  const bool tiles = block_kv > 0 && (block_kv % 64 == 0 || (64 % block_kv == 0 && block_kv * head_dim % 1024 == 0));
   return cc_major == 9 && cc_minor == 0 && (head_dim == 64 || head_dim == 128) &&
-         (heads == 16 || heads == 32 || heads == 64 || heads == 128) && block_kv % 4 == 0;
+         (heads == 16 || heads == 32 || heads == 64 || heads == 128) && block_kv % 4 == 0 && tiles;
 }
+
+double mqa_threshold(const std::string& kernel) {
+  return kernel.rfind("mqa_logits_tma_", 0) == 0 ? kMqaLogitsMaxRelFp8Tc : kMqaLogitsMaxRel;
+}
+
+namespace {
+
+// The two CUtensorMaps of the sm_90a kernel (see MqaTmaParams); Error when the driver lacks
+// cuTensorMapEncodeTiled or rejects a map.
+Status encode_mqa_tensor_maps(GpuSession& s, const MqaInputs& in, const MqaLaunch& l, specprobe_kernels::MqaTmaParams& tp) {
+  auto& drv = s.driver();
+  if (!drv.api().cuTensorMapEncodeTiled) return environment_error("the driver has no cuTensorMapEncodeTiled");
+  const int swz = in.head_dim == 128 ? cu::kTensorMapSwizzle128B : cu::kTensorMapSwizzle64B;
+  const unsigned estr[3] = {1, 1, 1};
+  {
+    const uint64_t dims[3] = {static_cast<uint64_t>(in.head_dim), static_cast<uint64_t>(in.block_kv),
+                              static_cast<uint64_t>(in.num_blocks)};
+    const uint64_t strides[2] = {static_cast<uint64_t>(in.head_dim), in.block_bytes()};
+    const unsigned box[3] = {static_cast<unsigned>(in.head_dim), static_cast<unsigned>(std::min(in.block_kv, 64)), 1};
+    SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.kv_map, cu::kTensorMapDataTypeUint8, 3, reinterpret_cast<void*>(tp.p.kv), dims,
+                                          strides, box, estr, 0, swz, cu::kTensorMapL2Promotion256B, 0));
+  }
+  {
+    const uint64_t dims[2] = {static_cast<uint64_t>(in.head_dim),
+                              static_cast<uint64_t>(in.batch) * in.next_n * in.heads};
+    const uint64_t strides[1] = {static_cast<uint64_t>(in.head_dim)};
+    const unsigned box[2] = {static_cast<unsigned>(in.head_dim), static_cast<unsigned>(l.rows_per_cta * in.heads)};
+    SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.q_map, cu::kTensorMapDataTypeUint8, 2, reinterpret_cast<void*>(tp.p.q), dims,
+                                          strides, box, estr, 0, swz, cu::kTensorMapL2Promotion256B, 0));
+  }
+  return Ok{};
+}
+
+}  // namespace
 
 std::string mqa_shape_problem(const Json& spec) {
   const int n = spec.value("next_n", 0), h = spec.value("heads", 0), d = spec.value("head_dim", 0),
@@ -181,7 +229,7 @@ Json run_mqa_logits_probe(const Json& spec) {
   const int context = spec.value("context", bench ? 8192 : 300);
   const MqaInputs in = make_mqa_inputs(batch, spec.value("next_n", 1), spec.value("heads", 64),
                                        spec.value("head_dim", 128), spec.value("block_kv", 64), context,
-                                       spec.value("seed", 1));
+                                       spec.value("seed", 1), spec.value("lengths", std::string("random")) == "full");
   auto sess = GpuSession::open();
   if (!sess) return make_result(spec, kError, sess.error().message);
   GpuSession& s = **sess;
@@ -195,24 +243,25 @@ Json run_mqa_logits_probe(const Json& spec) {
     }
     return r;
   };
-  // Kernel family: the sm_90a wgmma kernel where it applies and fits, else the portable mma.sync
-  // one. SPECPROBE_MQA_KERNEL=mma|wgmma forces one (benchmarks compare both in one run).
+  // Kernel family: the sm_90a copy-engine + wgmma kernel where it applies and fits, else the
+  // portable mma.sync one. SPECPROBE_MQA_KERNEL=mma|tma forces one (benchmarks compare both).
   const char* force = std::getenv("SPECPROBE_MQA_KERNEL");
   const std::string want = spec.value("kernel", std::string(force ? force : "auto"));
-  bool use_wg = want != "mma" && mqa_wg_supported(s.gpu().cc_major, s.gpu().cc_minor, in.heads, in.head_dim, in.block_kv);
+  bool use_tma = want != "mma" && mqa_tma_supported(s.gpu().cc_major, s.gpu().cc_minor, in.heads, in.head_dim, in.block_kv) &&
+                 s.driver().api().cuTensorMapEncodeTiled != nullptr;
   MqaLaunch l;
-  if (use_wg) {
-    l = mqa_wg_launch_config(in.batch, in.next_n, in.heads, in.head_dim, in.max_context, spec.value("tiles_per_cta", 0));
-    if (static_cast<int64_t>(l.smem) > s.gpu().smem_per_block_optin) use_wg = false;
+  if (use_tma) {
+    l = mqa_tma_launch_config(in.batch, in.next_n, in.heads, in.head_dim, s.gpu().smem_per_sm, s.gpu().smem_per_block_optin);
+    if (static_cast<int64_t>(l.smem) > s.gpu().smem_per_block_optin) use_tma = false;
   }
-  if (use_wg && l.tiles_per_cta == 0) {  // persistent grid: every resident CTA slot once
+  if (use_tma) {  // persistent grid: every resident CTA slot once
     auto fw = s.function(l.kernel);
     if (!fw) return fail_cuda(fw.error());
     const Json ev = s.kernel_evidence(*fw, l.kernel, LaunchShape{1, 1, 1, l.threads, l.smem});
     const int per_sm = std::max(1, ev.value("occupancy_blocks_per_sm", 1));
     l.grid_x = static_cast<unsigned>(std::max<int64_t>(1, s.gpu().sm_count) * per_sm);
   }
-  if (!use_wg) l = mqa_launch_config(in.batch, in.next_n, in.heads, in.head_dim, in.max_context, spec.value("tiles_per_cta", 4));
+  if (!use_tma) l = mqa_launch_config(in.batch, in.next_n, in.heads, in.head_dim, in.max_context, spec.value("tiles_per_cta", 4));
   if (static_cast<int64_t>(l.smem) > s.gpu().smem_per_block_optin)
     return make_result(spec, kSkip, fmt::format("needs {} KB shared memory per block, device allows {} KB",
                                                 (l.smem + 1023) / 1024, s.gpu().smem_per_block_optin / 1024));
@@ -250,7 +299,15 @@ Json run_mqa_logits_probe(const Json& spec) {
   p.token_splits = l.token_splits;
   p.tiles_per_cta = l.tiles_per_cta;
   LaunchShape shape{l.grid_x, l.grid_y, l.grid_z, l.threads, l.smem};
-  if (auto st = s.launch(*f, shape, &p); !st) return fail_cuda(st.error());
+  specprobe_kernels::MqaTmaParams tp{};
+  void* params = &p;
+  if (use_tma) {
+    tp.p = p;
+    tp.stages = l.stages;
+    if (auto st = encode_mqa_tensor_maps(s, in, l, tp); !st) return fail_cuda(st.error());
+    params = &tp;
+  }
+  if (auto st = s.launch(*f, shape, params); !st) return fail_cuda(st.error());
   if (auto st = s.sync(); !st) return fail_cuda(st.error());
   std::vector<float> out(logits_elems);
   if (auto st = s.download(out.data(), *d_out, logits_elems * 4); !st) return fail_cuda(st.error());
@@ -260,16 +317,18 @@ Json run_mqa_logits_probe(const Json& spec) {
       for (int i = 0; i < in.next_n; ++i) rows.push_back(b * in.next_n + i);
   const ErrorStats err = check_mqa_logits(in, out, rows);
   res["metrics"] = err.json();
-  res["metrics"]["threshold_max_rel_err"] = kMqaLogitsMaxRel;
+  const double limit = mqa_threshold(l.kernel);
+  res["metrics"]["threshold_max_rel_err"] = limit;
   res["evidence"] = s.kernel_evidence(*f, l.kernel, shape);
   res["evidence"]["gpu"] = s.gpu().name;
-  if (err.unwritten || err.nonfinite || err.out_of_range || !(err.max_rel() <= kMqaLogitsMaxRel)) {
+  if (use_tma) res["evidence"]["stages"] = l.stages;
+  if (err.unwritten || err.nonfinite || err.out_of_range || !(err.max_rel() <= limit)) {
     res["status"] = kFail;
     res["reason"] = fmt::format("max rel err {:.3g} (limit {:.0e}), {} unwritten, {} non-finite, {} out-of-range writes",
-                                err.max_rel(), kMqaLogitsMaxRel, err.unwritten, err.nonfinite, err.out_of_range);
+                                err.max_rel(), limit, err.unwritten, err.nonfinite, err.out_of_range);
   }
   if (spec.value("time", bench)) {
-    auto ms = s.time_median_ms([&] { return s.launch(*f, shape, &p); }, bench ? 5 : 3, bench ? 50 : 20);
+    auto ms = s.time_median_ms([&] { return s.launch(*f, shape, params); }, bench ? 5 : 3, bench ? 50 : 20);
     if (!ms) return fail_cuda(ms.error());
     double bytes = 0;
     for (int b = 0; b < in.batch; ++b) {

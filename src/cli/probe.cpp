@@ -71,6 +71,7 @@ Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o) {
             for (int n : *ns) {
               Json s = common({{"probe", kind}, {"next_n", n}, {"heads", h}, {"head_dim", d}, {"block_kv", bkv}});
               if (o.tiles_per_cta > 0) s["tiles_per_cta"] = o.tiles_per_cta;
+              if (!o.lengths.empty()) s["lengths"] = o.lengths;
               specs.push_back(s);
             }
     } else if (kind == "spec_verify" || kind == "graph_replay") {
@@ -199,7 +200,9 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
   cmd->add_option("--context", o.context, "longest request's context (default: 300; 8192 with --bench)");
   cmd->add_option("--seed", o.seed, "input seed");
   cmd->add_flag("--bench", o.bench, "time at realistic sizes and print % of the HBM roofline");
-  cmd->add_option("--tiles-per-cta", o.tiles_per_cta, "MQA logits: 128-token tiles per CTA (tuning)");
+  cmd->add_option("--tiles-per-cta", o.tiles_per_cta, "MQA logits, mma.sync kernel: 128-token tiles per CTA (tuning)");
+  cmd->add_option("--lengths", o.lengths, "MQA logits request lengths: random (in [next_n, context]) or full (all = context)")
+      ->check(CLI::IsMember({"random", "full"}));
   cmd->add_option("--splits", o.splits, "spec-verify KV splits (0 = auto)");
   cmd->add_option("--timeout", o.timeout_s, "seconds a probe may run before it is killed");
   cmd->add_option("--format", o.format, "text or json")->check(CLI::IsMember({"text", "json"}));

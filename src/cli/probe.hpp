@@ -30,6 +30,7 @@ struct ProbeOptions {
   int seed = 1;
   bool bench = false;
   int tiles_per_cta = 0;
+  std::string lengths;  // MQA logits: "random" (default) or "full"
   int splits = -1;
   double timeout_s = 30;
   std::string format = "text";  // text | json

@@ -116,6 +116,7 @@ Expected<std::shared_ptr<Driver>> Driver::load_system() {
   need(a.cuEventRecord, "cuEventRecord");
   need(a.cuEventSynchronize, "cuEventSynchronize");
   need(a.cuEventElapsedTime, "cuEventElapsedTime");
+  bind(handle, a.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");  // optional
   if (!missing.empty()) {
     dlclose(handle);
     return environment_error("libcuda.so.1 lacks " + missing + " (driver too old?)");

@@ -113,7 +113,19 @@ struct Api {
   CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*cuEventSynchronize)(CUevent) = nullptr;
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  // Optional (CUDA 12+ drivers; nullptr when absent, and in the fake): fills a 128-byte
+  // CUtensorMap for the copy engine. Kernels that need one fall back when it is missing.
+  CUresult (*cuTensorMapEncodeTiled)(void* tensor_map, int data_type, unsigned rank, void* global_address,
+                                     const uint64_t* global_dim, const uint64_t* global_strides,
+                                     const unsigned* box_dim, const unsigned* element_strides, int interleave,
+                                     int swizzle, int l2_promotion, int oob_fill) = nullptr;
 };
+
+// CUtensorMap enums (cuda.h) used by the probes.
+inline constexpr int kTensorMapDataTypeUint8 = 0;
+inline constexpr int kTensorMapSwizzle64B = 2;
+inline constexpr int kTensorMapSwizzle128B = 3;
+inline constexpr int kTensorMapL2Promotion256B = 3;
 
 // "CUDA_ERROR_ILLEGAL_ADDRESS" for the values specprobe knows, "CUDA_ERROR_<n>" otherwise.
 std::string builtin_result_name(CUresult r);

@@ -113,21 +113,32 @@ Status GpuSession::sync() { return SP_CU(*drv_, cuStreamSynchronize(stream_)); }
 Expected<double> GpuSession::time_median_ms(const std::function<Status()>& body, int warmup, int reps) {
   for (int i = 0; i < warmup; ++i)
     if (auto s = body(); !s) return s.error();
-  cu::CUevent a = nullptr, b = nullptr;
-  SP_CU_TRY(*drv_, cuEventCreate(&a, 0));
-  SP_CU_TRY(*drv_, cuEventCreate(&b, 0));
+  // One event pair per run, all runs queued before the one synchronisation: each interval holds
+  // only its own launch's device time, not the host's launch latency (a run that waited for the
+  // previous one would start its "begin" event while the host was still submitting the kernel).
+  std::vector<cu::CUevent> ev(2 * static_cast<size_t>(std::max(reps, 0)), nullptr);
+  auto destroy = [&] {
+    for (auto e : ev)
+      if (e) (void)SP_CU(*drv_, cuEventDestroy(e));
+  };
   std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    SP_CU_TRY(*drv_, cuEventRecord(a, stream_));
-    if (auto s = body(); !s) return s.error();
-    SP_CU_TRY(*drv_, cuEventRecord(b, stream_));
-    SP_CU_TRY(*drv_, cuEventSynchronize(b));
-    float t = 0;
-    SP_CU_TRY(*drv_, cuEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  (void)SP_CU(*drv_, cuEventDestroy(a));
-  (void)SP_CU(*drv_, cuEventDestroy(b));
+  Status st = [&]() -> Status {
+    for (auto& e : ev) SP_CU_TRY(*drv_, cuEventCreate(&e, 0));
+    for (int i = 0; i < reps; ++i) {
+      SP_CU_TRY(*drv_, cuEventRecord(ev[2 * i], stream_));
+      if (auto s = body(); !s) return s.error();
+      SP_CU_TRY(*drv_, cuEventRecord(ev[2 * i + 1], stream_));
+    }
+    if (reps > 0) SP_CU_TRY(*drv_, cuEventSynchronize(ev.back()));
+    for (int i = 0; i < reps; ++i) {
+      float t = 0;
+      SP_CU_TRY(*drv_, cuEventElapsedTime(&t, ev[2 * i], ev[2 * i + 1]));
+      ms.push_back(t);
+    }
+    return Ok{};
+  }();
+  destroy();
+  if (!st) return st.error();
   std::sort(ms.begin(), ms.end());
   return ms.empty() ? 0.0 : ms[ms.size() / 2];
 }

@@ -109,28 +109,45 @@ TEST_CASE("mqa launch configuration covers every row, head chunk and token", "[p
   CHECK(mqa_launch_config(1, 1, 128, 64, 10).kernel == "mqa_logits_d64_hc64");
 }
 
-TEST_CASE("mqa wgmma launch configuration: N = rows x heads <= 256, fewest padded rows", "[probes]") {
+TEST_CASE("mqa sm_90a launch configuration: N = rows x heads <= 256, two CTAs per SM where they fit", "[probes]") {
+  constexpr int64_t kSmemPerSm = 228 * 1024, kSmemPerBlock = 227 * 1024;  // sm_90
   for (int n = 1; n <= 8; ++n)
-    for (int h : {16, 32, 64, 128}) {
-      const auto l = mqa_wg_launch_config(256, n, h, 128, 8192);
-      INFO("next_n " << n << " heads " << h);
-      CHECK(l.rows_per_cta * h <= 256);
-      CHECK(l.threads == 128u);
-      CHECK(l.grid_x * 64 * l.tiles_per_cta >= 8192u);
-      CHECK(l.grid_y == 256u);
-      // sm_90's opt-in limit per block; f16 q of H=128 x next_n >= 6 does not fit and the probe
-      // falls back to the mma.sync kernel.
-      if (h < 128 || n <= 5) CHECK(l.smem <= 227u * 1024u);
-      CHECK(l.kernel == "mqa_logits_wg_d128_h" + std::to_string(h) + "_r" + std::to_string(l.rows_per_cta));
-    }
-  CHECK(mqa_wg_launch_config(1, 1, 64, 128, 10).rows_per_cta == 1);
-  CHECK(mqa_wg_launch_config(1, 2, 64, 128, 10).rows_per_cta == 2);
-  CHECK(mqa_wg_launch_config(1, 3, 64, 128, 10).rows_per_cta == 3);  // N = 192, no padded row
-  CHECK(mqa_wg_launch_config(1, 4, 64, 128, 10).rows_per_cta == 4);
-  CHECK(mqa_wg_supported(9, 0, 64, 128, 64));
-  CHECK_FALSE(mqa_wg_supported(8, 9, 64, 128, 64));
-  CHECK_FALSE(mqa_wg_supported(10, 0, 64, 128, 64));
-  CHECK_FALSE(mqa_wg_supported(12, 0, 64, 128, 64));
+    for (int h : {16, 32, 64, 128})
+      for (int d : {64, 128}) {
+        const auto l = mqa_tma_launch_config(256, n, h, d, kSmemPerSm, kSmemPerBlock);
+        INFO("next_n " << n << " heads " << h << " head_dim " << d);
+        CHECK(l.rows_per_cta * h <= 256);
+        CHECK(l.rows_per_cta == mqa_rows_per_chunk(n, h));
+        CHECK(l.threads == 160u);
+        CHECK(l.stages >= 2);
+        CHECK(l.stages <= specprobe_kernels::kMqaTmaMaxStages);
+        CHECK(l.smem <= kSmemPerBlock);
+        // q of every row stays resident; when it is at most 64 KB two CTAs share an SM.
+        const int chunks = (n + l.rows_per_cta - 1) / l.rows_per_cta;
+        if (chunks * l.rows_per_cta * h * d <= 64 * 1024) CHECK(2 * (l.smem + 1024) <= kSmemPerSm);
+        CHECK(l.kernel == "mqa_logits_tma_d" + std::to_string(d) + "_h" + std::to_string(h) + "_r" +
+                              std::to_string(l.rows_per_cta));
+      }
+  CHECK(mqa_rows_per_chunk(1, 64) == 1);
+  CHECK(mqa_rows_per_chunk(2, 64) == 2);
+  CHECK(mqa_rows_per_chunk(3, 64) == 3);  // N = 192, no padded row
+  CHECK(mqa_rows_per_chunk(4, 64) == 4);
+  CHECK(mqa_tma_supported(9, 0, 64, 128, 64));
+  CHECK(mqa_tma_supported(9, 0, 64, 128, 256));
+  CHECK(mqa_tma_supported(9, 0, 64, 128, 32));
+  CHECK_FALSE(mqa_tma_supported(9, 0, 64, 128, 48));  // a tile would straddle blocks mid-way
+  CHECK_FALSE(mqa_tma_supported(9, 0, 64, 64, 4));   // smem offsets off the swizzle atom
+  CHECK_FALSE(mqa_tma_supported(8, 9, 64, 128, 64));
+  CHECK_FALSE(mqa_tma_supported(10, 0, 64, 128, 64));
+  CHECK_FALSE(mqa_tma_supported(12, 0, 64, 128, 64));
+  CHECK(mqa_threshold("mqa_logits_tma_d128_h64_r1") == kMqaLogitsMaxRelFp8Tc);
+  CHECK(mqa_threshold("mqa_logits_d128_hc64") == kMqaLogitsMaxRel);
+}
+
+TEST_CASE("mqa inputs with full lengths give every request the whole context", "[probes]") {
+  const auto in = make_mqa_inputs(4, 3, 16, 64, 32, 100, 7, true);
+  for (int b = 0; b < 4; ++b)
+    for (int i = 0; i < 3; ++i) CHECK(in.context_lens[static_cast<size_t>(b) * 3 + i] == 100 - 3 + i + 1);
 }
 
 TEST_CASE("spec verify splits cover every token and the ring fits the block limit", "[probes]") {
