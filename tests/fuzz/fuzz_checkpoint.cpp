@@ -43,20 +43,24 @@ void write_shard(const std::string& path, std::string_view header) {
 }  // namespace
 
 SPECPROBE_FUZZ_ENTRY(fuzz_checkpoint_one) {
-  namespace fs = std::filesystem;
   using specprobe::fuzz::write_file;
-  const std::string dir = specprobe::fuzz::scratch_dir() + "/ckpt";
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  fs::create_directories(dir);
+  // The directory is made once and only ever holds the five names below: each input rewrites the
+  // files it has and unlinks the others (cheaper than removing and re-creating the tree; the
+  // reader sees the same directory either way).
+  static const std::string dir = [] {
+    std::string d = specprobe::fuzz::scratch_dir() + "/ckpt";
+    std::filesystem::create_directories(d);
+    return d;
+  }();
   const auto parts = specprobe::fuzz::split_sections(
       std::string_view(reinterpret_cast<const char*>(data), size), 5);
   static const char* const kNames[] = {"config.json", "model.safetensors.index.json", "hf_quant_config.json",
                                        "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i].empty()) continue;
+  for (size_t i = 0; i < 5; ++i) {
     const std::string path = dir + "/" + kNames[i];
-    if (i >= 3)
+    if (i >= parts.size() || parts[i].empty())
+      ::unlink(path.c_str());
+    else if (i >= 3)
       write_shard(path, parts[i]);
     else
       write_file(path, parts[i]);
