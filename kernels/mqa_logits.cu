@@ -358,15 +358,21 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   const int g_begin = static_cast<int>(static_cast<long long>(total) * blockIdx.x / gridDim.x);
   const int g_end = static_cast<int>(static_cast<long long>(total) * (blockIdx.x + 1) / gridDim.x);
   if (g_begin >= g_end) return;
-  // Request of global tile position gpos: last b with prefix[b] <= gpos (empty requests skipped).
-  auto request_of = [&](int gpos) {
+  // The run of one request's tiles that starts at global tile position gpos (producer and
+  // consumers walk the same segments): request = last b with prefix[b] <= gpos (empty requests
+  // skipped), its tiles [tile_begin, tile_end) clipped to this CTA's share.
+  struct Segment {
+    int b, tile_begin, tile_end;
+  };
+  auto segment_at = [&](int gpos) {
     int lo = 0, hi = p.batch - 1;
     while (lo < hi) {
       const int mid = (lo + hi + 1) >> 1;
       if (prefix[mid] <= gpos) lo = mid;
       else hi = mid - 1;
     }
-    return lo;
+    const int tb = gpos - prefix[lo];
+    return Segment{lo, tb, min(prefix[lo + 1] - prefix[lo], tb + (g_end - gpos))};
   };
   const uint32_t qs_addr = spk::smem_addr(qs), kv_addr = spk::smem_addr(kvs), sc_addr = spk::smem_addr(scs);
 
@@ -380,9 +386,8 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
     uint32_t phase = 0;
     int seg = 0;
     for (int gpos = g_begin; gpos < g_end; ++seg) {
-      const int b = request_of(gpos);
-      const int tb = gpos - prefix[b];
-      const int te = min(prefix[b + 1] - prefix[b], tb + (g_end - gpos));
+      const Segment sg = segment_at(gpos);
+      const int b = sg.b, tb = sg.tile_begin, te = sg.tile_end;
       gpos += te - tb;
       const int ctx_max = request_ctx(b);
       if (seg > 0) mbar_wait(q_empty, (seg - 1) & 1);  // the previous request's q is no longer read
@@ -426,9 +431,8 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   uint32_t phase = 0;
   int seg = 0;
   for (int gpos = g_begin; gpos < g_end; ++seg) {
-    const int b = request_of(gpos);
-    const int tb = gpos - prefix[b];
-    const int te = min(prefix[b + 1] - prefix[b], tb + (g_end - gpos));
+    const Segment sg = segment_at(gpos);
+    const int b = sg.b, tb = sg.tile_begin, te = sg.tile_end;
     gpos += te - tb;
     consumer_barrier();  // the previous request's readers of weights and ctx are done
     for (int i = tid; i < nchunks * N; i += 128) {
