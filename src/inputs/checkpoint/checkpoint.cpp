@@ -1,5 +1,6 @@
 // Checkpoint analysis: shard discovery and path safety, parallel header reads, index cross-check,
 // layer map, runtime-name translation (name_tables) and engine-exact quantization matching.
+#include "common/py_regex.hpp"
 #include "common/utf8.hpp"
 #include "inputs/checkpoint/checkpoint.hpp"
 
@@ -59,62 +60,28 @@ void push_capped(Json& arr, Json v) {
   if (arr.size() < kListCap) arr.push_back(std::move(v));
 }
 
-// Patterns come from downloaded config files and std::regex backtracks (and recurses) without
-// bound: refuse, as unsupported, long or deeply nested patterns and quantified groups that hold a
-// quantifier or an alternation ((a*)*, (a|a)+), the shapes that backtrack exponentially.
-bool bounded_regex(std::string_view p) {
-  if (p.size() > 512) return false;
-  std::vector<bool> risky;  // per open group: holds a quantifier or '|'
-  bool last_group_risky = false;
-  for (size_t i = 0; i < p.size(); ++i) {
-    const char c = p[i];
-    const bool quant = c == '*' || c == '+' || c == '{' || (c == '?' && i > 0 && p[i - 1] != '(');
-    if (c == '\\') {
-      ++i;
-    } else if (c == '[') {  // a class: skip to its end
-      for (++i; i < p.size() && p[i] != ']'; ++i)
-        if (p[i] == '\\') ++i;
-    } else if (c == '(') {
-      risky.push_back(false);
-      if (risky.size() > 16) return false;
-    } else if (c == ')') {
-      if (risky.empty()) return false;
-      last_group_risky = risky.back();
-      risky.pop_back();
-      if (!risky.empty() && last_group_risky) risky.back() = true;
-      if (i + 1 < p.size() && (p[i + 1] == '*' || p[i + 1] == '+' || p[i + 1] == '{') && last_group_risky) return false;
-      continue;
-    } else if (quant || c == '|') {
-      if (!risky.empty()) risky.back() = true;
-    }
-  }
-  return true;
-}
-
-// Python re.match: anchored at the start only. Compiled patterns are cached; a pattern std::regex
-// cannot compile (or that bounded_regex refuses) never matches (and is reported once).
+// Python re.match, anchored at the start only, for patterns from downloaded config files: PyRegex
+// runs in time linear in the name (std::regex backtracks without bound). Compiled patterns are
+// cached; a pattern PyRegex refuses never matches and is reported once, with the reason.
 class RegexCache {
  public:
   bool match(const std::string& pattern, const std::string& value) {
     auto it = cache_.find(pattern);
     if (it == cache_.end()) {
-      std::optional<std::regex> re;
-      try {
-        if (bounded_regex(pattern)) re.emplace(pattern, std::regex::ECMAScript | std::regex::optimize);
-        else bad_.insert(pattern);
-      } catch (const std::regex_error&) {
-        bad_.insert(pattern);
-      }
+      std::optional<PyRegex> re;
+      auto compiled = PyRegex::compile(pattern);
+      if (auto* why = std::get_if<std::string>(&compiled)) bad_.emplace(pattern, *why);
+      else re.emplace(std::move(std::get<PyRegex>(compiled)));
       it = cache_.emplace(pattern, std::move(re)).first;
     }
-    if (!it->second) return false;
-    return std::regex_search(value, *it->second, std::regex_constants::match_continuous);
+    return it->second && it->second->match(value);
   }
-  const std::set<std::string>& bad() const { return bad_; }
+  // Refused patterns and why.
+  const std::map<std::string, std::string>& bad() const { return bad_; }
 
  private:
-  std::unordered_map<std::string, std::optional<std::regex>> cache_;
-  std::set<std::string> bad_;
+  std::unordered_map<std::string, std::optional<PyRegex>> cache_;
+  std::map<std::string, std::string> bad_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1384,9 +1351,9 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
       push_capped(ignore_unmatched, Json{{"entry", q.skip[i]}, {"mapped", mapped_skip[i]}, {"on_disk_match", on_disk}});
     }
   }
-  for (const std::string& bad : re.bad())
+  for (const auto& [bad, why] : re.bad())
     out.notes.push_back({"warning", "regex_unsupported",
-                         fmt::format("pattern '{}' is not understood by specprobe's regex engine; treated as matching nothing", bad),
+                         fmt::format("pattern '{}' is not understood by specprobe's regex engine ({}); treated as matching nothing", bad, why),
                          cfg.quant_config_file});
 
   // Draft modules built without prefix= (matched as "") in builds before the table's fix.
