@@ -169,6 +169,19 @@ TEST_CASE("spec verify splits cover every token and the ring fits the block limi
     }
 }
 
+TEST_CASE("spec verify automatic splits share the longest context equally", "[probes]") {
+  // The benchmark's shape scaled to a small GPU: 128 tiles of 64 tokens per request; the split
+  // size first chosen (about 12 CTAs per SM) is evened out so that no split is left a sliver.
+  auto in = make_spec_verify_inputs(4, 3, 8, 2, 128, false, 64, 8192, 5);
+  const int max_tiles = 8192 / 64;
+  for (int sms : {4, 8, 11, 16, 33}) {
+    const auto l = spec_verify_launch_config(in, 0, sms, 227 * 1024);
+    INFO(sms << " SMs: " << l.num_splits << " splits of " << l.tiles_per_split << " tiles");
+    CHECK(l.num_splits * l.tiles_per_split >= max_tiles);
+    CHECK(l.num_splits * l.tiles_per_split - max_tiles < l.num_splits);  // under one tile short per split
+  }
+}
+
 TEST_CASE("spec verify reference: causal window and a uniform-key sanity check", "[probes]") {
   auto in = make_spec_verify_inputs(1, 2, 3, 1, 64, false, 16, 20, 9);
   // Make every key equal: attention is then the mean of the visible values.
