@@ -70,15 +70,20 @@ def descendants(root, table):
     return found
 
 
-def vm_hwm_kib(pid):
+def kib_field(path, key):
+    """The kB value of a "Key:   123 kB" line of a /proc file, or None."""
     try:
-        with open(f"/proc/{pid}/status") as f:
+        with open(path) as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1])
     except (OSError, ValueError):
         pass
     return None
+
+
+def vm_hwm_kib(pid):
+    return kib_field(f"/proc/{pid}/status", "VmHWM")
 
 
 def cmdline(pid):
@@ -90,14 +95,7 @@ def cmdline(pid):
 
 
 def mem_available_kib():
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return None
+    return kib_field("/proc/meminfo", "MemAvailable")
 
 
 def become_subreaper():

@@ -272,6 +272,18 @@ __device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_
                "l"(src), "r"(bytes), "r"(bar)
                : "memory");
 }
+// Position in the stage ring, the same walk in the producer and the consumers: the stage and the
+// parity of its current phase (flips each time the ring wraps).
+struct RingPos {
+  int stage = 0;
+  uint32_t phase = 0;
+  __device__ __forceinline__ void advance(int stages) {
+    if (++stage == stages) {
+      stage = 0;
+      phase ^= 1u;
+    }
+  }
+};
 __device__ __forceinline__ void consumer_barrier() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
 
 // K-major operand with ROWB-byte rows in the matching swizzle (128 B: SWIZZLE_128B, 64 B:
@@ -382,8 +394,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
     const uint8_t* kv = reinterpret_cast<const uint8_t*>(p.kv);
     const int bkv = p.block_kv;
     const size_t block_bytes = static_cast<size_t>(bkv) * (D + 4);
-    int stage = 0;
-    uint32_t phase = 0;
+    RingPos ring;
     int seg = 0;
     for (int gpos = g_begin; gpos < g_end; ++seg) {
       const Segment sg = segment_at(gpos);
@@ -395,29 +406,26 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       for (int c = 0; c < nchunks; ++c) tma_load_2d(qs_addr + c * N * D, &P.q_map, q_full, 0, b * n * H + c * N);
       const int* btab = reinterpret_cast<const int*>(p.block_table) + static_cast<size_t>(b) * p.block_table_stride;
       for (int tile = tb; tile < te; ++tile) {
-        const uint32_t full = bar0 + 8 * stage;
-        mbar_wait(bar0 + 8 * (S + stage), phase ^ 1u);
+        const uint32_t full = bar0 + 8 * ring.stage;
+        mbar_wait(bar0 + 8 * (S + ring.stage), ring.phase ^ 1u);
         const int tok0 = tile * T;
         if (bkv >= T) {  // the tile lies inside one block (block_kv % 64 == 0)
           const int blk = btab[tok0 / bkv], off = tok0 % bkv;
           mbar_expect_tx(full, T * D + T * 4);
-          tma_load_3d(kv_addr + stage * T * D, &P.kv_map, full, 0, off, blk);
-          bulk_load(sc_addr + stage * T * 4, kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(bkv) * D + off * 4,
+          tma_load_3d(kv_addr + ring.stage * T * D, &P.kv_map, full, 0, off, blk);
+          bulk_load(sc_addr + ring.stage * T * 4, kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(bkv) * D + off * 4,
                     T * 4, full);
         } else {  // 64 / block_kv blocks; those past the context are not read (rows never stored)
           const int parts = min(T / bkv, (ctx_max - tok0 + bkv - 1) / bkv);
           mbar_expect_tx(full, parts * bkv * (D + 4));
           for (int j = 0; j < parts; ++j) {
             const int blk = btab[tok0 / bkv + j];
-            tma_load_3d(kv_addr + stage * T * D + j * bkv * D, &P.kv_map, full, 0, 0, blk);
-            bulk_load(sc_addr + stage * T * 4 + j * bkv * 4, kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(bkv) * D,
+            tma_load_3d(kv_addr + ring.stage * T * D + j * bkv * D, &P.kv_map, full, 0, 0, blk);
+            bulk_load(sc_addr + ring.stage * T * 4 + j * bkv * 4, kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(bkv) * D,
                       bkv * 4, full);
           }
         }
-        if (++stage == S) {
-          stage = 0;
-          phase ^= 1u;
-        }
+        ring.advance(S);
       }
     }
     return;
@@ -427,8 +435,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   const int g = lane >> 2, tig = lane & 3;
   const float* w = reinterpret_cast<const float*>(p.weights);
   float* logits = reinterpret_cast<float*>(p.logits);
-  int stage = 0;
-  uint32_t phase = 0;
+  RingPos ring;
   int seg = 0;
   for (int gpos = g_begin; gpos < g_end; ++seg) {
     const Segment sg = segment_at(gpos);
@@ -445,11 +452,11 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
     consumer_barrier();
     mbar_wait(q_full, seg & 1);
     for (int tile = tb; tile < te; ++tile) {
-      mbar_wait(bar0 + 8 * stage, phase);
+      mbar_wait(bar0 + 8 * ring.stage, ring.phase);
       const int t0 = 16 * warp + g;
-      const float sc0 = scs[stage * T + t0], sc1 = scs[stage * T + t0 + 8];
+      const float sc0 = scs[ring.stage * T + t0], sc1 = scs[ring.stage * T + t0 + 8];
       const int tok0 = tile * T + t0, tok1 = tok0 + 8;
-      const uint32_t a_base = kv_addr + stage * T * D;
+      const uint32_t a_base = kv_addr + ring.stage * T * D;
       for (int chunk = 0; chunk < nchunks; ++chunk) {
         float acc[N / 2];
         const uint32_t qb = qs_addr + chunk * N * D;
@@ -463,7 +470,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
         spk::wgmma_wait<0>();
 #pragma unroll
         for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
-        if (chunk == nchunks - 1) mbar_arrive(bar0 + 8 * (S + stage));  // tile read: the producer may refill
+        if (chunk == nchunks - 1) mbar_arrive(bar0 + 8 * (S + ring.stage));  // tile read: the producer may refill
         const float* wrow = wsm + (chunk * 4 + tig) * WS;
 #pragma unroll
         for (int r = 0; r < RPC; ++r) {
@@ -494,10 +501,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
           }
         }
       }
-      if (++stage == S) {
-        stage = 0;
-        phase ^= 1u;
-      }
+      ring.advance(S);
     }
     mbar_arrive(q_empty);  // this request's q is no longer read
   }
