@@ -220,7 +220,8 @@ SPK_MQA(128, 64)
 // one consumer warpgroup: wait "full", multiply the tile (A, M = 64 tokens, K = D) by q of RPC
 // query rows x H heads (B, N = RPC * H <= 256, resident in shared memory, loaded once per
 // request by the same copy engine), release the stage on its "empty" mbarrier as soon as the
-// last wgmma has read it, then relu x weight, sum over heads (quad shuffles), x scale, store.
+// last wgmma has read it, then relu x weight, sum over heads (a quad reduce-scatter that leaves
+// each lane its own outputs), x scale, store.
 // next_n > RPC runs ceil(next_n / RPC) chunks over the same resident tile, so KV is read from
 // HBM once for every row. The producer runs up to `stages` tiles ahead (its block-table reads
 // are off the consumers' path), and two or three CTAs per SM overlap one CTA's epilogue with
@@ -285,6 +286,28 @@ struct RingPos {
   }
 };
 __device__ __forceinline__ void consumer_barrier() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
+
+// relu(x) as the epilogue multiplies it by a weight. With RPC >= 3 rows the weights are stored
+// halved and relu(x) * w is computed as (x + |x|) * (w / 2): the same product bit for bit (the
+// doubling and halving are exact), one FADD on the full-rate FMA pipe instead of FMNMX on the
+// half-rate ALU pipe. That cut next_n 3 / 4 from 146 / 178 to 139-141 / 161-163 us on the H100
+// (bench/NOTES.md v8); at RPC <= 2 FMNMX measured the same or 1-2 us better, so it stays there.
+template <int RPC>
+__device__ __forceinline__ float relu_term(float x) { return RPC >= 3 ? x + fabsf(x) : fmaxf(x, 0.f); }
+
+// One butterfly round over lane pairs (lane ^ mask): of the K values, indexed k, keep the half
+// whose index bit BIT equals `hi` and add the partner's copy of it; w[i] is k with BIT removed.
+template <int K, int BIT>
+__device__ __forceinline__ void quad_round(const float (&v)[K], float (&w)[K / 2], bool hi, int mask) {
+#pragma unroll
+  for (int i = 0; i < K / 2; ++i) {
+    const int lo = ((i >> BIT) << (BIT + 1)) | (i & ((1 << BIT) - 1));
+    const int up = lo | (1 << BIT);
+    const float keep = hi ? v[up] : v[lo];
+    const float send = hi ? v[lo] : v[up];
+    w[i] = keep + __shfl_xor_sync(0xffffffffu, send, mask);
+  }
+}
 
 // K-major operand with ROWB-byte rows in the matching swizzle (128 B: SWIZZLE_128B, 64 B:
 // SWIZZLE_64B, as the tensor maps write them); 8-row groups ROWB * 8 bytes apart.
@@ -446,7 +469,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       const int chunk = i / N, cc = i % N;
       const int row_i = chunk * RPC + cc / H, h = cc % H;
       const float wv = row_i < n ? w[(static_cast<size_t>(b) * n + row_i) * H + h] : 0.f;
-      wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = wv;
+      wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = (RPC >= 3 ? 0.5f : 1.f) * wv;  // see relu_term
     }
     for (int r = tid; r < n; r += 128) ctx_s[r] = ctx_all[b * n + r];
     consumer_barrier();
@@ -472,32 +495,50 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
         for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
         if (chunk == nchunks - 1) mbar_arrive(bar0 + 8 * (S + ring.stage));  // tile read: the producer may refill
         const float* wrow = wsm + (chunk * 4 + tig) * WS;
+        // relu(x) * w summed over this lane's heads (relu_term), four partial sums per output
+        // so the dependent FFMA chains stay short.
+        constexpr int RP = RPC == 3 ? 4 : RPC;  // rows padded to a power of two for the quad
+        float v[2 * RP];                        // v[2 * row + token]: this lane's partial sums
 #pragma unroll
-        for (int r = 0; r < RPC; ++r) {
-          float s0 = 0.f, s1 = 0.f;
+        for (int r = 0; r < RP; ++r) {
+          float a[4] = {0.f, 0.f, 0.f, 0.f}, c[4] = {0.f, 0.f, 0.f, 0.f};
+          if (r < RPC) {
 #pragma unroll
-          for (int jj = 0; jj < H / 8; jj += 2) {
-            const int j = r * (H / 8) + jj;
-            const float4 wv = *reinterpret_cast<const float4*>(wrow + 2 * j);  // groups j, j+1
-            s0 = fmaf(fmaxf(acc[4 * j + 0], 0.f), wv.x, s0);
-            s0 = fmaf(fmaxf(acc[4 * j + 1], 0.f), wv.y, s0);
-            s1 = fmaf(fmaxf(acc[4 * j + 2], 0.f), wv.x, s1);
-            s1 = fmaf(fmaxf(acc[4 * j + 3], 0.f), wv.y, s1);
-            s0 = fmaf(fmaxf(acc[4 * j + 4], 0.f), wv.z, s0);
-            s0 = fmaf(fmaxf(acc[4 * j + 5], 0.f), wv.w, s0);
-            s1 = fmaf(fmaxf(acc[4 * j + 6], 0.f), wv.z, s1);
-            s1 = fmaf(fmaxf(acc[4 * j + 7], 0.f), wv.w, s1);
+            for (int jj = 0; jj < H / 8; jj += 2) {
+              const int j = r * (H / 8) + jj;
+              const float4 wv = *reinterpret_cast<const float4*>(wrow + 2 * j);  // groups j, j+1
+              a[0] = fmaf(relu_term<RPC>(acc[4 * j + 0]), wv.x, a[0]);
+              a[1] = fmaf(relu_term<RPC>(acc[4 * j + 1]), wv.y, a[1]);
+              c[0] = fmaf(relu_term<RPC>(acc[4 * j + 2]), wv.x, c[0]);
+              c[1] = fmaf(relu_term<RPC>(acc[4 * j + 3]), wv.y, c[1]);
+              a[2] = fmaf(relu_term<RPC>(acc[4 * j + 4]), wv.z, a[2]);
+              a[3] = fmaf(relu_term<RPC>(acc[4 * j + 5]), wv.w, a[3]);
+              c[2] = fmaf(relu_term<RPC>(acc[4 * j + 6]), wv.z, c[2]);
+              c[3] = fmaf(relu_term<RPC>(acc[4 * j + 7]), wv.w, c[3]);
+            }
           }
-          s0 += __shfl_xor_sync(0xffffffffu, s0, 1);
-          s1 += __shfl_xor_sync(0xffffffffu, s1, 1);
-          s0 += __shfl_xor_sync(0xffffffffu, s0, 2);
-          s1 += __shfl_xor_sync(0xffffffffu, s1, 2);
-          const int row_i = chunk * RPC + r;
-          if (tig == (r & 3) && row_i < n) {
-            const int ctx = ctx_s[row_i];
-            float* out = logits + static_cast<size_t>(b * n + row_i) * p.logits_stride;
-            if (tok0 < ctx) out[tok0] = s0 * sc0;
-            if (tok1 < ctx) out[tok1] = s1 * sc1;
+          v[2 * r] = (a[0] + a[1]) + (a[2] + a[3]);
+          v[2 * r + 1] = (c[0] + c[1]) + (c[2] + c[3]);
+        }
+        // Sum over the quad as a reduce-scatter: round 1 keeps the rows whose bit 0 is the lane's
+        // bit 0, round 2 the half picked by lane bit 1, so each lane ends with its own outputs
+        // (RP = 4: row tig, both tokens; 2: row tig & 1, token tig >> 1; 1: token tig & 1).
+        const bool lb0 = tig & 1, lb1 = tig >> 1;
+        float w1[RP];
+        quad_round<2 * RP, RP == 1 ? 0 : 1>(v, w1, lb0, 1);
+        constexpr int KO = RP == 1 ? 1 : RP / 2;
+        float w2[KO];
+        if constexpr (RP == 1) w2[0] = w1[0] + __shfl_xor_sync(0xffffffffu, w1[0], 2);
+        else quad_round<RP, RP == 2 ? 0 : 1>(w1, w2, lb1, 2);
+#pragma unroll
+        for (int o = 0; o < KO; ++o) {
+          const int row = RP == 1 ? 0 : RP == 2 ? int(lb0) : tig + 4 * (o >> 1);
+          const bool second = RP == 1 ? lb0 : RP == 2 ? lb1 : (o & 1);  // token g + 8
+          const int row_i = chunk * RPC + row;
+          if (row < RPC && row_i < n && (RP != 1 || tig < 2)) {
+            const int tok = second ? tok1 : tok0;
+            if (tok < ctx_s[row_i])
+              logits[static_cast<size_t>(b * n + row_i) * p.logits_stride + tok] = w2[o] * (second ? sc1 : sc0);
           }
         }
       }

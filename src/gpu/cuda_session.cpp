@@ -101,7 +101,7 @@ Status GpuSession::fill32(cu::CUdeviceptr dst, uint32_t value, size_t count) {
 }
 
 Status GpuSession::launch(cu::CUfunction f, const LaunchShape& s, void* params) {
-  if (s.smem > 48 * 1024) {
+  if (s.smem > 0) {  // static shared memory counts towards 48 KB too: always raise the dynamic limit
     SP_CU_TRY(*drv_, cuFuncSetAttribute(f, cu::kFuncMaxDynamicSharedSizeBytes, static_cast<int>(s.smem)));
   }
   void* args[] = {params};
@@ -173,7 +173,7 @@ Json GpuSession::kernel_evidence(cu::CUfunction f, const std::string& name, cons
   e["dynamic_smem_bytes"] = s.smem;
   e["threads_per_block"] = s.block;
   e["grid"] = {s.grid_x, s.grid_y, s.grid_z};
-  if (s.smem > 48 * 1024)
+  if (s.smem > 0)
     (void)SP_CU(*drv_, cuFuncSetAttribute(f, cu::kFuncMaxDynamicSharedSizeBytes, static_cast<int>(s.smem)));
   int blocks = -1;
   (void)SP_CU(*drv_, cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, static_cast<int>(s.block), s.smem));
