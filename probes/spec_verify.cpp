@@ -128,7 +128,7 @@ SpecVerifyLaunch spec_verify_launch_config(const SpecVerifyInputs& in, int num_s
   l.stages = specprobe_kernels::spec_verify_stages(in.head_dim, in.fp8, l.rows_per_cta, smem_limit);
   l.smem = static_cast<unsigned>(
       specprobe_kernels::spec_verify_smem_bytes_stages(in.head_dim, in.fp8, l.rows_per_cta, l.stages));
-  const int tn = specprobe_kernels::spec_verify_tile_tokens(in.head_dim);
+  const int tn = specprobe_kernels::spec_verify_tile_tokens(in.head_dim, l.rows_per_cta);
   const int max_len = *std::max_element(in.seq_lens.begin(), in.seq_lens.end());
   const int max_tiles = std::max(1, (max_len + tn - 1) / tn);
   if (num_splits > 0) {
@@ -216,7 +216,7 @@ Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInp
   dev.combine.num_splits = dev.launch.num_splits;
   dev.combine.seq_lens = *sl;
   dev.combine.rows_per_request = in.num_q * in.heads_q;
-  dev.combine.tile_tokens = specprobe_kernels::spec_verify_tile_tokens(in.head_dim);
+  dev.combine.tile_tokens = specprobe_kernels::spec_verify_tile_tokens(in.head_dim, dev.launch.rows_per_cta);
   dev.combine.tiles_per_split = dev.launch.tiles_per_split;
   dev.d_seq_lens = *sl;
   dev.d_block_table = *bt;

@@ -155,12 +155,16 @@ TEST_CASE("spec verify splits cover every token and the ring fits the block limi
   const auto big = spec_verify_launch_config(in, 0, 132, 227 * 1024);
   CHECK(big.stages == 3);
   CHECK(big.smem <= 227u * 1024u);
-  const auto small = spec_verify_launch_config(in, 0, 132, 99 * 1024);
-  CHECK(small.stages == 2);
+  const auto small = spec_verify_launch_config(in, 0, 132, 99 * 1024);  // sm_86 / sm_120: 32-token tiles fit 3 stages
+  CHECK(small.stages == 3);
   CHECK(small.smem <= 99u * 1024u);
-  for (const auto& l : {big, small, spec_verify_launch_config(in, 3, 132, 227 * 1024)}) {
+  const auto tight = spec_verify_launch_config(in, 0, 132, 56 * 1024);
+  CHECK(tight.stages == 2);
+  CHECK(tight.smem <= 56u * 1024u);
+  for (const auto& l : {big, small, tight, spec_verify_launch_config(in, 3, 132, 227 * 1024)}) {
     CHECK(l.grid_x == static_cast<unsigned>(l.num_splits));
-    CHECK(l.num_splits * l.tiles_per_split * 64 >= in.bt_stride * in.block_size);  // any replayed length
+    const int tn = specprobe_kernels::spec_verify_tile_tokens(in.head_dim, l.rows_per_cta);
+    CHECK(l.num_splits * l.tiles_per_split * tn >= in.bt_stride * in.block_size);  // any replayed length
   }
   for (bool fp8 : {false, true})
     for (int d : {64, 128, 256}) {
@@ -170,12 +174,12 @@ TEST_CASE("spec verify splits cover every token and the ring fits the block limi
 }
 
 TEST_CASE("spec verify automatic splits share the longest context equally", "[probes]") {
-  // The benchmark's shape scaled to a small GPU: 128 tiles of 64 tokens per request; the split
-  // size first chosen (about 12 CTAs per SM) is evened out so that no split is left a sliver.
+  // The benchmark's shape scaled to a small GPU: 256 tiles of 32 tokens per request (32 rows); the
+  // split size first chosen (about 12 CTAs per SM) is evened out so that no split is left a sliver.
   auto in = make_spec_verify_inputs(4, 3, 8, 2, 128, false, 64, 8192, 5);
-  const int max_tiles = 8192 / 64;
   for (int sms : {4, 8, 11, 16, 33}) {
     const auto l = spec_verify_launch_config(in, 0, sms, 227 * 1024);
+    const int max_tiles = 8192 / specprobe_kernels::spec_verify_tile_tokens(128, l.rows_per_cta);
     INFO(sms << " SMs: " << l.num_splits << " splits of " << l.tiles_per_split << " tiles");
     CHECK(l.num_splits * l.tiles_per_split >= max_tiles);
     CHECK(l.num_splits * l.tiles_per_split - max_tiles < l.num_splits);  // under one tile short per split
