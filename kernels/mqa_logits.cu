@@ -460,6 +460,11 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   float* logits = reinterpret_cast<float*>(p.logits);
   RingPos ring;
   int seg = 0;
+  // N <= 128: the lane's N / 4 weights of a chunk live in registers (see the chunk loop); at
+  // N = 128 that took next_n 2 from 105.5 to 101.8 us on an H200 (bench/NOTES.md v10). Wider
+  // chunks have no registers to spare next to their N / 2 accumulators.
+  constexpr bool kWRegs = N <= 128;
+  float wreg[kWRegs ? N / 4 : 4];
   for (int gpos = g_begin; gpos < g_end; ++seg) {
     const Segment sg = segment_at(gpos);
     const int b = sg.b, tb = sg.tile_begin, te = sg.tile_end;
@@ -481,6 +486,21 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       const int tok0 = tile * T + t0, tok1 = tok0 + 8;
       const uint32_t a_base = kv_addr + ring.stage * T * D;
       for (int chunk = 0; chunk < nchunks; ++chunk) {
+        // N <= 128: this lane's N / 4 weights of the chunk stay in registers, reloaded only when
+        // the chunk or the request changes (no shared-memory reads in the epilogue's loop).
+        if constexpr (kWRegs) {
+          if (nchunks > 1 || tile == tb) {
+            const float* wr = wsm + (chunk * 4 + tig) * WS;
+#pragma unroll
+            for (int i = 0; i < N / 4; i += 4) {
+              const float4 t = *reinterpret_cast<const float4*>(wr + i);
+              wreg[i] = t.x;
+              wreg[i + 1] = t.y;
+              wreg[i + 2] = t.z;
+              wreg[i + 3] = t.w;
+            }
+          }
+        }
         float acc[N / 2];
         const uint32_t qb = qs_addr + chunk * N * D;
 #pragma unroll
@@ -506,7 +526,8 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
 #pragma unroll
             for (int jj = 0; jj < H / 8; jj += 2) {
               const int j = r * (H / 8) + jj;
-              const float4 wv = *reinterpret_cast<const float4*>(wrow + 2 * j);  // groups j, j+1
+              const float4 wv = kWRegs ? make_float4(wreg[2 * j], wreg[2 * j + 1], wreg[2 * j + 2], wreg[2 * j + 3])
+                                       : *reinterpret_cast<const float4*>(wrow + 2 * j);  // groups j, j+1
               a[0] = fmaf(relu_term<RPC>(acc[4 * j + 0]), wv.x, a[0]);
               a[1] = fmaf(relu_term<RPC>(acc[4 * j + 1]), wv.y, a[1]);
               c[0] = fmaf(relu_term<RPC>(acc[4 * j + 2]), wv.x, c[0]);
