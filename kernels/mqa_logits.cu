@@ -543,7 +543,8 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
         }
         // Sum over the quad as a reduce-scatter: round 1 keeps the rows whose bit 0 is the lane's
         // bit 0, round 2 the half picked by lane bit 1, so each lane ends with its own outputs
-        // (RP = 4: row tig, both tokens; 2: row tig & 1, token tig >> 1; 1: token tig & 1).
+        // (RP = 8: rows tig and tig + 4, both tokens; 4: row tig, both tokens; 2: row tig & 1,
+        // token tig >> 1; 1: token tig & 1).
         const bool lb0 = tig & 1, lb1 = tig >> 1;
         float w1[RP];
         quad_round<2 * RP, RP == 1 ? 0 : 1>(v, w1, lb0, 1);
