@@ -4,6 +4,13 @@
 #pragma once
 #include <stdint.h>
 
+// Shape helpers that both sides evaluate (the kernels at compile time): host-and-device under nvcc.
+#ifdef __CUDACC__
+#define SPK_ABI_FN __host__ __device__
+#else
+#define SPK_ABI_FN
+#endif
+
 namespace specprobe_kernels {
 
 // kernels/mqa_logits.cu: DeepSeek V3.2/V4 DSA indexer scoring over a paged FP8 K cache in
@@ -90,7 +97,7 @@ inline constexpr int kSpecVerifyThreads = 128;
 // 16-token slice; 32 for two m-tiles (rows 17-32) and for head_dim 256, so a CTA's ring stays
 // small enough for three CTAs per SM (GQA 8, k 3, head_dim 128: 60.5 KB, 504 us = 73.7% of the
 // HBM roofline on an H100 against 534 us = 69.6% with 64-token tiles and two CTAs per SM).
-inline constexpr int spec_verify_tile_tokens(int head_dim, int rows) { return head_dim <= 128 && rows <= 16 ? 64 : 32; }
+SPK_ABI_FN inline constexpr int spec_verify_tile_tokens(int head_dim, int rows) { return head_dim <= 128 && rows <= 16 ? 64 : 32; }
 inline constexpr int spec_verify_ring_bytes(int head_dim, bool fp8, int rows, int stages) {
   const int tn = spec_verify_tile_tokens(head_dim, rows);
   const int row_bf16 = (head_dim + 8) * 2;

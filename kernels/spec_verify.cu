@@ -4,8 +4,8 @@
 // head_dim 64/128/256, KV bf16 or e4m3 with per-tensor scales, any block size.
 //
 // Design (memory-bound decode shape): a CTA owns (split, request, kv head, row group) and streams
-// its token range in tiles (64 tokens for up to 16 rows, else and for head_dim 256 32) through a 2-3 stage cp.async ring of
-// 16-byte copies; every query row of the kv head's group reuses each K/V tile. Warp w owns m-tile
+// its token range in tiles (spec_verify_tile_tokens: 64 or 32 tokens) through a 2-3 stage
+// cp.async ring of 16-byte copies; every query row of the kv head's group reuses each K/V tile. Warp w owns m-tile
 // w % MT (16 rows) and a token slice of every tile (flash-decoding inside the CTA): S = Q K^T and
 // O += P V on bf16 tensor cores with P kept in registers, online softmax in fp32 (log2 domain)
 // per warp, so a tile costs one barrier. The warps' (m, l, O) are merged through shared memory
@@ -28,7 +28,7 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 
 template <int D, bool FP8, int MR>
 __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
-  constexpr int TN = D <= 128 && MR <= 16 ? 64 : 32;  // = spec_verify_tile_tokens(D, MR)
+  constexpr int TN = specprobe_kernels::spec_verify_tile_tokens(D, MR);
   constexpr int RB = D + 8;               // bf16 row stride (elements)
   constexpr int MT = MR / 16;             // m-tiles
   constexpr int WT = (4 / MT) < (TN / 16) ? (4 / MT) : (TN / 16);  // warps sharing an m-tile's tokens

@@ -100,10 +100,13 @@ Status GpuSession::fill32(cu::CUdeviceptr dst, uint32_t value, size_t count) {
   return SP_CU(*drv_, cuMemsetD32(dst, value, count));
 }
 
+Status GpuSession::allow_dynamic_smem(cu::CUfunction f, unsigned smem) {
+  if (smem == 0) return Ok{};
+  return SP_CU(*drv_, cuFuncSetAttribute(f, cu::kFuncMaxDynamicSharedSizeBytes, static_cast<int>(smem)));
+}
+
 Status GpuSession::launch(cu::CUfunction f, const LaunchShape& s, void* params) {
-  if (s.smem > 0) {  // static shared memory counts towards 48 KB too: always raise the dynamic limit
-    SP_CU_TRY(*drv_, cuFuncSetAttribute(f, cu::kFuncMaxDynamicSharedSizeBytes, static_cast<int>(s.smem)));
-  }
+  if (auto st = allow_dynamic_smem(f, s.smem); !st) return st;
   void* args[] = {params};
   return SP_CU(*drv_, cuLaunchKernel(f, s.grid_x, s.grid_y, s.grid_z, s.block, 1, 1, s.smem, stream_, args, nullptr));
 }
@@ -173,8 +176,7 @@ Json GpuSession::kernel_evidence(cu::CUfunction f, const std::string& name, cons
   e["dynamic_smem_bytes"] = s.smem;
   e["threads_per_block"] = s.block;
   e["grid"] = {s.grid_x, s.grid_y, s.grid_z};
-  if (s.smem > 0)
-    (void)SP_CU(*drv_, cuFuncSetAttribute(f, cu::kFuncMaxDynamicSharedSizeBytes, static_cast<int>(s.smem)));
+  (void)allow_dynamic_smem(f, s.smem);
   int blocks = -1;
   (void)SP_CU(*drv_, cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, static_cast<int>(s.block), s.smem));
   e["occupancy_blocks_per_sm"] = blocks;

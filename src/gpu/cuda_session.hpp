@@ -58,6 +58,9 @@ class GpuSession {
 
  private:
   GpuSession() = default;
+  // Raises f's dynamic shared-memory limit to `smem` bytes. Done for every launch with dynamic
+  // shared memory, not only above 48 KB: a kernel's static bytes count towards 48 KB too.
+  Status allow_dynamic_smem(cu::CUfunction f, unsigned smem);
   std::shared_ptr<cu::Driver> drv_;
   GpuInfo gpu_;
   cu::CUcontext ctx_ = nullptr;
