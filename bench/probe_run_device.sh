@@ -30,12 +30,14 @@ log "isolation demo: specprobe probe --probe test_fault,test_hang,mqa_logits --n
 {
 log "matrix: specprobe probe --probe mqa_logits --next-n 1-8 --heads 32,64"
 $SP probe --probe mqa_logits --next-n 1-8 --heads 32,64 --format json > "$OUT/matrix_mqa.json"; echo "rc=$?"
+log "matrix, two-CTA sm_90a kernel forced: SPECPROBE_MQA_KERNEL=tma specprobe probe --probe mqa_logits --next-n 1-8 --heads 64 --batch 48 --context 1500"
+SPECPROBE_MQA_KERNEL=tma $SP probe --probe mqa_logits --next-n 1-8 --heads 64 --batch 48 --context 1500 --format json > "$OUT/matrix_mqa_tma.json"; echo "rc=$?"
 log "matrix, mma.sync kernel forced: SPECPROBE_MQA_KERNEL=mma specprobe probe --probe mqa_logits --next-n 1-8 --heads 32,64"
 SPECPROBE_MQA_KERNEL=mma $SP probe --probe mqa_logits --next-n 1-8 --heads 32,64 --format json > "$OUT/matrix_mqa_mma.json"; echo "rc=$?"
 log "matrix: specprobe probe --probe spec_verify,graph_replay --gqa 1,2,4,6,8,16 --kv-dtype bf16,fp8 --k 3"
 $SP probe --probe spec_verify,graph_replay --gqa 1,2,4,6,8,16 --kv-dtype bf16,fp8 --k 3 --format json > "$OUT/matrix_sv.json"; echo "rc=$?"
-log "medium mqa (persistent CTAs cross request boundaries; every row checked): --batch 48 --context 1500 next_n 1-4, H 64,128"
-$SP probe --probe mqa_logits --next-n 1-4 --heads 64,128 --batch 48 --context 1500 --format json > "$OUT/medium_mqa.json"; echo "rc=$?"
+log "medium mqa (persistent CTAs cross request boundaries; every row checked): --batch 48 --context 1500 next_n 1-8, H 64,128"
+$SP probe --probe mqa_logits --next-n 1-8 --heads 64,128 --batch 48 --context 1500 --format json > "$OUT/medium_mqa.json"; echo "rc=$?"
 log "extra shapes: mqa H=16,128 D=64,128 block_kv 32,256 next_n 1,3,8; spec_verify D=64,256, k=0,7, block 32,128"
 $SP probe --probe mqa_logits --next-n 1,3,8 --heads 16,128 --head-dim 64,128 --block-kv 32,256 --format json > "$OUT/extra_mqa.json"; echo "rc=$?"
 $SP probe --probe spec_verify --gqa 6,12 --k 0,7 --sv-head-dim 64,256 --kv-dtype bf16,fp8 --block-size 32,128 --format json > "$OUT/extra_sv.json"; echo "rc=$?"
@@ -43,7 +45,7 @@ $SP probe --probe spec_verify --gqa 6,12 --k 0,7 --sv-head-dim 64,256 --kv-dtype
 python3 - "$OUT" <<'PY' 2>&1 | tee -a "$OUT/summary.txt"
 import json, sys, collections
 out = sys.argv[1]
-for f in ["matrix_mqa.json", "matrix_mqa_mma.json", "medium_mqa.json", "matrix_sv.json", "extra_mqa.json", "extra_sv.json"]:
+for f in ["matrix_mqa.json", "matrix_mqa_tma.json", "matrix_mqa_mma.json", "medium_mqa.json", "matrix_sv.json", "extra_mqa.json", "extra_sv.json"]:
     try: rs = json.load(open(f"{out}/{f}"))
     except Exception as e: print(f, "unreadable", e); continue
     c = collections.Counter(r["status"] for r in rs)
@@ -58,6 +60,8 @@ log "bench: mqa_logits B=256 ctx=8192 H=64 D=128 block_kv=64, every request full
 $SP probe --probe mqa_logits --next-n 1-8 --heads 64 --bench --lengths full; echo "rc=$?"
 log "bench: same, request lengths drawn in [next_n, 8192], next_n 1-4"
 $SP probe --probe mqa_logits --next-n 1-4 --heads 64 --bench; echo "rc=$?"
+log "bench: two-CTA sm_90a kernel forced (SPECPROBE_MQA_KERNEL=tma), full lengths, next_n 1-8"
+SPECPROBE_MQA_KERNEL=tma $SP probe --probe mqa_logits --next-n 1-8 --heads 64 --bench --lengths full; echo "rc=$?"
 log "bench: mma.sync kernel forced (SPECPROBE_MQA_KERNEL=mma), full lengths, next_n 1,2,4"
 SPECPROBE_MQA_KERNEL=mma $SP probe --probe mqa_logits --next-n 1,2,4 --heads 64 --bench --lengths full --tiles-per-cta 8; echo "rc=$?"
 log "bench: spec_verify B=64 ctx=8192 k=3 GQA=8 heads_kv=8 D=128 (auto splits; then 4 splits)"

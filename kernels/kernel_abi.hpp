@@ -41,26 +41,50 @@ inline constexpr int mqa_smem_bytes(int head_dim, int heads, int tasks) {
          tasks * kMqaTileTokens * 4 + tasks * mqa_head_chunk(heads) * 4;
 }
 
-// sm_90a variant (mqa_logits_tma_d<D>_h<H>_r<RPC>): 160 threads (a consumer warpgroup and a
-// producer warp), 64-token tiles brought in by the copy engine through tensor maps into a
-// `stages`-deep ring, e4m3 wgmma with N = RPC * H <= 256 (RPC = MqaLogitsParams::rows_per_cta);
-// persistent grid (grid.x = resident CTAs), each CTA an equal share of all requests' tiles.
+// sm_90a variants: 64-token tiles brought in by the copy engine through tensor maps into a
+// `stages`-deep ring, e4m3 wgmma with N = RPC * H (RPC = MqaLogitsParams::rows_per_cta);
+// persistent grid, each math warpgroup an equal share of all requests' tiles.
+// - mqa_logits_tma_d<D>_h<H>_r<RPC>: 160 threads, one math warpgroup and a producer warp, N <= 256,
+//   two CTAs per SM.
+// - mqa_logits_ws<NW>_d<D>_h<H>_r<RPC>: NW math warpgroups and a producer warpgroup (one copy
+//   warp per math warpgroup) in one CTA per SM; setmaxnreg moves the producer's registers to
+//   the math warpgroups (mqa_ws_math_regs), each of which owns a slot of shared memory (its q,
+//   ring, barriers, weights) and its own run of tiles.
 // The two tensor maps are CUtensorMap objects (128 bytes, 64-byte aligned) that the host fills
 // with cuTensorMapEncodeTiled; the kernel takes the struct as a __grid_constant__ parameter.
 inline constexpr int kMqaTmaTileTokens = 64;
 inline constexpr int kMqaTmaThreads = 160;
 inline constexpr int kMqaTmaMaxStages = 8;
+inline constexpr int kMqaWsProducerRegs = 40;
 struct alignas(64) MqaTmaParams {
   MqaLogitsParams p;
-  int stages;  // ring depth, 2..kMqaTmaMaxStages
+  int stages;  // ring depth per math warpgroup, 2..kMqaTmaMaxStages
   alignas(64) unsigned char kv_map[128];  // uint8 {head_dim, min(block_kv, 64), num_blocks}, strides {D, block bytes}
   alignas(64) unsigned char q_map[128];   // uint8 {head_dim, batch * next_n * heads}, box {head_dim, RPC * heads}
 };
-inline constexpr int mqa_tma_smem_bytes(int head_dim, int heads, int rpc, int next_n, int batch, int stages) {
+SPK_ABI_FN inline constexpr int mqa_tma_threads(int math_wgs) { return math_wgs == 1 ? kMqaTmaThreads : 128 * (math_wgs + 1); }
+// Registers per math-warpgroup thread after setmaxnreg: the CTA's launch allocation (65,536 /
+// threads, in steps of 8) less the producer warpgroup's kMqaWsProducerRegs, shared out.
+SPK_ABI_FN inline constexpr int mqa_ws_math_regs(int math_wgs) {
+  const int threads = 128 * (math_wgs + 1);
+  const int launch = (65536 / threads) / 8 * 8;
+  const int per = (threads * launch - 128 * kMqaWsProducerRegs) / (128 * math_wgs) / 8 * 8;
+  return per > 256 ? 256 : per;
+}
+// One math warpgroup's shared memory (1024-aligned, the 128B swizzle atom): q of all chunks,
+// the ring (tiles, then scales), full[S] / empty[S] / q_full / q_empty barriers, the weights
+// laid out per lane quad position, the request's context lengths.
+SPK_ABI_FN inline constexpr int mqa_tma_slot_bytes(int head_dim, int heads, int rpc, int next_n, int stages) {
   const int n = rpc * heads;
   const int chunks = (next_n + rpc - 1) / rpc;
-  return 1024 /* alignment slack */ + chunks * n * head_dim + stages * kMqaTmaTileTokens * (head_dim + 4) +
-         (2 * stages + 2) * 8 + chunks * 4 * (n / 4 + 4) * 4 + next_n * 4 + (batch + 1) * 4;
+  const int raw = chunks * n * head_dim + stages * kMqaTmaTileTokens * (head_dim + 4) + (2 * stages + 2) * 8 +
+                  chunks * 4 * (n / 4 + 4) * 4 + next_n * 4;
+  return (raw + 1023) / 1024 * 1024;
+}
+SPK_ABI_FN inline constexpr int mqa_tma_smem_bytes(int head_dim, int heads, int rpc, int next_n, int batch, int stages,
+                                                   int math_wgs = 1) {
+  return 1024 /* alignment slack */ + math_wgs * mqa_tma_slot_bytes(head_dim, heads, rpc, next_n, stages) +
+         (batch + 1) * 4 /* prefix */ + 4 * 4 /* scan's warp sums */;
 }
 
 // kernels/spec_verify.cu: attention of the k+1 verify rows of each request over a paged KV

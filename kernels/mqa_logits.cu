@@ -285,7 +285,12 @@ struct RingPos {
     }
   }
 };
-__device__ __forceinline__ void consumer_barrier() { asm volatile("bar.sync 1, 128;\n" ::: "memory"); }
+// Named barrier of one math warpgroup (ids 1..NW; 0 is __syncthreads).
+__device__ __forceinline__ void wg_barrier(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
+template <int REGS>
+__device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
+template <int REGS>
+__device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
 
 // relu(x) as the epilogue multiplies it by a weight. With RPC >= 3 rows the weights are stored
 // halved and relu(x) * w is computed as (x + |x|) * (w / 2): the same product bit for bit (the
@@ -318,7 +323,7 @@ __device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
          (static_cast<uint64_t>(8 * ROWB >> 4) << 32) | (layout << 62);
 }
 
-template <int D, int H, int RPC>
+template <int D, int H, int RPC, int NW>
 __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
 #ifdef SPK_HAS_WGMMA
   constexpr int T = kMqaTmaTileTokens;  // 64
@@ -334,14 +339,19 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   const int n = p.next_n;
   const int nchunks = (n + RPC - 1) / RPC;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  // Roles: warps 0 .. 4 * NW - 1 are the math warpgroups (mw = warp / 4); the rest produce, one
+  // warp per math warpgroup (NW = 1: the single warp 4).
+  const bool producer = warp >= 4 * NW;
+  const int mw = producer ? warp - 4 * NW : warp >> 2;
 
-  unsigned char* qs = smem;                                      // [nchunks][N][D] e4m3, swizzled
+  const int slot_bytes = specprobe_kernels::mqa_tma_slot_bytes(D, H, RPC, n, S);
+  unsigned char* qs = smem + mw * slot_bytes;                    // [nchunks][N][D] e4m3, swizzled
   unsigned char* kvs = qs + nchunks * N * D;                     // [S][T][D] e4m3, swizzled
   float* scs = reinterpret_cast<float*>(kvs + S * T * D);        // [S][T]
   uint64_t* bars = reinterpret_cast<uint64_t*>(scs + S * T);     // full[S], empty[S], q_full, q_empty
   float* wsm = reinterpret_cast<float*>(bars + 2 * S + 2);       // [nchunks][4][WS]
   int* ctx_s = reinterpret_cast<int*>(wsm + nchunks * 4 * WS);   // [n]
-  int* prefix = ctx_s + n;                                       // [batch + 1]
+  int* prefix = reinterpret_cast<int*>(smem + NW * slot_bytes);  // [batch + 1]
 
   const int* ctx_all = reinterpret_cast<const int*>(p.context_lens);
   auto request_ctx = [&](int b) {
@@ -350,7 +360,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
     return m;
   };
   // Block-wide exclusive scan of tiles per request (warps 0-3, a few requests per thread).
-  __shared__ int warp_sums[4];
+  int* warp_sums = prefix + p.batch + 1;  // [4] (dynamic: the host's byte count covers all of it)
   if (tid < 128) {
     const int per = (p.batch + 127) / 128;
     int local = 0;
@@ -365,7 +375,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       if (lane >= off) incl += v;
     }
     if (lane == 31) warp_sums[warp] = incl;
-    consumer_barrier();
+    wg_barrier(1);
     int run = incl - local;
     for (int w = 0; w < warp; ++w) run += warp_sums[w];
     for (int i = 0; i < per; ++i) {
@@ -379,7 +389,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   }
   const uint32_t bar0 = spk::smem_addr(bars);
   const uint32_t q_full = bar0 + 16 * S, q_empty = q_full + 8;
-  if (tid == 0) {
+  if (!producer && (tid & 127) == 0) {  // each math warpgroup's first thread: its slot's barriers
     for (int s = 0; s < S; ++s) {
       mbar_init(bar0 + 8 * s, 1);          // full: the producer's expect_tx arrival + the bytes
       mbar_init(bar0 + 8 * (S + s), 128);  // empty: every consumer thread
@@ -389,10 +399,11 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
+  // This math warpgroup's share of all tiles: NW shares per CTA, in CTA order.
   const int total = prefix[p.batch];
-  const int g_begin = static_cast<int>(static_cast<long long>(total) * blockIdx.x / gridDim.x);
-  const int g_end = static_cast<int>(static_cast<long long>(total) * (blockIdx.x + 1) / gridDim.x);
-  if (g_begin >= g_end) return;
+  const int shares = gridDim.x * NW, share = blockIdx.x * NW + mw;
+  const int g_begin = static_cast<int>(static_cast<long long>(total) * share / shares);
+  const int g_end = static_cast<int>(static_cast<long long>(total) * (share + 1) / shares);
   // The run of one request's tiles that starts at global tile position gpos (producer and
   // consumers walk the same segments): request = last b with prefix[b] <= gpos (empty requests
   // skipped), its tiles [tile_begin, tile_end) clipped to this CTA's share.
@@ -411,9 +422,12 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   };
   const uint32_t qs_addr = spk::smem_addr(qs), kv_addr = spk::smem_addr(kvs), sc_addr = spk::smem_addr(scs);
 
-  if (warp == 4) {
-    // ---- producer ----
-    if (lane != 0) return;
+  if (producer) {
+    // ---- producer: one lane per math warpgroup ----
+    // NW > 1: the producer warpgroup gives its registers down to kMqaWsProducerRegs (all four
+    // warps, before any returns: setmaxnreg is warpgroup-wide); the math warpgroups take them.
+    if constexpr (NW > 1) setmaxnreg_dec<specprobe_kernels::kMqaWsProducerRegs>();
+    if (lane != 0 || mw >= NW || g_begin >= g_end) return;  // NW < 4: the spare producer warps idle
     const uint8_t* kv = reinterpret_cast<const uint8_t*>(p.kv);
     const int bkv = p.block_kv;
     const size_t block_bytes = static_cast<size_t>(bkv) * (D + 4);
@@ -454,40 +468,56 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
     return;
   }
 
-  // ---- consumer warpgroup (warps 0-3) ----
-  const int g = lane >> 2, tig = lane & 3;
+  // ---- math warpgroup mw (warps 4 * mw .. 4 * mw + 3) ----
+  if constexpr (NW > 1) setmaxnreg_inc<specprobe_kernels::mqa_ws_math_regs(NW)>();
+  if (g_begin >= g_end) return;
+  const int g = lane >> 2, tig = lane & 3, wtid = tid & 127, wwarp = warp & 3;
   const float* w = reinterpret_cast<const float*>(p.weights);
   float* logits = reinterpret_cast<float*>(p.logits);
   RingPos ring;
   int seg = 0;
   // N <= 128: the lane's N / 4 weights of a chunk live in registers (see the chunk loop); at
   // N = 128 that took next_n 2 from 105.5 to 101.8 us on an H200 (bench/NOTES.md v10). Wider
-  // chunks have no registers to spare next to their N / 2 accumulators.
-  constexpr bool kWRegs = N <= 128;
+  // chunks have no registers to spare next to their N / 2 accumulators, nor has a math
+  // warpgroup of four (104 registers) at N = 128 (224 bytes spilled).
+  constexpr bool kWRegs = NW == 4 ? N <= 64 : N <= 128;
   float wreg[kWRegs ? N / 4 : 4];
   for (int gpos = g_begin; gpos < g_end; ++seg) {
     const Segment sg = segment_at(gpos);
     const int b = sg.b, tb = sg.tile_begin, te = sg.tile_end;
     gpos += te - tb;
-    consumer_barrier();  // the previous request's readers of weights and ctx are done
-    for (int i = tid; i < nchunks * N; i += 128) {
+    wg_barrier(1 + mw);  // the previous request's readers of weights and ctx are done
+    for (int i = wtid; i < nchunks * N; i += 128) {
       const int chunk = i / N, cc = i % N;
       const int row_i = chunk * RPC + cc / H, h = cc % H;
       const float wv = row_i < n ? w[(static_cast<size_t>(b) * n + row_i) * H + h] : 0.f;
       wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = (RPC >= 3 ? 0.5f : 1.f) * wv;  // see relu_term
     }
-    for (int r = tid; r < n; r += 128) ctx_s[r] = ctx_all[b * n + r];
-    consumer_barrier();
+    for (int r = wtid; r < n; r += 128) ctx_s[r] = ctx_all[b * n + r];
+    wg_barrier(1 + mw);
     mbar_wait(q_full, seg & 1);
     for (int tile = tb; tile < te; ++tile) {
       mbar_wait(bar0 + 8 * ring.stage, ring.phase);
-      const int t0 = 16 * warp + g;
+      const int t0 = 16 * wwarp + g;
       const float sc0 = scs[ring.stage * T + t0], sc1 = scs[ring.stage * T + t0 + 8];
       const int tok0 = tile * T + t0, tok1 = tok0 + 8;
       const uint32_t a_base = kv_addr + ring.stage * T * D;
-      for (int chunk = 0; chunk < nchunks; ++chunk) {
-        // N <= 128: this lane's N / 4 weights of the chunk stay in registers, reloaded only when
-        // the chunk or the request changes (no shared-memory reads in the epilogue's loop).
+      // One chunk's wgmma into acc (asynchronous: committed as its own group).
+      auto issue = [&](float (&acc)[N / 2], int chunk) {
+        const uint32_t qb = qs_addr + chunk * N * D;
+#pragma unroll
+        for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
+        spk::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < KS; ++kk)
+          spk::WgmmaE4m3<N>::mma(acc, smem_desc<D>(a_base + kk * 32), smem_desc<D>(qb + kk * 32), kk);
+        spk::wgmma_commit();
+      };
+      // The chunk's scores once its wgmma has completed: relu, weights, sum over heads, store.
+      auto epilogue = [&](float (&acc)[N / 2], int chunk) {
+#pragma unroll
+        for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
+        if (chunk == nchunks - 1) mbar_arrive(bar0 + 8 * (S + ring.stage));  // tile read: the producer may refill
         if constexpr (kWRegs) {
           if (nchunks > 1 || tile == tb) {
             const float* wr = wsm + (chunk * 4 + tig) * WS;
@@ -501,19 +531,6 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
             }
           }
         }
-        float acc[N / 2];
-        const uint32_t qb = qs_addr + chunk * N * D;
-#pragma unroll
-        for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
-        spk::wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < KS; ++kk)
-          spk::WgmmaE4m3<N>::mma(acc, smem_desc<D>(a_base + kk * 32), smem_desc<D>(qb + kk * 32), kk);
-        spk::wgmma_commit();
-        spk::wgmma_wait<0>();
-#pragma unroll
-        for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
-        if (chunk == nchunks - 1) mbar_arrive(bar0 + 8 * (S + ring.stage));  // tile read: the producer may refill
         const float* wrow = wsm + (chunk * 4 + tig) * WS;
         // relu(x) * w summed over this lane's heads (relu_term), four partial sums per output
         // so the dependent FFMA chains stay short.
@@ -563,6 +580,12 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
               logits[static_cast<size_t>(b * n + row_i) * p.logits_stride + tok] = w2[o] * (second ? sc1 : sc0);
           }
         }
+      };
+      for (int chunk = 0; chunk < nchunks; ++chunk) {
+        float acc[N / 2];
+        issue(acc, chunk);
+        spk::wgmma_wait<0>();
+        epilogue(acc, chunk);
       }
       ring.advance(S);
     }
@@ -579,7 +602,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
 #define SPK_MQA_TMA(D, H, RPC)                                                                      \
   extern "C" __global__ void __launch_bounds__(160, 2)                                              \
       mqa_logits_tma_d##D##_h##H##_r##RPC(const __grid_constant__ MqaTmaParams p) {                 \
-    mqa_logits_tma_body<D, H, RPC>(p);                                                              \
+    mqa_logits_tma_body<D, H, RPC, 1>(p);                                                           \
   }
 #define SPK_MQA_TMA_D(D)   \
   SPK_MQA_TMA(D, 16, 1)    \
@@ -598,3 +621,16 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   SPK_MQA_TMA(D, 128, 2)
 SPK_MQA_TMA_D(64)
 SPK_MQA_TMA_D(128)
+
+// One CTA per SM, NW math warpgroups (see kernel_abi.hpp). Only DeepSeek's indexer shape (64
+// heads of 128) and only the variants that won a measurement somewhere in next_n 1-6 on an H100
+// (bench/NOTES.md v11; probes/mqa_logits.cpp mqa_ws_variant picks among them); every other
+// shape runs the two-CTA kernels above.
+#define SPK_MQA_WS(NW, D, H, RPC)                                                                   \
+  extern "C" __global__ void __launch_bounds__(128 * (NW + 1), 1)                                   \
+      mqa_logits_ws##NW##_d##D##_h##H##_r##RPC(const __grid_constant__ MqaTmaParams p) {            \
+    mqa_logits_tma_body<D, H, RPC, NW>(p);                                                          \
+  }
+SPK_MQA_WS(4, 128, 64, 1)
+SPK_MQA_WS(4, 128, 64, 2)
+SPK_MQA_WS(3, 128, 64, 3)

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "gpu/cuda_session.hpp"
 
@@ -142,22 +143,59 @@ int mqa_rows_per_chunk(int next_n, int heads) {
   return best;
 }
 
+MqaWsVariant mqa_ws_variant(int batch, int next_n, int heads, int head_dim, int64_t smem_per_block) {
+  // The warp-specialized kernels exist for 64 heads of 128 only (kernels/mqa_logits.cu). Each
+  // is modelled as max(floor, chunks x chunk cost), microseconds at B = 256, L = 8192 on an H100
+  // (bench/NOTES.md v11): four math warpgroups stream the KV at 112 us, three at 124 us, and a
+  // 64-token tile's wgmma + epilogue costs 46 us per chunk at N = 64 (4 x r1), 79 at N = 128
+  // (4 x r2), 109 at N = 192 (3 x r3) summed over the grid. Ties (both at the streaming floor)
+  // go to the least compute, which wins where memory is faster (H200). The model reproduces
+  // every measured H100 winner of next_n 1-6: 4 x r1 for 1, 4 x r1 / r2 (a tie, 119.6 / 119.8
+  // us) for 2, 3 x r3 for 3, 5, 6, 4 x r2 for 4. A variant whose
+  // q of all chunks and a two-stage ring per math warpgroup do not fit is not a candidate; none
+  // left (next_n >= 7) means the two-CTA kernel.
+  struct Cand {
+    int math_wgs, rpc;
+    double floor_us, chunk_us;
+  };
+  static constexpr Cand kCands[] = {{4, 1, 112, 46}, {4, 2, 112, 79}, {3, 3, 124, 109}};
+  MqaWsVariant best;
+  if (heads != 64 || head_dim != 128) return best;
+  std::pair<double, double> best_cost;  // (modelled time, compute part)
+  for (const Cand& c : kCands) {
+    if (specprobe_kernels::mqa_tma_smem_bytes(head_dim, heads, c.rpc, next_n, batch, 2, c.math_wgs) > smem_per_block)
+      continue;
+    const double compute = ((next_n + c.rpc - 1) / c.rpc) * c.chunk_us;
+    const std::pair<double, double> cost{std::max(c.floor_us, compute), compute};
+    if (best.math_wgs == 0 || cost < best_cost) {
+      best = {c.math_wgs, c.rpc};
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
 MqaLaunch mqa_tma_launch_config(int batch, int next_n, int heads, int head_dim, int64_t smem_per_sm,
-                                int64_t smem_per_block) {
+                                int64_t smem_per_block, MqaWsVariant ws) {
+  const int math_wgs = ws.math_wgs > 0 ? ws.math_wgs : 1, rpc = ws.math_wgs > 0 ? ws.rpc : 0;
   using specprobe_kernels::kMqaTmaMaxStages;
   using specprobe_kernels::mqa_tma_smem_bytes;
   MqaLaunch l;
-  l.rows_per_cta = mqa_rows_per_chunk(next_n, heads);
-  l.kernel = fmt::format("mqa_logits_tma_d{}_h{}_r{}", head_dim, heads, l.rows_per_cta);
+  l.rows_per_cta = rpc > 0 ? rpc : mqa_rows_per_chunk(next_n, heads);
+  l.kernel = math_wgs == 1 ? fmt::format("mqa_logits_tma_d{}_h{}_r{}", head_dim, heads, l.rows_per_cta)
+                           : fmt::format("mqa_logits_ws{}_d{}_h{}_r{}", math_wgs, head_dim, heads, l.rows_per_cta);
   l.tasks = 4;
   l.token_splits = 1;
   l.tiles_per_cta = 0;
-  l.threads = static_cast<unsigned>(specprobe_kernels::kMqaTmaThreads);
+  l.threads = static_cast<unsigned>(specprobe_kernels::mqa_tma_threads(math_wgs));
   // Ring depth: the deepest (<= 8) that still lets two CTAs share an SM (1 KB of each CTA's
-  // shared memory is reserved by the hardware); else the deepest that fits one CTA.
-  auto bytes = [&](int st) { return static_cast<int64_t>(mqa_tma_smem_bytes(head_dim, heads, l.rows_per_cta, next_n, batch, st)); };
+  // shared memory is reserved by the hardware); else (and for the one-CTA warp-specialized
+  // kernels) the deepest that fits one CTA.
+  auto bytes = [&](int st) {
+    return static_cast<int64_t>(mqa_tma_smem_bytes(head_dim, heads, l.rows_per_cta, next_n, batch, st, math_wgs));
+  };
   int stages = 0;
-  for (int st = kMqaTmaMaxStages; st >= 2 && stages == 0; --st)
+  for (int st = kMqaTmaMaxStages; st >= 2 && stages == 0 && math_wgs == 1; --st)
     if (2 * (bytes(st) + 1024) <= smem_per_sm && bytes(st) <= smem_per_block) stages = st;
   for (int st = kMqaTmaMaxStages; st >= 2 && stages == 0; --st)
     if (bytes(st) <= smem_per_block) stages = st;
@@ -178,7 +216,7 @@ bool mqa_tma_supported(int cc_major, int cc_minor, int heads, int head_dim, int 
 }
 
 double mqa_threshold(const std::string& kernel) {
-  return kernel.rfind("mqa_logits_tma_", 0) == 0 ? kMqaLogitsMaxRelFp8Tc : kMqaLogitsMaxRel;
+  return kernel.rfind("mqa_logits_tma_", 0) == 0 || kernel.rfind("mqa_logits_ws", 0) == 0 ? kMqaLogitsMaxRelFp8Tc : kMqaLogitsMaxRel;
 }
 
 namespace {
@@ -244,14 +282,18 @@ Json run_mqa_logits_probe(const Json& spec) {
     return r;
   };
   // Kernel family: the sm_90a copy-engine + wgmma kernel where it applies and fits, else the
-  // portable mma.sync one. SPECPROBE_MQA_KERNEL=mma|tma forces one (benchmarks compare both).
+  // portable mma.sync one; within sm_90a the warp-specialized kernel where mqa_ws_variant has
+  // one for the shape, else the two-CTA one. SPECPROBE_MQA_KERNEL (or the spec's "kernel") =
+  // mma | tma (two-CTA) | auto forces a family (benchmarks compare them).
   const char* force = std::getenv("SPECPROBE_MQA_KERNEL");
   const std::string want = spec.value("kernel", std::string(force ? force : "auto"));
   bool use_tma = want != "mma" && mqa_tma_supported(s.gpu().cc_major, s.gpu().cc_minor, in.heads, in.head_dim, in.block_kv) &&
                  s.driver().api().cuTensorMapEncodeTiled != nullptr;
   MqaLaunch l;
   if (use_tma) {
-    l = mqa_tma_launch_config(in.batch, in.next_n, in.heads, in.head_dim, s.gpu().smem_per_sm, s.gpu().smem_per_block_optin);
+    const MqaWsVariant ws = want == "tma" ? MqaWsVariant{}
+                                          : mqa_ws_variant(in.batch, in.next_n, in.heads, in.head_dim, s.gpu().smem_per_block_optin);
+    l = mqa_tma_launch_config(in.batch, in.next_n, in.heads, in.head_dim, s.gpu().smem_per_sm, s.gpu().smem_per_block_optin, ws);
     if (static_cast<int64_t>(l.smem) > s.gpu().smem_per_block_optin) use_tma = false;
   }
   if (use_tma) {  // persistent grid: every resident CTA slot once

@@ -60,11 +60,21 @@ MqaLaunch mqa_launch_config(int batch, int next_n, int heads, int head_dim, int 
 
 // Query rows per wgmma chunk of the sm_90a kernel: N = rows * heads <= 256, fewest padded columns.
 int mqa_rows_per_chunk(int next_n, int heads);
-// sm_90a kernel (kernels/mqa_logits.cu, mqa_logits_tma_*): 160 threads, persistent (grid_x is
-// left 0 for the caller to set to SMs x resident CTAs per SM), rows_per_cta = query rows per
-// wgmma chunk, stages = ring depth (the deepest <= 8 that keeps two CTAs per SM when possible).
+// A warp-specialized sm_90a kernel (mqa_logits_ws<math_wgs>_*, one CTA per SM) and its query
+// rows per wgmma chunk; math_wgs = 0: none suits the shape (use the two-CTA kernel).
+struct MqaWsVariant {
+  int math_wgs = 0, rpc = 0;
+};
+// The fastest warp-specialized variant by the measured cost model in mqa_logits.cpp, among
+// those whose shared memory fits smem_per_block.
+MqaWsVariant mqa_ws_variant(int batch, int next_n, int heads, int head_dim, int64_t smem_per_block);
+// sm_90a kernel (kernels/mqa_logits.cu): persistent (grid_x is left 0 for the caller to set to
+// SMs x resident CTAs per SM), rows_per_cta = query rows per wgmma chunk, stages = ring depth
+// per math warpgroup. Without ws: mqa_logits_tma_*, 160 threads, rows per mqa_rows_per_chunk,
+// the deepest ring <= 8 that keeps two CTAs per SM when possible. With ws: mqa_logits_ws*,
+// 128 x (math_wgs + 1) threads, the deepest ring <= 8 that fits.
 MqaLaunch mqa_tma_launch_config(int batch, int next_n, int heads, int head_dim, int64_t smem_per_sm,
-                                int64_t smem_per_block);
+                                int64_t smem_per_block, MqaWsVariant ws = {});
 // Whether the sm_90a kernel exists for this GPU and shape (compute capability 9.0 only).
 bool mqa_tma_supported(int cc_major, int cc_minor, int heads, int head_dim, int block_kv);
 // The relative-error threshold of a kernel (see above).

@@ -35,6 +35,28 @@ TEST_CASE("mqa logits matches the reference for next_n 1-8", "[gpu]") {
       }
 }
 
+TEST_CASE("mqa logits: warp-specialized and two-CTA sm_90a kernels agree with the reference", "[gpu]") {
+  // 64 heads of 128 (the indexer's shape) picks a warp-specialized kernel for next_n 1-6 on
+  // Hopper; "tma" forces the two-CTA one. 48 requests of up to 1,500 tokens put share and
+  // request boundaries inside every math warpgroup's run of tiles; block_kv 32 and 256 take the
+  // multi-block and in-block tile paths.
+  DriverReport gpus = query_system_gpus();
+  REQUIRE_FALSE(gpus.problem.has_value());
+  const bool hopper = !gpus.gpus.empty() && gpus.gpus[0].cc_major == 9 && gpus.gpus[0].cc_minor == 0;
+  for (const char* kernel : {"auto", "tma"})
+    for (int n = 1; n <= 8; ++n)
+      for (int bkv : {32, 64, 256}) {
+        Json spec = {{"probe", "mqa_logits"}, {"next_n", n}, {"heads", 64}, {"head_dim", 128}, {"block_kv", bkv},
+                     {"batch", 48}, {"context", 1500}, {"seed", n + bkv}, {"kernel", kernel}};
+        Json r = run_probe_in_process(spec);
+        INFO(r.dump());
+        CHECK(r["status"] == "pass");
+        const std::string k = r["evidence"].value("kernel", std::string());
+        if (hopper && std::string(kernel) == "auto" && n <= 6) CHECK(k.rfind("mqa_logits_ws", 0) == 0);
+        if (hopper && std::string(kernel) == "tma") CHECK(k.rfind("mqa_logits_tma_", 0) == 0);
+      }
+}
+
 TEST_CASE("spec verify matches the reference for GQA 1-16, bf16 and fp8", "[gpu]") {
   for (const char* dt : {"bf16", "fp8"})
     for (int g : {1, 6, 12, 16})

@@ -141,7 +141,49 @@ TEST_CASE("mqa sm_90a launch configuration: N = rows x heads <= 256, two CTAs pe
   CHECK_FALSE(mqa_tma_supported(10, 0, 64, 128, 64));
   CHECK_FALSE(mqa_tma_supported(12, 0, 64, 128, 64));
   CHECK(mqa_threshold("mqa_logits_tma_d128_h64_r1") == kMqaLogitsMaxRelFp8Tc);
+  CHECK(mqa_threshold("mqa_logits_ws4_d128_h64_r1") == kMqaLogitsMaxRelFp8Tc);
   CHECK(mqa_threshold("mqa_logits_d128_hc64") == kMqaLogitsMaxRel);
+}
+
+TEST_CASE("mqa warp-specialized variant: the measured winner per next_n, only where it fits", "[probes]") {
+  constexpr int64_t kSmemPerSm = 228 * 1024, kSmemPerBlock = 227 * 1024;  // sm_90
+  struct Want {
+    int next_n, math_wgs, rpc;
+  };
+  // bench/NOTES.md v11 (H100, B = 256, L = 8192, full lengths): the fastest kernel per next_n
+  // (next_n 2: a tie on the H100, r2 the faster where memory is faster).
+  for (const Want w : {Want{1, 4, 1}, Want{2, 4, 2}, Want{3, 3, 3}, Want{4, 4, 2}, Want{5, 3, 3}, Want{6, 3, 3},
+                       Want{7, 0, 0}, Want{8, 0, 0}})
+    for (int batch : {2, 48, 256}) {
+      INFO("next_n " << w.next_n << " batch " << batch);
+      const MqaWsVariant v = mqa_ws_variant(batch, w.next_n, 64, 128, kSmemPerBlock);
+      CHECK(v.math_wgs == w.math_wgs);
+      CHECK(v.rpc == w.rpc);
+      if (v.math_wgs == 0) continue;
+      const auto l = mqa_tma_launch_config(batch, w.next_n, 64, 128, kSmemPerSm, kSmemPerBlock, v);
+      CHECK(l.kernel == "mqa_logits_ws" + std::to_string(w.math_wgs) + "_d128_h64_r" + std::to_string(w.rpc));
+      CHECK(l.threads == 128u * (w.math_wgs + 1));
+      CHECK(l.rows_per_cta == w.rpc);
+      CHECK(l.stages >= 2);
+      CHECK(l.stages <= specprobe_kernels::kMqaTmaMaxStages);
+      CHECK(l.smem <= kSmemPerBlock);
+      // the deepest ring that fits: one stage more would not
+      if (l.stages < specprobe_kernels::kMqaTmaMaxStages)
+        CHECK(specprobe_kernels::mqa_tma_smem_bytes(128, 64, w.rpc, w.next_n, batch, l.stages + 1, w.math_wgs) >
+              kSmemPerBlock);
+    }
+  // Other shapes have no warp-specialized kernel; a part with less shared memory gets none.
+  for (int h : {16, 32, 128}) CHECK(mqa_ws_variant(256, 2, h, 128, kSmemPerBlock).math_wgs == 0);
+  CHECK(mqa_ws_variant(256, 2, 64, 64, kSmemPerBlock).math_wgs == 0);
+  CHECK(mqa_ws_variant(256, 2, 64, 128, 99 * 1024).math_wgs == 0);
+  // Registers after setmaxnreg: the producer's 40 handed to the math warpgroups, within 64 K.
+  for (int nw : {2, 3, 4}) {
+    INFO("math warpgroups " << nw);
+    CHECK(specprobe_kernels::mqa_ws_math_regs(nw) % 8 == 0);
+    CHECK(128 * nw * specprobe_kernels::mqa_ws_math_regs(nw) + 128 * specprobe_kernels::kMqaWsProducerRegs <= 65536);
+  }
+  CHECK(specprobe_kernels::mqa_ws_math_regs(4) == 104);  // DeepGEMM's split for the same layout
+  CHECK(specprobe_kernels::mqa_ws_math_regs(3) == 152);
 }
 
 TEST_CASE("mqa inputs with full lengths give every request the whole context", "[probes]") {
