@@ -406,7 +406,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   const int g_end = static_cast<int>(static_cast<long long>(total) * (share + 1) / shares);
   // The run of one request's tiles that starts at global tile position gpos (producer and
   // consumers walk the same segments): request = last b with prefix[b] <= gpos (empty requests
-  // skipped), its tiles [tile_begin, tile_end) clipped to this CTA's share.
+  // skipped), its tiles [tile_begin, tile_end) clipped to this math warpgroup's share.
   struct Segment {
     int b, tile_begin, tile_end;
   };
