@@ -195,8 +195,9 @@ MqaLaunch mqa_tma_launch_config(int batch, int next_n, int heads, int head_dim, 
     return static_cast<int64_t>(mqa_tma_smem_bytes(head_dim, heads, l.rows_per_cta, next_n, batch, st, math_wgs));
   };
   int stages = 0;
-  for (int st = kMqaTmaMaxStages; st >= 2 && stages == 0 && math_wgs == 1; --st)
-    if (2 * (bytes(st) + 1024) <= smem_per_sm && bytes(st) <= smem_per_block) stages = st;
+  if (math_wgs == 1)
+    for (int st = kMqaTmaMaxStages; st >= 2 && stages == 0; --st)
+      if (2 * (bytes(st) + 1024) <= smem_per_sm && bytes(st) <= smem_per_block) stages = st;
   for (int st = kMqaTmaMaxStages; st >= 2 && stages == 0; --st)
     if (bytes(st) <= smem_per_block) stages = st;
   l.stages = stages == 0 ? 2 : stages;
@@ -261,6 +262,15 @@ std::string mqa_shape_problem(const Json& spec) {
 
 Json run_mqa_logits_probe(const Json& spec) {
   if (auto why = mqa_shape_problem(spec); !why.empty()) return make_result(spec, kSkip, "shape not supported by the probe kernel: " + why);
+  // Kernel family (see below): the spec's "kernel", else SPECPROBE_MQA_KERNEL, else auto.
+  const char* force = std::getenv("SPECPROBE_MQA_KERNEL");
+  const std::string want = !spec.contains("kernel")      ? std::string(force ? force : "auto")
+                           : spec["kernel"].is_string() ? spec["kernel"].get<std::string>()
+                                                        : spec["kernel"].dump();  // not a string: never a family
+  if (want != "auto" && want != "tma" && want != "mma")
+    return make_result(spec, kError,
+                       fmt::format("MQA kernel family '{}' ({}) is not one of auto, tma, mma", want,
+                                   spec.contains("kernel") ? "the spec's \"kernel\"" : "SPECPROBE_MQA_KERNEL"));
   if (probe_kernels_fatbin().empty()) return make_result(spec, kSkip, kNoKernelsReason);
   const bool bench = spec.value("bench", false);
   const int batch = spec.value("batch", bench ? 256 : 2);
@@ -285,8 +295,6 @@ Json run_mqa_logits_probe(const Json& spec) {
   // portable mma.sync one; within sm_90a the warp-specialized kernel where mqa_ws_variant has
   // one for the shape, else the two-CTA one. SPECPROBE_MQA_KERNEL (or the spec's "kernel") =
   // mma | tma (two-CTA) | auto forces a family (benchmarks compare them).
-  const char* force = std::getenv("SPECPROBE_MQA_KERNEL");
-  const std::string want = spec.value("kernel", std::string(force ? force : "auto"));
   bool use_tma = want != "mma" && mqa_tma_supported(s.gpu().cc_major, s.gpu().cc_minor, in.heads, in.head_dim, in.block_kv) &&
                  s.driver().api().cuTensorMapEncodeTiled != nullptr;
   MqaLaunch l;

@@ -1,6 +1,8 @@
 // The runner's timeout, crash and restart handling with scripted fake children (no GPU).
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include "probes/runner.hpp"
 
 using namespace specprobe;
@@ -63,4 +65,20 @@ TEST_CASE("exit without a result mid-probe is a crash with the exit status", "[p
 TEST_CASE("unknown probe kinds are an error result in process", "[probes][runner]") {
   Json r = run_probe_in_process({{"probe", "nope"}});
   CHECK(r["status"] == "error");
+}
+
+TEST_CASE("an unknown MQA kernel family is an error result naming where it came from", "[probes][runner]") {
+  // Checked before any GPU work, so it holds on machines without one.
+  Json r = run_probe_in_process({{"probe", "mqa_logits"}, {"next_n", 2}, {"heads", 64}, {"head_dim", 128},
+                                 {"block_kv", 64}, {"kernel", "fastest"}});
+  CHECK(r["status"] == "error");
+  const std::string why = r.value("reason", std::string());
+  CHECK(why.find("'fastest'") != std::string::npos);
+  CHECK(why.find("auto, tma, mma") != std::string::npos);
+  CHECK(why.find("spec's \"kernel\"") != std::string::npos);
+  ::setenv("SPECPROBE_MQA_KERNEL", "wgmma", 1);
+  Json e = run_probe_in_process({{"probe", "mqa_logits"}, {"next_n", 2}, {"heads", 64}, {"head_dim", 128}, {"block_kv", 64}});
+  ::unsetenv("SPECPROBE_MQA_KERNEL");
+  CHECK(e["status"] == "error");
+  CHECK(e.value("reason", std::string()).find("'wgmma' (SPECPROBE_MQA_KERNEL)") != std::string::npos);
 }
