@@ -246,13 +246,17 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
 }
 // Waits for the completion of the phase with the given parity (a fresh barrier counts its
 // phase "before 0", parity 1, as complete: producers start waiting on "empty" with parity 1).
+// The suspend-time hint (ns) lets the warp sleep until the phase completes instead of polling:
+// without it try_wait came back every ~20 cycles, and the producer warps' polling loop ran
+// 7.5 million times at next_n 4 (ncu, H100; bench/NOTES.md v12), issue slots taken from the
+// math warps beside them.
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   uint32_t done;
   do {
     asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\nselp.u32 %0, 1, 0, p;\n}\n"
         : "=r"(done)
-        : "r"(bar), "r"(parity)
+        : "r"(bar), "r"(parity), "r"(0x989680u)
         : "memory");
   } while (!done);
 }
@@ -316,11 +320,18 @@ __device__ __forceinline__ void quad_round(const float (&v)[K], float (&w)[K / 2
 
 // K-major operand with ROWB-byte rows in the matching swizzle (128 B: SWIZZLE_128B, 64 B:
 // SWIZZLE_64B, as the tensor maps write them); 8-row groups ROWB * 8 bytes apart.
+// smem_desc_lo is the low word (start address, leading-dimension byte offset); the high word
+// (stride byte offset, layout) is the same for every operand of one ROWB. A k-step's operand
+// starts 32 bytes on, 2 in the start-address field, which never carries (shared addresses are
+// below 2^18): one 32-bit add per k-step instead of a descriptor rebuilt from the address.
 template <int ROWB>
-__device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
-  constexpr uint64_t layout = ROWB == 128 ? 1 : 2;
-  return (static_cast<uint64_t>((addr & 0x3FFFF) >> 4)) | (uint64_t{1} << 16) |
-         (static_cast<uint64_t>(8 * ROWB >> 4) << 32) | (layout << 62);
+__device__ __forceinline__ uint32_t smem_desc_lo(uint32_t addr) {
+  return ((addr & 0x3FFFF) >> 4) | (1u << 16);
+}
+template <int ROWB>
+__device__ __forceinline__ uint64_t smem_desc_at(uint32_t lo) {
+  constexpr uint32_t hi = (8 * ROWB >> 4) | ((ROWB == 128 ? 1u : 2u) << 30);
+  return (static_cast<uint64_t>(hi) << 32) | lo;
 }
 
 template <int D, int H, int RPC, int NW>
@@ -338,7 +349,9 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
 
   const int n = p.next_n;
   const int nchunks = (n + RPC - 1) / RPC;
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  // The warp index through a shuffle from lane 0: the compiler then knows it is warp-uniform.
+  // That took the spills out of the 4 x r2 kernel (32 bytes stored, 84 loaded per thread).
+  const int tid = threadIdx.x, warp = __shfl_sync(0xffffffffu, tid >> 5, 0), lane = tid & 31;
   // Roles: warps 0 .. 4 * NW - 1 are the math warpgroups (mw = warp / 4); the rest produce, one
   // warp per math warpgroup (NW = 1: the single warp 4).
   const bool producer = warp >= 4 * NW;
@@ -504,13 +517,13 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       const uint32_t a_base = kv_addr + ring.stage * T * D;
       // One chunk's wgmma into acc (asynchronous: committed as its own group).
       auto issue = [&](float (&acc)[N / 2], int chunk) {
-        const uint32_t qb = qs_addr + chunk * N * D;
+        const uint32_t da = smem_desc_lo<D>(a_base), db = smem_desc_lo<D>(qs_addr + chunk * N * D);
 #pragma unroll
         for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
         spk::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KS; ++kk)
-          spk::WgmmaE4m3<N>::mma(acc, smem_desc<D>(a_base + kk * 32), smem_desc<D>(qb + kk * 32), kk);
+          spk::WgmmaE4m3<N>::mma(acc, smem_desc_at<D>(da + 2 * kk), smem_desc_at<D>(db + 2 * kk), kk);
         spk::wgmma_commit();
       };
       // The chunk's scores once its wgmma has completed: relu, weights, sum over heads, store.
