@@ -296,13 +296,17 @@ __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.
 template <int REGS>
 __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
 
-// relu(x) as the epilogue multiplies it by a weight. With RPC >= 3 rows the weights are stored
+// relu(x) as the epilogue multiplies it by a weight. In kReluAdd kernels the weights are stored
 // halved and relu(x) * w is computed as (x + |x|) * (w / 2): the same product bit for bit (the
 // doubling and halving are exact), one FADD on the full-rate FMA pipe instead of FMNMX on the
 // half-rate ALU pipe. That cut next_n 3 / 4 from 146 / 178 to 139-141 / 161-163 us on the H100
-// (bench/NOTES.md v8); at RPC <= 2 FMNMX measured the same or 1-2 us better, so it stays there.
-template <int RPC>
-__device__ __forceinline__ float relu_term(float x) { return RPC >= 3 ? x + fabsf(x) : fmaxf(x, 0.f); }
+// (bench/NOTES.md v8), and in the warp-specialized kernels next_n 2 / 4 on an H200 from 88.0 /
+// 150.3 to 86.9 / 148.4 us (v12). In the two-CTA kernel at RPC <= 2 FMNMX measured the same or
+// 1-2 us better, so it stays there.
+template <int RPC, int NW>
+constexpr bool kReluAdd = NW > 1 || RPC >= 3;
+template <int RPC, int NW>
+__device__ __forceinline__ float relu_term(float x) { return kReluAdd<RPC, NW> ? x + fabsf(x) : fmaxf(x, 0.f); }
 
 // One butterfly round over lane pairs (lane ^ mask): of the K values, indexed k, keep the half
 // whose index bit BIT equals `hi` and add the partner's copy of it; w[i] is k with BIT removed.
@@ -504,7 +508,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       const int chunk = i / N, cc = i % N;
       const int row_i = chunk * RPC + cc / H, h = cc % H;
       const float wv = row_i < n ? w[(static_cast<size_t>(b) * n + row_i) * H + h] : 0.f;
-      wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = (RPC >= 3 ? 0.5f : 1.f) * wv;  // see relu_term
+      wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = (kReluAdd<RPC, NW> ? 0.5f : 1.f) * wv;  // see relu_term
     }
     for (int r = wtid; r < n; r += 128) ctx_s[r] = ctx_all[b * n + r];
     wg_barrier(1 + mw);
@@ -558,14 +562,14 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
               const int j = r * (H / 8) + jj;
               const float4 wv = kWRegs ? make_float4(wreg[2 * j], wreg[2 * j + 1], wreg[2 * j + 2], wreg[2 * j + 3])
                                        : *reinterpret_cast<const float4*>(wrow + 2 * j);  // groups j, j+1
-              a[0] = fmaf(relu_term<RPC>(acc[4 * j + 0]), wv.x, a[0]);
-              a[1] = fmaf(relu_term<RPC>(acc[4 * j + 1]), wv.y, a[1]);
-              c[0] = fmaf(relu_term<RPC>(acc[4 * j + 2]), wv.x, c[0]);
-              c[1] = fmaf(relu_term<RPC>(acc[4 * j + 3]), wv.y, c[1]);
-              a[2] = fmaf(relu_term<RPC>(acc[4 * j + 4]), wv.z, a[2]);
-              a[3] = fmaf(relu_term<RPC>(acc[4 * j + 5]), wv.w, a[3]);
-              c[2] = fmaf(relu_term<RPC>(acc[4 * j + 6]), wv.z, c[2]);
-              c[3] = fmaf(relu_term<RPC>(acc[4 * j + 7]), wv.w, c[3]);
+              a[0] = fmaf(relu_term<RPC, NW>(acc[4 * j + 0]), wv.x, a[0]);
+              a[1] = fmaf(relu_term<RPC, NW>(acc[4 * j + 1]), wv.y, a[1]);
+              c[0] = fmaf(relu_term<RPC, NW>(acc[4 * j + 2]), wv.x, c[0]);
+              c[1] = fmaf(relu_term<RPC, NW>(acc[4 * j + 3]), wv.y, c[1]);
+              a[2] = fmaf(relu_term<RPC, NW>(acc[4 * j + 4]), wv.z, a[2]);
+              a[3] = fmaf(relu_term<RPC, NW>(acc[4 * j + 5]), wv.w, a[3]);
+              c[2] = fmaf(relu_term<RPC, NW>(acc[4 * j + 6]), wv.z, c[2]);
+              c[3] = fmaf(relu_term<RPC, NW>(acc[4 * j + 7]), wv.w, c[3]);
             }
           }
           v[2 * r] = (a[0] + a[1]) + (a[2] + a[3]);
