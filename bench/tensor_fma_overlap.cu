@@ -35,12 +35,6 @@ namespace {
 constexpr int kSmemBytes = 200 * 1024;  // keeps one CTA per SM
 constexpr int kN = 128;                 // wgmma N (two query rows of 64 heads)
 
-__device__ __forceinline__ uint64_t desc128(uint32_t addr) {  // K-major, 128-byte rows, 128B swizzle
-  const uint32_t lo = ((addr & 0x3FFFF) >> 4) | (1u << 16);
-  const uint32_t hi = (8 * 128 >> 4) | (1u << 30);
-  return (static_cast<uint64_t>(hi) << 32) | lo;
-}
-
 __global__ void __launch_bounds__(512, 1) overlap_kernel(uint32_t roles, int steps, long long* cycles, float* sink) {
 #ifdef SPK_HAS_WGMMA
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -65,7 +59,9 @@ __global__ void __launch_bounds__(512, 1) overlap_kernel(uint32_t roles, int ste
       for (int i = 0; i < kN / 2; ++i) spk::reg_fence(acc[i]);
       spk::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) spk::WgmmaE4m3<kN>::mma(acc, desc128(a + 32 * kk), desc128(b + 32 * kk), kk);
+      for (int kk = 0; kk < 4; ++kk)  // K-major 128-byte rows, 128B swizzle, as the MQA kernel's
+        spk::WgmmaE4m3<kN>::mma(acc, spk::smem_desc_at<128>(spk::smem_desc_lo(a) + 2 * kk),
+                                spk::smem_desc_at<128>(spk::smem_desc_lo(b) + 2 * kk), kk);
       spk::wgmma_commit();
       spk::wgmma_wait<0>();
 #pragma unroll

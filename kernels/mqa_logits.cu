@@ -322,22 +322,6 @@ __device__ __forceinline__ void quad_round(const float (&v)[K], float (&w)[K / 2
   }
 }
 
-// K-major operand with ROWB-byte rows in the matching swizzle (128 B: SWIZZLE_128B, 64 B:
-// SWIZZLE_64B, as the tensor maps write them); 8-row groups ROWB * 8 bytes apart.
-// smem_desc_lo is the low word (start address, leading-dimension byte offset); the high word
-// (stride byte offset, layout) is the same for every operand of one ROWB. A k-step's operand
-// starts 32 bytes on, 2 in the start-address field, which never carries (shared addresses are
-// below 2^18): one 32-bit add per k-step instead of a descriptor rebuilt from the address.
-template <int ROWB>
-__device__ __forceinline__ uint32_t smem_desc_lo(uint32_t addr) {
-  return ((addr & 0x3FFFF) >> 4) | (1u << 16);
-}
-template <int ROWB>
-__device__ __forceinline__ uint64_t smem_desc_at(uint32_t lo) {
-  constexpr uint32_t hi = (8 * ROWB >> 4) | ((ROWB == 128 ? 1u : 2u) << 30);
-  return (static_cast<uint64_t>(hi) << 32) | lo;
-}
-
 template <int D, int H, int RPC, int NW>
 __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
 #ifdef SPK_HAS_WGMMA
@@ -521,13 +505,13 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       const uint32_t a_base = kv_addr + ring.stage * T * D;
       // One chunk's wgmma into acc (asynchronous: committed as its own group).
       auto issue = [&](float (&acc)[N / 2], int chunk) {
-        const uint32_t da = smem_desc_lo<D>(a_base), db = smem_desc_lo<D>(qs_addr + chunk * N * D);
+        const uint32_t da = spk::smem_desc_lo(a_base), db = spk::smem_desc_lo(qs_addr + chunk * N * D);
 #pragma unroll
         for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
         spk::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KS; ++kk)
-          spk::WgmmaE4m3<N>::mma(acc, smem_desc_at<D>(da + 2 * kk), smem_desc_at<D>(db + 2 * kk), kk);
+          spk::WgmmaE4m3<N>::mma(acc, spk::smem_desc_at<D>(da + 2 * kk), spk::smem_desc_at<D>(db + 2 * kk), kk);
         spk::wgmma_commit();
       };
       // The chunk's scores once its wgmma has completed: relu, weights, sum over heads, store.

@@ -15,6 +15,20 @@ __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sy
 // Keeps the compiler from moving accumulator reads/writes across wgmma issue and wait.
 __device__ __forceinline__ void reg_fence(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 
+// Shared-memory matrix descriptor of a K-major operand with ROWB-byte rows in the matching
+// swizzle (128 B: SWIZZLE_128B, 64 B: SWIZZLE_64B, as the tensor maps write them); 8-row groups
+// ROWB * 8 bytes apart. smem_desc_lo is the low word (start address, leading-dimension byte
+// offset); the high word (stride byte offset, layout) is the same for every operand of one
+// ROWB. A k-step's operand starts 32 bytes on, 2 in the start-address field, which never
+// carries (shared addresses are below 2^18): one 32-bit add per k-step instead of a descriptor
+// rebuilt from the address.
+__device__ __forceinline__ uint32_t smem_desc_lo(uint32_t addr) { return ((addr & 0x3FFFF) >> 4) | (1u << 16); }
+template <int ROWB>
+__device__ __forceinline__ uint64_t smem_desc_at(uint32_t lo) {
+  constexpr uint32_t hi = (8 * ROWB >> 4) | ((ROWB == 128 ? 1u : 2u) << 30);
+  return (static_cast<uint64_t>(hi) << 32) | lo;
+}
+
 template <int N>
 struct WgmmaE4m3;
 
