@@ -19,11 +19,13 @@
 // share something (issue, register-file ports).
 // Build: nvcc -O3 -arch=sm_90a -std=c++17 bench/tensor_fma_overlap.cu -o tensor_fma_overlap
 // (cmake target tensor_fma_overlap_bench, not built by default). Usage: tensor_fma_overlap [steps]
+// (10..10000000, default 20000; anything else: usage message, exit 2; no GPU: the CUDA error, exit 1).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -100,10 +102,23 @@ __global__ void __launch_bounds__(512, 1) overlap_kernel(uint32_t roles, int ste
     }                                                                           \
   } while (0)
 
+bool parse_steps(const char* s, int* out) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < 10 || v > 10000000) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int steps = argc > 1 ? std::atoi(argv[1]) : 20000;
+  int steps = 20000;
+  if (argc > 2 || (argc == 2 && !parse_steps(argv[1], &steps))) {
+    std::fprintf(stderr, "usage: tensor_fma_overlap [steps]  (steps: an integer in 10..10000000, default 20000)\n");
+    return 2;
+  }
   int dev = 0, sms = 0, clock_khz = 0;
   CK(cudaGetDevice(&dev));
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
