@@ -13,6 +13,9 @@
 //      accumulators just produced; repeat.
 //   E  M with the arithmetic done twice (256 FMA-pipe instructions per step, about the real
 //      epilogue's count per chunk of N = 128).
+//   G  F with one instruction per score: FFMA |x| * w (the FFMA's operand modifier), the form
+//      an epilogue takes when the linear half of relu(x) * w = (x + |x|) * w / 2 is computed
+//      elsewhere (bench/NOTES.md v14).
 // Every warpgroup runs the same number of steps; each records clock64 at its start and end.
 // It prints cycles per step of each role: if warpgroups of T and F beside each other take as
 // long as each alone, the pipes overlap; if the F warps slow down by about the T time, they
@@ -46,7 +49,7 @@ __global__ void __launch_bounds__(512, 1) overlap_kernel(uint32_t roles, int ste
   for (int i = threadIdx.x; i < 24 * 1024; i += blockDim.x) smem[i] = static_cast<unsigned char>(((i * 37) & 0x3F) | ((i & 1) << 7));
   __syncthreads();
   const int wg = __shfl_sync(0xffffffffu, threadIdx.x >> 7, 0);
-  const int role = (roles >> (4 * wg)) & 0xF;  // 1 = T, 2 = F, 3 = M, 4 = E
+  const int role = (roles >> (4 * wg)) & 0xF;  // 1 = T, 2 = F, 3 = M, 4 = E, 5 = G
   const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(smem)), b = a + 8 * 1024;
   float acc[kN / 2];
   for (int i = 0; i < kN / 2; ++i) acc[i] = 0.001f * (threadIdx.x + i) - 0.05f;
@@ -55,7 +58,7 @@ __global__ void __launch_bounds__(512, 1) overlap_kernel(uint32_t roles, int ste
   float s[4] = {0.f, 0.f, 0.f, 0.f};
   __syncwarp();
   const long long t0 = clock64();
-  if (role == 1 || role >= 3) {
+  if (role == 1 || role == 3 || role == 4) {
     for (int st = 0; st < steps; ++st) {
 #pragma unroll
       for (int i = 0; i < kN / 2; ++i) spk::reg_fence(acc[i]);
@@ -76,6 +79,11 @@ __global__ void __launch_bounds__(512, 1) overlap_kernel(uint32_t roles, int ste
 #pragma unroll
         for (int i = 0; i < kN / 2; ++i) s[i & 3] = fmaf(acc[i] - fabsf(acc[i]), w[(i >> 2) & 3], s[i & 3]);
       }
+    }
+  } else if (role == 5) {
+    for (int st = 0; st < steps; ++st) {
+#pragma unroll
+      for (int i = 0; i < kN / 2; ++i) acc[i] = fmaf(fabsf(acc[i]), w[(i >> 2) & 3], -0.01f);
     }
   } else if (role == 2) {
     for (int st = 0; st < steps; ++st) {
@@ -131,15 +139,16 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&d_cycles, sizeof(long long) * sms * 4));
   CK(cudaMalloc(&d_sink, sizeof(float) * 512));
   std::printf("%s, %d SMs; %d steps per warpgroup; one step: T = 4 x m64n128k32 e4m3 wgmma (1 M MAC), "
-              "F = 64 x (FADD |x| + FFMA) per thread\n",
+              "F = 64 x (FADD |x| + FFMA), G = 64 x FFMA |x| per thread\n",
               prop.name, sms, steps);
   std::printf("%-8s %-28s %9s %5s\n", "roles", "cycles/step per warpgroup", "kernel us", "GHz");
   const char* configs[] = {"T", "TT", "TTT", "TTTT", "F", "FF", "FFF", "FFFF", "TF", "TFF", "TFFF",
-                           "TTF", "TTFF", "TTTF", "M", "MM", "MMM", "MMMM", "E", "EE", "EEE", "EEEE"};
+                           "TTF", "TTFF", "TTTF", "M", "MM", "MMM", "MMMM", "E", "EE", "EEE", "EEEE",
+                           "G", "GG", "TG", "TTG", "TTGG"};
   for (const char* cfg : configs) {
     const std::string c(cfg);
     uint32_t roles = 0;
-    for (size_t i = 0; i < c.size(); ++i) roles |= (c[i] == 'T' ? 1u : c[i] == 'F' ? 2u : c[i] == 'M' ? 3u : 4u) << (4 * i);
+    for (size_t i = 0; i < c.size(); ++i) roles |= (c[i] == 'T' ? 1u : c[i] == 'F' ? 2u : c[i] == 'M' ? 3u : c[i] == 'E' ? 4u : 5u) << (4 * i);
     const int threads = 128 * static_cast<int>(c.size());
     CK(cudaMemset(d_cycles, 0, sizeof(long long) * sms * 4));
     overlap_kernel<<<sms, threads, kSmemBytes + 1024>>>(roles, steps / 10, d_cycles, d_sink);  // warm-up

@@ -56,6 +56,12 @@ inline constexpr int kMqaTmaTileTokens = 64;
 inline constexpr int kMqaTmaThreads = 160;
 inline constexpr int kMqaTmaMaxStages = 8;
 inline constexpr int kMqaWsProducerRegs = 40;
+// Ring depth cap of the warp-specialized kernels (per math warpgroup; three tiles of four math
+// warpgroups keep ~100 KB in flight per SM). Deeper rings, where they fit, measured slower: at
+// B = 256, L = 8192, next_n 1 / 2 / 3 an H200 took 82.0-82.9 / 90.0 / 122.0 us at the deepest
+// ring that fits (5 / 4 / 5 stages) and 79.2-79.5 / 88.9-89.1 / 121.0-121.1 with 3; an H100
+// 116.6 us at next_n 2 with 3 or 4 stages (bench/NOTES.md v14).
+inline constexpr int kMqaWsMaxStages = 3;
 struct alignas(64) MqaTmaParams {
   MqaLogitsParams p;
   int stages;  // ring depth per math warpgroup, 2..kMqaTmaMaxStages

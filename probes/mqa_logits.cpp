@@ -179,6 +179,7 @@ MqaLaunch mqa_tma_launch_config(int batch, int next_n, int heads, int head_dim, 
                                 int64_t smem_per_block, MqaWsVariant ws) {
   const int math_wgs = ws.math_wgs > 0 ? ws.math_wgs : 1, rpc = ws.math_wgs > 0 ? ws.rpc : 0;
   using specprobe_kernels::kMqaTmaMaxStages;
+  using specprobe_kernels::kMqaWsMaxStages;
   using specprobe_kernels::mqa_tma_smem_bytes;
   MqaLaunch l;
   l.rows_per_cta = rpc > 0 ? rpc : mqa_rows_per_chunk(next_n, heads);
@@ -189,16 +190,18 @@ MqaLaunch mqa_tma_launch_config(int batch, int next_n, int heads, int head_dim, 
   l.tiles_per_cta = 0;
   l.threads = static_cast<unsigned>(specprobe_kernels::mqa_tma_threads(math_wgs));
   // Ring depth: the deepest (<= 8) that still lets two CTAs share an SM (1 KB of each CTA's
-  // shared memory is reserved by the hardware); else (and for the one-CTA warp-specialized
-  // kernels) the deepest that fits one CTA.
+  // shared memory is reserved by the hardware); else the deepest that fits one CTA. The
+  // warp-specialized kernels stop at kMqaWsMaxStages per math warpgroup: deeper rings measured
+  // slower on both parts (bench/NOTES.md v14).
   auto bytes = [&](int st) {
     return static_cast<int64_t>(mqa_tma_smem_bytes(head_dim, heads, l.rows_per_cta, next_n, batch, st, math_wgs));
   };
+  const int max_stages = math_wgs == 1 ? kMqaTmaMaxStages : kMqaWsMaxStages;
   int stages = 0;
   if (math_wgs == 1)
-    for (int st = kMqaTmaMaxStages; st >= 2 && stages == 0; --st)
+    for (int st = max_stages; st >= 2 && stages == 0; --st)
       if (2 * (bytes(st) + 1024) <= smem_per_sm && bytes(st) <= smem_per_block) stages = st;
-  for (int st = kMqaTmaMaxStages; st >= 2 && stages == 0; --st)
+  for (int st = max_stages; st >= 2 && stages == 0; --st)
     if (bytes(st) <= smem_per_block) stages = st;
   l.stages = stages == 0 ? 2 : stages;
   l.smem = static_cast<unsigned>(bytes(l.stages));

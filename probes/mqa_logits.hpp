@@ -72,7 +72,7 @@ MqaWsVariant mqa_ws_variant(int batch, int next_n, int heads, int head_dim, int6
 // SMs x resident CTAs per SM), rows_per_cta = query rows per wgmma chunk, stages = ring depth
 // per math warpgroup. Without ws: mqa_logits_tma_*, 160 threads, rows per mqa_rows_per_chunk,
 // the deepest ring <= 8 that keeps two CTAs per SM when possible. With ws: mqa_logits_ws*,
-// 128 x (math_wgs + 1) threads, the deepest ring <= 8 that fits.
+// 128 x (math_wgs + 1) threads, the deepest ring <= kMqaWsMaxStages (3) that fits.
 MqaLaunch mqa_tma_launch_config(int batch, int next_n, int heads, int head_dim, int64_t smem_per_sm,
                                 int64_t smem_per_block, MqaWsVariant ws = {});
 // Whether the sm_90a kernel exists for this GPU and shape (compute capability 9.0 only).

@@ -165,10 +165,10 @@ TEST_CASE("mqa warp-specialized variant: the measured winner per next_n, only wh
       CHECK(l.threads == 128u * (w.math_wgs + 1));
       CHECK(l.rows_per_cta == w.rpc);
       CHECK(l.stages >= 2);
-      CHECK(l.stages <= specprobe_kernels::kMqaTmaMaxStages);
+      CHECK(l.stages <= specprobe_kernels::kMqaWsMaxStages);
       CHECK(l.smem <= kSmemPerBlock);
-      // the deepest ring that fits: one stage more would not
-      if (l.stages < specprobe_kernels::kMqaTmaMaxStages)
+      // the deepest ring up to the cap that fits: one stage more would be past the cap or not fit
+      if (l.stages < specprobe_kernels::kMqaWsMaxStages)
         CHECK(specprobe_kernels::mqa_tma_smem_bytes(128, 64, w.rpc, w.next_n, batch, l.stages + 1, w.math_wgs) >
               kSmemPerBlock);
     }
