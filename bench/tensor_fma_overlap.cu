@@ -16,6 +16,9 @@
 //   G  F with one instruction per score: FFMA |x| * w (the FFMA's operand modifier), the form
 //      an epilogue takes when the linear half of relu(x) * w = (x + |x|) * w / 2 is computed
 //      elsewhere (bench/NOTES.md v14).
+//   P  128 x FFMA, A  128 x FADD, H  64 x FFMA (no operand modifiers): which FMA-pipe work stalls T.
+//   S  64 x (FMNMX + FFMA): relu on the ALU pipe, the held-weights kernel's epilogue.
+//   L  8 x LDS.128 + 16 FFMA: the epilogue's shared-memory weight loads beside T's operand reads.
 // Every warpgroup runs the same number of steps; each records clock64 at its start and end.
 // It prints cycles per step of each role: if warpgroups of T and F beside each other take as
 // long as each alone, the pipes overlap; if the F warps slow down by about the T time, they
@@ -46,10 +49,10 @@ __global__ void __launch_bounds__(512, 1) overlap_kernel(uint32_t roles, int ste
   const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
   unsigned char* smem = smem_raw + (((raw + 1023u) & ~1023u) - raw);
   // A: 64 x 128 e4m3 (8 KB), B: 128 x 128 e4m3 (16 KB); small finite values (|x| <= 2).
-  for (int i = threadIdx.x; i < 24 * 1024; i += blockDim.x) smem[i] = static_cast<unsigned char>(((i * 37) & 0x3F) | ((i & 1) << 7));
+  for (int i = threadIdx.x; i < 32 * 1024; i += blockDim.x) smem[i] = static_cast<unsigned char>(((i * 37) & 0x3F) | ((i & 1) << 7));
   __syncthreads();
   const int wg = __shfl_sync(0xffffffffu, threadIdx.x >> 7, 0);
-  const int role = (roles >> (4 * wg)) & 0xF;  // 1 = T, 2 = F, 3 = M, 4 = E, 5 = G
+  const int role = (roles >> (4 * wg)) & 0xF;  // index in " TFMEGPAHSL" (1 = T ... 10 = L)
   const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(smem)), b = a + 8 * 1024;
   float acc[kN / 2];
   for (int i = 0; i < kN / 2; ++i) acc[i] = 0.001f * (threadIdx.x + i) - 0.05f;
@@ -84,6 +87,36 @@ __global__ void __launch_bounds__(512, 1) overlap_kernel(uint32_t roles, int ste
     for (int st = 0; st < steps; ++st) {
 #pragma unroll
       for (int i = 0; i < kN / 2; ++i) acc[i] = fmaf(fabsf(acc[i]), w[(i >> 2) & 3], -0.01f);
+    }
+  } else if (role == 6) {  // P: 128 x FFMA (no modifier): two dependent FFMAs per score
+    for (int st = 0; st < steps; ++st) {
+#pragma unroll
+      for (int i = 0; i < kN / 2; ++i) acc[i] = fmaf(fmaf(acc[i], w[(i >> 2) & 3], 0.01f), w[(i + 1) & 3], -0.01f);
+    }
+  } else if (role == 7) {  // A: 128 x FADD (no modifier)
+    for (int st = 0; st < steps; ++st) {
+#pragma unroll
+      for (int i = 0; i < kN / 2; ++i) acc[i] = (acc[i] + w[(i >> 2) & 3]) + w[(i + 1) & 3];
+    }
+  } else if (role == 8) {  // H: 64 x FFMA (no modifier)
+    for (int st = 0; st < steps; ++st) {
+#pragma unroll
+      for (int i = 0; i < kN / 2; ++i) acc[i] = fmaf(acc[i], w[(i >> 2) & 3], -0.01f);
+    }
+  } else if (role == 9) {  // S: 64 x (FMNMX + FFMA): relu on the ALU pipe
+    for (int st = 0; st < steps; ++st) {
+#pragma unroll
+      for (int i = 0; i < kN / 2; ++i) acc[i] = fmaf(fmaxf(acc[i], 0.f), w[(i >> 2) & 3], -0.01f);
+    }
+  } else if (role == 10) {  // L: 8 x LDS.128 per 16 FFMA (the weights' shared-memory loads)
+    const float* ws = reinterpret_cast<const float*>(smem + 24 * 1024) + (threadIdx.x & 3) * 36;
+    for (int st = 0; st < steps; ++st) {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const float4 v = *reinterpret_cast<const float4*>(ws + 4 * ((i + st) & 7));
+        acc[4 * i] = fmaf(acc[4 * i], v.x, v.y);
+        acc[4 * i + 1] = fmaf(acc[4 * i + 1], v.z, v.w);
+      }
     }
   } else if (role == 2) {
     for (int st = 0; st < steps; ++st) {
@@ -139,16 +172,18 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&d_cycles, sizeof(long long) * sms * 4));
   CK(cudaMalloc(&d_sink, sizeof(float) * 512));
   std::printf("%s, %d SMs; %d steps per warpgroup; one step: T = 4 x m64n128k32 e4m3 wgmma (1 M MAC), "
-              "F = 64 x (FADD |x| + FFMA), G = 64 x FFMA |x| per thread\n",
+              "F = 64 x (FADD |x| + FFMA), G = 64 x FFMA |x|, P / A = 128 x FFMA / FADD, H = 64 x FFMA, "
+              "S = 64 x (FMNMX + FFMA), L = 8 x LDS.128 + 16 FFMA per thread\n",
               prop.name, sms, steps);
   std::printf("%-8s %-28s %9s %5s\n", "roles", "cycles/step per warpgroup", "kernel us", "GHz");
   const char* configs[] = {"T", "TT", "TTT", "TTTT", "F", "FF", "FFF", "FFFF", "TF", "TFF", "TFFF",
                            "TTF", "TTFF", "TTTF", "M", "MM", "MMM", "MMMM", "E", "EE", "EEE", "EEEE",
-                           "G", "GG", "TG", "TTG", "TTGG"};
+                           "G", "GG", "TG", "TTG", "TTGG", "P", "PP", "TTPP", "A", "AA", "TTAA",
+                           "H", "HH", "TTHH", "S", "SS", "TTSS", "L", "LL", "TTLL", "TTL"};
   for (const char* cfg : configs) {
     const std::string c(cfg);
     uint32_t roles = 0;
-    for (size_t i = 0; i < c.size(); ++i) roles |= (c[i] == 'T' ? 1u : c[i] == 'F' ? 2u : c[i] == 'M' ? 3u : c[i] == 'E' ? 4u : 5u) << (4 * i);
+    for (size_t i = 0; i < c.size(); ++i) roles |= static_cast<uint32_t>(std::string(" TFMEGPAHSL").find(c[i])) << (4 * i);
     const int threads = 128 * static_cast<int>(c.size());
     CK(cudaMemset(d_cycles, 0, sizeof(long long) * sms * 4));
     overlap_kernel<<<sms, threads, kSmemBytes + 1024>>>(roles, steps / 10, d_cycles, d_sink);  // warm-up

@@ -302,11 +302,14 @@ __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.
 // half-rate ALU pipe. That cut next_n 3 / 4 from 146 / 178 to 139-141 / 161-163 us on the H100
 // (bench/NOTES.md v8), and in the warp-specialized kernels next_n 2 / 4 on an H200 from 88.0 /
 // 150.3 to 86.9 / 148.4 us (v12). In the two-CTA kernel at RPC <= 2 FMNMX measured the same or
-// 1-2 us better, so it stays there.
-template <int RPC, int NW>
-constexpr bool kReluAdd = NW > 1 || RPC >= 3;
-template <int RPC, int NW>
-__device__ __forceinline__ float relu_term(float x) { return kReluAdd<RPC, NW> ? x + fabsf(x) : fmaxf(x, 0.f); }
+// 1-2 us better, so it stays there. The held-weights kernels (HELD > 0, below) use FMNMX as
+// well: beside other warpgroups' fp8 wgmma, FMNMX + FFMA warps leave the tensor pipe at full
+// rate while FADD + FFMA warps stall it (bench/tensor_fma_overlap roles S and F, NOTES.md v15),
+// and with the weights in registers that measured 143.1-145.2 against 146.1 us at next_n 4.
+template <int RPC, int NW, int HELD>
+constexpr bool kReluAdd = HELD == 0 && (NW > 1 || RPC >= 3);
+template <int RPC, int NW, int HELD>
+__device__ __forceinline__ float relu_term(float x) { return kReluAdd<RPC, NW, HELD> ? x + fabsf(x) : fmaxf(x, 0.f); }
 
 // One butterfly round over lane pairs (lane ^ mask): of the K values, indexed k, keep the half
 // whose index bit BIT equals `hi` and add the partner's copy of it; w[i] is k with BIT removed.
@@ -322,7 +325,11 @@ __device__ __forceinline__ void quad_round(const float (&v)[K], float (&w)[K / 2
   }
 }
 
-template <int D, int H, int RPC, int NW>
+// HELD = 0: any number of chunks, each chunk's weights read from shared memory (or, where they
+// fit, kept in registers across tiles of one chunk). HELD > 0: exactly HELD chunks, and the
+// weights of all of them stay in registers for the whole request (the host picks such a kernel
+// only for next_n with that many chunks).
+template <int D, int H, int RPC, int NW, int HELD = 0>
 __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
 #ifdef SPK_HAS_WGMMA
   constexpr int T = kMqaTmaTileTokens;  // 64
@@ -336,7 +343,8 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   unsigned char* smem = smem_raw + (((raw_addr + 1023u) & ~1023u) - raw_addr);
 
   const int n = p.next_n;
-  const int nchunks = (n + RPC - 1) / RPC;
+  const int nchunks = HELD > 0 ? HELD : (n + RPC - 1) / RPC;
+  if (HELD > 0 && (n + RPC - 1) / RPC != HELD) __trap();  // a host bug: wrong kernel for next_n
   // The warp index through a shuffle from lane 0: the compiler then knows it is warp-uniform.
   // That took the spills out of the 4 x r2 kernel (32 bytes stored, 84 loaded per thread).
   const int tid = threadIdx.x, warp = __shfl_sync(0xffffffffu, tid >> 5, 0), lane = tid & 31;
@@ -481,8 +489,12 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   // N = 128 that took next_n 2 from 105.5 to 101.8 us on an H200 (bench/NOTES.md v10). Wider
   // chunks have no registers to spare next to their N / 2 accumulators, nor has a math
   // warpgroup of four (104 registers) at N = 128 (224 bytes spilled).
-  constexpr bool kWRegs = NW == 4 ? N <= 64 : N <= 128;
-  float wreg[kWRegs ? N / 4 : 4];
+  // HELD > 0: the weights of every chunk, loaded once per request. Reloading them per chunk
+  // costs more than the loads' count suggests: beside the wgmma's operand reads the epilogue's
+  // shared-memory loads wait (tensor_fma_overlap role L: 149 -> 518 cycles per step beside two
+  // wgmma warpgroups), and 3 x r2 at next_n 4 went from 165.4 to 143-146 us (NOTES.md v15).
+  constexpr bool kWRegs = HELD == 0 && (NW == 4 ? N <= 64 : N <= 128);
+  float wreg[HELD > 0 ? HELD * (N / 4) : kWRegs ? N / 4 : 4];
   for (int gpos = g_begin; gpos < g_end; ++seg) {
     const Segment sg = segment_at(gpos);
     const int b = sg.b, tb = sg.tile_begin, te = sg.tile_end;
@@ -492,10 +504,24 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       const int chunk = i / N, cc = i % N;
       const int row_i = chunk * RPC + cc / H, h = cc % H;
       const float wv = row_i < n ? w[(static_cast<size_t>(b) * n + row_i) * H + h] : 0.f;
-      wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = (kReluAdd<RPC, NW> ? 0.5f : 1.f) * wv;  // see relu_term
+      wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = (kReluAdd<RPC, NW, HELD> ? 0.5f : 1.f) * wv;  // see relu_term
     }
     for (int r = wtid; r < n; r += 128) ctx_s[r] = ctx_all[b * n + r];
     wg_barrier(1 + mw);
+    if constexpr (HELD > 0) {
+#pragma unroll
+      for (int c = 0; c < HELD; ++c) {
+        const float* wr = wsm + (c * 4 + tig) * WS;
+#pragma unroll
+        for (int i = 0; i < N / 4; i += 4) {
+          const float4 t = *reinterpret_cast<const float4*>(wr + i);
+          wreg[c * (N / 4) + i] = t.x;
+          wreg[c * (N / 4) + i + 1] = t.y;
+          wreg[c * (N / 4) + i + 2] = t.z;
+          wreg[c * (N / 4) + i + 3] = t.w;
+        }
+      }
+    }
     mbar_wait(q_full, seg & 1);
     for (int tile = tb; tile < te; ++tile) {
       mbar_wait(bar0 + 8 * ring.stage, ring.phase);
@@ -544,16 +570,17 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
 #pragma unroll
             for (int jj = 0; jj < H / 8; jj += 2) {
               const int j = r * (H / 8) + jj;
-              const float4 wv = kWRegs ? make_float4(wreg[2 * j], wreg[2 * j + 1], wreg[2 * j + 2], wreg[2 * j + 3])
-                                       : *reinterpret_cast<const float4*>(wrow + 2 * j);  // groups j, j+1
-              a[0] = fmaf(relu_term<RPC, NW>(acc[4 * j + 0]), wv.x, a[0]);
-              a[1] = fmaf(relu_term<RPC, NW>(acc[4 * j + 1]), wv.y, a[1]);
-              c[0] = fmaf(relu_term<RPC, NW>(acc[4 * j + 2]), wv.x, c[0]);
-              c[1] = fmaf(relu_term<RPC, NW>(acc[4 * j + 3]), wv.y, c[1]);
-              a[2] = fmaf(relu_term<RPC, NW>(acc[4 * j + 4]), wv.z, a[2]);
-              a[3] = fmaf(relu_term<RPC, NW>(acc[4 * j + 5]), wv.w, a[3]);
-              c[2] = fmaf(relu_term<RPC, NW>(acc[4 * j + 6]), wv.z, c[2]);
-              c[3] = fmaf(relu_term<RPC, NW>(acc[4 * j + 7]), wv.w, c[3]);
+              const int wo = HELD > 0 ? chunk * (N / 4) + 2 * j : 2 * j;  // chunk: a constant where HELD > 0
+              const float4 wv = HELD > 0 || kWRegs ? make_float4(wreg[wo], wreg[wo + 1], wreg[wo + 2], wreg[wo + 3])
+                                                   : *reinterpret_cast<const float4*>(wrow + 2 * j);  // groups j, j+1
+              a[0] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 0]), wv.x, a[0]);
+              a[1] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 1]), wv.y, a[1]);
+              c[0] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 2]), wv.x, c[0]);
+              c[1] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 3]), wv.y, c[1]);
+              a[2] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 4]), wv.z, a[2]);
+              a[3] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 5]), wv.w, a[3]);
+              c[2] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 6]), wv.z, c[2]);
+              c[3] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 7]), wv.w, c[3]);
             }
           }
           v[2 * r] = (a[0] + a[1]) + (a[2] + a[3]);
@@ -582,11 +609,17 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
           }
         }
       };
-      for (int chunk = 0; chunk < nchunks; ++chunk) {
+      auto run_chunk = [&](int chunk) {
         float acc[N / 2];
         issue(acc, chunk);
         spk::wgmma_wait<0>();
         epilogue(acc, chunk);
+      };
+      if constexpr (HELD > 0) {  // unrolled: the held weights are indexed by a constant chunk
+#pragma unroll
+        for (int chunk = 0; chunk < HELD; ++chunk) run_chunk(chunk);
+      } else {
+        for (int chunk = 0; chunk < nchunks; ++chunk) run_chunk(chunk);
       }
       ring.advance(S);
     }
@@ -635,3 +668,12 @@ SPK_MQA_TMA_D(128)
 SPK_MQA_WS(4, 128, 64, 1)
 SPK_MQA_WS(4, 128, 64, 2)
 SPK_MQA_WS(3, 128, 64, 3)
+// Held weights (HELD chunks exactly, every chunk's weights in registers): mqa_logits_ws<NW>_d<D>_
+// h<H>_r<RPC>_c<HELD>. Three math warpgroups of 152 registers hold two chunks of N = 128 (64
+// accumulators + 64 weights); four (104) cannot, nor can three hold N = 192 (208 bytes spilled).
+#define SPK_MQA_WS_HELD(NW, D, H, RPC, HELD)                                                        \
+  extern "C" __global__ void __launch_bounds__(128 * (NW + 1), 1)                                   \
+      mqa_logits_ws##NW##_d##D##_h##H##_r##RPC##_c##HELD(const __grid_constant__ MqaTmaParams p) {  \
+    mqa_logits_tma_body<D, H, RPC, NW, HELD>(p);                                                    \
+  }
+SPK_MQA_WS_HELD(3, 128, 64, 2, 2)

@@ -151,24 +151,28 @@ MqaWsVariant mqa_ws_variant(int batch, int next_n, int heads, int head_dim, int6
   // (4 x r2), 109 at N = 192 (3 x r3) summed over the grid. Ties (both at the streaming floor)
   // go to the least compute, which wins where memory is faster (H200). The model reproduces
   // every measured H100 winner of next_n 1-6: 4 x r1 for 1, 4 x r1 / r2 (a tie, 119.6 / 119.8
-  // us) for 2, 3 x r3 for 3, 5, 6, 4 x r2 for 4. A variant whose
-  // q of all chunks and a two-stage ring per math warpgroup do not fit is not a candidate; none
-  // left (next_n >= 7) means the two-CTA kernel.
+  // us) for 2, 3 x r3 for 3, 5, 6, 4 x r2 for 4. The held-weights kernel (3 x r2, exactly two
+  // chunks, bench/NOTES.md v15) runs only where the chunk count is its own: 143-146 us at
+  // next_n 4 on an H100 against 151-153 for 4 x r2 in the same calls, so 72 us per chunk. A
+  // variant whose q of all chunks and a two-stage ring per math warpgroup do not fit is not a
+  // candidate; none left (next_n >= 7) means the two-CTA kernel.
   struct Cand {
-    int math_wgs, rpc;
+    int math_wgs, rpc, held;
     double floor_us, chunk_us;
   };
-  static constexpr Cand kCands[] = {{4, 1, 112, 46}, {4, 2, 112, 79}, {3, 3, 124, 109}};
+  static constexpr Cand kCands[] = {{4, 1, 0, 112, 46}, {4, 2, 0, 112, 79}, {3, 3, 0, 124, 109}, {3, 2, 2, 124, 72}};
   MqaWsVariant best;
   if (heads != 64 || head_dim != 128) return best;
   std::pair<double, double> best_cost;  // (modelled time, compute part)
   for (const Cand& c : kCands) {
+    const int chunks = (next_n + c.rpc - 1) / c.rpc;
+    if (c.held > 0 && chunks != c.held) continue;
     if (specprobe_kernels::mqa_tma_smem_bytes(head_dim, heads, c.rpc, next_n, batch, 2, c.math_wgs) > smem_per_block)
       continue;
-    const double compute = ((next_n + c.rpc - 1) / c.rpc) * c.chunk_us;
+    const double compute = chunks * c.chunk_us;
     const std::pair<double, double> cost{std::max(c.floor_us, compute), compute};
     if (best.math_wgs == 0 || cost < best_cost) {
-      best = {c.math_wgs, c.rpc};
+      best = {c.math_wgs, c.rpc, c.held};
       best_cost = cost;
     }
   }
@@ -184,7 +188,8 @@ MqaLaunch mqa_tma_launch_config(int batch, int next_n, int heads, int head_dim, 
   MqaLaunch l;
   l.rows_per_cta = rpc > 0 ? rpc : mqa_rows_per_chunk(next_n, heads);
   l.kernel = math_wgs == 1 ? fmt::format("mqa_logits_tma_d{}_h{}_r{}", head_dim, heads, l.rows_per_cta)
-                           : fmt::format("mqa_logits_ws{}_d{}_h{}_r{}", math_wgs, head_dim, heads, l.rows_per_cta);
+                           : fmt::format("mqa_logits_ws{}_d{}_h{}_r{}{}", math_wgs, head_dim, heads, l.rows_per_cta,
+                                         ws.held > 0 ? fmt::format("_c{}", ws.held) : "");
   l.tasks = 4;
   l.token_splits = 1;
   l.tiles_per_cta = 0;

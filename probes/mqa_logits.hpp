@@ -64,6 +64,7 @@ int mqa_rows_per_chunk(int next_n, int heads);
 // rows per wgmma chunk; math_wgs = 0: none suits the shape (use the two-CTA kernel).
 struct MqaWsVariant {
   int math_wgs = 0, rpc = 0;
+  int held = 0;  // > 0: the kernel for exactly that many chunks, every chunk's weights in registers
 };
 // The fastest warp-specialized variant by the measured cost model in mqa_logits.cpp, among
 // those whose shared memory fits smem_per_block.

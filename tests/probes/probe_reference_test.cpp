@@ -148,20 +148,25 @@ TEST_CASE("mqa sm_90a launch configuration: N = rows x heads <= 256, two CTAs pe
 TEST_CASE("mqa warp-specialized variant: the measured winner per next_n, only where it fits", "[probes]") {
   constexpr int64_t kSmemPerSm = 228 * 1024, kSmemPerBlock = 227 * 1024;  // sm_90
   struct Want {
-    int next_n, math_wgs, rpc;
+    int next_n, math_wgs, rpc, held = 0;
   };
-  // bench/NOTES.md v11 (H100, B = 256, L = 8192, full lengths): the fastest kernel per next_n
-  // (next_n 2: a tie on the H100, r2 the faster where memory is faster).
-  for (const Want w : {Want{1, 4, 1}, Want{2, 4, 2}, Want{3, 3, 3}, Want{4, 4, 2}, Want{5, 3, 3}, Want{6, 3, 3},
+  // bench/NOTES.md v11 and v15 (H100, B = 256, L = 8192, full lengths): the fastest kernel per
+  // next_n (next_n 2: a tie on the H100, r2 the faster where memory is faster; next_n 4: the
+  // held-weights 3 x r2).
+  for (const Want w : {Want{1, 4, 1}, Want{2, 4, 2}, Want{3, 3, 3}, Want{4, 3, 2, 2}, Want{5, 3, 3}, Want{6, 3, 3},
                        Want{7, 0, 0}, Want{8, 0, 0}})
     for (int batch : {2, 48, 256}) {
       INFO("next_n " << w.next_n << " batch " << batch);
       const MqaWsVariant v = mqa_ws_variant(batch, w.next_n, 64, 128, kSmemPerBlock);
       CHECK(v.math_wgs == w.math_wgs);
       CHECK(v.rpc == w.rpc);
+      CHECK(v.held == w.held);
       if (v.math_wgs == 0) continue;
+      // a held-weights kernel serves exactly its own chunk count
+      if (v.held > 0) CHECK((w.next_n + v.rpc - 1) / v.rpc == v.held);
       const auto l = mqa_tma_launch_config(batch, w.next_n, 64, 128, kSmemPerSm, kSmemPerBlock, v);
-      CHECK(l.kernel == "mqa_logits_ws" + std::to_string(w.math_wgs) + "_d128_h64_r" + std::to_string(w.rpc));
+      CHECK(l.kernel == "mqa_logits_ws" + std::to_string(w.math_wgs) + "_d128_h64_r" + std::to_string(w.rpc) +
+                            (w.held > 0 ? "_c" + std::to_string(w.held) : ""));
       CHECK(l.threads == 128u * (w.math_wgs + 1));
       CHECK(l.rows_per_cta == w.rpc);
       CHECK(l.stages >= 2);
