@@ -50,6 +50,8 @@ inline constexpr int mqa_smem_bytes(int head_dim, int heads, int tasks) {
 //   warp per math warpgroup) in one CTA per SM; setmaxnreg moves the producer's registers to
 //   the math warpgroups (mqa_ws_math_regs), each of which owns a slot of shared memory (its q,
 //   ring, barriers, weights) and its own run of tiles.
+// - mqa_logits_ws<NW>_d<D>_h<H>_r<RPC>_c<C>: the same for exactly C chunks (next_n with
+//   ceil(next_n / RPC) == C; anything else traps), every chunk's weights held in registers.
 // The two tensor maps are CUtensorMap objects (128 bytes, 64-byte aligned) that the host fills
 // with cuTensorMapEncodeTiled; the kernel takes the struct as a __grid_constant__ parameter.
 inline constexpr int kMqaTmaTileTokens = 64;
