@@ -72,11 +72,12 @@ struct alignas(64) MqaTmaParams {
 };
 SPK_ABI_FN inline constexpr int mqa_tma_threads(int math_wgs) { return math_wgs == 1 ? kMqaTmaThreads : 128 * (math_wgs + 1); }
 // Registers per math-warpgroup thread after setmaxnreg: the CTA's launch allocation (65,536 /
-// threads, in steps of 8) less the producer warpgroup's kMqaWsProducerRegs, shared out.
-SPK_ABI_FN inline constexpr int mqa_ws_math_regs(int math_wgs) {
+// threads, in steps of 8) less the producer warpgroup's (kMqaWsProducerRegs, or 24 for the
+// held-weights kernel of one N = 192 chunk, kernels/mqa_logits.cu), shared out.
+SPK_ABI_FN inline constexpr int mqa_ws_math_regs(int math_wgs, int producer_regs = kMqaWsProducerRegs) {
   const int threads = 128 * (math_wgs + 1);
   const int launch = (65536 / threads) / 8 * 8;
-  const int per = (threads * launch - 128 * kMqaWsProducerRegs) / (128 * math_wgs) / 8 * 8;
+  const int per = (threads * launch - 128 * producer_regs) / (128 * math_wgs) / 8 * 8;
   return per > 256 ? 256 : per;
 }
 // One math warpgroup's shared memory (1024-aligned, the 128B swizzle atom): q of all chunks,

@@ -328,8 +328,9 @@ __device__ __forceinline__ void quad_round(const float (&v)[K], float (&w)[K / 2
 // HELD = 0: any number of chunks, each chunk's weights read from shared memory (or, where they
 // fit, kept in registers across tiles of one chunk). HELD > 0: exactly HELD chunks, and the
 // weights of all of them stay in registers for the whole request (the host picks such a kernel
-// only for next_n with that many chunks).
-template <int D, int H, int RPC, int NW, int HELD = 0>
+// only for next_n with that many chunks). PR: the producer warpgroup's registers after
+// setmaxnreg (the math warpgroups get the rest, mqa_ws_math_regs).
+template <int D, int H, int RPC, int NW, int HELD = 0, int PR = specprobe_kernels::kMqaWsProducerRegs>
 __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
 #ifdef SPK_HAS_WGMMA
   constexpr int T = kMqaTmaTileTokens;  // 64
@@ -435,7 +436,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
     // ---- producer: one lane per math warpgroup ----
     // NW > 1: the producer warpgroup gives its registers down to kMqaWsProducerRegs (all four
     // warps, before any returns: setmaxnreg is warpgroup-wide); the math warpgroups take them.
-    if constexpr (NW > 1) setmaxnreg_dec<specprobe_kernels::kMqaWsProducerRegs>();
+    if constexpr (NW > 1) setmaxnreg_dec<PR>();
     if (lane != 0 || mw >= NW || g_begin >= g_end) return;  // NW < 4: the spare producer warps idle
     const uint8_t* kv = reinterpret_cast<const uint8_t*>(p.kv);
     const int bkv = p.block_kv;
@@ -478,7 +479,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   }
 
   // ---- math warpgroup mw (warps 4 * mw .. 4 * mw + 3) ----
-  if constexpr (NW > 1) setmaxnreg_inc<specprobe_kernels::mqa_ws_math_regs(NW)>();
+  if constexpr (NW > 1) setmaxnreg_inc<specprobe_kernels::mqa_ws_math_regs(NW, PR)>();
   if (g_begin >= g_end) return;
   const int g = lane >> 2, tig = lane & 3, wtid = tid & 127, wwarp = warp & 3;
   const float* w = reinterpret_cast<const float*>(p.weights);
@@ -560,7 +561,10 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
         }
         const float* wrow = wsm + (chunk * 4 + tig) * WS;
         // relu(x) * w summed over this lane's heads (relu_term), four partial sums per output
-        // so the dependent FFMA chains stay short.
+        // so the dependent FFMA chains stay short; two in the held-weights kernels, whose FFMAs
+        // wait on FMNMX rather than on each other (H100 / H200 next_n 3: 121.8-122.0 / 113.2-113.3
+        // against 122.1-122.3 / 114.1-114.2 us with four; next_n 4: 142.8-143.0 against 143.3-143.4).
+        constexpr int CH = HELD > 0 ? 2 : 4;
         constexpr int RP = RPC == 3 ? 4 : RPC;  // rows padded to a power of two for the quad
         float v[2 * RP];                        // v[2 * row + token]: this lane's partial sums
 #pragma unroll
@@ -573,18 +577,18 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
               const int wo = HELD > 0 ? chunk * (N / 4) + 2 * j : 2 * j;  // chunk: a constant where HELD > 0
               const float4 wv = HELD > 0 || kWRegs ? make_float4(wreg[wo], wreg[wo + 1], wreg[wo + 2], wreg[wo + 3])
                                                    : *reinterpret_cast<const float4*>(wrow + 2 * j);  // groups j, j+1
-              a[0] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 0]), wv.x, a[0]);
-              a[1] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 1]), wv.y, a[1]);
-              c[0] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 2]), wv.x, c[0]);
-              c[1] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 3]), wv.y, c[1]);
-              a[2] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 4]), wv.z, a[2]);
-              a[3] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 5]), wv.w, a[3]);
-              c[2] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 6]), wv.z, c[2]);
-              c[3] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 7]), wv.w, c[3]);
+              a[0 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 0]), wv.x, a[0 & (CH - 1)]);
+              a[1 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 1]), wv.y, a[1 & (CH - 1)]);
+              c[0 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 2]), wv.x, c[0 & (CH - 1)]);
+              c[1 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 3]), wv.y, c[1 & (CH - 1)]);
+              a[2 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 4]), wv.z, a[2 & (CH - 1)]);
+              a[3 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 5]), wv.w, a[3 & (CH - 1)]);
+              c[2 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 6]), wv.z, c[2 & (CH - 1)]);
+              c[3 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 7]), wv.w, c[3 & (CH - 1)]);
             }
           }
-          v[2 * r] = (a[0] + a[1]) + (a[2] + a[3]);
-          v[2 * r + 1] = (c[0] + c[1]) + (c[2] + c[3]);
+          v[2 * r] = CH == 4 ? (a[0] + a[1]) + (a[2] + a[3]) : a[0] + a[1];
+          v[2 * r + 1] = CH == 4 ? (c[0] + c[1]) + (c[2] + c[3]) : c[0] + c[1];
         }
         // Sum over the quad as a reduce-scatter: round 1 keeps the rows whose bit 0 is the lane's
         // bit 0, round 2 the half picked by lane bit 1, so each lane ends with its own outputs
@@ -669,11 +673,16 @@ SPK_MQA_WS(4, 128, 64, 1)
 SPK_MQA_WS(4, 128, 64, 2)
 SPK_MQA_WS(3, 128, 64, 3)
 // Held weights (HELD chunks exactly, every chunk's weights in registers): mqa_logits_ws<NW>_d<D>_
-// h<H>_r<RPC>_c<HELD>. Three math warpgroups of 152 registers hold two chunks of N = 128 (64
-// accumulators + 64 weights); four (104) cannot, nor can three hold N = 192 (208 bytes spilled).
-#define SPK_MQA_WS_HELD(NW, D, H, RPC, HELD)                                                        \
+// h<H>_r<RPC>_c<HELD>, producer registers PR. Three math warpgroups of 152 registers hold two
+// chunks of N = 128 (64 accumulators + 64 weights); four (104) cannot. One chunk of N = 192 (96
+// + 48) needs the producer lowered to 24 so the math warpgroups get 160: at 152 it spilled in
+// the tile loop and ran 130-131 us at next_n 3 on an H100 (124.4 without held weights); at 160
+// ptxas still stores a few registers (64 bytes) but it runs 122 (H100) and 113.3 (H200, against
+// 120.0). The two-chunk kernel keeps 40: at 24 it ran 146.6 against 144.4 (NOTES.md v15).
+#define SPK_MQA_WS_HELD(NW, D, H, RPC, HELD, PR)                                                    \
   extern "C" __global__ void __launch_bounds__(128 * (NW + 1), 1)                                   \
       mqa_logits_ws##NW##_d##D##_h##H##_r##RPC##_c##HELD(const __grid_constant__ MqaTmaParams p) {  \
-    mqa_logits_tma_body<D, H, RPC, NW, HELD>(p);                                                    \
+    mqa_logits_tma_body<D, H, RPC, NW, HELD, PR>(p);                                                \
   }
-SPK_MQA_WS_HELD(3, 128, 64, 2, 2)
+SPK_MQA_WS_HELD(3, 128, 64, 2, 2, 40)
+SPK_MQA_WS_HELD(3, 128, 64, 3, 1, 24)

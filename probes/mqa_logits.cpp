@@ -151,16 +151,18 @@ MqaWsVariant mqa_ws_variant(int batch, int next_n, int heads, int head_dim, int6
   // (4 x r2), 109 at N = 192 (3 x r3) summed over the grid. Ties (both at the streaming floor)
   // go to the least compute, which wins where memory is faster (H200). The model reproduces
   // every measured H100 winner of next_n 1-6: 4 x r1 for 1, 4 x r1 / r2 (a tie, 119.6 / 119.8
-  // us) for 2, 3 x r3 for 3, 5, 6, 4 x r2 for 4. The held-weights kernel (3 x r2, exactly two
-  // chunks, bench/NOTES.md v15) runs only where the chunk count is its own: 143-146 us at
-  // next_n 4 on an H100 against 151-153 for 4 x r2 in the same calls, so 72 us per chunk. A
+  // us) for 2, 3 x r3 for 3, 5, 6, 4 x r2 for 4. The held-weights kernels (bench/NOTES.md v15)
+  // run only where the chunk count is their own: 3 x r2 held 2 took 143-146 us at next_n 4 on
+  // an H100 against 151-153 for 4 x r2 in the same calls (72 us per chunk); 3 x r3 held 1 122
+  // at next_n 3 against 124.4 (and 113.3 against 120.0 on an H200), so its floor is 122. A
   // variant whose q of all chunks and a two-stage ring per math warpgroup do not fit is not a
   // candidate; none left (next_n >= 7) means the two-CTA kernel.
   struct Cand {
     int math_wgs, rpc, held;
     double floor_us, chunk_us;
   };
-  static constexpr Cand kCands[] = {{4, 1, 0, 112, 46}, {4, 2, 0, 112, 79}, {3, 3, 0, 124, 109}, {3, 2, 2, 124, 72}};
+  static constexpr Cand kCands[] = {{4, 1, 0, 112, 46}, {4, 2, 0, 112, 79}, {3, 3, 0, 124, 109}, {3, 2, 2, 124, 72},
+                                    {3, 3, 1, 122, 104}};
   MqaWsVariant best;
   if (heads != 64 || head_dim != 128) return best;
   std::pair<double, double> best_cost;  // (modelled time, compute part)

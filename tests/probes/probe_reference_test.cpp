@@ -151,9 +151,9 @@ TEST_CASE("mqa warp-specialized variant: the measured winner per next_n, only wh
     int next_n, math_wgs, rpc, held = 0;
   };
   // bench/NOTES.md v11 and v15 (H100, B = 256, L = 8192, full lengths): the fastest kernel per
-  // next_n (next_n 2: a tie on the H100, r2 the faster where memory is faster; next_n 4: the
-  // held-weights 3 x r2).
-  for (const Want w : {Want{1, 4, 1}, Want{2, 4, 2}, Want{3, 3, 3}, Want{4, 3, 2, 2}, Want{5, 3, 3}, Want{6, 3, 3},
+  // next_n (next_n 2: a tie on the H100, r2 the faster where memory is faster; next_n 3 and 4:
+  // the held-weights 3 x r3 and 3 x r2).
+  for (const Want w : {Want{1, 4, 1}, Want{2, 4, 2}, Want{3, 3, 3, 1}, Want{4, 3, 2, 2}, Want{5, 3, 3}, Want{6, 3, 3},
                        Want{7, 0, 0}, Want{8, 0, 0}})
     for (int batch : {2, 48, 256}) {
       INFO("next_n " << w.next_n << " batch " << batch);
@@ -189,6 +189,8 @@ TEST_CASE("mqa warp-specialized variant: the measured winner per next_n, only wh
   }
   CHECK(specprobe_kernels::mqa_ws_math_regs(4) == 104);  // DeepGEMM's split for the same layout
   CHECK(specprobe_kernels::mqa_ws_math_regs(3) == 152);
+  CHECK(specprobe_kernels::mqa_ws_math_regs(3, 24) == 160);  // the held 3 x r3 kernel's producer at 24
+  CHECK(128 * 3 * specprobe_kernels::mqa_ws_math_regs(3, 24) + 128 * 24 <= 65536);
 }
 
 TEST_CASE("mqa inputs with full lengths give every request the whole context", "[probes]") {
