@@ -434,7 +434,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
 
   if (producer) {
     // ---- producer: one lane per math warpgroup ----
-    // NW > 1: the producer warpgroup gives its registers down to kMqaWsProducerRegs (all four
+    // NW > 1: the producer warpgroup gives its registers down to PR (all four
     // warps, before any returns: setmaxnreg is warpgroup-wide); the math warpgroups take them.
     if constexpr (NW > 1) setmaxnreg_dec<PR>();
     if (lane != 0 || mw >= NW || g_begin >= g_end) return;  // NW < 4: the spare producer warps idle

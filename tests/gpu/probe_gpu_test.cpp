@@ -37,9 +37,9 @@ TEST_CASE("mqa logits matches the reference for next_n 1-8", "[gpu]") {
 
 TEST_CASE("mqa logits: warp-specialized and two-CTA sm_90a kernels agree with the reference", "[gpu]") {
   // 64 heads of 128 (the indexer's shape) picks a warp-specialized kernel for next_n 1-6 on
-  // Hopper (the held-weights ones at next_n 3 and 4); "tma" forces the two-CTA one. 48 requests of up to 1,500 tokens put share and
-  // request boundaries inside every math warpgroup's run of tiles; block_kv 32 and 256 take the
-  // multi-block and in-block tile paths.
+  // Hopper (the held-weights ones at next_n 3 and 4); "tma" forces the two-CTA one. 48 requests
+  // of up to 1,500 tokens put share and request boundaries inside every math warpgroup's run of
+  // tiles; block_kv 32 and 256 take the multi-block and in-block tile paths.
   DriverReport gpus = query_system_gpus();
   REQUIRE_FALSE(gpus.problem.has_value());
   const bool hopper = !gpus.gpus.empty() && gpus.gpus[0].cc_major == 9 && gpus.gpus[0].cc_minor == 0;
