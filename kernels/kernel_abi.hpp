@@ -51,8 +51,7 @@ inline constexpr int mqa_smem_bytes(int head_dim, int heads, int tasks) {
 //   the math warpgroups (mqa_ws_math_regs), each of which owns a slot of shared memory (its q,
 //   ring, barriers, weights) and its own run of tiles.
 // - mqa_logits_ws<NW>_d<D>_h<H>_r<RPC>_c<C>: the same for exactly C chunks (next_n with
-//   ceil(next_n / RPC) == C; anything else traps), every chunk's weights held in registers;
-//   the r2_c2 one with mqa_ws_term_cols extra B rows per chunk (N = 136).
+//   ceil(next_n / RPC) == C; anything else traps), every chunk's weights held in registers.
 // The two tensor maps are CUtensorMap objects (128 bytes, 64-byte aligned) that the host fills
 // with cuTensorMapEncodeTiled; the kernel takes the struct as a __grid_constant__ parameter.
 inline constexpr int kMqaTmaTileTokens = 64;
@@ -84,25 +83,18 @@ SPK_ABI_FN inline constexpr int mqa_ws_math_regs(int math_wgs, int producer_regs
 // One math warpgroup's shared memory (1024-aligned, the 128B swizzle atom): q of all chunks,
 // the ring (tiles, then scales), full[S] / empty[S] / q_full / q_empty barriers, the weights
 // laid out per lane quad position, the request's context lengths.
-// term_cols: extra B rows per chunk after the chunk's q (mqa_ws_term_cols), then a scratch of 16
-// floats for their scaling.
-SPK_ABI_FN inline constexpr int mqa_tma_slot_bytes(int head_dim, int heads, int rpc, int next_n, int stages,
-                                                   int term_cols = 0) {
+SPK_ABI_FN inline constexpr int mqa_tma_slot_bytes(int head_dim, int heads, int rpc, int next_n, int stages) {
   const int n = rpc * heads;
   const int chunks = (next_n + rpc - 1) / rpc;
-  const int raw = chunks * (n + term_cols) * head_dim + stages * kMqaTmaTileTokens * (head_dim + 4) +
-                  (2 * stages + 2) * 8 + chunks * 4 * (n / 4 + 4) * 4 + next_n * 4 + (term_cols > 0 ? 16 * 4 : 0);
+  const int raw = chunks * n * head_dim + stages * kMqaTmaTileTokens * (head_dim + 4) + (2 * stages + 2) * 8 +
+                  chunks * 4 * (n / 4 + 4) * 4 + next_n * 4;
   return (raw + 1023) / 1024 * 1024;
 }
 SPK_ABI_FN inline constexpr int mqa_tma_smem_bytes(int head_dim, int heads, int rpc, int next_n, int batch, int stages,
-                                                   int math_wgs = 1, int term_cols = 0) {
-  return 1024 /* alignment slack */ + math_wgs * mqa_tma_slot_bytes(head_dim, heads, rpc, next_n, stages, term_cols) +
+                                                   int math_wgs = 1) {
+  return 1024 /* alignment slack */ + math_wgs * mqa_tma_slot_bytes(head_dim, heads, rpc, next_n, stages) +
          (batch + 1) * 4 /* prefix */ + 4 * 4 /* scan's warp sums */;
 }
-// The held two-chunk kernel (r2_c2) computes the linear half of relu(s) * w = (s + |s|) * w / 2 on
-// the tensor cores: per query row i, q'_i = sum_h (w_ih / 2) q_ih split into four e4m3 terms rides
-// the wgmma as four extra B rows, so the epilogue is one FFMA |s| * (w / 2) per score.
-SPK_ABI_FN inline constexpr int mqa_ws_term_cols(int rpc, int held) { return held == 2 && rpc == 2 ? 4 * rpc : 0; }
 
 // kernels/spec_verify.cu: attention of the k+1 verify rows of each request over a paged KV
 // cache (vLLM layout [num_blocks, block_size, num_kv_heads, head_dim]); row j of request b sits

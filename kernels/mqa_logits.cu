@@ -306,30 +306,10 @@ __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.
 // well: beside other warpgroups' fp8 wgmma, FMNMX + FFMA warps leave the tensor pipe at full
 // rate while FADD + FFMA warps stall it (bench/tensor_fma_overlap roles S and F, NOTES.md v15),
 // and with the weights in registers that measured 143.1-145.2 against 146.1 us at next_n 4.
-// The held two-chunk kernel goes further (mqa_ws_term_cols): relu(x) * w = |x| * w / 2 + x * w / 2,
-// the second half summed over heads is k . q' with q' = sum_h (w_h / 2) q_h, which rides the
-// wgmma as extra B rows; its epilogue is one FFMA |x| per score. An FFMA |x| epilogue alone took
-// next_n 4 from 142 to 128 us on an H100; with the eight extra columns (N = 136: ~3 us) and q'
-// computed per request (~5 us) it is 137.7-139.7 against 143.4-143.9 (NOTES.md v17).
 template <int RPC, int NW, int HELD>
 constexpr bool kReluAdd = HELD == 0 && (NW > 1 || RPC >= 3);
 template <int RPC, int NW, int HELD>
-__device__ __forceinline__ float relu_term(float x) {
-  // With term columns (mqa_ws_term_cols) the linear half comes from the tensor cores: |x| only.
-  return specprobe_kernels::mqa_ws_term_cols(RPC, HELD) > 0 ? fabsf(x) : kReluAdd<RPC, NW, HELD> ? x + fabsf(x) : fmaxf(x, 0.f);
-}
-// e4m3 bytes 0, 1 of v -> two floats (cvt.rn.f16x2.e4m3x2, sm_89+; exact).
-__device__ __forceinline__ float2 e4m3x2_to_float2_hw(uint32_t v) {
-  uint32_t h;
-  asm("{\n.reg .b16 t;\ncvt.u16.u32 t, %1;\ncvt.rn.f16x2.e4m3x2 %0, t;\n}\n" : "=r"(h) : "r"(v));
-  return __half22float2(*reinterpret_cast<__half2*>(&h));
-}
-// Two floats -> two e4m3 bytes (lo at the lower address), round to nearest, saturating.
-__device__ __forceinline__ uint32_t f32x2_to_e4m3x2(float lo, float hi) {
-  uint16_t r;
-  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(r) : "f"(hi), "f"(lo));
-  return r;
-}
+__device__ __forceinline__ float relu_term(float x) { return kReluAdd<RPC, NW, HELD> ? x + fabsf(x) : fmaxf(x, 0.f); }
 
 // One butterfly round over lane pairs (lane ^ mask): of the K values, indexed k, keep the half
 // whose index bit BIT equals `hi` and add the partner's copy of it; w[i] is k with BIT removed.
@@ -357,9 +337,6 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   constexpr int N = RPC * H;
   constexpr int WS = N / 4 + 4;  // per-lane weight row (floats), padded against bank conflicts
   constexpr int KS = D / 32;     // wgmma k-steps of 32 e4m3
-  constexpr int LT = specprobe_kernels::mqa_ws_term_cols(RPC, HELD);  // term columns per chunk
-  constexpr int NQ = N + LT;                                          // B rows per chunk
-  static_assert(LT == 0 || (RPC == 2 && H == 64 && D == 128 && HELD > 0), "term columns: held, 2 rows of 64 heads of 128");
   const MqaLogitsParams& p = P.p;
   const int S = P.stages;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -377,14 +354,13 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   const bool producer = warp >= 4 * NW;
   const int mw = producer ? warp - 4 * NW : warp >> 2;
 
-  const int slot_bytes = specprobe_kernels::mqa_tma_slot_bytes(D, H, RPC, n, S, LT);
-  unsigned char* qs = smem + mw * slot_bytes;                    // [nchunks][NQ][D] e4m3, swizzled
-  unsigned char* kvs = qs + nchunks * NQ * D;                    // [S][T][D] e4m3, swizzled
+  const int slot_bytes = specprobe_kernels::mqa_tma_slot_bytes(D, H, RPC, n, S);
+  unsigned char* qs = smem + mw * slot_bytes;                    // [nchunks][N][D] e4m3, swizzled
+  unsigned char* kvs = qs + nchunks * N * D;                     // [S][T][D] e4m3, swizzled
   float* scs = reinterpret_cast<float*>(kvs + S * T * D);        // [S][T]
   uint64_t* bars = reinterpret_cast<uint64_t*>(scs + S * T);     // full[S], empty[S], q_full, q_empty
   float* wsm = reinterpret_cast<float*>(bars + 2 * S + 2);       // [nchunks][4][WS]
   int* ctx_s = reinterpret_cast<int*>(wsm + nchunks * 4 * WS);   // [n]
-  float* tscr = reinterpret_cast<float*>(ctx_s + n);             // [2][2][4] (LT > 0): |q'| maxima per warp
   int* prefix = reinterpret_cast<int*>(smem + NW * slot_bytes);  // [batch + 1]
 
   const int* ctx_all = reinterpret_cast<const int*>(p.context_lens);
@@ -474,7 +450,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       const int ctx_max = request_ctx(b);
       if (seg > 0) mbar_wait(q_empty, (seg - 1) & 1);  // the previous request's q is no longer read
       mbar_expect_tx(q_full, nchunks * N * D);
-      for (int c = 0; c < nchunks; ++c) tma_load_2d(qs_addr + c * NQ * D, &P.q_map, q_full, 0, b * n * H + c * N);
+      for (int c = 0; c < nchunks; ++c) tma_load_2d(qs_addr + c * N * D, &P.q_map, q_full, 0, b * n * H + c * N);
       const int* btab = reinterpret_cast<const int*>(p.block_table) + static_cast<size_t>(b) * p.block_table_stride;
       for (int tile = tb; tile < te; ++tile) {
         const uint32_t full = bar0 + 8 * ring.stage;
@@ -520,7 +496,6 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   // wgmma warpgroups), and 3 x r2 at next_n 4 went from 165.4 to 143-146 us (NOTES.md v15).
   constexpr bool kWRegs = HELD == 0 && (NW == 4 ? N <= 64 : N <= 128);
   float wreg[HELD > 0 ? HELD * (N / 4) : kWRegs ? N / 4 : 4];
-  float kc[LT > 0 ? HELD : 1][2];  // LT > 0: the lane's coefficient of its term columns, per chunk and row
   for (int gpos = g_begin; gpos < g_end; ++seg) {
     const Segment sg = segment_at(gpos);
     const int b = sg.b, tb = sg.tile_begin, te = sg.tile_end;
@@ -530,7 +505,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       const int chunk = i / N, cc = i % N;
       const int row_i = chunk * RPC + cc / H, h = cc % H;
       const float wv = row_i < n ? w[(static_cast<size_t>(b) * n + row_i) * H + h] : 0.f;
-      wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = (kReluAdd<RPC, NW, HELD> || LT > 0 ? 0.5f : 1.f) * wv;  // see relu_term
+      wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = (kReluAdd<RPC, NW, HELD> ? 0.5f : 1.f) * wv;  // see relu_term
     }
     for (int r = wtid; r < n; r += 128) ctx_s[r] = ctx_all[b * n + r];
     wg_barrier(1 + mw);
@@ -549,89 +524,6 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       }
     }
     mbar_wait(q_full, seg & 1);
-    if constexpr (LT > 0) {
-      // The linear half's terms (mqa_ws_term_cols): q'_i = sum_h (w_ih / 2) q_ih in fp32, scaled by
-      // 2^e (the largest with max_d |q'_i| * 2^e <= 448) and split into four e4m3 terms, each the
-      // rounding residual of the one before times 16 (exact: 4 x 4 significant bits). Term t of
-      // row i is B row N + 4 i + t of the chunk. Lane (g, tig) of warp wwarp takes the q' bytes
-      // 4 dw .. 4 dw + 3, dw = 8 wwarp + g, over the 16 heads whose weights it holds (columns
-      // 8 j + 2 tig + {0, 1}), and the quad sums them; so only q comes from shared memory.
-      const int dw = 8 * wwarp + g;
-      float x[HELD][2][4];
-#pragma unroll
-      for (int c = 0; c < HELD; ++c) {
-#pragma unroll
-        for (int il = 0; il < 2; ++il) {
-          float a[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-          for (int jj = 0; jj < 8; ++jj) {
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int row = il * H + 8 * jj + 2 * tig + e;  // B row of the chunk: (il, head)
-              const uint32_t v = *reinterpret_cast<const uint32_t*>(qs + c * NQ * D + row * D +
-                                                                    ((((dw >> 2) ^ (row & 7)) << 4) | ((dw & 3) << 2)));
-              const float wv = wreg[c * (N / 4) + 2 * (il * 8 + jj) + e];
-              const float2 lo = e4m3x2_to_float2_hw(v), hi = e4m3x2_to_float2_hw(v >> 16);
-              a[0] = fmaf(wv, lo.x, a[0]);
-              a[1] = fmaf(wv, lo.y, a[1]);
-              a[2] = fmaf(wv, hi.x, a[2]);
-              a[3] = fmaf(wv, hi.y, a[3]);
-            }
-          }
-          float m = 0.f;
-#pragma unroll
-          for (int k = 0; k < 4; ++k) {
-            a[k] += __shfl_xor_sync(0xffffffffu, a[k], 1);
-            a[k] += __shfl_xor_sync(0xffffffffu, a[k], 2);
-            x[c][il][k] = a[k];
-            m = fmaxf(m, fabsf(a[k]));
-          }
-#pragma unroll
-          for (int o = 4; o < 32; o <<= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-          if (lane == 0) tscr[(c * 2 + il) * 4 + wwarp] = m;
-        }
-      }
-      wg_barrier(1 + mw);
-      auto term_exp = [&](int c, int r) {
-        const float* t = tscr + (c * 2 + r) * 4;
-        const float m = fmaxf(fmaxf(t[0], t[1]), fmaxf(t[2], t[3]));
-        if (!(m > 0.f)) return 0;
-        int E;
-        const float fr = frexpf(m, &E);  // m = fr * 2^E, fr in [0.5, 1); 448 = 0.875 * 2^9
-        return max(-100, min(100, (fr <= 0.875f ? 9 : 8) - E));
-      };
-#pragma unroll
-      for (int c = 0; c < HELD; ++c) {
-#pragma unroll
-        for (int il = 0; il < 2; ++il) {
-          // Every lane of the quad runs the residual chain; lane tig stores term tig.
-          const int e = term_exp(c, il);
-          float y[4];
-#pragma unroll
-          for (int k = 0; k < 4; ++k) y[k] = ldexpf(x[c][il][k], e);
-          uint32_t mine = 0;
-#pragma unroll
-          for (int t = 0; t < 4; ++t) {
-            const uint32_t pk = f32x2_to_e4m3x2(y[0], y[1]) | (f32x2_to_e4m3x2(y[2], y[3]) << 16);
-            if (t == tig) mine = pk;
-            const float2 lo = e4m3x2_to_float2_hw(pk), hi = e4m3x2_to_float2_hw(pk >> 16);
-            y[0] = (y[0] - lo.x) * 16.f;
-            y[1] = (y[1] - lo.y) * 16.f;
-            y[2] = (y[2] - hi.x) * 16.f;
-            y[3] = (y[3] - hi.y) * 16.f;
-          }
-          const int m = 4 * il + tig;  // B row N + m
-          *reinterpret_cast<uint32_t*>(qs + c * NQ * D + (N + m) * D + ((((dw >> 2) ^ m) << 4) | ((dw & 3) << 2))) = mine;
-        }
-        // The lane's term columns 2 tig, 2 tig + 1 are row (tig >> 1)'s terms 2 (tig & 1) + {0, 1}.
-        const int lr = tig >> 1;
-        const float ca = ldexpf(1.f, -(term_exp(c, lr) + 8 * (tig & 1)));
-        kc[c][0] = lr == 0 ? ca : 0.f;
-        kc[c][1] = lr == 1 ? ca : 0.f;
-      }
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the terms, to the wgmma
-      wg_barrier(1 + mw);
-    }
     for (int tile = tb; tile < te; ++tile) {
       mbar_wait(bar0 + 8 * ring.stage, ring.phase);
       const int t0 = 16 * wwarp + g;
@@ -639,20 +531,20 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       const int tok0 = tile * T + t0, tok1 = tok0 + 8;
       const uint32_t a_base = kv_addr + ring.stage * T * D;
       // One chunk's wgmma into acc (asynchronous: committed as its own group).
-      auto issue = [&](float (&acc)[NQ / 2], int chunk) {
-        const uint32_t da = spk::smem_desc_lo(a_base), db = spk::smem_desc_lo(qs_addr + chunk * NQ * D);
+      auto issue = [&](float (&acc)[N / 2], int chunk) {
+        const uint32_t da = spk::smem_desc_lo(a_base), db = spk::smem_desc_lo(qs_addr + chunk * N * D);
 #pragma unroll
-        for (int i = 0; i < NQ / 2; ++i) spk::reg_fence(acc[i]);
+        for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
         spk::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KS; ++kk)
-          spk::WgmmaE4m3<NQ>::mma(acc, spk::smem_desc_at<D>(da + 2 * kk), spk::smem_desc_at<D>(db + 2 * kk), kk);
+          spk::WgmmaE4m3<N>::mma(acc, spk::smem_desc_at<D>(da + 2 * kk), spk::smem_desc_at<D>(db + 2 * kk), kk);
         spk::wgmma_commit();
       };
       // The chunk's scores once its wgmma has completed: relu, weights, sum over heads, store.
-      auto epilogue = [&](float (&acc)[NQ / 2], int chunk) {
+      auto epilogue = [&](float (&acc)[N / 2], int chunk) {
 #pragma unroll
-        for (int i = 0; i < NQ / 2; ++i) spk::reg_fence(acc[i]);
+        for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
         if (chunk == nchunks - 1) mbar_arrive(bar0 + 8 * (S + ring.stage));  // tile read: the producer may refill
         if constexpr (kWRegs) {
           if (nchunks > 1 || tile == tb) {
@@ -698,14 +590,6 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
           v[2 * r] = CH == 4 ? (a[0] + a[1]) + (a[2] + a[3]) : a[0] + a[1];
           v[2 * r + 1] = CH == 4 ? (c[0] + c[1]) + (c[2] + c[3]) : c[0] + c[1];
         }
-        if constexpr (LT > 0) {  // the linear half: the lane's two term columns, into its row
-          const float xa = fmaf(acc[N / 2 + 1], 0.0625f, acc[N / 2]);      // token g
-          const float xc = fmaf(acc[N / 2 + 3], 0.0625f, acc[N / 2 + 2]);  // token g + 8
-          v[0] = fmaf(xa, kc[chunk][0], v[0]);
-          v[1] = fmaf(xc, kc[chunk][0], v[1]);
-          v[2] = fmaf(xa, kc[chunk][1], v[2]);
-          v[3] = fmaf(xc, kc[chunk][1], v[3]);
-        }
         // Sum over the quad as a reduce-scatter: round 1 keeps the rows whose bit 0 is the lane's
         // bit 0, round 2 the half picked by lane bit 1, so each lane ends with its own outputs
         // (RP = 8: rows tig and tig + 4, both tokens; 4: row tig, both tokens; 2: row tig & 1,
@@ -730,7 +614,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
         }
       };
       auto run_chunk = [&](int chunk) {
-        float acc[NQ / 2];
+        float acc[N / 2];
         issue(acc, chunk);
         spk::wgmma_wait<0>();
         epilogue(acc, chunk);

@@ -154,16 +154,14 @@ MqaWsVariant mqa_ws_variant(int batch, int next_n, int heads, int head_dim, int6
   // us) for 2, 3 x r3 for 3, 5, 6, 4 x r2 for 4. The held-weights kernels (bench/NOTES.md v15)
   // run only where the chunk count is their own: 3 x r2 held 2 took 143-146 us at next_n 4 on
   // an H100 against 151-153 for 4 x r2 in the same calls (72 us per chunk); 3 x r3 held 1 122
-  // at next_n 3 against 124.4 (and 113.3 against 120.0 on an H200), so its floor is 122; with
-  // the linear half of its head sum on the tensor cores 3 x r2 held 2 is 138-140 (69 per chunk,
-  // bench/NOTES.md v17). A
+  // at next_n 3 against 124.4 (and 113.3 against 120.0 on an H200), so its floor is 122. A
   // variant whose q of all chunks and a two-stage ring per math warpgroup do not fit is not a
   // candidate; none left (next_n >= 7) means the two-CTA kernel.
   struct Cand {
     int math_wgs, rpc, held;
     double floor_us, chunk_us;
   };
-  static constexpr Cand kCands[] = {{4, 1, 0, 112, 46}, {4, 2, 0, 112, 79}, {3, 3, 0, 124, 109}, {3, 2, 2, 124, 69},
+  static constexpr Cand kCands[] = {{4, 1, 0, 112, 46}, {4, 2, 0, 112, 79}, {3, 3, 0, 124, 109}, {3, 2, 2, 124, 72},
                                     {3, 3, 1, 122, 104}};
   MqaWsVariant best;
   if (heads != 64 || head_dim != 128) return best;
@@ -171,8 +169,7 @@ MqaWsVariant mqa_ws_variant(int batch, int next_n, int heads, int head_dim, int6
   for (const Cand& c : kCands) {
     const int chunks = (next_n + c.rpc - 1) / c.rpc;
     if (c.held > 0 && chunks != c.held) continue;
-    if (specprobe_kernels::mqa_tma_smem_bytes(head_dim, heads, c.rpc, next_n, batch, 2, c.math_wgs,
-                                              specprobe_kernels::mqa_ws_term_cols(c.rpc, c.held)) > smem_per_block)
+    if (specprobe_kernels::mqa_tma_smem_bytes(head_dim, heads, c.rpc, next_n, batch, 2, c.math_wgs) > smem_per_block)
       continue;
     const double compute = chunks * c.chunk_us;
     const std::pair<double, double> cost{std::max(c.floor_us, compute), compute};
@@ -204,8 +201,7 @@ MqaLaunch mqa_tma_launch_config(int batch, int next_n, int heads, int head_dim, 
   // warp-specialized kernels stop at kMqaWsMaxStages per math warpgroup: deeper rings measured
   // slower on both parts (bench/NOTES.md v14).
   auto bytes = [&](int st) {
-    return static_cast<int64_t>(mqa_tma_smem_bytes(head_dim, heads, l.rows_per_cta, next_n, batch, st, math_wgs,
-                                                   specprobe_kernels::mqa_ws_term_cols(rpc, ws.held)));
+    return static_cast<int64_t>(mqa_tma_smem_bytes(head_dim, heads, l.rows_per_cta, next_n, batch, st, math_wgs));
   };
   const int max_stages = math_wgs == 1 ? kMqaTmaMaxStages : kMqaWsMaxStages;
   int stages = 0;

@@ -174,8 +174,7 @@ TEST_CASE("mqa warp-specialized variant: the measured winner per next_n, only wh
       CHECK(l.smem <= kSmemPerBlock);
       // the deepest ring up to the cap that fits: one stage more would be past the cap or not fit
       if (l.stages < specprobe_kernels::kMqaWsMaxStages)
-        CHECK(specprobe_kernels::mqa_tma_smem_bytes(128, 64, w.rpc, w.next_n, batch, l.stages + 1, w.math_wgs,
-                                                 specprobe_kernels::mqa_ws_term_cols(w.rpc, w.held)) >
+        CHECK(specprobe_kernels::mqa_tma_smem_bytes(128, 64, w.rpc, w.next_n, batch, l.stages + 1, w.math_wgs) >
               kSmemPerBlock);
     }
   // Other shapes have no warp-specialized kernel; a part with less shared memory gets none.
@@ -192,26 +191,6 @@ TEST_CASE("mqa warp-specialized variant: the measured winner per next_n, only wh
   CHECK(specprobe_kernels::mqa_ws_math_regs(3) == 152);
   CHECK(specprobe_kernels::mqa_ws_math_regs(3, 24) == 160);  // the held 3 x r3 kernel's producer at 24
   CHECK(128 * 3 * specprobe_kernels::mqa_ws_math_regs(3, 24) + 128 * 24 <= 65536);
-}
-
-TEST_CASE("mqa term columns: only the held two-chunk kernel, room for them in its slot", "[probes]") {
-  using specprobe_kernels::mqa_tma_slot_bytes;
-  using specprobe_kernels::mqa_ws_term_cols;
-  CHECK(mqa_ws_term_cols(2, 2) == 8);  // four e4m3 terms for each of the chunk's two rows
-  for (int rpc : {1, 2, 3})
-    for (int held : {0, 1, 2})
-      if (rpc != 2 || held != 2) CHECK(mqa_ws_term_cols(rpc, held) == 0);
-  for (int next_n : {3, 4})
-    for (int stages : {2, 3}) {
-      INFO("next_n " << next_n << " stages " << stages);
-      const int with = mqa_tma_slot_bytes(128, 64, 2, next_n, stages, 8), without = mqa_tma_slot_bytes(128, 64, 2, next_n, stages);
-      // two chunks of 128 + 8 B rows of 128 bytes, and the 16-float scratch
-      CHECK(with - without >= 2 * 8 * 128 + 16 * 4 - 1023);
-      CHECK(with >= 2 * 136 * 128 + stages * 64 * 132 + (2 * stages + 2) * 8 + 2 * 4 * 36 * 4 + next_n * 4 + 16 * 4);
-      CHECK(with % 1024 == 0);
-    }
-  // Each chunk (136 rows of 128 bytes) starts on the 1 KB swizzle atom, as does the ring after them.
-  CHECK((128 + mqa_ws_term_cols(2, 2)) * 128 % 1024 == 0);
 }
 
 TEST_CASE("mqa inputs with full lengths give every request the whole context", "[probes]") {
