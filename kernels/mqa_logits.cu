@@ -302,14 +302,27 @@ __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.
 // half-rate ALU pipe. That cut next_n 3 / 4 from 146 / 178 to 139-141 / 161-163 us on the H100
 // (bench/NOTES.md v8), and in the warp-specialized kernels next_n 2 / 4 on an H200 from 88.0 /
 // 150.3 to 86.9 / 148.4 us (v12). In the two-CTA kernel at RPC <= 2 FMNMX measured the same or
-// 1-2 us better, so it stays there. The held-weights kernels (HELD > 0, below) use FMNMX as
-// well: beside other warpgroups' fp8 wgmma, FMNMX + FFMA warps leave the tensor pipe at full
-// rate while FADD + FFMA warps stall it (bench/tensor_fma_overlap roles S and F, NOTES.md v15),
-// and with the weights in registers that measured 143.1-145.2 against 146.1 us at next_n 4.
+// 1-2 us better, so it stays there. The held-weights kernels (HELD > 0, below) use FMNMX on
+// three of every four 8-column groups: beside other warpgroups' fp8 wgmma, FMNMX + FFMA warps
+// leave the tensor pipe at full rate while FADD + FFMA warps stall it (bench/tensor_fma_overlap
+// roles S and F, NOTES.md v15; with the weights in registers all-FMNMX measured 143.1-145.2
+// against 146.1 us at next_n 4), but FMNMX alone keeps the half-rate ALU pipe busy, so the
+// fourth group takes the FADD. H200, same calls: next_n 4 135.0-135.8 against 139.1-139.8 us
+// all-FMNMX, next_n 3 110.3-111.2 against 111.3-112.3; one group in two or in three measured the
+// same as one in four, and FMNMX mixed into the kReluAdd kernels changed nothing (next_n 1 / 2
+// within 0.5 us; NOTES.md v17).
 template <int RPC, int NW, int HELD>
 constexpr bool kReluAdd = HELD == 0 && (NW > 1 || RPC >= 3);
+// Whether 8-column group `group` of a chunk (columns 8 group .. 8 group + 7) takes relu as x + |x|
+// with halved weights.
 template <int RPC, int NW, int HELD>
-__device__ __forceinline__ float relu_term(float x) { return kReluAdd<RPC, NW, HELD> ? x + fabsf(x) : fmaxf(x, 0.f); }
+__host__ __device__ constexpr bool relu_by_add(int group) {
+  return HELD > 0 ? group % 4 == 3 : kReluAdd<RPC, NW, HELD>;
+}
+template <int RPC, int NW, int HELD>
+__device__ __forceinline__ float relu_term(float x, int group) {
+  return relu_by_add<RPC, NW, HELD>(group) ? x + fabsf(x) : fmaxf(x, 0.f);
+}
 
 // One butterfly round over lane pairs (lane ^ mask): of the K values, indexed k, keep the half
 // whose index bit BIT equals `hi` and add the partner's copy of it; w[i] is k with BIT removed.
@@ -505,7 +518,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       const int chunk = i / N, cc = i % N;
       const int row_i = chunk * RPC + cc / H, h = cc % H;
       const float wv = row_i < n ? w[(static_cast<size_t>(b) * n + row_i) * H + h] : 0.f;
-      wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = (kReluAdd<RPC, NW, HELD> ? 0.5f : 1.f) * wv;  // see relu_term
+      wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = (relu_by_add<RPC, NW, HELD>(cc / 8) ? 0.5f : 1.f) * wv;  // see relu_term
     }
     for (int r = wtid; r < n; r += 128) ctx_s[r] = ctx_all[b * n + r];
     wg_barrier(1 + mw);
@@ -577,14 +590,14 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
               const int wo = HELD > 0 ? chunk * (N / 4) + 2 * j : 2 * j;  // chunk: a constant where HELD > 0
               const float4 wv = HELD > 0 || kWRegs ? make_float4(wreg[wo], wreg[wo + 1], wreg[wo + 2], wreg[wo + 3])
                                                    : *reinterpret_cast<const float4*>(wrow + 2 * j);  // groups j, j+1
-              a[0 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 0]), wv.x, a[0 & (CH - 1)]);
-              a[1 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 1]), wv.y, a[1 & (CH - 1)]);
-              c[0 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 2]), wv.x, c[0 & (CH - 1)]);
-              c[1 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 3]), wv.y, c[1 & (CH - 1)]);
-              a[2 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 4]), wv.z, a[2 & (CH - 1)]);
-              a[3 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 5]), wv.w, a[3 & (CH - 1)]);
-              c[2 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 6]), wv.z, c[2 & (CH - 1)]);
-              c[3 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 7]), wv.w, c[3 & (CH - 1)]);
+              a[0 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 0], j), wv.x, a[0 & (CH - 1)]);
+              a[1 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 1], j), wv.y, a[1 & (CH - 1)]);
+              c[0 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 2], j), wv.x, c[0 & (CH - 1)]);
+              c[1 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 3], j), wv.y, c[1 & (CH - 1)]);
+              a[2 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 4], j + 1), wv.z, a[2 & (CH - 1)]);
+              a[3 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 5], j + 1), wv.w, a[3 & (CH - 1)]);
+              c[2 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 6], j + 1), wv.z, c[2 & (CH - 1)]);
+              c[3 & (CH - 1)] = fmaf(relu_term<RPC, NW, HELD>(acc[4 * j + 7], j + 1), wv.w, c[3 & (CH - 1)]);
             }
           }
           v[2 * r] = CH == 4 ? (a[0] + a[1]) + (a[2] + a[3]) : a[0] + a[1];
