@@ -316,7 +316,7 @@ constexpr bool kReluAdd = HELD == 0 && (NW > 1 || RPC >= 3);
 // Whether 8-column group `group` of a chunk (columns 8 group .. 8 group + 7) takes relu as x + |x|
 // with halved weights.
 template <int RPC, int NW, int HELD>
-__host__ __device__ constexpr bool relu_by_add(int group) {
+__device__ constexpr bool relu_by_add(int group) {
   return HELD > 0 ? group % 4 == 3 : kReluAdd<RPC, NW, HELD>;
 }
 template <int RPC, int NW, int HELD>
