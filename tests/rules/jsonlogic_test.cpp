@@ -1,6 +1,5 @@
 // JSON Logic evaluator: errors for malformed or hostile logic, validate(), referenced_vars(),
 // NaN/Infinity corners the fixture file cannot spell, and the evaluation-cost budget.
-#include <chrono>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -274,22 +273,21 @@ TEST_CASE("jsonlogic sample rule over sample facts", "[jsonlogic]") {
   CHECK_FALSE(jl::truthy(eval_ok(sample_rule(), facts)));
 }
 
-// Rules are evaluated about 10k times per run; the whole run should stay well under 20 ms on a
-// developer machine. The bound here is loose because CI machines are shared and may be
-// sanitized; the measured figure is printed for the record.
-TEST_CASE("jsonlogic 10k rule evaluations are fast", "[jsonlogic][perf]") {
+// A run evaluates rules about 10k times over one facts object: the evaluator keeps no state
+// between calls, so the 10,000th evaluation gives what the first did. (How long they take is a
+// figure, not a test: bench/check_bench times the whole check, rule evaluation included.)
+TEST_CASE("jsonlogic 10k evaluations over one facts object give the same results", "[jsonlogic]") {
   const json facts = sample_facts();
   const json rule = sample_rule();
   const json params = json::parse(R"({"cat": ["next_n=", {"var": "spec.next_n"}, " on ", {"var": "gpu.name"}]})");
-  int fired = 0;
-  const auto start = std::chrono::steady_clock::now();
+  const json first_rule = eval_ok(rule, facts), first_params = eval_ok(params, facts);
+  REQUIRE(jl::truthy(first_rule));
+  REQUIRE(first_params.is_string());
+  int same = 0;
   for (int i = 0; i < 10000; ++i) {
     auto r = jl::evaluate(i % 2 == 0 ? rule : params, facts);
-    if (r && jl::truthy(*r)) ++fired;
+    if (r && *r == (i % 2 == 0 ? first_rule : first_params)) ++same;
   }
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  WARN("10000 evaluations: " << ms << " ms");
-  CHECK(fired == 10000);
-  CHECK(ms < 500);
+  CHECK(same == 10000);
+  CHECK(facts == sample_facts());  // evaluation never writes into the facts
 }
