@@ -289,5 +289,4 @@ TEST_CASE("jsonlogic 10k evaluations over one facts object give the same results
     if (r && *r == (i % 2 == 0 ? first_rule : first_params)) ++same;
   }
   CHECK(same == 10000);
-  CHECK(facts == sample_facts());  // evaluation never writes into the facts
 }
