@@ -68,8 +68,16 @@ struct alignas(64) MqaTmaParams {
   MqaLogitsParams p;
   int stages;  // ring depth per math warpgroup, 2..kMqaTmaMaxStages
   alignas(64) unsigned char kv_map[128];  // uint8 {head_dim, min(block_kv, 64), num_blocks}, strides {D, block bytes}
-  alignas(64) unsigned char q_map[128];   // uint8 {head_dim, batch * next_n * heads}, box {head_dim, RPC * heads}
+  alignas(64) unsigned char q_map[128];   // uint8 {head_dim, batch * next_n * heads}, box {head_dim, RPC * heads};
+                                          // paired rows (below): {head_dim, 4, batch * next_n, heads / 4}
 };
+// Paired rows: the warp-specialized kernels with two query rows per chunk load q through a 4-D
+// map {D, h % 4, row, h / 4} (strides {D, H * D, 4 D} bytes, box {D, 4, 2, H / 4}), so B column c
+// holds row (c % 8) / 4 and head 4 (c / 8) + c % 4. The wgmma accumulator gives lane tig of a
+// quad columns 2 tig and 2 tig + 1 of every 8, so the two lanes with the same tig >> 1 hold all
+// heads of one row and the quad sums in one shuffle instead of two rounds (bench/NOTES.md v19:
+// 0.6% at next_n 4 on an H100).
+SPK_ABI_FN inline constexpr bool mqa_ws_paired_rows(int math_wgs, int rpc) { return math_wgs > 1 && rpc == 2; }
 SPK_ABI_FN inline constexpr int mqa_tma_threads(int math_wgs) { return math_wgs == 1 ? kMqaTmaThreads : 128 * (math_wgs + 1); }
 // Registers per math-warpgroup thread after setmaxnreg: the CTA's launch allocation (65,536 /
 // threads, in steps of 8) less the producer warpgroup's (kMqaWsProducerRegs, or 24 for the

@@ -272,6 +272,12 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* map, uint3
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
       : "memory");
 }
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+      : "memory");
+}
 __device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
                "l"(src), "r"(bytes), "r"(bar)
@@ -352,6 +358,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   constexpr int KS = D / 32;     // wgmma k-steps of 32 e4m3
   const MqaLogitsParams& p = P.p;
   const int S = P.stages;
+  constexpr bool kPaired = specprobe_kernels::mqa_ws_paired_rows(NW, RPC);
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t raw_addr = spk::smem_addr(smem_raw);
   unsigned char* smem = smem_raw + (((raw_addr + 1023u) & ~1023u) - raw_addr);
@@ -463,7 +470,10 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       const int ctx_max = request_ctx(b);
       if (seg > 0) mbar_wait(q_empty, (seg - 1) & 1);  // the previous request's q is no longer read
       mbar_expect_tx(q_full, nchunks * N * D);
-      for (int c = 0; c < nchunks; ++c) tma_load_2d(qs_addr + c * N * D, &P.q_map, q_full, 0, b * n * H + c * N);
+      for (int c = 0; c < nchunks; ++c) {
+        if constexpr (kPaired) tma_load_4d(qs_addr + c * N * D, &P.q_map, q_full, 0, 0, b * n + c * RPC, 0);
+        else tma_load_2d(qs_addr + c * N * D, &P.q_map, q_full, 0, b * n * H + c * N);
+      }
       const int* btab = reinterpret_cast<const int*>(p.block_table) + static_cast<size_t>(b) * p.block_table_stride;
       for (int tile = tb; tile < te; ++tile) {
         const uint32_t full = bar0 + 8 * ring.stage;
@@ -516,7 +526,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
     wg_barrier(1 + mw);  // the previous request's readers of weights and ctx are done
     for (int i = wtid; i < nchunks * N; i += 128) {
       const int chunk = i / N, cc = i % N;
-      const int row_i = chunk * RPC + cc / H, h = cc % H;
+      const int row_i = chunk * RPC + (kPaired ? (cc % 8) / 4 : cc / H), h = kPaired ? 4 * (cc / 8) + cc % 4 : cc % H;
       const float wv = row_i < n ? w[(static_cast<size_t>(b) * n + row_i) * H + h] : 0.f;
       wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = (relu_by_add<RPC, NW, HELD>(cc / 8) ? 0.5f : 1.f) * wv;  // see relu_term
     }
@@ -608,6 +618,16 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
         // (RP = 8: rows tig and tig + 4, both tokens; 4: row tig, both tokens; 2: row tig & 1,
         // token tig >> 1; 1: token tig & 1).
         const bool lb0 = tig & 1, lb1 = tig >> 1;
+        if constexpr (kPaired) {  // lanes tig, tig ^ 1 hold one row (kernel_abi.hpp mqa_ws_paired_rows):
+          // each keeps one token's sum and sends the other's
+          const float t0 = v[0] + v[2], t1 = v[1] + v[3];
+          const float out = (lb0 ? t1 : t0) + __shfl_xor_sync(0xffffffffu, lb0 ? t0 : t1, 1);
+          const int row_i = chunk * RPC + int(lb1);
+          const int tok = lb0 ? tok1 : tok0;
+          if (row_i < n && tok < ctx_s[row_i])
+            logits[static_cast<size_t>(b * n + row_i) * p.logits_stride + tok] = out * (lb0 ? sc1 : sc0);
+          return;
+        }
         float w1[RP];
         quad_round<2 * RP, RP == 1 ? 0 : 1>(v, w1, lb0, 1);
         constexpr int KO = RP == 1 ? 1 : RP / 2;

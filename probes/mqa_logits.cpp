@@ -152,11 +152,11 @@ MqaWsVariant mqa_ws_variant(int batch, int next_n, int heads, int head_dim, int6
   // go to the least compute, which wins where memory is faster (H200). The model reproduces
   // every measured H100 winner of next_n 1-6: 4 x r1 for 1, 4 x r1 / r2 (a tie, 119.6 / 119.8
   // us) for 2, 3 x r3 for 3, 5, 6, 4 x r2 for 4. The held-weights kernels (bench/NOTES.md v15-v17)
-  // run only where the chunk count is their own: 3 x r2 held 2 takes 137.9-138.4 us at next_n 4
-  // on an H100 (69 us per chunk; 4 x r2 151-153), 3 x r3 held 1 122 at next_n 3 against 124.4
-  // unheld (113.3 against 120.0 on an H200), so its floor is 122. A variant whose q of all
-  // chunks and a two-stage ring per math warpgroup do not fit is not a candidate; none left
-  // (next_n >= 7) means the two-CTA kernel.
+  // run only where the chunk count is their own: 3 x r2 held 2 takes 136.6-136.9 us at next_n 4
+  // on an H100 with paired rows (v19; 137.9 without; 69 us per chunk; 4 x r2 151-153), 3 x r3
+  // held 1 122 at next_n 3 against 124.4 unheld (113.3 against 120.0 on an H200), so its floor
+  // is 122. A variant whose q of all chunks and a two-stage ring per math warpgroup do not fit
+  // is not a candidate; none left (next_n >= 7) means the two-CTA kernel.
   struct Cand {
     int math_wgs, rpc, held;
     double floor_us, chunk_us;
@@ -189,6 +189,7 @@ MqaLaunch mqa_tma_launch_config(int batch, int next_n, int heads, int head_dim, 
   using specprobe_kernels::mqa_tma_smem_bytes;
   MqaLaunch l;
   l.rows_per_cta = rpc > 0 ? rpc : mqa_rows_per_chunk(next_n, heads);
+  l.math_wgs = math_wgs;
   l.kernel = math_wgs == 1 ? fmt::format("mqa_logits_tma_d{}_h{}_r{}", head_dim, heads, l.rows_per_cta)
                            : fmt::format("mqa_logits_ws{}_d{}_h{}_r{}{}", math_wgs, head_dim, heads, l.rows_per_cta,
                                          ws.held > 0 ? fmt::format("_c{}", ws.held) : "");
@@ -247,7 +248,15 @@ Status encode_mqa_tensor_maps(GpuSession& s, const MqaInputs& in, const MqaLaunc
     SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.kv_map, cu::kTensorMapDataTypeUint8, 3, reinterpret_cast<void*>(tp.p.kv), dims,
                                           strides, box, estr, 0, swz, cu::kTensorMapL2Promotion256B, 0));
   }
-  {
+  if (specprobe_kernels::mqa_ws_paired_rows(l.math_wgs, l.rows_per_cta)) {
+    const uint64_t D = static_cast<uint64_t>(in.head_dim), H = static_cast<uint64_t>(in.heads);
+    const uint64_t dims[4] = {D, 4, static_cast<uint64_t>(in.batch) * in.next_n, H / 4};
+    const uint64_t strides[3] = {D, H * D, 4 * D};
+    const unsigned box[4] = {static_cast<unsigned>(D), 4, 2, static_cast<unsigned>(H / 4)};
+    const unsigned estr4[4] = {1, 1, 1, 1};
+    SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.q_map, cu::kTensorMapDataTypeUint8, 4, reinterpret_cast<void*>(tp.p.q), dims,
+                                          strides, box, estr4, 0, swz, cu::kTensorMapL2Promotion256B, 0));
+  } else {
     const uint64_t dims[2] = {static_cast<uint64_t>(in.head_dim),
                               static_cast<uint64_t>(in.batch) * in.next_n * in.heads};
     const uint64_t strides[1] = {static_cast<uint64_t>(in.head_dim)};

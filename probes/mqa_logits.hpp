@@ -54,6 +54,7 @@ ErrorStats check_mqa_logits(const MqaInputs& in, const std::vector<float>& logit
 struct MqaLaunch {
   std::string kernel;  // "mqa_logits_d128_hc64"
   int rows_per_cta = 1, token_splits = 1, tiles_per_cta = 4, tasks = 1, stages = 0;
+  int math_wgs = 1;  // sm_90a kernels: math warpgroups per CTA (> 1: warp-specialized)
   unsigned grid_x = 1, grid_y = 1, grid_z = 1, threads = 32, smem = 0;
 };
 MqaLaunch mqa_launch_config(int batch, int next_n, int heads, int head_dim, int max_context, int tiles_per_cta = 4);
