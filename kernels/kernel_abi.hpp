@@ -78,6 +78,9 @@ struct alignas(64) MqaTmaParams {
 // heads of one row and the quad sums in one shuffle instead of two rounds (bench/NOTES.md v19:
 // 0.6% at next_n 4 on an H100).
 SPK_ABI_FN inline constexpr bool mqa_ws_paired_rows(int math_wgs, int rpc) { return math_wgs > 1 && rpc == 2; }
+// Query row within the chunk and head that B column c holds, paired or not (heads = H).
+SPK_ABI_FN inline constexpr int mqa_q_col_row(bool paired, int c, int heads) { return paired ? (c % 8) / 4 : c / heads; }
+SPK_ABI_FN inline constexpr int mqa_q_col_head(bool paired, int c, int heads) { return paired ? 4 * (c / 8) + c % 4 : c % heads; }
 SPK_ABI_FN inline constexpr int mqa_tma_threads(int math_wgs) { return math_wgs == 1 ? kMqaTmaThreads : 128 * (math_wgs + 1); }
 // Registers per math-warpgroup thread after setmaxnreg: the CTA's launch allocation (65,536 /
 // threads, in steps of 8) less the producer warpgroup's (kMqaWsProducerRegs, or 24 for the

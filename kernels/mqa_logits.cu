@@ -526,7 +526,8 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
     wg_barrier(1 + mw);  // the previous request's readers of weights and ctx are done
     for (int i = wtid; i < nchunks * N; i += 128) {
       const int chunk = i / N, cc = i % N;
-      const int row_i = chunk * RPC + (kPaired ? (cc % 8) / 4 : cc / H), h = kPaired ? 4 * (cc / 8) + cc % 4 : cc % H;
+      const int row_i = chunk * RPC + specprobe_kernels::mqa_q_col_row(kPaired, cc, H),
+                h = specprobe_kernels::mqa_q_col_head(kPaired, cc, H);
       const float wv = row_i < n ? w[(static_cast<size_t>(b) * n + row_i) * H + h] : 0.f;
       wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = (relu_by_add<RPC, NW, HELD>(cc / 8) ? 0.5f : 1.f) * wv;  // see relu_term
     }

@@ -231,6 +231,23 @@ double mqa_threshold(const std::string& kernel) {
   return kernel.rfind("mqa_logits_tma_", 0) == 0 || kernel.rfind("mqa_logits_ws", 0) == 0 ? kMqaLogitsMaxRelFp8Tc : kMqaLogitsMaxRel;
 }
 
+MqaQMapGeometry mqa_q_map_geometry(const MqaInputs& in, const MqaLaunch& l) {
+  const uint64_t D = static_cast<uint64_t>(in.head_dim), H = static_cast<uint64_t>(in.heads);
+  const uint64_t rows = static_cast<uint64_t>(in.batch) * static_cast<uint64_t>(in.next_n);
+  MqaQMapGeometry g;
+  if (specprobe_kernels::mqa_ws_paired_rows(l.math_wgs, l.rows_per_cta)) {
+    g.rank = 4;
+    const uint64_t dims[4] = {D, 4, rows, H / 4}, strides[3] = {D, H * D, 4 * D};
+    const unsigned box[4] = {static_cast<unsigned>(D), 4, 2, static_cast<unsigned>(H / 4)};
+    std::copy(dims, dims + 4, g.dims), std::copy(strides, strides + 3, g.strides), std::copy(box, box + 4, g.box);
+  } else {
+    g.rank = 2;
+    g.dims[0] = D, g.dims[1] = rows * H, g.strides[0] = D;
+    g.box[0] = static_cast<unsigned>(D), g.box[1] = static_cast<unsigned>(l.rows_per_cta * in.heads);
+  }
+  return g;
+}
+
 namespace {
 
 // The two CUtensorMaps of the sm_90a kernel (see MqaTmaParams); Error when the driver lacks
@@ -248,21 +265,11 @@ Status encode_mqa_tensor_maps(GpuSession& s, const MqaInputs& in, const MqaLaunc
     SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.kv_map, cu::kTensorMapDataTypeUint8, 3, reinterpret_cast<void*>(tp.p.kv), dims,
                                           strides, box, estr, 0, swz, cu::kTensorMapL2Promotion256B, 0));
   }
-  if (specprobe_kernels::mqa_ws_paired_rows(l.math_wgs, l.rows_per_cta)) {
-    const uint64_t D = static_cast<uint64_t>(in.head_dim), H = static_cast<uint64_t>(in.heads);
-    const uint64_t dims[4] = {D, 4, static_cast<uint64_t>(in.batch) * in.next_n, H / 4};
-    const uint64_t strides[3] = {D, H * D, 4 * D};
-    const unsigned box[4] = {static_cast<unsigned>(D), 4, 2, static_cast<unsigned>(H / 4)};
+  {
+    const MqaQMapGeometry g = mqa_q_map_geometry(in, l);
     const unsigned estr4[4] = {1, 1, 1, 1};
-    SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.q_map, cu::kTensorMapDataTypeUint8, 4, reinterpret_cast<void*>(tp.p.q), dims,
-                                          strides, box, estr4, 0, swz, cu::kTensorMapL2Promotion256B, 0));
-  } else {
-    const uint64_t dims[2] = {static_cast<uint64_t>(in.head_dim),
-                              static_cast<uint64_t>(in.batch) * in.next_n * in.heads};
-    const uint64_t strides[1] = {static_cast<uint64_t>(in.head_dim)};
-    const unsigned box[2] = {static_cast<unsigned>(in.head_dim), static_cast<unsigned>(l.rows_per_cta * in.heads)};
-    SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.q_map, cu::kTensorMapDataTypeUint8, 2, reinterpret_cast<void*>(tp.p.q), dims,
-                                          strides, box, estr, 0, swz, cu::kTensorMapL2Promotion256B, 0));
+    SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.q_map, cu::kTensorMapDataTypeUint8, g.rank, reinterpret_cast<void*>(tp.p.q),
+                                          g.dims, g.strides, g.box, estr4, 0, swz, cu::kTensorMapL2Promotion256B, 0));
   }
   return Ok{};
 }

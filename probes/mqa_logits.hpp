@@ -81,6 +81,16 @@ MqaLaunch mqa_tma_launch_config(int batch, int next_n, int heads, int head_dim, 
 bool mqa_tma_supported(int cc_major, int cc_minor, int heads, int head_dim, int block_kv);
 // The relative-error threshold of a kernel (see above).
 double mqa_threshold(const std::string& kernel);
+// The sm_90a kernels' q tensor map (uint8 elements, element strides 1): 2-D {D, B * next_n * H}
+// with a box of RPC * H rows, or for paired rows (kernel_abi.hpp mqa_ws_paired_rows) 4-D
+// {D, 4, B * next_n, H / 4} with a box {D, 4, 2, H / 4}. Box element e lands in B column e / D.
+struct MqaQMapGeometry {
+  int rank = 2;
+  uint64_t dims[4] = {};
+  uint64_t strides[3] = {};  // bytes, of dims 1..rank-1
+  unsigned box[4] = {};
+};
+MqaQMapGeometry mqa_q_map_geometry(const MqaInputs& in, const MqaLaunch& l);
 
 // Validates the spec's shape against what the kernel supports; empty string when supported.
 std::string mqa_shape_problem(const Json& spec);

@@ -193,6 +193,61 @@ TEST_CASE("mqa warp-specialized variant: the measured winner per next_n, only wh
   CHECK(128 * 3 * specprobe_kernels::mqa_ws_math_regs(3, 24) + 128 * 24 <= 65536);
 }
 
+TEST_CASE("mqa q tensor map puts each (row, head) in the B column the kernel's weights expect", "[probes]") {
+  // Walks the box of one chunk as the TMA unit fills shared memory (dim 0 fastest) and checks
+  // that box element e, B column e / D, reads q[row, head, e % D] of the row and head that
+  // mqa_q_col_row / mqa_q_col_head name for that column: the kernel stages its weights by those
+  // two functions, so a map and a mapping that disagree pair heads with the wrong weights.
+  constexpr int64_t kSmemPerSm = 228 * 1024, kSmemPerBlock = 227 * 1024;  // sm_90
+  const int batch = 5, heads = 64, head_dim = 128;
+  for (int n : {1, 2, 3, 4, 5})
+    for (bool ws : {false, true}) {
+      const MqaWsVariant v = ws ? mqa_ws_variant(batch, n, heads, head_dim, kSmemPerBlock) : MqaWsVariant{};
+      const MqaLaunch l = mqa_tma_launch_config(batch, n, heads, head_dim, kSmemPerSm, kSmemPerBlock, v);
+      const bool paired = specprobe_kernels::mqa_ws_paired_rows(l.math_wgs, l.rows_per_cta);
+      INFO("next_n " << n << " kernel " << l.kernel);
+      if (ws) CHECK(paired == (v.rpc == 2));  // 4 x r2 at next_n 2, 3 x r2 held 2 at next_n 4
+      MqaInputs in;
+      in.batch = batch, in.next_n = n, in.heads = heads, in.head_dim = head_dim;
+      const MqaQMapGeometry g = mqa_q_map_geometry(in, l);
+      REQUIRE(g.rank == (paired ? 4 : 2));
+      uint64_t box_elems = 1;
+      for (int k = 0; k < g.rank; ++k) box_elems *= g.box[k];
+      const int N = l.rows_per_cta * heads;
+      REQUIRE(box_elems == static_cast<uint64_t>(N) * head_dim);
+      for (int b : {0, batch - 1})
+        for (int c = 0; c * l.rows_per_cta < n; ++c) {
+          const int row0 = b * n + c * l.rows_per_cta;  // the kernel's chunk origin
+          // the kernel's box coordinates: {0, 0, row0, 0} paired, {0, row0 * heads} otherwise
+          uint64_t origin[4] = {0, 0, 0, 0};
+          origin[paired ? 2 : 1] = paired ? static_cast<uint64_t>(row0) : static_cast<uint64_t>(row0) * heads;
+          std::set<std::pair<int, int>> seen;
+          bool all_match = true;
+          for (uint64_t e = 0; e < box_elems; ++e) {
+            uint64_t rest = e, offset = 0;
+            bool in_bounds = true;
+            for (int k = 0; k < g.rank; ++k) {
+              const uint64_t coord = origin[k] + rest % g.box[k];
+              rest /= g.box[k];
+              in_bounds = in_bounds && coord < g.dims[k];
+              offset += k == 0 ? coord : coord * g.strides[k - 1];
+            }
+            const int col = static_cast<int>(e / head_dim), d = static_cast<int>(e % head_dim);
+            const int row = row0 + specprobe_kernels::mqa_q_col_row(paired, col, heads);
+            const int head = specprobe_kernels::mqa_q_col_head(paired, col, heads);
+            if (d == 0) seen.insert({row - row0, head});
+            // rows past the last request fall outside the map (the TMA unit fills zeros there)
+            const bool want_in = row < batch * n;
+            const uint64_t want = (static_cast<uint64_t>(row) * heads + head) * head_dim + d;
+            if (in_bounds != want_in || (in_bounds && offset != want)) all_match = false;
+          }
+          CHECK(all_match);
+          CHECK(seen.size() == static_cast<size_t>(N));  // every (row, head) of the chunk once
+          for (const auto& [r, h] : seen) CHECK((r >= 0 && r < l.rows_per_cta && h >= 0 && h < heads));
+        }
+    }
+}
+
 TEST_CASE("mqa inputs with full lengths give every request the whole context", "[probes]") {
   const auto in = make_mqa_inputs(4, 3, 16, 64, 32, 100, 7, true);
   for (int b = 0; b < 4; ++b)
