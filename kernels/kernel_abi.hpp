@@ -76,7 +76,7 @@ struct alignas(64) MqaTmaParams {
 // holds row (c % 8) / 4 and head 4 (c / 8) + c % 4. The wgmma accumulator gives lane tig of a
 // quad columns 2 tig and 2 tig + 1 of every 8, so the two lanes with the same tig >> 1 hold all
 // heads of one row and the quad sums in one shuffle instead of two rounds (bench/NOTES.md v19:
-// 0.6% at next_n 4 on an H100).
+// 0.6-0.9% at next_n 4 on an H100 and an H200).
 SPK_ABI_FN inline constexpr bool mqa_ws_paired_rows(int math_wgs, int rpc) { return math_wgs > 1 && rpc == 2; }
 // Query row within the chunk and head that B column c holds, paired or not (heads = H).
 SPK_ABI_FN inline constexpr int mqa_q_col_row(bool paired, int c, int heads) { return paired ? (c % 8) / 4 : c / heads; }

@@ -152,11 +152,11 @@ MqaWsVariant mqa_ws_variant(int batch, int next_n, int heads, int head_dim, int6
   // go to the least compute, which wins where memory is faster (H200). The model reproduces
   // every measured H100 winner of next_n 1-6: 4 x r1 for 1, 4 x r1 / r2 (a tie, 119.6 / 119.8
   // us) for 2, 3 x r3 for 3, 5, 6, 4 x r2 for 4. The held-weights kernels (bench/NOTES.md v15-v17)
-  // run only where the chunk count is their own: 3 x r2 held 2 takes 136.6-136.9 us at next_n 4
-  // on an H100 with paired rows (v19; 137.9 without; 69 us per chunk; 4 x r2 151-153), 3 x r3
-  // held 1 122 at next_n 3 against 124.4 unheld (113.3 against 120.0 on an H200), so its floor
-  // is 122. A variant whose q of all chunks and a two-stage ring per math warpgroup do not fit
-  // is not a candidate; none left (next_n >= 7) means the two-CTA kernel.
+  // run only where the chunk count is their own: 3 x r2 held 2 takes 136.6-138.3 us at next_n 4
+  // on an H100 with paired rows (v19; 137.9-138.8 without; 69 us per chunk; 4 x r2 151-153),
+  // 3 x r3 held 1 122 at next_n 3 against 124.4 unheld (113.3 against 120.0 on an H200), so its
+  // floor is 122. A variant whose q of all chunks and a two-stage ring per math warpgroup do not
+  // fit is not a candidate; none left (next_n >= 7) means the two-CTA kernel.
   struct Cand {
     int math_wgs, rpc, held;
     double floor_us, chunk_us;
