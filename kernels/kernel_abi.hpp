@@ -68,12 +68,11 @@ struct alignas(64) MqaTmaParams {
   MqaLogitsParams p;
   int stages;  // ring depth per math warpgroup, 2..kMqaTmaMaxStages
   alignas(64) unsigned char kv_map[128];  // uint8 {head_dim, min(block_kv, 64), num_blocks}, strides {D, block bytes}
-  alignas(64) unsigned char q_map[128];   // uint8 {head_dim, batch * next_n * heads}, box {head_dim, RPC * heads};
-                                          // paired rows (below): {head_dim, 4, batch * next_n, heads / 4}
+  alignas(64) unsigned char q_map[128];   // probes/mqa_logits.hpp mqa_q_map_geometry
 };
 // Paired rows: the warp-specialized kernels with two query rows per chunk load q through a 4-D
-// map {D, h % 4, row, h / 4} (strides {D, H * D, 4 D} bytes, box {D, 4, 2, H / 4}), so B column c
-// holds row (c % 8) / 4 and head 4 (c / 8) + c % 4. The wgmma accumulator gives lane tig of a
+// map {D, h % 4, row, h / 4} (probes/mqa_logits.hpp mqa_q_map_geometry encodes it), so B column
+// c holds row (c % 8) / 4 and head 4 (c / 8) + c % 4. The wgmma accumulator gives lane tig of a
 // quad columns 2 tig and 2 tig + 1 of every 8, so the two lanes with the same tig >> 1 hold all
 // heads of one row and the quad sums in one shuffle instead of two rounds (bench/NOTES.md v19:
 // 0.6-0.9% at next_n 4 on an H100 and an H200).

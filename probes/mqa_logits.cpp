@@ -256,7 +256,7 @@ Status encode_mqa_tensor_maps(GpuSession& s, const MqaInputs& in, const MqaLaunc
   auto& drv = s.driver();
   if (!drv.api().cuTensorMapEncodeTiled) return environment_error("the driver has no cuTensorMapEncodeTiled");
   const int swz = in.head_dim == 128 ? cu::kTensorMapSwizzle128B : cu::kTensorMapSwizzle64B;
-  const unsigned estr[3] = {1, 1, 1};
+  const unsigned estr[4] = {1, 1, 1, 1};  // element strides, every rank
   {
     const uint64_t dims[3] = {static_cast<uint64_t>(in.head_dim), static_cast<uint64_t>(in.block_kv),
                               static_cast<uint64_t>(in.num_blocks)};
@@ -267,9 +267,8 @@ Status encode_mqa_tensor_maps(GpuSession& s, const MqaInputs& in, const MqaLaunc
   }
   {
     const MqaQMapGeometry g = mqa_q_map_geometry(in, l);
-    const unsigned estr4[4] = {1, 1, 1, 1};
     SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.q_map, cu::kTensorMapDataTypeUint8, g.rank, reinterpret_cast<void*>(tp.p.q),
-                                          g.dims, g.strides, g.box, estr4, 0, swz, cu::kTensorMapL2Promotion256B, 0));
+                                          g.dims, g.strides, g.box, estr, 0, swz, cu::kTensorMapL2Promotion256B, 0));
   }
   return Ok{};
 }
