@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -15,6 +16,8 @@
 #include "run_binary.hpp"
 
 using specprobe::test::temp_dir;
+using specprobe::test::c_strings;
+using specprobe::test::child_environment;
 
 namespace {
 
@@ -37,19 +40,27 @@ struct Child {
 Child spawn(const std::vector<std::string>& args, const std::vector<std::string>& env, const std::string& dir) {
   const std::string outf = dir + "/stdout", errf = dir + "/stderr";
   Child c;
+  // Built before fork: the child calls only async-signal-safe functions (see child_environment).
+  std::vector<std::string> overrides = env;
+  overrides.push_back("NO_COLOR=1");
+  std::vector<std::string> env_s = child_environment(overrides);
+  std::vector<char*> envp = c_strings(env_s);
+  std::vector<std::string> argv_s{SPECPROBE_BINARY};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv = c_strings(argv_s);
+  const int o = open(outf.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const int e = open(errf.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  REQUIRE(o >= 0);
+  REQUIRE(e >= 0);
   c.pid = fork();
   if (c.pid == 0) {
     if (chdir(dir.c_str()) != 0) _exit(120);
-    for (const auto& kv : env) putenv(const_cast<char*>(kv.c_str()));
-    setenv("NO_COLOR", "1", 1);
-    if (!freopen(outf.c_str(), "w", stdout) || !freopen(errf.c_str(), "w", stderr)) _exit(121);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(SPECPROBE_BINARY));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(SPECPROBE_BINARY, argv.data());
+    if (dup2(o, 1) < 0 || dup2(e, 2) < 0) _exit(121);
+    execve(argv[0], argv.data(), envp.data());
     _exit(122);
   }
+  close(o);
+  close(e);
   waitpid(c.pid, &c.status, 0);
   c.out = slurp(outf);
   c.err = slurp(errf);

@@ -9,7 +9,29 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+extern char** environ;
+
 namespace specprobe::test {
+
+std::vector<std::string> child_environment(const std::vector<std::string>& overrides) {
+  auto key = [](const std::string& kv) { return kv.substr(0, kv.find('=')); };
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    bool replaced = false;
+    for (const auto& o : overrides) replaced = replaced || key(o) == key(kv);
+    if (!replaced) env.push_back(kv);
+  }
+  env.insert(env.end(), overrides.begin(), overrides.end());
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
 
 std::string shell_quote(const std::string& s) {
   std::string out = "'";

@@ -1,6 +1,7 @@
 // Runs the built specprobe binary as a child process for end-to-end tests.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace specprobe::test {
 
@@ -17,5 +18,14 @@ RunResult run_specprobe(const std::string& args, const std::string& dir = {});
 std::string temp_dir();
 
 std::string shell_quote(const std::string& s);
+
+// This process's environment with OVERRIDES ("KEY=VALUE", replacing KEY) applied, for execve.
+// Built before fork: a child of a threaded test process may call only async-signal-safe
+// functions (no malloc, no setenv) until it execs, because another thread may have held the
+// allocator's lock at the fork (a sanitized build's allocator does not reset its locks in the child).
+std::vector<std::string> child_environment(const std::vector<std::string>& overrides);
+
+// Pointers into STRINGS, null-terminated, for execv/execve.
+std::vector<char*> c_strings(std::vector<std::string>& strings);
 
 }  // namespace specprobe::test

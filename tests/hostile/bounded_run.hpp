@@ -14,6 +14,7 @@ struct BoundedResult {
   bool timed_out = false;
   long max_rss_kib = 0;   // peak resident set of the child
   std::string out, err;
+  std::string stalled;    // after a timeout: where the child was (reached exec? state, wchan)
 };
 
 // Whether this build is sanitized (the binary under test is built with the same flags).

@@ -44,7 +44,7 @@ void write_bytes(const fs::path& p, const std::string& bytes) {
 
 // An input error: exit 2, naming NAMED, within bounds.
 void expect_input_error(const BoundedResult& r, const std::string& what, const std::string& named) {
-  INFO(what << ": exit " << r.exit_code << " signal " << r.signal << (r.timed_out ? " TIMED OUT" : "") << " rss "
+  INFO(what << ": exit " << r.exit_code << " signal " << r.signal << (r.timed_out ? " TIMED OUT in " + r.stalled : "") << " rss "
             << r.max_rss_kib << " KiB\nstderr: " << r.err.substr(0, 1500) << "\nstdout: " << r.out.substr(0, 500));
   CHECK_FALSE(r.timed_out);
   CHECK(r.signal == 0);
@@ -208,7 +208,7 @@ TEST_CASE("hostile: --rules-dir with unreadable entries or huge files is exit 2 
     fs::create_symlink("/dev/zero", root / "1xxx" / "SP1904-zero.yaml");
     fs::create_directory_symlink("..", root / "1xxx" / "loop");
     const auto r = rules_list(root);
-    INFO(r.err);
+    INFO(r.err << (r.timed_out ? "\nTIMED OUT in " + r.stalled : ""));
     CHECK_FALSE(r.timed_out);
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("SP1901") != std::string::npos);

@@ -70,7 +70,7 @@ const std::string kGoodHeader =
 // or stderr (the offending file, or its directory).
 void expect_contained(const BoundedResult& r, const std::string& what, const std::string& named,
                       std::set<int> allowed = {0, 1, 2}) {
-  INFO(what << ": exit " << r.exit_code << " signal " << r.signal << (r.timed_out ? " TIMED OUT" : "")
+  INFO(what << ": exit " << r.exit_code << " signal " << r.signal << (r.timed_out ? " TIMED OUT in " + r.stalled : "")
             << " rss " << r.max_rss_kib << " KiB\nstderr: " << r.err.substr(0, 2000)
             << "\nstdout: " << r.out.substr(0, 2000));
   CHECK_FALSE(r.timed_out);
@@ -97,7 +97,7 @@ class FifoWriter {
     REQUIRE(::mkfifo(p.c_str(), 0600) == 0);
     thread_ = std::thread([this, chunk = std::move(chunk)] {
       while (!stop_) {
-        const int fd = ::open(path_.c_str(), O_WRONLY | O_NONBLOCK);
+        const int fd = ::open(path_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {  // no reader yet
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
           continue;
@@ -111,7 +111,7 @@ class FifoWriter {
   }
   ~FifoWriter() {
     stop_ = true;
-    const int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK);  // unblocks a pending write
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // unblocks a pending write
     thread_.join();
     if (fd >= 0) ::close(fd);
   }
@@ -545,4 +545,20 @@ TEST_CASE("hostile: specprobe check --model leaves the checkpoint tree untouched
                               d.string());
   expect_contained(r2, "read-only check run inside the tree", "");
   CHECK(snapshot() == before);
+}
+
+// The runner itself: a child that blocks (a FIFO nobody writes blocks open(2), as it does for
+// cat) is killed at its deadline, and the report says where it was, so that a timeout in CI can
+// be told apart: stuck before exec, or blocked inside specprobe.
+TEST_CASE("bounded runner: a blocked child is killed at its deadline and reported where it stalled", "[hostile]") {
+  TempTree t;
+  const fs::path fifo = t.path / "nobody-writes.yaml";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const BoundedResult r = run_bounded(check_config(fifo), {}, 5);
+  INFO(r.stalled);
+  CHECK(r.timed_out);
+  CHECK(r.signal == SIGKILL);
+  CHECK(r.stalled.find(fs::path(SPECPROBE_BINARY).filename().string()) != std::string::npos);
+  CHECK(r.stalled.find("never reached exec") == std::string::npos);
+  CHECK(r.stalled.find(", state ") != std::string::npos);  // S and wait_for_partner here; not asserted, a loaded machine may still be starting it
 }
