@@ -21,8 +21,11 @@ std::string shell_quote(const std::string& s);
 
 // This process's environment with OVERRIDES ("KEY=VALUE", replacing KEY) applied, for execve.
 // Built before fork: a child of a threaded test process may call only async-signal-safe
-// functions (no malloc, no setenv) until it execs, because another thread may have held the
-// allocator's lock at the fork (a sanitized build's allocator does not reset its locks in the child).
+// functions (no malloc, no setenv) until it execs, because another thread may have held an
+// allocator lock at the fork. glibc's malloc resets its locks in the child; the ASan runtime of
+// GCC 12 does not (LLVM added fork handlers to ASan in PR 75290, Dec 2023; google/sanitizers#774
+// is the same deadlock in Firefox). The ASan CI stage once timed out with empty output on the
+// endless-FIFO case, whose writer thread starts just before the fork.
 std::vector<std::string> child_environment(const std::vector<std::string>& overrides);
 
 // Pointers into STRINGS, null-terminated, for execv/execve.
