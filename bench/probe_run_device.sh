@@ -3,7 +3,11 @@
 # correctness matrices, the fault/hang isolation demo, time to verdict, and the benchmarks vs the
 # HBM roofline (each bench measures the copy ceiling in the same run). With DG=<dir of an importable
 # deep_gemm> in the environment, DeepGEMM's own paged MQA logits kernel is timed in the same run at
-# the same shape (bench/deepgemm_mqa_bench.py). Logs go to $OUT; the tables come last.
+# the same shape (bench/deepgemm_mqa_bench.py).
+# DG_PRELOAD is put in LD_PRELOAD for that step only. On the lent machines' image (torch 2.11,
+# Python 3.12) DeepGEMM 2.6.1 built from source segfaults in its JIT's std::regex (a locale facet
+# call lands in the extension's own copy) unless the system libstdc++ is preloaded:
+# DG_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6. Logs go to $OUT; the tables come last.
 # Usage (from the repo root on the device): [DG=dir [DG_WAIT=file] DG_PRELOAD=lib] bash bench/probe_run_device.sh BUILD_DIR
 set -u
 B=$(cd "${1:-.dev/probe}" && pwd)
