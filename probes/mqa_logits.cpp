@@ -24,10 +24,11 @@ MqaInputs make_mqa_inputs(int batch, int next_n, int heads, int head_dim, int bl
   in.block_kv = block_kv;
   in.max_context = context;
   in.logits_stride = (context + 255) / 256 * 256 + 256;  // extra columns catch out-of-range writes
+  const std::vector<int> lens = draw_request_lengths(rng, batch, next_n, context, full_lengths);
   std::vector<int> blocks(static_cast<size_t>(batch));
   in.context_lens.resize(static_cast<size_t>(batch) * next_n);
   for (int b = 0; b < batch; ++b) {
-    const int L = b == batch - 1 || full_lengths ? context : rng.range(next_n, context);
+    const int L = lens[static_cast<size_t>(b)];
     for (int i = 0; i < next_n; ++i) in.context_lens[static_cast<size_t>(b) * next_n + i] = L - next_n + i + 1;
     blocks[static_cast<size_t>(b)] = (L + block_kv - 1) / block_kv;
   }
@@ -50,6 +51,28 @@ MqaInputs make_mqa_inputs(int batch, int next_n, int heads, int head_dim, int bl
   in.weights.resize(static_cast<size_t>(batch) * next_n * heads);
   for (auto& w : in.weights) w = rng.nonzero(0.05, 1.0);
   return in;
+}
+
+MqaBytes mqa_buffer_bytes(int batch, int next_n, int heads, int head_dim, int block_kv, int context, int64_t num_blocks) {
+  const uint64_t rows = static_cast<uint64_t>(batch) * static_cast<uint64_t>(next_n);
+  const uint64_t logits_stride = static_cast<uint64_t>((context + 255) / 256 * 256 + 256);  // as make_mqa_inputs
+  const uint64_t bt_stride = static_cast<uint64_t>((context + block_kv - 1) / block_kv + 1);
+  MqaBytes b;
+  b.q = rows * static_cast<uint64_t>(heads) * static_cast<uint64_t>(head_dim);
+  b.kv = static_cast<uint64_t>(num_blocks) * static_cast<uint64_t>(block_kv) * static_cast<uint64_t>(head_dim + 4);
+  b.weights = rows * static_cast<uint64_t>(heads) * 4;
+  b.context_lens = rows * 4;
+  b.block_table = static_cast<uint64_t>(batch) * bt_stride * 4;
+  b.logits = rows * logits_stride * 4;
+  return b;
+}
+
+MqaBytes mqa_input_bytes(int batch, int next_n, int heads, int head_dim, int block_kv, int context, uint64_t seed,
+                         bool full_lengths) {
+  Rng rng(seed);
+  int64_t blocks = 3;  // as make_mqa_inputs: the spare blocks past the used ones
+  for (int L : draw_request_lengths(rng, batch, next_n, context, full_lengths)) blocks += (L + block_kv - 1) / block_kv;
+  return mqa_buffer_bytes(batch, next_n, heads, head_dim, block_kv, context, blocks);
 }
 
 std::vector<double> mqa_reference_row(const MqaInputs& in, int row) {
@@ -281,8 +304,13 @@ std::string mqa_shape_problem(const Json& spec) {
   if (n < 1 || n > 16) return fmt::format("next_n {} outside 1..16", n);
   if (h != 16 && h != 32 && h != 64 && h != 128) return fmt::format("heads {} not in {{16, 32, 64, 128}}", h);
   if (d != 64 && d != 128) return fmt::format("head_dim {} not in {{64, 128}}", d);
-  if (bkv <= 0 || bkv % 4 != 0) return fmt::format("block_kv {} is not a positive multiple of 4", bkv);
+  if (bkv <= 0 || bkv % 4 != 0 || bkv > 4096) return fmt::format("block_kv {} is not a multiple of 4 in 4..4096", bkv);
   return "";
+}
+
+ProbeSize mqa_probe_size(const Json& spec) {
+  const bool bench = spec.value("bench", false);
+  return {spec.value("batch", bench ? 256 : 2), spec.value("context", bench ? 8192 : 300)};
 }
 
 Json run_mqa_logits_probe(const Json& spec) {
@@ -296,13 +324,23 @@ Json run_mqa_logits_probe(const Json& spec) {
     return make_result(spec, kError,
                        fmt::format("MQA kernel family '{}' ({}) is not one of auto, tma, mma", want,
                                    spec.contains("kernel") ? "the spec's \"kernel\"" : "SPECPROBE_MQA_KERNEL"));
-  if (probe_kernels_fatbin().empty()) return make_result(spec, kSkip, kNoKernelsReason);
   const bool bench = spec.value("bench", false);
-  const int batch = spec.value("batch", bench ? 256 : 2);
-  const int context = spec.value("context", bench ? 8192 : 300);
-  const MqaInputs in = make_mqa_inputs(batch, spec.value("next_n", 1), spec.value("heads", 64),
-                                       spec.value("head_dim", 128), spec.value("block_kv", 64), context,
-                                       spec.value("seed", 1), spec.value("lengths", std::string("random")) == "full");
+  const auto [batch, context] = mqa_probe_size(spec);
+  const int next_n = spec.value("next_n", 1), heads = spec.value("heads", 64), head_dim = spec.value("head_dim", 128),
+            block_kv = spec.value("block_kv", 64);
+  if (auto why = probe_size_problem(batch, context, next_n, "next_n"); !why.empty())
+    return make_result(spec, kError, "request set not usable: " + why);
+  const uint64_t seed = spec.value("seed", 1);
+  const bool full = spec.value("lengths", std::string("random")) == "full";
+  const uint64_t need_host = mqa_input_bytes(batch, next_n, heads, head_dim, block_kv, context, seed, full).total();
+  if (auto why = memory_problem(need_host, host_memory_bytes(), "host memory for the inputs and the downloaded logits",
+                                "this machine has");
+      !why.empty())
+    return make_result(spec, kSkip, why);
+  if (probe_kernels_fatbin().empty()) return make_result(spec, kSkip, kNoKernelsReason);
+  probe_phase(PhaseWhere::kHost, "generate inputs");
+  const MqaInputs in = make_mqa_inputs(batch, next_n, heads, head_dim, block_kv, context, seed, full);
+  probe_phase(PhaseWhere::kDevice, "run kernel");
   auto sess = GpuSession::open();
   if (!sess) return make_result(spec, kError, sess.error().message);
   GpuSession& s = **sess;
@@ -342,6 +380,9 @@ Json run_mqa_logits_probe(const Json& spec) {
                                                 (l.smem + 1023) / 1024, s.gpu().smem_per_block_optin / 1024));
   auto f = s.function(l.kernel);
   if (!f) return fail_cuda(f.error());
+  const uint64_t need_device = mqa_buffer_bytes(batch, next_n, heads, head_dim, block_kv, context, in.num_blocks).total();
+  if (auto why = memory_problem(need_device, s.device_free_bytes(), "device memory", "the device has free"); !why.empty())
+    return make_result(spec, kSkip, why);
   const size_t logits_elems = static_cast<size_t>(in.batch) * in.next_n * in.logits_stride;
   auto d_q = s.alloc(in.q.size());
   auto d_kv = s.alloc(in.kv.size());
@@ -390,6 +431,7 @@ Json run_mqa_logits_probe(const Json& spec) {
   if (bench)
     for (int b : {0, in.batch - 1})
       for (int i = 0; i < in.next_n; ++i) rows.push_back(b * in.next_n + i);
+  probe_phase(PhaseWhere::kHost, "check against the CPU reference");
   const ErrorStats err = check_mqa_logits(in, out, rows);
   res["metrics"] = err.json();
   const double limit = mqa_threshold(l.kernel);
@@ -403,6 +445,7 @@ Json run_mqa_logits_probe(const Json& spec) {
                                 err.max_rel(), limit, err.unwritten, err.nonfinite, err.out_of_range);
   }
   if (spec.value("time", bench)) {
+    probe_phase(PhaseWhere::kDevice, "time kernel");
     auto ms = s.time_median_ms([&] { return s.launch(*f, shape, params); }, bench ? 5 : 3, bench ? 50 : 20);
     if (!ms) return fail_cuda(ms.error());
     double bytes = 0;

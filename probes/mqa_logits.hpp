@@ -39,6 +39,18 @@ struct MqaInputs {
   size_t block_bytes() const { return static_cast<size_t>(block_kv) * (head_dim + 4); }
 };
 
+// Bytes of each buffer the probe holds, on the host (inputs, then the downloaded logits) and on
+// the device (the same buffers), for a request set with `num_blocks` KV blocks in all.
+struct MqaBytes {
+  uint64_t q = 0, kv = 0, weights = 0, context_lens = 0, block_table = 0, logits = 0;
+  uint64_t total() const { return q + kv + weights + context_lens + block_table + logits; }
+};
+MqaBytes mqa_buffer_bytes(int batch, int next_n, int heads, int head_dim, int block_kv, int context, int64_t num_blocks);
+// The same for the request lengths make_mqa_inputs draws for these arguments (draws only the
+// lengths: cheap at any size). Sizes within probe_size_problem's limits.
+MqaBytes mqa_input_bytes(int batch, int next_n, int heads, int head_dim, int block_kv, int context, uint64_t seed,
+                         bool full_lengths);
+
 // Requests get lengths in [next_n, context] (the last one exactly context); row i of request b
 // sees context_lens[b, i] = L_b - next_n + i + 1, as vLLM fills them.
 MqaInputs make_mqa_inputs(int batch, int next_n, int heads, int head_dim, int block_kv, int context, uint64_t seed,
@@ -95,7 +107,14 @@ MqaQMapGeometry mqa_q_map_geometry(const MqaInputs& in, const MqaLaunch& l);
 // Validates the spec's shape against what the kernel supports; empty string when supported.
 std::string mqa_shape_problem(const Json& spec);
 
-// Runs the probe on GPU 0 in a fresh context (see GpuSession). Returns a result record.
+// The batch and context the probe uses for a spec (its keys, else the defaults: 2 x 300, or
+// 256 x 8192 with bench).
+ProbeSize mqa_probe_size(const Json& spec);
+
+// Runs the probe on GPU 0 in a fresh context (see GpuSession). Returns a result record:
+// skip for a shape the kernel lacks or a footprint this machine cannot hold (host memory, free
+// device memory: the figures in the reason), error for a request set outside probe_size_problem's
+// limits. Marks its phases (probe_phase) for the runner.
 Json run_mqa_logits_probe(const Json& spec);
 
 }  // namespace specprobe::probes

@@ -1,10 +1,15 @@
 // Host-side helpers shared by the probes (see probe_common.hpp).
 #include "probes/probe_common.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
+
+#include <fmt/format.h>
 
 namespace specprobe::probes {
 
@@ -128,6 +133,47 @@ std::vector<int> make_block_table(Rng& rng, const std::vector<int>& blocks_per_s
   for (size_t b = 0; b < blocks_per_seq.size(); ++b)
     for (int j = 0; j < blocks_per_seq[b]; ++j) table[b * static_cast<size_t>(stride) + static_cast<size_t>(j)] = pool[next++];
   return table;
+}
+
+std::vector<int> draw_request_lengths(Rng& rng, int batch, int min_len, int context, bool full) {
+  std::vector<int> lens(static_cast<size_t>(std::max(batch, 0)));
+  for (int b = 0; b < batch; ++b) lens[static_cast<size_t>(b)] = b == batch - 1 || full ? context : rng.range(min_len, context);
+  return lens;
+}
+
+std::string probe_size_problem(int batch, int context, int rows, const char* rows_name) {
+  if (batch < 1) return fmt::format("batch {} < 1", batch);
+  if (batch > kMaxProbeBatch) return fmt::format("batch {} > {} (the probes' limit)", batch, kMaxProbeBatch);
+  if (context < rows) return fmt::format("context {} < {} = {}: a request's context holds all its query rows", context, rows_name, rows);
+  if (context > kMaxProbeContext) return fmt::format("context {} > {} (the probes' limit)", context, kMaxProbeContext);
+  if (int64_t{batch} * context > kMaxProbeTokens)
+    return fmt::format("batch {} x context {} = {} tokens > {} (the probes' limit)", batch, context, int64_t{batch} * context,
+                       kMaxProbeTokens);
+  return "";
+}
+
+std::string format_gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1ull << 30)); }
+
+uint64_t host_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+std::string memory_problem(uint64_t need, uint64_t have, const std::string& what, const std::string& have_what) {
+  if (have == 0 || need <= have) return "";
+  return fmt::format("needs {} of {}, {} {}", format_gib(need), what, have_what, format_gib(have));
+}
+
+namespace {
+bool g_phase_markers = false;
+}
+
+void enable_probe_phase_markers(bool on) { g_phase_markers = on; }
+
+void probe_phase(PhaseWhere where, const char* name) {
+  if (!g_phase_markers) return;
+  std::printf("@@specprobe phase %s %s\n", where == PhaseWhere::kHost ? "host" : "device", name);
+  std::fflush(stdout);
 }
 
 }  // namespace specprobe::probes

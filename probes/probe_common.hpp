@@ -62,6 +62,45 @@ struct ErrorStats {
   Json json() const;
 };
 
+// Request lengths: L_b in [min_len, context] from `rng` (one draw per request but the last), the
+// last request (every request when `full`) exactly `context`. The probes' inputs and their memory
+// estimates both take lengths from here, so an estimate sees the lengths the run will use.
+std::vector<int> draw_request_lengths(Rng& rng, int batch, int min_len, int context, bool full);
+
+// Size limits of every probe's request set. Past them int arithmetic (block counts, strides)
+// would overflow, and they lie beyond any one GPU's memory anyway (2^30 tokens of the smallest
+// KV row, 64 bytes, are 64 GiB before q, outputs and the other half of the cache).
+inline constexpr int kMaxProbeBatch = 1 << 16;
+inline constexpr int kMaxProbeContext = 1 << 22;
+inline constexpr int64_t kMaxProbeTokens = int64_t{1} << 30;  // batch x context
+
+// A probe's request count and longest context, as its spec (or its defaults) gives them.
+struct ProbeSize {
+  int batch = 0, context = 0;
+};
+
+// "" when `batch` requests of up to `context` tokens, each with `rows` query rows (next_n, or
+// k + 1), are a request set the probes can build; otherwise what is wrong, naming the field
+// ("batch 0 < 1", "context 3 < next_n 4", ...). `rows_name` names `rows` in that message.
+std::string probe_size_problem(int batch, int context, int rows, const char* rows_name);
+
+// Memory checks made before a probe allocates, so that a shape too large for this machine is a
+// skip that says how much it needs, not a std::bad_alloc or CUDA_ERROR_OUT_OF_MEMORY halfway.
+std::string format_gib(uint64_t bytes);  // "35.20 GiB"
+uint64_t host_memory_bytes();            // physical memory of this machine; 0 when unknown
+// "" when need <= have or have == 0 (unknown: nothing to say); else
+// "needs 35.20 GiB of <what>, <have_what> 7.75 GiB".
+std::string memory_problem(uint64_t need, uint64_t have, const std::string& what, const std::string& have_what);
+
+// Phase markers of the runner protocol (probes/runner.hpp): inside a probe child, each probe marks
+// the step it starts, "@@specprobe phase host <name>" or "@@specprobe phase device <name>", so
+// that a timeout can tell a hung kernel (device) from host work that needs a longer --timeout
+// (input generation or the CPU reference at a large shape). Off (no output) unless the child
+// turned it on; not thread-safe (a child runs one probe at a time).
+enum class PhaseWhere { kHost, kDevice };
+void enable_probe_phase_markers(bool on);
+void probe_phase(PhaseWhere where, const char* name);
+
 // A shuffled block table: `blocks_per_seq[b]` distinct physical blocks for request b, taken
 // from a pool of `num_blocks` (>= the sum); unused entries of the [batch, stride] table are -1.
 std::vector<int> make_block_table(Rng& rng, const std::vector<int>& blocks_per_seq, int stride, int num_blocks);

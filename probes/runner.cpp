@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <tuple>
+#include <utility>
 
 #include "probes/mqa_logits.hpp"
 #include "probes/probe_common.hpp"
@@ -44,6 +46,7 @@ Json run_probe_in_process(const Json& spec) {
 }
 
 int run_probe_child(const std::vector<Json>& specs) {
+  enable_probe_phase_markers(true);
   int n = 0;
   for (size_t i = 0; i < specs.size(); ++i) {
     std::printf("@@specprobe begin %zu\n", i);
@@ -114,6 +117,25 @@ bool spawn(const std::vector<std::string>& argv, Child& c) {
 
 std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
 
+// "host generate inputs" -> {true, "generate inputs"}; "device run kernel" -> {false, ...}; a
+// marker without either word (the stack adapters' style) names the phase only and counts as
+// device work, so a timeout there stays a crash as before phases existed. The name is child
+// output: printable ASCII only, at most 100 characters.
+std::pair<bool, std::string> parse_phase_marker(const std::string& text) {
+  bool on_host = false;
+  std::string name = text;
+  if (text.rfind("host ", 0) == 0) {
+    on_host = true;
+    name = text.substr(5);
+  } else if (text.rfind("device ", 0) == 0) {
+    name = text.substr(7);
+  }
+  std::string clean;
+  for (char ch : name)
+    if (ch >= 0x20 && ch < 0x7F && clean.size() < 100) clean += ch;
+  return {on_host, clean};
+}
+
 }  // namespace
 
 std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const RunnerOptions& opts) {
@@ -131,6 +153,8 @@ std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const Runn
       break;
     }
     long current = -1;  // index into specs of the probe in progress
+    std::string phase;  // the probe in progress's last phase marker ("" = none)
+    bool phase_on_host = false;
     std::string out_buf, err_buf;
     auto deadline = Clock::now() + std::chrono::duration<double>(opts.timeout_s);
     bool timed_out = false;
@@ -164,14 +188,20 @@ std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const Runn
               const auto [end, ec] = std::from_chars(first, last, i);
               if (ec == std::errc() && end == last && i < rest.size()) {
                 current = static_cast<long>(next + i);
+                phase.clear();
+                phase_on_host = false;
                 deadline = Clock::now() + std::chrono::duration<double>(opts.timeout_s);
               }
+            } else if (line.rfind("@@specprobe phase ", 0) == 0 && current >= 0) {
+              std::tie(phase_on_host, phase) = parse_phase_marker(line.substr(18));
             } else if (line.rfind("@@specprobe result ", 0) == 0 && current >= 0 &&
                        current < static_cast<long>(specs.size())) {
               Json r = Json::parse(line.substr(19), nullptr, false);
               results[static_cast<size_t>(current)] =
                   r.is_discarded() || !r.is_object() ? make_result(specs[static_cast<size_t>(current)], kError, "unreadable result from the probe child") : r;
               current = -1;
+              phase.clear();
+              phase_on_host = false;
             }
           }
         }
@@ -190,16 +220,23 @@ std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const Runn
     close(c.err);
     if (current >= 0) {
       const Json& spec = specs[static_cast<size_t>(current)];
-      Json r = make_result(spec, kCrash);
+      // In a host phase the kernel is not what stopped: the probe could not determine (error).
+      Json r = make_result(spec, phase_on_host ? kError : kCrash);
+      const std::string in_phase = phase.empty() ? "" : fmt::format(" in {}phase '{}'", phase_on_host ? "host " : "", phase);
       if (timed_out) {
-        r["reason"] = fmt::format("no result within {:g} s: the probe hung and its process was killed", opts.timeout_s);
+        r["reason"] = phase_on_host ? fmt::format("no result within {:g} s: still{} (host work, not the kernel) when "
+                                                  "its process was killed; a shape this large needs a longer --timeout",
+                                                  opts.timeout_s, in_phase)
+                                    : fmt::format("no result within {:g} s: the probe hung{} and its process was killed",
+                                                  opts.timeout_s, in_phase);
         r["timeout_s"] = opts.timeout_s;
       } else if (WIFSIGNALED(wstatus)) {
         r["signal"] = signal_name(WTERMSIG(wstatus));
-        r["reason"] = "the probe process died with " + signal_name(WTERMSIG(wstatus));
+        r["reason"] = "the probe process died with " + signal_name(WTERMSIG(wstatus)) + in_phase;
       } else {
-        r["reason"] = fmt::format("the probe process exited with status {} before reporting", WEXITSTATUS(wstatus));
+        r["reason"] = fmt::format("the probe process exited with status {}{} before reporting", WEXITSTATUS(wstatus), in_phase);
       }
+      if (!phase.empty()) r["phase"] = phase;
       if (!err_buf.empty()) r["stderr_tail"] = tail(err_buf, 500);
       results[static_cast<size_t>(current)] = r;
     }

@@ -1,10 +1,13 @@
 // Runs probes in child processes so that a faulting or hanging kernel becomes a result about
 // that shape and the rest of the report completes. The child is a re-exec of this binary
 // (/proc/self/exe __probe-child --specs JSON) that runs each probe in a fresh CUDA context and
-// prints one line per probe:  "@@specprobe begin <i>"  then  "@@specprobe result <json>".
-// The parent enforces a per-probe timeout (SIGKILL to the child's process group, then reap),
-// turns a death by signal or a timeout into a "crash" result, and restarts a child for the
-// probes left. A child stops after a probe reports "crash" (its context is unusable).
+// prints one line per probe:  "@@specprobe begin <i>"  then  "@@specprobe result <json>",
+// with "@@specprobe phase host|device <name>" lines between them as the probe starts each step
+// (probe_common.hpp probe_phase). The parent enforces a per-probe timeout (SIGKILL to the
+// child's process group, then reap), turns a death by signal or a timeout into a "crash" result
+// (an "error" when the probe's last phase was host work: the kernel is not what stopped; the
+// record's "phase" names it), and restarts a child for the probes left. A child stops after a
+// probe reports "crash" (its context is unusable).
 // GPU-independent: tests drive it with scripted fake children.
 #pragma once
 #include <string>

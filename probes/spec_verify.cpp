@@ -22,12 +22,9 @@ SpecVerifyInputs make_spec_verify_inputs(int batch, int k, int gqa, int heads_kv
   in.fp8 = fp8;
   in.k_scale = fp8 ? 0.5f : 1.f;  // powers of two: dequantised values stay exact in bf16
   in.v_scale = fp8 ? 0.25f : 1.f;
+  in.seq_lens = draw_request_lengths(rng, batch, in.num_q, context, false);
   std::vector<int> blocks(static_cast<size_t>(batch));
-  for (int b = 0; b < batch; ++b) {
-    const int L = b == batch - 1 ? context : rng.range(in.num_q, context);
-    in.seq_lens.push_back(L);
-    blocks[static_cast<size_t>(b)] = (L + block_size - 1) / block_size;
-  }
+  for (int b = 0; b < batch; ++b) blocks[static_cast<size_t>(b)] = (in.seq_lens[static_cast<size_t>(b)] + block_size - 1) / block_size;
   in.bt_stride = (context + block_size - 1) / block_size + 1;
   int used = 0;
   for (int n : blocks) used += n;
@@ -50,6 +47,39 @@ SpecVerifyInputs make_spec_verify_inputs(int batch, int k, int gqa, int heads_kv
     }
   }
   return in;
+}
+
+namespace {
+
+SpecVerifyBytes buffer_bytes(int batch, int num_q, int heads_q, int heads_kv, int head_dim, bool fp8, int block_size,
+                             int64_t bt_stride, int64_t num_blocks, int num_splits) {
+  const uint64_t rows_out = static_cast<uint64_t>(batch) * static_cast<uint64_t>(num_q) * static_cast<uint64_t>(heads_q);
+  SpecVerifyBytes b;
+  b.q = rows_out * static_cast<uint64_t>(head_dim) * 2;
+  b.caches = 2 * static_cast<uint64_t>(num_blocks) * static_cast<uint64_t>(block_size) * static_cast<uint64_t>(heads_kv) *
+             static_cast<uint64_t>(head_dim) * (fp8 ? 1 : 2);
+  b.block_table = static_cast<uint64_t>(batch) * static_cast<uint64_t>(bt_stride) * 4;
+  b.seq_lens = static_cast<uint64_t>(batch) * 4;
+  b.out = b.q;
+  const uint64_t splits = static_cast<uint64_t>(std::max(num_splits, 0));
+  b.partials = splits > 1 ? splits * rows_out * (static_cast<uint64_t>(head_dim) + 1) * 4 : 32;  // as upload_spec_verify
+  return b;
+}
+
+}  // namespace
+
+SpecVerifyBytes spec_verify_input_bytes(int batch, int k, int gqa, int heads_kv, int head_dim, bool fp8, int block_size,
+                                        int context, uint64_t seed) {
+  Rng rng(seed);
+  int64_t blocks = 3;  // as make_spec_verify_inputs: the spare blocks past the used ones
+  for (int L : draw_request_lengths(rng, batch, k + 1, context, false)) blocks += (L + block_size - 1) / block_size;
+  const int64_t bt_stride = (context + block_size - 1) / block_size + 1;  // as make_spec_verify_inputs
+  return buffer_bytes(batch, k + 1, heads_kv * gqa, heads_kv, head_dim, fp8, block_size, bt_stride, blocks, 0);
+}
+
+SpecVerifyBytes spec_verify_buffer_bytes(const SpecVerifyInputs& in, int num_splits) {
+  return buffer_bytes(in.batch, in.num_q, in.heads_q, in.heads_kv, in.head_dim, in.fp8, in.block_size, in.bt_stride,
+                      in.num_blocks, num_splits);
 }
 
 namespace {
@@ -150,6 +180,11 @@ SpecVerifyLaunch spec_verify_launch_config(const SpecVerifyInputs& in, int num_s
   return l;
 }
 
+ProbeSize spec_verify_probe_size(const Json& spec) {
+  const bool bench = spec.value("bench", false);
+  return {spec.value("batch", bench ? 64 : 2), spec.value("context", bench ? 8192 : 300)};
+}
+
 std::string spec_verify_shape_problem(const Json& spec) {
   const int k = spec.value("k", 0), gqa = spec.value("gqa", 0), d = spec.value("head_dim", 0),
             bs = spec.value("block_size", 0);
@@ -157,7 +192,8 @@ std::string spec_verify_shape_problem(const Json& spec) {
   if (k < 0 || k > 15) return fmt::format("k {} outside 0..15", k);
   if (gqa < 1 || gqa > 16) return fmt::format("gqa {} outside 1..16", gqa);
   if (d != 64 && d != 128 && d != 256) return fmt::format("head_dim {} not in {{64, 128, 256}}", d);
-  if (bs < 1) return fmt::format("block_size {} < 1", bs);
+  if (bs < 1 || bs > 4096) return fmt::format("block_size {} outside 1..4096", bs);
+  if (const int hkv = spec.value("heads_kv", 2); hkv < 1 || hkv > 128) return fmt::format("heads_kv {} outside 1..128", hkv);
   if (dt != "bf16" && dt != "fp8") return "kv_dtype " + dt + " not in {bf16, fp8}";
   return "";
 }
@@ -254,10 +290,39 @@ Json cuda_failure(GpuSession& s, const Json& spec, const Error& e) {
 
 SpecVerifyInputs inputs_from_spec(const Json& spec, uint64_t seed_offset = 0) {
   const bool bench = spec.value("bench", false);
-  return make_spec_verify_inputs(spec.value("batch", bench ? 64 : 2), spec.value("k", 3), spec.value("gqa", 8),
-                                 spec.value("heads_kv", bench ? 8 : 2), spec.value("head_dim", 128),
-                                 spec.value("kv_dtype", "bf16") == "fp8", spec.value("block_size", 16),
-                                 spec.value("context", bench ? 8192 : 300), spec.value("seed", 1) + seed_offset);
+  const auto [batch, context] = spec_verify_probe_size(spec);
+  return make_spec_verify_inputs(batch, spec.value("k", 3), spec.value("gqa", 8), spec.value("heads_kv", bench ? 8 : 2),
+                                 spec.value("head_dim", 128), spec.value("kv_dtype", "bf16") == "fp8",
+                                 spec.value("block_size", 16), context, spec.value("seed", 1) + seed_offset);
+}
+
+// Before any input is generated: the request set's limits (error) and the host memory that
+// `input_sets` input sets and `outputs` downloaded outputs take (skip). Null when both are fine.
+Json host_precheck(const Json& spec, int input_sets, int outputs) {
+  const bool bench = spec.value("bench", false);
+  const auto [batch, context] = spec_verify_probe_size(spec);
+  const int k = spec.value("k", 3);
+  if (auto why = probe_size_problem(batch, context, k + 1, "k + 1"); !why.empty())
+    return make_result(spec, kError, "request set not usable: " + why);
+  const SpecVerifyBytes b = spec_verify_input_bytes(batch, k, spec.value("gqa", 8), spec.value("heads_kv", bench ? 8 : 2),
+                                                    spec.value("head_dim", 128), spec.value("kv_dtype", "bf16") == "fp8",
+                                                    spec.value("block_size", 16), context, spec.value("seed", 1));
+  const uint64_t need = b.inputs() * static_cast<uint64_t>(input_sets) + b.out * static_cast<uint64_t>(outputs);
+  if (auto why = memory_problem(need, host_memory_bytes(), "host memory for the inputs and the downloaded outputs",
+                                "this machine has");
+      !why.empty())
+    return make_result(spec, kSkip, why);
+  return nullptr;
+}
+
+// Before upload_spec_verify allocates: its buffers against the device's free memory (skip).
+Json device_precheck(const Json& spec, GpuSession& s, const SpecVerifyInputs& in, int num_splits) {
+  const SpecVerifyLaunch l =
+      spec_verify_launch_config(in, num_splits, s.gpu().sm_count, static_cast<int>(s.gpu().smem_per_block_optin));
+  const uint64_t need = spec_verify_buffer_bytes(in, l.num_splits).device();
+  if (auto why = memory_problem(need, s.device_free_bytes(), "device memory", "the device has free"); !why.empty())
+    return make_result(spec, kSkip, why);
+  return nullptr;
 }
 
 Json skip_for_smem(const Json& spec, GpuSession& s, unsigned smem) {
@@ -271,12 +336,16 @@ Json skip_for_smem(const Json& spec, GpuSession& s, unsigned smem) {
 Json run_spec_verify_probe(const Json& spec) {
   if (auto why = spec_verify_shape_problem(spec); !why.empty())
     return make_result(spec, kSkip, "shape not supported by the probe kernel: " + why);
-  if (probe_kernels_fatbin().empty()) return make_result(spec, kSkip, kNoKernelsReason);
   const bool bench = spec.value("bench", false);
+  if (Json r = host_precheck(spec, 1, 1); !r.is_null()) return r;
+  if (probe_kernels_fatbin().empty()) return make_result(spec, kSkip, kNoKernelsReason);
+  probe_phase(PhaseWhere::kHost, "generate inputs");
   const SpecVerifyInputs in = inputs_from_spec(spec);
+  probe_phase(PhaseWhere::kDevice, "run kernel");
   auto sess = GpuSession::open();
   if (!sess) return make_result(spec, kError, sess.error().message);
   GpuSession& s = **sess;
+  if (Json r = device_precheck(spec, s, in, spec.value("splits", 0)); !r.is_null()) return r;
   auto dev = upload_spec_verify(s, in, spec.value("splits", 0));
   if (!dev) return cuda_failure(s, spec, dev.error());
   if (Json sk = skip_for_smem(spec, s, dev->launch.smem); !sk.is_null()) return sk;
@@ -286,6 +355,7 @@ Json run_spec_verify_probe(const Json& spec) {
   if (auto st = s.download(out.data(), dev->d_out, out.size() * 2); !st) return cuda_failure(s, spec, st.error());
   std::vector<int> reqs;
   if (bench) reqs = {0, in.batch - 1};
+  probe_phase(PhaseWhere::kHost, "check against the CPU reference");
   const ErrorStats err = check_spec_verify(in, out, reqs);
   Json res = make_result(spec, spec_verify_passes(err) ? kPass : kFail);
   res["metrics"] = err.json();
@@ -301,6 +371,7 @@ Json run_spec_verify_probe(const Json& spec) {
   if (auto f = s.function(l.kernel)) res["evidence"] = s.kernel_evidence(*f, l.kernel, LaunchShape{l.grid_x, l.grid_y, l.grid_z, l.threads, l.smem});
   res["evidence"]["gpu"] = s.gpu().name;
   if (spec.value("time", bench)) {
+    probe_phase(PhaseWhere::kDevice, "time kernel");
     auto ms = s.time_median_ms([&] { return launch_spec_verify(s, *dev); }, bench ? 5 : 3, bench ? 50 : 20);
     if (!ms) return cuda_failure(s, spec, ms.error());
     double bytes = static_cast<double>(in.q.size() * 2 + in.out_elems() * 2);
@@ -323,11 +394,18 @@ Json run_spec_verify_probe(const Json& spec) {
 Json run_graph_replay_probe(const Json& spec) {
   if (auto why = spec_verify_shape_problem(spec); !why.empty())
     return make_result(spec, kSkip, "shape not supported by the probe kernel: " + why);
+  // About two input sets live at once (the second step's, drawn with other lengths, is generated
+  // while the first's caches are still held), and four downloaded outputs (eager and replayed,
+  // both steps); the estimate counts the first step's set twice.
+  if (Json r = host_precheck(spec, 2, 4); !r.is_null()) return r;
   if (probe_kernels_fatbin().empty()) return make_result(spec, kSkip, kNoKernelsReason);
+  probe_phase(PhaseWhere::kHost, "generate inputs");
   const SpecVerifyInputs a = inputs_from_spec(spec);
+  probe_phase(PhaseWhere::kDevice, "capture and replay");
   auto sess = GpuSession::open();
   if (!sess) return make_result(spec, kError, sess.error().message);
   GpuSession& s = **sess;
+  if (Json r = device_precheck(spec, s, a, spec.value("splits", 2)); !r.is_null()) return r;
   // Splits > 1 so the graph holds two dependent launches (main + combine).
   auto dev = upload_spec_verify(s, a, spec.value("splits", 2));
   if (!dev) return cuda_failure(s, spec, dev.error());
@@ -355,6 +433,7 @@ Json run_graph_replay_probe(const Json& spec) {
   if (auto st = run_both(a, eager, replay); !st) return fail(st.error());
   const bool same_a = eager == replay;
   // New step: different seq lens, block table and queries written into the same buffers.
+  probe_phase(PhaseWhere::kHost, "generate the second step's inputs");
   SpecVerifyInputs b = inputs_from_spec(spec, 1000);
   b.k_cache = a.k_cache;  // the cache stays; what changes is what the step addresses
   b.v_cache = a.v_cache;
@@ -367,6 +446,7 @@ Json run_graph_replay_probe(const Json& spec) {
     for (int L : b.seq_lens) blocks.push_back((L + b.block_size - 1) / b.block_size);
     b.block_table = make_block_table(rng, blocks, b.bt_stride, a.num_blocks);
   }
+  probe_phase(PhaseWhere::kDevice, "replay with the second step's inputs");
   for (auto st : {s.upload(dev->d_seq_lens, b.seq_lens.data(), b.seq_lens.size() * 4),
                   s.upload(dev->d_block_table, b.block_table.data(), b.block_table.size() * 4),
                   s.upload(dev->d_q, b.q.data(), b.q.size() * 2),
@@ -375,6 +455,7 @@ Json run_graph_replay_probe(const Json& spec) {
   std::vector<uint16_t> eager_b(b.out_elems()), replay_b(b.out_elems());
   if (auto st = run_both(b, eager_b, replay_b); !st) return fail(st.error());
   const bool same_b = eager_b == replay_b;
+  probe_phase(PhaseWhere::kHost, "check against the CPU reference");
   const ErrorStats err = check_spec_verify(b, replay_b, {});
   (void)SP_CU(d, cuGraphExecDestroy(exec));
   (void)SP_CU(d, cuGraphDestroy(graph));

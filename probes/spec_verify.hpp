@@ -39,6 +39,21 @@ struct SpecVerifyInputs {
   size_t out_elems() const { return static_cast<size_t>(batch) * num_q * heads_q * head_dim; }
 };
 
+// Bytes of the buffers the probe holds: on the host one input set (q, both caches, block table,
+// lengths) plus the downloaded output; on the device the same plus the split partials.
+struct SpecVerifyBytes {
+  uint64_t q = 0, caches = 0, block_table = 0, seq_lens = 0, out = 0, partials = 0;
+  uint64_t inputs() const { return q + caches + block_table + seq_lens; }
+  uint64_t host() const { return inputs() + out; }
+  uint64_t device() const { return inputs() + out + partials; }
+};
+// For the request lengths make_spec_verify_inputs draws for these arguments (draws only the
+// lengths: cheap at any size); partials stay 0. Sizes within probe_size_problem's limits.
+SpecVerifyBytes spec_verify_input_bytes(int batch, int k, int gqa, int heads_kv, int head_dim, bool fp8, int block_size,
+                                        int context, uint64_t seed);
+// For generated inputs and a launch with `num_splits` splits (upload_spec_verify's buffers).
+SpecVerifyBytes spec_verify_buffer_bytes(const SpecVerifyInputs& in, int num_splits);
+
 SpecVerifyInputs make_spec_verify_inputs(int batch, int k, int gqa, int heads_kv, int head_dim, bool fp8,
                                          int block_size, int context, uint64_t seed);
 
@@ -62,6 +77,8 @@ struct SpecVerifyLaunch {
 SpecVerifyLaunch spec_verify_launch_config(const SpecVerifyInputs& in, int num_splits, int sm_count,
                                            int smem_limit = 99 * 1024);
 std::string spec_verify_shape_problem(const Json& spec);
+// The batch and context the probes use for a spec (its keys, else 2 x 300, or 64 x 8192 with bench).
+ProbeSize spec_verify_probe_size(const Json& spec);
 
 // Device copies of the inputs plus the launch (main kernel, and combine when split).
 struct SpecVerifyDevice {
@@ -74,6 +91,8 @@ struct SpecVerifyDevice {
 Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInputs& in, int num_splits);
 Status launch_spec_verify(GpuSession& s, const SpecVerifyDevice& dev);
 
+// Result records as run_mqa_logits_probe's: skip for an unsupported shape or a footprint this
+// machine cannot hold, error for a request set outside probe_size_problem's limits; phases marked.
 Json run_spec_verify_probe(const Json& spec);
 // CUDA-graph replay: capture the launch(es) with Driver API stream capture, replay with new
 // seq_lens / block tables / queries written into the same buffers, require bit-identical

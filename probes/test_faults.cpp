@@ -22,6 +22,7 @@ Json run_one(const Json& spec, const char* kernel, bool hang) {
     if (auto st = s.fill32(*flag, 0, 1); !st) return make_result(spec, kError, st.error().message);
     arg = *flag;
   }
+  probe_phase(PhaseWhere::kDevice, "run kernel");
   Status st = s.launch(*f, LaunchShape{1, 1, 1, 32, 0}, &arg);
   if (st) st = s.sync();
   if (st) return make_result(spec, kPass, "the kernel completed (unexpected for a test fault)");

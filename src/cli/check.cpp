@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/info_commands.hpp"
+#include "cli/probe.hpp"
 #include "facts/derive.hpp"
 #include "facts/libs.hpp"
 #include "gpu/driver.hpp"
@@ -262,7 +263,8 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--probes", o.probes, "run probe kernels: auto (when a GPU is present), off, all")->check(CLI::IsMember({"auto", "off", "all"}));
   app.add_flag("--no-matrix", o.no_matrix, "skip the what-if support matrix");
   app.add_option("--stack-probes", o.stack_probes, "with --python: run the plan's DeepGEMM / FlashInfer / Triton stack probes in that Python: auto, off")->check(CLI::IsMember({"auto", "off"}));
-  app.add_option("--stack-timeout", o.stack_timeout_s, "seconds one stack probe (one library, JIT build included) may run");
+  app.add_option("--stack-timeout", o.stack_timeout_s, "seconds one stack probe (one library, JIT build included) may run")
+      ->check(seconds_validator());
   app.add_option("--format", o.format, "output format: text, json, sarif, junit or github")
       ->check(CLI::IsMember({"text", "json", "sarif", "junit", "github"}));
   app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");

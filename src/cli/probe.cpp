@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdio>
 
+#include "probes/mqa_logits.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
+#include "probes/spec_verify.hpp"
 #include "probes/stack_probes.hpp"
 
 namespace specprobe {
@@ -72,6 +74,10 @@ Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o) {
               Json s = common({{"probe", kind}, {"next_n", n}, {"heads", h}, {"head_dim", d}, {"block_kv", bkv}});
               if (o.tiles_per_cta > 0) s["tiles_per_cta"] = o.tiles_per_cta;
               if (!o.lengths.empty()) s["lengths"] = o.lengths;
+              const auto [batch, context] = probes::mqa_probe_size(s);
+              if (n >= 1)  // other next_n values are shapes the kernel lacks: a skip, not a usage error
+                if (auto why = probes::probe_size_problem(batch, context, n, "next_n"); !why.empty())
+                  return usage_error("--batch / --context: " + why);
               specs.push_back(s);
             }
     } else if (kind == "spec_verify" || kind == "graph_replay") {
@@ -83,6 +89,10 @@ Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o) {
                 Json s = common({{"probe", kind}, {"k", k}, {"gqa", g}, {"head_dim", d}, {"kv_dtype", dt}, {"block_size", bs}});
                 if (o.heads_kv > 0) s["heads_kv"] = o.heads_kv;
                 if (o.splits >= 0) s["splits"] = o.splits;
+                const auto [batch, context] = probes::spec_verify_probe_size(s);
+                if (k >= 0)
+                  if (auto why = probes::probe_size_problem(batch, context, k + 1, "k + 1"); !why.empty())
+                    return usage_error("--batch / --context: " + why);
                 specs.push_back(s);
               }
     } else {
@@ -183,6 +193,23 @@ std::string format_probe_table(const std::vector<Json>& results) {
   return out;
 }
 
+CLI::Validator seconds_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double v = 0;
+        try {
+          size_t used = 0;
+          v = std::stod(text, &used);
+          if (used != text.size()) return "'" + text + "' is not a number of seconds";
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number of seconds";
+        }
+        if (!(v > 0 && v <= 86400)) return "'" + text + "' is not a number of seconds in (0, 86400]";
+        return "";
+      },
+      "SECONDS");
+}
+
 CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
   CLI::App* cmd = app.add_subcommand("probe", "Run the probe kernels on this GPU with explicit shapes");
   cmd->add_option("--probe", o.kinds, "mqa_logits, spec_verify, graph_replay, all (test_fault, test_hang: runner tests)")->delimiter(',');
@@ -195,22 +222,28 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
   cmd->add_option("--k", o.k, "spec-verify num_speculative_tokens (query rows = k+1)")->delimiter(',');
   cmd->add_option("--sv-head-dim", o.sv_head_dim, "spec-verify head_dim: 64,128,256")->delimiter(',');
   cmd->add_option("--block-size", o.block_size, "spec-verify KV block size")->delimiter(',');
-  cmd->add_option("--heads-kv", o.heads_kv, "spec-verify KV heads (default 2, 8 with --bench)");
-  cmd->add_option("--batch", o.batch, "requests (default: tiny; 256 / 64 with --bench)");
-  cmd->add_option("--context", o.context, "longest request's context (default: 300; 8192 with --bench)");
+  // Sizes are checked here (exit 2): 0 or a negative value is a typing error, not "the default".
+  cmd->add_option("--heads-kv", o.heads_kv, "spec-verify KV heads (default 2, 8 with --bench)")->check(CLI::Range(1, 128));
+  cmd->add_option("--batch", o.batch, "requests (default: tiny; 256 / 64 with --bench)")
+      ->check(CLI::Range(1, probes::kMaxProbeBatch));
+  cmd->add_option("--context", o.context, "longest request's context (default: 300; 8192 with --bench)")
+      ->check(CLI::Range(1, probes::kMaxProbeContext));
   cmd->add_option("--seed", o.seed, "input seed");
   cmd->add_flag("--bench", o.bench, "time at realistic sizes and print % of the HBM roofline");
-  cmd->add_option("--tiles-per-cta", o.tiles_per_cta, "MQA logits, mma.sync kernel: 128-token tiles per CTA (tuning)");
+  cmd->add_option("--tiles-per-cta", o.tiles_per_cta, "MQA logits, mma.sync kernel: 128-token tiles per CTA (tuning)")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--lengths", o.lengths, "MQA logits request lengths: random (in [next_n, context]) or full (all = context)")
       ->check(CLI::IsMember({"random", "full"}));
-  cmd->add_option("--splits", o.splits, "spec-verify KV splits (0 = auto)");
-  cmd->add_option("--timeout", o.timeout_s, "seconds a probe may run before it is killed");
+  cmd->add_option("--splits", o.splits, "spec-verify KV splits (0 = auto)")->check(CLI::Range(0, 4096));
+  cmd->add_option("--timeout", o.timeout_s, "seconds a probe may run before it is killed (default 30)")
+      ->check(seconds_validator());
   cmd->add_option("--format", o.format, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--in-process", o.in_process, "run probes in this process (debugging; no isolation)");
   cmd->add_flag("--stack", o.stack, "ask the installed DeepGEMM / FlashInfer / Triton of --python instead of specprobe's kernels");
   cmd->add_option("--python", o.python, "with --stack: the deployment's Python (default python3 on PATH)");
   cmd->add_option("--stack-lib", o.stack_libs, "with --stack: deep_gemm, flashinfer, triton")->delimiter(',');
-  cmd->add_option("--stack-timeout", o.stack_timeout_s, "with --stack: seconds one library's probe may run");
+  cmd->add_option("--stack-timeout", o.stack_timeout_s, "with --stack: seconds one library's probe may run")
+      ->check(seconds_validator());
   return cmd;
 }
 

@@ -53,6 +53,10 @@ int run_probe_command(const ProbeOptions& opts);
 CLI::App* add_probe_child_command(CLI::App& app, ProbeChildOptions& opts);
 int run_probe_child_command(const ProbeChildOptions& opts);
 
+// A timeout option's check: a finite number of seconds in (0, 86400] (CLI11's Range lets NaN
+// through, since every comparison with it is false, and would take inf).
+CLI::Validator seconds_validator();
+
 // "1-8" / "1,2,4" / "3" -> values; error message when malformed.
 Expected<std::vector<int>> parse_int_list(const std::string& text);
 // The cross product the options describe.

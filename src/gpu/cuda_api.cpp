@@ -117,6 +117,7 @@ Expected<std::shared_ptr<Driver>> Driver::load_system() {
   need(a.cuEventSynchronize, "cuEventSynchronize");
   need(a.cuEventElapsedTime, "cuEventElapsedTime");
   bind(handle, a.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");  // optional
+  bind(handle, a.cuMemGetInfo, "cuMemGetInfo_v2");                    // optional
   if (!missing.empty()) {
     dlclose(handle);
     return environment_error("libcuda.so.1 lacks " + missing + " (driver too old?)");

@@ -113,6 +113,9 @@ struct Api {
   CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*cuEventSynchronize)(CUevent) = nullptr;
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  // Optional (nullptr when absent, and in the fake): free and total bytes of the current
+  // context's device. Probes check their footprint against it before allocating.
+  CUresult (*cuMemGetInfo)(size_t* free_bytes, size_t* total_bytes) = nullptr;  // _v2
   // Optional (CUDA 12+ drivers; nullptr when absent, and in the fake): fills a 128-byte
   // CUtensorMap for the copy engine. Kernels that need one fall back when it is missing.
   CUresult (*cuTensorMapEncodeTiled)(void* tensor_map, int data_type, unsigned rank, void* global_address,

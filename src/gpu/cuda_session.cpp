@@ -146,6 +146,12 @@ Expected<double> GpuSession::time_median_ms(const std::function<Status()>& body,
   return ms.empty() ? 0.0 : ms[ms.size() / 2];
 }
 
+uint64_t GpuSession::device_free_bytes() {
+  size_t free_bytes = 0, total_bytes = 0;
+  if (drv_->api().cuMemGetInfo != nullptr && SP_CU(*drv_, cuMemGetInfo(&free_bytes, &total_bytes))) return free_bytes;
+  return static_cast<uint64_t>(std::max<int64_t>(gpu_.memory_bytes, 0));
+}
+
 Expected<double> GpuSession::copy_ceiling_bytes_per_s(size_t bytes) {
   auto src = alloc(bytes);
   if (!src) return src.error();

@@ -42,6 +42,8 @@ class GpuSession {
 
   Expected<cu::CUfunction> function(const std::string& name);
   Expected<cu::CUdeviceptr> alloc(size_t bytes);  // freed when the session ends
+  // Free device memory now (cuMemGetInfo); the device's total memory where the driver lacks it.
+  uint64_t device_free_bytes();
   Status upload(cu::CUdeviceptr dst, const void* src, size_t bytes);
   Status download(void* dst, cu::CUdeviceptr src, size_t bytes);
   Status fill32(cu::CUdeviceptr dst, uint32_t value, size_t count);

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "gpu/cuda_session.hpp"
+#include "facts/facts.hpp"
 #include "run_binary.hpp"
 
 using nlohmann::json;
@@ -60,6 +62,16 @@ TEST_CASE("exit 2: usage errors, including CLI11's own", "[e2e][cli]") {
   CHECK(ex.err.find("did you mean SP3001") != std::string::npos);
   CHECK(run_specprobe("--help").exit_code == 0);
   CHECK(run_specprobe("--version").exit_code == 0);
+  // probe sizes and timeouts: 0, negatives, NaN and inf are typing errors, never "the default"
+  // or a timeout that kills every probe at once (checked before any GPU is looked for).
+  for (const char* bad : {"--batch 0", "--batch -1", "--context 0", "--heads-kv 0", "--tiles-per-cta 0", "--splits -3",
+                          "--timeout -1", "--timeout nan", "--timeout inf", "--timeout 0", "--stack --stack-timeout nan",
+                          "--next-n 8 --context 4", "--batch 65536 --context 4194304"}) {
+    auto r = run_specprobe(std::string("probe ") + bad);
+    CHECK(r.exit_code == 2);
+    CHECK_FALSE(r.err.empty());
+  }
+  CHECK(run_specprobe("check --gpu H100 --stack-timeout -5 -- vllm serve m").exit_code == 2);
 }
 
 TEST_CASE("exit 2: malformed input names the file and place", "[e2e][cli][malformed]") {
@@ -157,4 +169,23 @@ TEST_CASE("rules list and explain work offline", "[e2e][cli]") {
   auto ex = run_specprobe("explain sp3001");
   CHECK(ex.exit_code == 0);
   CHECK(ex.out.find("## Fix") != std::string::npos);
+}
+
+TEST_CASE("a probe child killed while generating inputs reports a host phase, not a hung kernel", "[e2e][cli]") {
+  // 512 requests of 16384 tokens: ~1.1 GB of KV bytes to draw one by one, far more than 0.2 s
+  // of host work on any machine; the child marks "generate inputs" first, so the runner's
+  // timeout names that phase and asks for a longer --timeout (exit 3: could not determine).
+  auto r = run_specprobe("probe --probe mqa_logits --next-n 1 --batch 512 --context 16384 --timeout 0.2 --format json");
+  const specprobe::Json j = specprobe::Json::parse(r.out, nullptr, false);
+  REQUIRE(j.is_array());
+  REQUIRE(j.size() == 1);
+  INFO(j.dump());
+  if (j[0]["status"] == "skip" && j[0]["reason"] == specprobe::kNoKernelsReason) {
+    WARN("built without probe kernels: the probe skips before it generates inputs");  // the sanitizer build
+    return;
+  }
+  CHECK(r.exit_code == 3);
+  CHECK(j[0]["status"] == "error");
+  CHECK(j[0]["phase"] == "generate inputs");
+  CHECK(j[0]["reason"].get<std::string>().find("longer --timeout") != std::string::npos);
 }

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "gpu/cuda_session.hpp"
 #include "gpu/driver.hpp"
 #include "probes/mqa_logits.hpp"
 #include "probes/runner.hpp"
@@ -98,5 +99,24 @@ TEST_CASE("a faulting and a hanging kernel are isolated by the runner", "[gpu]")
   CHECK(rs[0]["cuda_error"] == "CUDA_ERROR_ILLEGAL_ADDRESS");
   CHECK(rs[1]["status"] == "crash");
   CHECK(rs[1].contains("timeout_s"));
+  CHECK(rs[1]["phase"] == "run kernel");  // the child's marker: device work, so a hung kernel
   CHECK(rs[2]["status"] == "pass");
+}
+
+TEST_CASE("a probe larger than the device's free memory is a skip that says how much it needs", "[gpu]") {
+  // Another user of the GPU (a serving engine in production) holds all but 256 MiB; the probe
+  // needs ~570 MiB of device memory for these inputs, checked before it allocates any.
+  auto sess = GpuSession::open();
+  REQUIRE(sess.has_value());
+  const uint64_t free_before = (*sess)->device_free_bytes();
+  REQUIRE(free_before > (uint64_t{1} << 30));
+  auto hold = (*sess)->alloc(free_before - (uint64_t{256} << 20));
+  REQUIRE(hold.has_value());
+  Json spec = {{"probe", "mqa_logits"}, {"next_n", 1}, {"heads", 64}, {"head_dim", 128}, {"block_kv", 64},
+               {"batch", 256}, {"context", 16384}};
+  Json r = run_probe_in_process(spec);
+  INFO(r.dump());
+  CHECK(r["status"] == "skip");
+  CHECK(r["reason"].get<std::string>().find("GiB of device memory, the device has free") != std::string::npos);
+  CHECK_FALSE(r.contains("cuda_error"));
 }

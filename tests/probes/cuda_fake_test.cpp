@@ -75,4 +75,18 @@ TEST_CASE("probe argument handling", "[probes][cli]") {
   CHECK(probe_specs_from_options(o)->size() == 12);
   o.kinds = {"bogus"};
   CHECK_FALSE(probe_specs_from_options(o).has_value());
+  // A context shorter than a request's query rows is a usage error naming the options.
+  o.kinds = {"mqa_logits"};
+  o.context = 4;
+  auto short_ctx = probe_specs_from_options(o);
+  REQUIRE_FALSE(short_ctx.has_value());
+  CHECK(short_ctx.error().message.find("--batch / --context: context 4 < next_n = 5") != std::string::npos);
+  o.next_n = "1-4";
+  CHECK(probe_specs_from_options(o).has_value());
+  o.next_n = "0";  // a next_n the kernel lacks stays a skip at run time, not a usage error
+  CHECK(probe_specs_from_options(o).has_value());
+  o.kinds = {"spec_verify"};
+  o.k = {3};
+  o.context = 3;
+  CHECK_FALSE(probe_specs_from_options(o).has_value());
 }

@@ -82,3 +82,48 @@ TEST_CASE("an unknown MQA kernel family is an error result naming where it came 
   CHECK(e["status"] == "error");
   CHECK(e.value("reason", std::string()).find("'wgmma' (SPECPROBE_MQA_KERNEL)") != std::string::npos);
 }
+
+TEST_CASE("a timeout in a host phase is an error that asks for a longer timeout, not a hung kernel", "[probes][runner]") {
+  auto rs = run_probes_isolated(two_specs(), fake(R"(case "$2" in *'"a"'*) echo '@@specprobe begin 0';
+echo '@@specprobe phase host generate inputs'; sleep 30;; esac
+echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"b"}')", 0.5));
+  CHECK(rs[0]["status"] == "error");
+  CHECK(rs[0]["phase"] == "generate inputs");
+  const std::string why = rs[0]["reason"];
+  CHECK(why.find("host phase 'generate inputs'") != std::string::npos);
+  CHECK(why.find("longer --timeout") != std::string::npos);
+  CHECK(rs[1]["status"] == "pass");
+}
+
+TEST_CASE("a timeout in a device phase is a crash that names the phase", "[probes][runner]") {
+  auto rs = run_probes_isolated({{{"probe", "a"}}}, fake(R"(echo '@@specprobe begin 0'; echo '@@specprobe phase host generate inputs';
+echo '@@specprobe phase device run kernel'; sleep 30)", 0.5));
+  CHECK(rs[0]["status"] == "crash");
+  CHECK(rs[0]["phase"] == "run kernel");
+  CHECK(rs[0]["reason"].get<std::string>().find("hung in phase 'run kernel'") != std::string::npos);
+}
+
+TEST_CASE("a phase belongs to its probe: the next probe starts without one", "[probes][runner]") {
+  // Probe a passes after a host phase; probe b then hangs before marking any phase: a crash as
+  // before phases existed, not an error carried over from a's host phase.
+  auto rs = run_probes_isolated(two_specs(), fake(R"(echo '@@specprobe begin 0'; echo '@@specprobe phase host check';
+echo '@@specprobe result {"status":"pass","probe":"a"}'; echo '@@specprobe begin 1'; sleep 30)", 0.5));
+  CHECK(rs[0]["status"] == "pass");
+  CHECK(rs[1]["status"] == "crash");
+  CHECK_FALSE(rs[1].contains("phase"));
+}
+
+TEST_CASE("a death by signal in a host phase is an error naming the phase; phase names are cleaned", "[probes][runner]") {
+  auto rs = run_probes_isolated({{{"probe", "a"}}}, fake(R"(echo '@@specprobe begin 0';
+printf '@@specprobe phase host check \033[31mred\n'; kill -SEGV $$)"));
+  CHECK(rs[0]["status"] == "error");
+  CHECK(rs[0]["signal"] == "SIGSEGV");
+  CHECK(rs[0]["phase"] == "check [31mred");  // the escape byte dropped
+  CHECK(rs[0]["reason"].get<std::string>().find("SIGSEGV in host phase") != std::string::npos);
+}
+
+TEST_CASE("a phase marker without host or device counts as device work", "[probes][runner]") {
+  auto rs = run_probes_isolated({{{"probe", "a"}}}, fake(R"(echo '@@specprobe begin 0'; echo '@@specprobe phase import x'; sleep 30)", 0.5));
+  CHECK(rs[0]["status"] == "crash");
+  CHECK(rs[0]["phase"] == "import x");
+}
