@@ -13,9 +13,16 @@
 
 namespace specprobe::probes {
 
+namespace {
+// The spec's "probe" when it is a string (a hostile spec's may be anything).
+std::string probe_kind(const Json& spec, const char* fallback) {
+  return spec.is_object() && spec.contains("probe") && spec["probe"].is_string() ? spec["probe"].get<std::string>() : fallback;
+}
+}  // namespace
+
 Json make_result(const Json& spec, const std::string& status, const std::string& reason) {
   Json r;
-  r["probe"] = spec.value("probe", "");
+  r["probe"] = probe_kind(spec, "");
   r["name"] = probe_display_name(spec);
   r["spec"] = spec;
   r["status"] = status;
@@ -24,7 +31,8 @@ Json make_result(const Json& spec, const std::string& status, const std::string&
 }
 
 std::string probe_display_name(const Json& spec) {
-  std::string name = spec.value("probe", "?");
+  std::string name = probe_kind(spec, "?");
+  if (!spec.is_object()) return name;
   for (auto& [k, v] : spec.items()) {
     if (k == "probe" || k == "seed" || k == "bench") continue;
     name += " " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "probes/mqa_logits.hpp"
+#include "probes/runner.hpp"
 #include "probes/spec_verify.hpp"
 
 using namespace specprobe;
@@ -131,4 +132,30 @@ TEST_CASE("shape limits: heads_kv and block sizes stay where int arithmetic is e
   CHECK(mqa_shape_problem(mqa).find("block_kv") != std::string::npos);
   mqa["block_kv"] = 64;
   CHECK(mqa_shape_problem(mqa).empty());
+}
+
+TEST_CASE("a hostile spec is an error result naming the key, never an exception", "[probes][limits]") {
+  // The probe child takes any JSON on its command line; run_probe_in_process is what it calls.
+  const std::vector<std::pair<Json, std::string>> cases = {
+      {Json(5), "not a JSON object"},
+      {Json::array({1, 2}), "not a JSON object"},
+      {{{"probe", 7}}, "spec key 'probe' is 7, not a string"},
+      {{{"probe", "mqa_logits"}, {"batch", "x"}}, "spec key 'batch' is \"x\""},
+      {{{"probe", "spec_verify"}, {"k", 1.5}}, "spec key 'k' is 1.5"},
+      {{{"probe", "graph_replay"}, {"context", 1e30}}, "spec key 'context'"},
+      {{{"probe", "mqa_logits"}, {"seed", uint64_t{18446744073709551615ull}}}, "spec key 'seed'"},
+      {{{"probe", "mqa_logits"}, {"next_n", int64_t{1} << 40}}, "spec key 'next_n'"},
+      {{{"probe", "mqa_logits"}, {"bench", 1}}, "spec key 'bench' is 1, not true or false"},
+      {{{"probe", "spec_verify"}, {"kv_dtype", nullptr}}, "spec key 'kv_dtype' is null, not a string"},
+  };
+  for (const auto& [spec, expect] : cases) {
+    INFO(spec.dump());
+    Json r;
+    REQUIRE_NOTHROW(r = run_probe_in_process(spec));
+    CHECK(r["status"] == kError);
+    CHECK(r["reason"].get<std::string>().find(expect) != std::string::npos);
+  }
+  // In range: reaches the probe (here: its shape check, since next_n is missing).
+  const Json ok = run_probe_in_process({{"probe", "mqa_logits"}, {"seed", -2147483648LL}});
+  CHECK(ok["status"] == kSkip);
 }
