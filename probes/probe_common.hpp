@@ -81,7 +81,7 @@ struct ProbeSize {
 
 // "" when `batch` requests of up to `context` tokens, each with `rows` query rows (next_n, or
 // k + 1), are a request set the probes can build; otherwise what is wrong, naming the field
-// ("batch 0 < 1", "context 3 < next_n 4", ...). `rows_name` names `rows` in that message.
+// ("batch 0 < 1", "context 3 < next_n = 4: ...", ...). `rows_name` names `rows` in that message.
 std::string probe_size_problem(int batch, int context, int rows, const char* rows_name);
 
 // Memory checks made before a probe allocates, so that a shape too large for this machine is a
