@@ -40,6 +40,8 @@ log "matrix, mma.sync kernel forced: SPECPROBE_MQA_KERNEL=mma specprobe probe --
 SPECPROBE_MQA_KERNEL=mma $SP probe --probe mqa_logits --next-n 1-8 --heads 32,64 --format json > "$OUT/matrix_mqa_mma.json"; echo "rc=$?"
 log "matrix: specprobe probe --probe spec_verify,graph_replay --gqa 1,2,4,6,8,16 --kv-dtype bf16,fp8 --k 3"
 $SP probe --probe spec_verify,graph_replay --gqa 1,2,4,6,8,16 --kv-dtype bf16,fp8 --k 3 --format json > "$OUT/matrix_sv.json"; echo "rc=$?"
+log "matrix, portable cp.async spec-verify kernel forced: SPECPROBE_SV_KERNEL=cp_async specprobe probe --probe spec_verify,graph_replay --gqa 1,2,4,6,8,16 --kv-dtype bf16 --k 3"
+SPECPROBE_SV_KERNEL=cp_async $SP probe --probe spec_verify,graph_replay --gqa 1,2,4,6,8,16 --kv-dtype bf16 --k 3 --format json > "$OUT/matrix_sv_cpasync.json"; echo "rc=$?"
 log "medium mqa (persistent CTAs cross request boundaries; every row checked): --batch 48 --context 1500 next_n 1-8, H 64,128"
 $SP probe --probe mqa_logits --next-n 1-8 --heads 64,128 --batch 48 --context 1500 --format json > "$OUT/medium_mqa.json"; echo "rc=$?"
 log "extra shapes: mqa H=16,128 D=64,128 block_kv 32,256 next_n 1,3,8; spec_verify D=64,256, k=0,7, block 32,128"
@@ -49,7 +51,7 @@ $SP probe --probe spec_verify --gqa 6,12 --k 0,7 --sv-head-dim 64,256 --kv-dtype
 python3 - "$OUT" <<'PY' 2>&1 | tee -a "$OUT/summary.txt"
 import json, sys, collections
 out = sys.argv[1]
-for f in ["matrix_mqa.json", "matrix_mqa_tma.json", "matrix_mqa_mma.json", "medium_mqa.json", "matrix_sv.json", "extra_mqa.json", "extra_sv.json"]:
+for f in ["matrix_mqa.json", "matrix_mqa_tma.json", "matrix_mqa_mma.json", "medium_mqa.json", "matrix_sv.json", "matrix_sv_cpasync.json", "extra_mqa.json", "extra_sv.json"]:
     try: rs = json.load(open(f"{out}/{f}"))
     except Exception as e: print(f, "unreadable", e); continue
     c = collections.Counter(r["status"] for r in rs)
@@ -71,6 +73,8 @@ SPECPROBE_MQA_KERNEL=mma $SP probe --probe mqa_logits --next-n 1,2,4 --heads 64 
 log "bench: spec_verify B=64 ctx=8192 k=3 GQA=8 heads_kv=8 D=128 (auto splits; then 4 splits)"
 $SP probe --probe spec_verify --gqa 8 --k 3 --kv-dtype bf16,fp8 --bench; echo "rc=$?"
 $SP probe --probe spec_verify --gqa 8 --k 3 --kv-dtype bf16 --bench --splits 4; echo "rc=$?"
+log "bench: spec_verify bf16, the portable cp.async kernel forced (SPECPROBE_SV_KERNEL=cp_async)"
+SPECPROBE_SV_KERNEL=cp_async $SP probe --probe spec_verify --gqa 8 --k 3 --kv-dtype bf16 --bench; echo "rc=$?"
 if [ -n "${DG:-}" ]; then
   # DG_WAIT: a file that appears when a background build of DG has finished (up to 7 minutes in).
   while [ -n "${DG_WAIT:-}" ] && [ ! -e "$DG_WAIT" ] && [ $SECONDS -lt 420 ]; do sleep 5; done

@@ -136,6 +136,22 @@ struct SpecVerifyParams {
   float v_scale;
 };
 inline constexpr int kSpecVerifyThreads = 128;
+// sm_90+ bf16 copy-engine variant (`spec_verify_d<D>_bf16_r<R>_tma`): warp 0 loads each K/V tile
+// with bulk tensor copies of box_tokens tokens x 128 bytes (128-byte swizzle) per map, completing
+// on a per-stage mbarrier, instead of 16-byte cp.async from every thread. The maps are uint8
+// {head_dim * 2, heads_kv, block_size, num_blocks} over k_cache / v_cache; box_tokens =
+// gcd(tile tokens, block_size), used where it is at least 8 (a box then fills whole 1024-byte
+// swizzle atoms, so the swizzle the kernel reads back is the tile's own).
+// Ring depth of the variant: two stages keep four CTAs per SM (GQA 8, k 3, head_dim 128: 42.5 KB,
+// 122 registers); on an H200 that ran 372 us against 407-410 us with three or four stages at
+// three CTAs per SM (bench/NOTES.md v24).
+inline constexpr int kSpecVerifyTmaStages = 2;
+struct alignas(64) SpecVerifyTmaParams {
+  SpecVerifyParams p;
+  int box_tokens;
+  alignas(64) unsigned char k_map[128];
+  alignas(64) unsigned char v_map[128];
+};
 // Tokens per KV tile: 64 where one m-tile of rows (16) needs 64 tokens to give all four warps a
 // 16-token slice; 32 for two m-tiles (rows 17-32) and for head_dim 256, so a CTA's ring stays
 // small enough for three CTAs per SM (GQA 8, k 3, head_dim 128: 60.5 KB, 504 us = 73.7% of the
@@ -155,6 +171,20 @@ inline constexpr int spec_verify_smem_bytes_stages(int head_dim, bool fp8, int r
   const int merge = spec_verify_merge_bytes(head_dim, rows) / (rows == 16 ? 1 : 2);  // warps per m-tile
   const int stats = 2 * 4 * rows * 4;
   return q + (ring > merge ? ring : merge) + stats;
+}
+// Byte offset of element (tok, e) (e a multiple of 8: one 16-byte chunk) in a K or V tile of the
+// copy-engine variant: half e / 64 holds TN rows of 128 bytes, and the 128-byte swizzle stores
+// chunk c of row tok at chunk c ^ (tok % 8) (rows are 1024-byte aligned in groups of 8).
+SPK_ABI_FN inline constexpr int spec_verify_tma_offset(int tile_tokens, int tok, int e) {
+  return (e >> 6) * tile_tokens * 128 + tok * 128 + ((((e & 63) >> 3) ^ (tok & 7)) << 4);
+}
+// The copy-engine variant: the ring (dense 128-byte swizzled rows, 1024-aligned at offset 0) or
+// the merge area, then Q, the (m, l) stats and one mbarrier per stage.
+inline constexpr int spec_verify_tma_smem_bytes(int head_dim, int rows, int stages) {
+  const int tn = spec_verify_tile_tokens(head_dim, rows);
+  const int ring = stages * 2 * tn * head_dim * 2;
+  const int merge = spec_verify_merge_bytes(head_dim, rows) / (rows == 16 ? 1 : 2);
+  return (ring > merge ? ring : merge) + rows * (head_dim + 8) * 2 + 2 * 4 * rows * 4 + 8 * stages;
 }
 // The deepest ring (3, else 2) that fits `smem_limit` bytes per block.
 inline constexpr int spec_verify_stages(int head_dim, bool fp8, int rows, int smem_limit) {

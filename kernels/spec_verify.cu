@@ -5,7 +5,10 @@
 //
 // Design (memory-bound decode shape): a CTA owns (split, request, kv head, row group) and streams
 // its token range in tiles (spec_verify_tile_tokens: 64 or 32 tokens) through a 2-3 stage
-// cp.async ring of 16-byte copies; every query row of the kv head's group reuses each K/V tile. Warp w owns m-tile
+// cp.async ring of 16-byte copies, or, in the _tma variant (sm_90+, bf16 KV), a 2-stage ring
+// that warp 0 fills with bulk tensor copies of one block's rows per box (SpecVerifyTmaParams):
+// on an H200 the copy engine reached 71% of the HBM roofline where 16-byte cp.async from every
+// thread stopped at 53-60% (bench/NOTES.md v24); every query row of the kv head's group reuses each K/V tile. Warp w owns m-tile
 // w % MT (16 rows) and a token slice of every tile (flash-decoding inside the CTA): S = Q K^T and
 // O += P V on bf16 tensor cores with P kept in registers, online softmax in fp32 (log2 domain)
 // per warp, so a tile costs one barrier. The warps' (m, l, O) are merged through shared memory
@@ -26,8 +29,41 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return *reinterpret_cast<uint32_t*>(&v);
 }
 
-template <int D, bool FP8, int MR>
-__device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
+// Copy-engine helpers of the _tma variant (sm_90+; elsewhere the variant's kernels are empty).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define SPK_SV_TMA 1
+__device__ __forceinline__ void sv_mbar_init(uint32_t bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void sv_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// Waits for the phase of the given parity; the suspend-time hint lets the warp sleep instead of
+// polling (as mqa_logits.cu's mbar_wait).
+__device__ __forceinline__ void sv_mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity), "r"(0x989680u)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void sv_tma_4d(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+      : "memory");
+}
+#else
+#define SPK_SV_TMA 0
+#endif
+
+// TMA: the bf16 copy-engine variant (SpecVerifyTmaParams); tp is null otherwise.
+template <int D, bool FP8, int MR, bool TMA = false>
+__device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p, const specprobe_kernels::SpecVerifyTmaParams* tp = nullptr) {
+  static_assert(!(TMA && FP8), "the copy-engine variant is bf16 only");
   constexpr int TN = specprobe_kernels::spec_verify_tile_tokens(D, MR);
   constexpr int RB = D + 8;               // bf16 row stride (elements)
   constexpr int MT = MR / 16;             // m-tiles
@@ -35,17 +71,32 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
   constexpr int TPW = TN / WT;            // tokens per warp per tile
   constexpr int NTS = TPW / 8;            // S n-tiles per warp
   constexpr int NTO = D / 8;              // O n-tiles (full head_dim per warp)
-  extern __shared__ __align__(128) unsigned char smem[];
+  extern __shared__ __align__(1024) unsigned char sv_smem[];
+  unsigned char* smem = sv_smem;
   const int S = p.stages;
-  __nv_bfloat16* qs = reinterpret_cast<__nv_bfloat16*>(smem);
-  unsigned char* ring = smem + MR * RB * 2;
-  // bf16: K/V stage s at ring + s * 2 * TN * RB * 2 (K then V). fp8: raw K/V stage s at
-  // ring + 2 * TN * RB * 2 + s * 2 * TN * D, dequantised into the single bf16 K/V pair at ring.
-  // = spec_verify_ring_bytes / spec_verify_merge_bytes (kernel_abi.hpp)
-  const int ring_bytes = FP8 ? 2 * TN * RB * 2 + S * 2 * TN * D : S * 2 * TN * RB * 2;
   constexpr int merge_bytes = 4 * 16 * D * 4;
-  float* stat_m = reinterpret_cast<float*>(ring + (ring_bytes > merge_bytes ? ring_bytes : merge_bytes));
+  __nv_bfloat16* qs;
+  unsigned char* ring;
+  float* stat_m;
+  if constexpr (TMA) {
+    // Ring first (1024-aligned for the 128-byte swizzle): stage s = K then V, each [D / 64 halves]
+    // [TN tokens][128 bytes], 16-byte chunk c of token row t stored at chunk c ^ (t % 8).
+    // = spec_verify_tma_smem_bytes (kernel_abi.hpp)
+    const int ring_bytes = S * 2 * TN * D * 2;
+    ring = smem;
+    qs = reinterpret_cast<__nv_bfloat16*>(smem + (ring_bytes > merge_bytes ? ring_bytes : merge_bytes));
+    stat_m = reinterpret_cast<float*>(qs + MR * RB);
+  } else {
+    qs = reinterpret_cast<__nv_bfloat16*>(smem);
+    ring = smem + MR * RB * 2;
+    // bf16: K/V stage s at ring + s * 2 * TN * RB * 2 (K then V). fp8: raw K/V stage s at
+    // ring + 2 * TN * RB * 2 + s * 2 * TN * D, dequantised into the single bf16 K/V pair at ring.
+    // = spec_verify_ring_bytes / spec_verify_merge_bytes (kernel_abi.hpp)
+    const int ring_bytes = FP8 ? 2 * TN * RB * 2 + S * 2 * TN * D : S * 2 * TN * RB * 2;
+    stat_m = reinterpret_cast<float*>(ring + (ring_bytes > merge_bytes ? ring_bytes : merge_bytes));
+  }
   float* stat_l = stat_m + 4 * MR;
+  const uint32_t bar0 = spk::smem_addr(stat_l + 4 * MR);  // TMA: one "full" mbarrier per stage
 
   const int b = blockIdx.y / p.heads_kv;
   const int kvh = blockIdx.y % p.heads_kv;
@@ -90,6 +141,32 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
   const uint8_t* kc = reinterpret_cast<const uint8_t*>(p.k_cache);
   const uint8_t* vc = reinterpret_cast<const uint8_t*>(p.v_cache);
   auto load_tile = [&](int tile, int stage) {
+#if SPK_SV_TMA
+    if constexpr (TMA) {
+      // Warp 0: box j of the tile (box_tokens tokens of one block) on lane j, each half of the
+      // row for K and V; boxes wholly past the context are not read (their rows are zeroed
+      // after the wait). The expected bytes are armed before any copy is issued.
+      if (warp != 0) return;
+      const int bt = tp->box_tokens;
+      const int boxes = (min(TN, seq_len - tile * TN) + bt - 1) / bt;
+      const uint32_t bar = bar0 + 8 * stage;
+      if (lane == 0) sv_expect_tx(bar, static_cast<uint32_t>(boxes * bt * D * 2 * 2));
+      __syncwarp();
+      const uint32_t kdst = spk::smem_addr(ring + stage * 2 * TN * D * 2), vdst = kdst + TN * D * 2;
+      for (int j = lane; j < boxes; j += 32) {
+        const int tok = tile * TN + j * bt;
+        const int blk = btab[tok / p.block_size];
+        const int in_blk = tok % p.block_size;
+#pragma unroll
+        for (int h = 0; h < D / 64; ++h) {
+          const uint32_t off = h * TN * 128 + j * bt * 128;
+          sv_tma_4d(kdst + off, tp->k_map, bar, h * 128, kvh, in_blk, blk);
+          sv_tma_4d(vdst + off, tp->v_map, bar, h * 128, kvh, in_blk, blk);
+        }
+      }
+      return;
+    }
+#endif
     constexpr int kChunks = D * EB / 16;  // 16-byte chunks per token row
     for (int c = tid; c < TN * kChunks; c += kThreads) {
       const int r = c / kChunks, col = c % kChunks;
@@ -123,6 +200,15 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
 
   const float qk_scale = p.sm_scale * kLog2e * (FP8 ? p.k_scale : 1.f);
+#if SPK_SV_TMA
+  if constexpr (TMA) {
+    if (tid == 0) {
+      for (int s = 0; s < S; ++s) sv_mbar_init(bar0 + 8 * s);
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+  }
+#endif
   for (int s = 0; s < S - 1; ++s) {
     if (tile_begin + s < tile_end) load_tile(tile_begin + s, s);
     spk::cp_async_commit();
@@ -131,8 +217,26 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
   for (int tile = tile_begin; tile < tile_end; ++tile) {
     const int it = tile - tile_begin;
     const int stage = it % S;
-    if (S == 3) spk::cp_async_wait<1>();
-    else spk::cp_async_wait<0>();
+#if SPK_SV_TMA
+    if constexpr (TMA) {
+      sv_mbar_wait(bar0 + 8 * stage, static_cast<uint32_t>((it / S) & 1));
+      // The last tile's rows past the context were not loaded (or hold other tokens): zero
+      // them, as cp.async's zero-fill does, so P V never meets a non-finite V.
+      const int valid_n = seq_len - tile * TN;
+      if (valid_n < TN) {
+        unsigned char* st = ring + stage * 2 * TN * D * 2;
+        const int chunks = (TN - valid_n) * 8;  // 16-byte chunks per half
+        for (int c = tid; c < 2 * (D / 64) * chunks; c += kThreads) {
+          const int part = c / chunks, rc = c % chunks;  // part = (K | V) x half
+          *reinterpret_cast<uint4*>(st + part * TN * 128 + (valid_n + rc / 8) * 128 + (rc % 8) * 16) = make_uint4(0, 0, 0, 0);
+        }
+      }
+    }
+#endif
+    if constexpr (!TMA) {
+      if (S == 3) spk::cp_async_wait<1>();
+      else spk::cp_async_wait<0>();
+    }
     __syncthreads();
     if (tile + S - 1 < tile_end) load_tile(tile + S - 1, (it + S - 1) % S);
     spk::cp_async_commit();
@@ -162,10 +266,21 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
       __syncthreads();
       kt = ks;
       vt = vs;
+    } else if constexpr (TMA) {
+      kt = reinterpret_cast<const __nv_bfloat16*>(ring + stage * 2 * TN * D * 2);
+      vt = kt + TN * D;
     } else {
       kt = reinterpret_cast<const __nv_bfloat16*>(ring + stage * 2 * TN * RB * 2);
       vt = kt + TN * RB;
     }
+    // Element (tok, e) of a K or V tile: padded rows, or the copy engine's swizzled halves.
+    auto at = [&](const __nv_bfloat16* base, int tok, int e) -> const __nv_bfloat16* {
+      if constexpr (TMA)
+        return reinterpret_cast<const __nv_bfloat16*>(reinterpret_cast<const unsigned char*>(base) +
+                                                      specprobe_kernels::spec_verify_tma_offset(TN, tok, e));
+      else
+        return base + tok * RB + e;
+    };
     if (!active) continue;
     const int tok0 = ts * TPW;  // this warp's first token in the tile
 
@@ -181,7 +296,7 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
       for (int n = 0; n < NTS; n += 2) {
         uint32_t bb[4];
         const int tok = tok0 + n * 8 + (lane & 7) + ((lane >> 4) & 1) * 8;
-        spk::ldmatrix_x4(bb, kt + tok * RB + kk * 16 + ((lane >> 3) & 1) * 8);
+        spk::ldmatrix_x4(bb, at(kt, tok, kk * 16 + ((lane >> 3) & 1) * 8));
         spk::mma_bf16_16816(sacc[n], a, bb[0], bb[1]);
         spk::mma_bf16_16816(sacc[n + 1], a, bb[2], bb[3]);
       }
@@ -236,13 +351,13 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
         uint32_t bb[4];
         const int tok = tok0 + kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
         const int col = n * 8 + (lane >> 4) * 8;
-        spk::ldmatrix_x4_trans(bb, vt + tok * RB + col);
+        spk::ldmatrix_x4_trans(bb, at(vt, tok, col));
         spk::mma_bf16_16816(o[n], a, bb[0], bb[1]);
         spk::mma_bf16_16816(o[n + 1], a, bb[2], bb[3]);
       }
     }
   }
-  spk::cp_async_wait<0>();
+  if constexpr (!TMA) spk::cp_async_wait<0>();
   __syncthreads();
 
   // Merge the WT token slices of each m-tile: (m, l) per row and unnormalised O through smem.
@@ -305,6 +420,21 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p) {
   extern "C" __global__ void __launch_bounds__(kThreads) NAME(SpecVerifyParams p) {             \
     spec_verify_body<D, FP8, MR>(p);                                                            \
   }
+#if SPK_SV_TMA
+#define SPK_SV_TMA_K(D, MR, NAME)                                                                              \
+  extern "C" __global__ void __launch_bounds__(kThreads) NAME(const __grid_constant__ specprobe_kernels::SpecVerifyTmaParams tp) { \
+    spec_verify_body<D, false, MR, true>(tp.p, &tp);                                                             \
+  }
+#else
+#define SPK_SV_TMA_K(D, MR, NAME) \
+  extern "C" __global__ void __launch_bounds__(kThreads) NAME(const __grid_constant__ specprobe_kernels::SpecVerifyTmaParams tp) {}
+#endif
+SPK_SV_TMA_K(64, 16, spec_verify_d64_bf16_r16_tma)
+SPK_SV_TMA_K(64, 32, spec_verify_d64_bf16_r32_tma)
+SPK_SV_TMA_K(128, 16, spec_verify_d128_bf16_r16_tma)
+SPK_SV_TMA_K(128, 32, spec_verify_d128_bf16_r32_tma)
+SPK_SV_TMA_K(256, 16, spec_verify_d256_bf16_r16_tma)
+SPK_SV_TMA_K(256, 32, spec_verify_d256_bf16_r32_tma)
 SPK_SV(64, false, 16, spec_verify_d64_bf16_r16)
 SPK_SV(64, false, 32, spec_verify_d64_bf16_r32)
 SPK_SV(128, false, 16, spec_verify_d128_bf16_r16)

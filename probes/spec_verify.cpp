@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <numeric>
 
 #include "gpu/cuda_session.hpp"
 
@@ -148,7 +150,8 @@ bool spec_verify_passes(const ErrorStats& e) {
   return e.unwritten == 0 && e.nonfinite == 0 && e.norm_rel() <= kSpecVerifyNormRel && e.max_rel() <= kSpecVerifyMaxRel;
 }
 
-SpecVerifyLaunch spec_verify_launch_config(const SpecVerifyInputs& in, int num_splits, int sm_count, int smem_limit) {
+SpecVerifyLaunch spec_verify_launch_config(const SpecVerifyInputs& in, int num_splits, int sm_count, int smem_limit,
+                                           bool copy_engine) {
   SpecVerifyLaunch l;
   const int rows = in.num_q * (in.heads_q / in.heads_kv);
   l.rows_per_cta = rows <= 16 ? 16 : 32;
@@ -159,6 +162,16 @@ SpecVerifyLaunch spec_verify_launch_config(const SpecVerifyInputs& in, int num_s
   l.smem = static_cast<unsigned>(
       specprobe_kernels::spec_verify_smem_bytes_stages(in.head_dim, in.fp8, l.rows_per_cta, l.stages));
   const int tn = specprobe_kernels::spec_verify_tile_tokens(in.head_dim, l.rows_per_cta);
+  if (const int bt = std::gcd(tn, in.block_size); copy_engine && !in.fp8 && bt >= 8) {
+    constexpr int st = specprobe_kernels::kSpecVerifyTmaStages;
+    const int bytes = specprobe_kernels::spec_verify_tma_smem_bytes(in.head_dim, l.rows_per_cta, st);
+    if (bytes <= smem_limit) {
+      l.kernel += "_tma";
+      l.box_tokens = bt;
+      l.stages = st;
+      l.smem = static_cast<unsigned>(bytes);
+    }
+  }
   const int max_len = *std::max_element(in.seq_lens.begin(), in.seq_lens.end());
   const int max_tiles = std::max(1, (max_len + tn - 1) / tn);
   if (num_splits > 0) {
@@ -198,9 +211,33 @@ std::string spec_verify_shape_problem(const Json& spec) {
   return "";
 }
 
-Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInputs& in, int num_splits) {
+namespace {
+
+// The K and V maps of the copy-engine variant: uint8 {head_dim * 2, heads_kv, block_size,
+// num_blocks}, one box = 128 bytes of one head's row for box_tokens tokens of one block,
+// 128-byte swizzle (the layout spec_verify.cu's `at` reads back).
+Status encode_spec_verify_tensor_maps(GpuSession& s, const SpecVerifyInputs& in, specprobe_kernels::SpecVerifyTmaParams& tp) {
+  auto& drv = s.driver();
+  const uint64_t row = static_cast<uint64_t>(in.head_dim) * 2;
+  const uint64_t dims[4] = {row, static_cast<uint64_t>(in.heads_kv), static_cast<uint64_t>(in.block_size),
+                            static_cast<uint64_t>(in.num_blocks)};
+  const uint64_t strides[3] = {row, row * in.heads_kv, row * in.heads_kv * in.block_size};
+  const unsigned box[4] = {128, 1, static_cast<unsigned>(tp.box_tokens), 1};
+  const unsigned estr[4] = {1, 1, 1, 1};
+  SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.k_map, cu::kTensorMapDataTypeUint8, 4, reinterpret_cast<void*>(tp.p.k_cache), dims,
+                                        strides, box, estr, 0, cu::kTensorMapSwizzle128B, cu::kTensorMapL2Promotion256B, 0));
+  SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.v_map, cu::kTensorMapDataTypeUint8, 4, reinterpret_cast<void*>(tp.p.v_cache), dims,
+                                        strides, box, estr, 0, cu::kTensorMapSwizzle128B, cu::kTensorMapL2Promotion256B, 0));
+  return Ok{};
+}
+
+}  // namespace
+
+Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInputs& in, int num_splits, bool allow_copy_engine) {
   SpecVerifyDevice dev;
-  dev.launch = spec_verify_launch_config(in, num_splits, s.gpu().sm_count, static_cast<int>(s.gpu().smem_per_block_optin));
+  const bool copy_engine = allow_copy_engine && s.gpu().cc_major >= 9 && s.driver().api().cuTensorMapEncodeTiled != nullptr;
+  dev.launch = spec_verify_launch_config(in, num_splits, s.gpu().sm_count, static_cast<int>(s.gpu().smem_per_block_optin),
+                                         copy_engine);
   auto& p = dev.params;
   const size_t rows_out = static_cast<size_t>(in.batch) * in.num_q * in.heads_q;
   auto up = [&](const void* data, size_t bytes) -> Expected<unsigned long long> {
@@ -254,6 +291,11 @@ Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInp
   dev.combine.rows_per_request = in.num_q * in.heads_q;
   dev.combine.tile_tokens = specprobe_kernels::spec_verify_tile_tokens(in.head_dim, dev.launch.rows_per_cta);
   dev.combine.tiles_per_split = dev.launch.tiles_per_split;
+  if (dev.launch.box_tokens > 0) {
+    dev.tma.p = p;
+    dev.tma.box_tokens = dev.launch.box_tokens;
+    if (auto st = encode_spec_verify_tensor_maps(s, in, dev.tma); !st) return st.error();
+  }
   dev.d_seq_lens = *sl;
   dev.d_block_table = *bt;
   dev.d_out = *out;
@@ -266,7 +308,9 @@ Status launch_spec_verify(GpuSession& s, const SpecVerifyDevice& dev) {
   if (!f) return f.error();
   const auto& l = dev.launch;
   auto params = dev.params;
-  if (auto st = s.launch(*f, LaunchShape{l.grid_x, l.grid_y, l.grid_z, l.threads, l.smem}, &params); !st) return st;
+  auto tma = dev.tma;
+  void* arg = l.box_tokens > 0 ? static_cast<void*>(&tma) : static_cast<void*>(&params);
+  if (auto st = s.launch(*f, LaunchShape{l.grid_x, l.grid_y, l.grid_z, l.threads, l.smem}, arg); !st) return st;
   if (l.num_splits > 1) {
     auto c = s.function("spec_verify_combine");
     if (!c) return c.error();
@@ -286,6 +330,20 @@ Json cuda_failure(GpuSession& s, const Json& spec, const Error& e) {
     if (code == 700 || code == 715 || code == 716 || code == 719) r["status"] = kCrash;
   }
   return r;
+}
+
+// Kernel family: the spec's "kernel", else SPECPROBE_SV_KERNEL, else auto (the copy-engine
+// variant where spec_verify_launch_config takes it). cp_async forces the portable kernel, so a
+// Hopper run can still measure and check it. Sets `copy_engine`; an error message otherwise.
+std::string spec_verify_family(const Json& spec, bool& copy_engine) {
+  const char* force = std::getenv("SPECPROBE_SV_KERNEL");
+  const std::string want = !spec.contains("kernel")      ? std::string(force ? force : "auto")
+                           : spec["kernel"].is_string() ? spec["kernel"].get<std::string>()
+                                                        : spec["kernel"].dump();  // not a string: never a family
+  copy_engine = want == "auto";
+  if (want == "auto" || want == "cp_async") return "";
+  return fmt::format("spec-verify kernel family '{}' ({}) is not one of auto, cp_async", want,
+                     spec.contains("kernel") ? "the spec's \"kernel\"" : "SPECPROBE_SV_KERNEL");
 }
 
 SpecVerifyInputs inputs_from_spec(const Json& spec, uint64_t seed_offset = 0) {
@@ -336,6 +394,8 @@ Json skip_for_smem(const Json& spec, GpuSession& s, unsigned smem) {
 Json run_spec_verify_probe(const Json& spec) {
   if (auto why = spec_verify_shape_problem(spec); !why.empty())
     return make_result(spec, kSkip, "shape not supported by the probe kernel: " + why);
+  bool copy_engine = true;
+  if (auto why = spec_verify_family(spec, copy_engine); !why.empty()) return make_result(spec, kError, why);
   const bool bench = spec.value("bench", false);
   if (Json r = host_precheck(spec, 1, 1); !r.is_null()) return r;
   if (probe_kernels_fatbin().empty()) return make_result(spec, kSkip, kNoKernelsReason);
@@ -346,7 +406,7 @@ Json run_spec_verify_probe(const Json& spec) {
   if (!sess) return make_result(spec, kError, sess.error().message);
   GpuSession& s = **sess;
   if (Json r = device_precheck(spec, s, in, spec.value("splits", 0)); !r.is_null()) return r;
-  auto dev = upload_spec_verify(s, in, spec.value("splits", 0));
+  auto dev = upload_spec_verify(s, in, spec.value("splits", 0), copy_engine);
   if (!dev) return cuda_failure(s, spec, dev.error());
   if (Json sk = skip_for_smem(spec, s, dev->launch.smem); !sk.is_null()) return sk;
   if (auto st = launch_spec_verify(s, *dev); !st) return cuda_failure(s, spec, st.error());
@@ -394,6 +454,8 @@ Json run_spec_verify_probe(const Json& spec) {
 Json run_graph_replay_probe(const Json& spec) {
   if (auto why = spec_verify_shape_problem(spec); !why.empty())
     return make_result(spec, kSkip, "shape not supported by the probe kernel: " + why);
+  bool copy_engine = true;
+  if (auto why = spec_verify_family(spec, copy_engine); !why.empty()) return make_result(spec, kError, why);
   // About two input sets live at once (the second step's, drawn with other lengths, is generated
   // while the first's caches are still held), and four downloaded outputs (eager and replayed,
   // both steps); the estimate counts the first step's set twice.
@@ -407,7 +469,7 @@ Json run_graph_replay_probe(const Json& spec) {
   GpuSession& s = **sess;
   if (Json r = device_precheck(spec, s, a, spec.value("splits", 2)); !r.is_null()) return r;
   // Splits > 1 so the graph holds two dependent launches (main + combine).
-  auto dev = upload_spec_verify(s, a, spec.value("splits", 2));
+  auto dev = upload_spec_verify(s, a, spec.value("splits", 2), copy_engine);
   if (!dev) return cuda_failure(s, spec, dev.error());
   if (Json sk = skip_for_smem(spec, s, dev->launch.smem); !sk.is_null()) return sk;
   cu::Driver& d = s.driver();

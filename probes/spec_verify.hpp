@@ -67,6 +67,7 @@ bool spec_verify_passes(const ErrorStats& e);
 struct SpecVerifyLaunch {
   std::string kernel;  // "spec_verify_d128_bf16_r32"
   int rows_per_cta = 16, num_splits = 1, tiles_per_split = 1, stages = 2;
+  int box_tokens = 0;  // > 0: the copy-engine variant (SpecVerifyTmaParams), its box height
   unsigned grid_x = 1, grid_y = 1, grid_z = 1, threads = 128, smem = 0;
 };
 // num_splits > 0: a request of the longest length gets that many splits; 0 = choose the split
@@ -74,8 +75,10 @@ struct SpecVerifyLaunch {
 // splits). grid_x (= num_splits in the result) covers the block table's whole capacity, so a
 // replayed graph stays correct for any new lengths. The ring depth is the deepest that fits
 // smem_limit bytes per block.
+// copy_engine: the GPU runs the _tma variant (sm_90+ with cuTensorMapEncodeTiled); it is taken
+// for bf16 KV where a box of gcd(tile tokens, block_size) >= 8 tokens fits, else cp.async.
 SpecVerifyLaunch spec_verify_launch_config(const SpecVerifyInputs& in, int num_splits, int sm_count,
-                                           int smem_limit = 99 * 1024);
+                                           int smem_limit = 99 * 1024, bool copy_engine = false);
 std::string spec_verify_shape_problem(const Json& spec);
 // The batch and context the probes use for a spec (its keys, else 2 x 300, or 64 x 8192 with bench).
 ProbeSize spec_verify_probe_size(const Json& spec);
@@ -84,11 +87,14 @@ ProbeSize spec_verify_probe_size(const Json& spec);
 struct SpecVerifyDevice {
   specprobe_kernels::SpecVerifyParams params{};
   specprobe_kernels::SpecVerifyCombineParams combine{};
+  specprobe_kernels::SpecVerifyTmaParams tma{};  // launch.box_tokens > 0: params + maps
   SpecVerifyLaunch launch;
   unsigned long long d_seq_lens = 0, d_block_table = 0, d_out = 0, d_q = 0;
 };
-// Allocates and uploads; out is poisoned. Error on any Driver API failure.
-Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInputs& in, int num_splits);
+// Allocates and uploads; out is poisoned. Error on any Driver API failure. allow_copy_engine:
+// the _tma variant where the GPU and the shape allow it (spec_verify_launch_config).
+Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInputs& in, int num_splits,
+                                              bool allow_copy_engine = true);
 Status launch_spec_verify(GpuSession& s, const SpecVerifyDevice& dev);
 
 // Result records as run_mqa_logits_probe's: skip for an unsupported shape or a footprint this

@@ -76,6 +76,30 @@ TEST_CASE("spec verify matches the reference for GQA 1-16, bf16 and fp8", "[gpu]
   CHECK(r["status"] == "pass");
 }
 
+TEST_CASE("spec verify's copy-engine and cp.async kernels both match the reference", "[gpu]") {
+  auto sess = GpuSession::open();
+  REQUIRE(sess.has_value());
+  const bool hopper_up = (*sess)->gpu().cc_major >= 9;
+  // Block sizes 16 / 24 / 64 give boxes of 16 / 8 / 32 tokens; context 700 leaves most requests a
+  // partial last tile, whose rows past the context the variant zeroes itself.
+  for (const char* family : {"auto", "cp_async"})
+    for (int bs : {16, 24, 64})
+      for (int g : {6, 8}) {
+        Json spec = {{"probe", "spec_verify"}, {"k", 3}, {"gqa", g}, {"head_dim", 128}, {"kv_dtype", "bf16"},
+                     {"block_size", bs}, {"context", 700}, {"batch", 5}, {"kernel", family}, {"seed", bs + g}};
+        Json r = run_probe_in_process(spec);
+        INFO(r.dump());
+        CHECK(r["status"] == "pass");
+        const std::string k = r["evidence"].value("kernel", std::string());
+        const bool tma = k.size() > 4 && k.compare(k.size() - 4, 4, "_tma") == 0;
+        CHECK(tma == (hopper_up && std::string(family) == "auto"));
+      }
+  Json bad = {{"probe", "spec_verify"}, {"k", 3}, {"gqa", 8}, {"head_dim", 128}, {"kv_dtype", "bf16"}, {"block_size", 16}, {"kernel", "wgmma"}};
+  Json r = run_probe_in_process(bad);
+  CHECK(r["status"] == "error");
+  CHECK(r["reason"].get<std::string>().find("'wgmma'") != std::string::npos);
+}
+
 TEST_CASE("graph replay is bit-identical to eager after new seq lens and block tables", "[gpu]") {
   Json spec = {{"probe", "graph_replay"}, {"k", 3}, {"gqa", 6}, {"head_dim", 128}, {"kv_dtype", "fp8"}, {"block_size", 16}};
   Json r = run_probe_in_process(spec);
@@ -83,6 +107,12 @@ TEST_CASE("graph replay is bit-identical to eager after new seq lens and block t
   CHECK(r["status"] == "pass");
   CHECK(r["metrics"]["bit_identical_after_update"] == true);
   CHECK(r["metrics"]["replayed_output_changed"] == true);
+  // bf16: the copy-engine variant on sm_90+, its tensor maps captured with the launch.
+  spec["kv_dtype"] = "bf16";
+  r = run_probe_in_process(spec);
+  INFO(r.dump());
+  CHECK(r["status"] == "pass");
+  CHECK(r["metrics"]["bit_identical_after_update"] == true);
 }
 
 TEST_CASE("a faulting and a hanging kernel are isolated by the runner", "[gpu]") {

@@ -277,6 +277,62 @@ TEST_CASE("spec verify splits cover every token and the ring fits the block limi
     }
 }
 
+TEST_CASE("spec verify takes the copy-engine variant only for bf16 with boxes of 8 or more tokens", "[probes]") {
+  struct Case {
+    bool fp8;
+    int block_size, head_dim, gqa;
+    bool copy_engine;
+    int box;  // expected box_tokens; 0 = the cp.async kernel
+  };
+  for (const Case c : {Case{false, 16, 128, 8, true, 16}, Case{false, 32, 128, 8, true, 32}, Case{false, 128, 128, 8, true, 32},
+                       Case{false, 24, 128, 8, true, 8},   // gcd(32, 24): boxes of 8 tokens
+                       Case{false, 16, 128, 2, true, 16},  // 8 rows: 64-token tiles, boxes of one block
+                       Case{false, 64, 256, 8, true, 32}, Case{false, 4, 128, 8, true, 0}, Case{false, 1, 128, 8, true, 0},
+                       Case{true, 16, 128, 8, true, 0}, Case{false, 16, 128, 8, false, 0}}) {
+    const auto in = make_spec_verify_inputs(3, 3, c.gqa, 2, c.head_dim, c.fp8, c.block_size, 500, 2);
+    const auto l = spec_verify_launch_config(in, 0, 132, 227 * 1024, c.copy_engine);
+    INFO("fp8 " << c.fp8 << " block " << c.block_size << " head_dim " << c.head_dim << ": " << l.kernel);
+    CHECK(l.box_tokens == c.box);
+    const bool tma = l.kernel.size() > 4 && l.kernel.compare(l.kernel.size() - 4, 4, "_tma") == 0;
+    CHECK(tma == (c.box > 0));
+    if (c.box > 0) {
+      CHECK(l.stages == specprobe_kernels::kSpecVerifyTmaStages);
+      CHECK(l.smem == static_cast<unsigned>(specprobe_kernels::spec_verify_tma_smem_bytes(c.head_dim, l.rows_per_cta, l.stages)));
+    }
+  }
+  // 99 KB parts (sm_120) keep the variant at every head_dim; a limit below its ring falls back.
+  for (int d : {64, 128, 256}) {
+    const auto in = make_spec_verify_inputs(1, 7, 16, 1, d, false, 16, 50, 1);
+    const auto l = spec_verify_launch_config(in, 0, 132, 99 * 1024, true);
+    CHECK(l.box_tokens == 16);
+    CHECK(l.smem <= 99u * 1024u);
+    const int need = specprobe_kernels::spec_verify_tma_smem_bytes(d, l.rows_per_cta, specprobe_kernels::kSpecVerifyTmaStages);
+    const auto below = spec_verify_launch_config(in, 0, 132, need - 1, true);
+    CHECK(below.box_tokens == 0);
+    CHECK(below.kernel.find("_tma") == std::string::npos);
+  }
+}
+
+TEST_CASE("spec verify copy-engine tiles: the swizzled offsets fill the tile once each", "[probes]") {
+  // Every 16-byte chunk (token, 8 elements) of a K or V tile lands on its own chunk of the
+  // tile's tn x head_dim x 2 bytes, and within its token's 128-byte row of its half: what the
+  // kernel's ldmatrix reads back is what the copy engine wrote.
+  for (int tn : {32, 64})
+    for (int d : {64, 128, 256}) {
+      std::vector<int> seen(static_cast<size_t>(tn) * d * 2 / 16, 0);
+      for (int tok = 0; tok < tn; ++tok)
+        for (int e = 0; e < d; e += 8) {
+          const int off = specprobe_kernels::spec_verify_tma_offset(tn, tok, e);
+          REQUIRE(off % 16 == 0);
+          REQUIRE(off >= 0);
+          REQUIRE(off < tn * d * 2);
+          CHECK((off - (e / 64) * tn * 128) / 128 == tok);  // its own row of its own half
+          ++seen[static_cast<size_t>(off / 16)];
+        }
+      for (int n : seen) CHECK(n == 1);
+    }
+}
+
 TEST_CASE("spec verify automatic splits share the longest context equally", "[probes]") {
   // The benchmark's shape scaled to a small GPU: 256 tiles of 32 tokens per request (32 rows); the
   // split size first chosen (about 12 CTAs per SM) is evened out so that no split is left a sliver.
