@@ -142,8 +142,8 @@ inline constexpr int kSpecVerifyThreads = 128;
 // {head_dim * 2, heads_kv, block_size, num_blocks} over k_cache / v_cache; box_tokens =
 // gcd(tile tokens, block_size), used where it is at least 8 (a box then fills whole 1024-byte
 // swizzle atoms, so the swizzle the kernel reads back is the tile's own).
-// Ring depth of the variant: two stages keep four CTAs per SM (GQA 8, k 3, head_dim 128: 42.5 KB,
-// 122 registers); on an H200 that ran 372 us against 407-410 us with three or four stages at
+// Ring depth of the variant: two stages keep four CTAs per SM (GQA 8, k 3, head_dim 128: 41.5 KB,
+// 120-122 registers); on an H200 that ran 372 us against 407-410 us with three or four stages at
 // three CTAs per SM (bench/NOTES.md v24).
 inline constexpr int kSpecVerifyTmaStages = 2;
 struct alignas(64) SpecVerifyTmaParams {
