@@ -9,11 +9,19 @@
 # call lands in the extension's own copy) unless the system libstdc++ is preloaded:
 # DG_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6. Logs go to $OUT; the tables come last.
 # Usage (from the repo root on the device): [DG=dir [DG_WAIT=file] DG_PRELOAD=lib] bash bench/probe_run_device.sh BUILD_DIR
+# BUILD_DIR: a build dir or its copy by bench/pack_device_build.sh.
 set -u
 B=$(cd "${1:-.dev/probe}" && pwd)
 OUT=${OUT:-/tmp/probe_out}
 mkdir -p "$OUT"
 SP=$B/specprobe
+# A build dir copied elsewhere (bench/pack_device_build.sh): ctest's files still name the build and
+# source dirs they were generated in; point them at where the copy and this checkout are now.
+built=$(sed -n 's/^# Build directory: //p' "$B/CTestTestfile.cmake" 2>/dev/null)
+srcdir=$(sed -n 's/^# Source directory: //p' "$B/CTestTestfile.cmake" 2>/dev/null)
+if [ -n "$built" ] && [ "$built" != "$B" ]; then
+  find "$B" -name '*.cmake' -exec sed -i "s#$built#$B#g; s#$srcdir#$PWD#g" {} +
+fi
 log() { echo; echo "=== $*"; }
 ttv() {  # time to verdict: the plan-sized probes in one child, three cold processes
   for i in 1 2 3; do
