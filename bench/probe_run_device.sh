@@ -19,7 +19,7 @@ SP=$B/specprobe
 # source dirs they were generated in; point them at where the copy and this checkout are now.
 built=$(sed -n 's/^# Build directory: //p' "$B/CTestTestfile.cmake" 2>/dev/null)
 srcdir=$(sed -n 's/^# Source directory: //p' "$B/CTestTestfile.cmake" 2>/dev/null)
-if [ -n "$built" ] && [ "$built" != "$B" ]; then
+if [ -n "$built" ] && [ -n "$srcdir" ] && [ "$built" != "$B" ]; then
   find "$B" -name '*.cmake' -exec sed -i "s#$built#$B#g; s#$srcdir#$PWD#g" {} +
 fi
 log() { echo; echo "=== $*"; }
