@@ -136,6 +136,10 @@ struct SpecVerifyParams {
   float v_scale;
 };
 inline constexpr int kSpecVerifyThreads = 128;
+// Online softmax's lazy rescale: a warp moves its running max (the base of P, l and O) only when
+// a row's tile max exceeds it by more than this many log2 units, so P <= 2^8 between moves
+// (fp32 l and O, bf16 P: no overflow, the same relative precision).
+inline constexpr float kSpecVerifyLazySlack = 8.f;
 // sm_90+ bf16 copy-engine variant (`spec_verify_d<D>_bf16_r<R>_tma`): warp 0 loads each K/V tile
 // with bulk tensor copies of box_tokens tokens x 128 bytes (128-byte swizzle) per map, completing
 // on a per-stage mbarrier, instead of 16-byte cp.async from every thread. The maps are uint8

@@ -11,7 +11,8 @@
 // thread stopped at 53-60% (bench/NOTES.md v24); every query row of the kv head's group reuses each K/V tile. Warp w owns m-tile
 // w % MT (16 rows) and a token slice of every tile (flash-decoding inside the CTA): S = Q K^T and
 // O += P V on bf16 tensor cores with P kept in registers, online softmax in fp32 (log2 domain)
-// per warp, so a tile costs one barrier. The warps' (m, l, O) are merged through shared memory
+// per warp with a lazy rescale (O is rescaled only when the running max moves by more than
+// kSpecVerifyLazySlack), so a tile costs one barrier. The warps' (m, l, O) are merged through shared memory
 // at the end. fp8 tiles are dequantised to bf16 in smem once per tile. Requests longer than one
 // split write O/l and lse per split and spec_verify_combine merges them.
 // Deterministic: fixed reduction order, no atomics, so graph replays are bit-identical.
@@ -301,34 +302,50 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p, cons
         spk::mma_bf16_16816(sacc[n + 1], a, bb[2], bb[3]);
       }
     }
-    // Online softmax in registers; rows g (elements 0, 1) and g + 8 (elements 2, 3).
+    // Online softmax in registers; rows g (elements 0, 1) and g + 8 (elements 2, 3). A tile
+    // wholly before the verify window (every row's causal limit is at least seq_len - num_q)
+    // needs no mask: that is every tile but the last one or two.
     float mx[2] = {-INFINITY, -INFINITY};
+    const bool masked = tile * TN + TN - 1 > seq_len - p.num_q;
 #pragma unroll
     for (int n = 0; n < NTS; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int tok = tile * TN + tok0 + n * 8 + tig * 2 + (e & 1);
-        const float v = tok <= pos[e >> 1] ? sacc[n][e] * qk_scale : -INFINITY;
+        const float v = !masked || tok <= pos[e >> 1] ? sacc[n][e] * qk_scale : -INFINITY;
         sacc[n][e] = v;
         mx[e >> 1] = fmaxf(mx[e >> 1], v);
       }
-    float alpha[2], base[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
       mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-      const float m_new = fmaxf(m_run[h], mx[h]);
-      base[h] = m_new == -INFINITY ? 0.f : m_new;
-      alpha[h] = exp2f(m_run[h] - base[h]);  // m_run = -inf -> 0
-      m_run[h] = m_new;
-      l_run[h] *= alpha[h];
     }
+    // Lazy rescale: m_run, the base of P, l and O, moves (and O is rescaled) only when a row of
+    // the warp's tile exceeds it by more than kSpecVerifyLazySlack (log2 units), so P stays
+    // below 2^slack and most tiles skip the 4 * NTO multiplies of O (bench/NOTES.md v28).
+    constexpr float slack = specprobe_kernels::kSpecVerifyLazySlack;
+    float base[2];
+    if (__any_sync(0xffffffffu, mx[0] > m_run[0] + slack || mx[1] > m_run[1] + slack)) {
+      float alpha[2];
 #pragma unroll
-    for (int n = 0; n < NTO; ++n) {
-      o[n][0] *= alpha[0];
-      o[n][1] *= alpha[0];
-      o[n][2] *= alpha[1];
-      o[n][3] *= alpha[1];
+      for (int h = 0; h < 2; ++h) {
+        const float m_new = fmaxf(m_run[h], mx[h]);
+        base[h] = m_new == -INFINITY ? 0.f : m_new;
+        alpha[h] = exp2f(m_run[h] - base[h]);  // m_run = -inf -> 0
+        m_run[h] = m_new;
+        l_run[h] *= alpha[h];
+      }
+#pragma unroll
+      for (int n = 0; n < NTO; ++n) {
+        o[n][0] *= alpha[0];
+        o[n][1] *= alpha[0];
+        o[n][2] *= alpha[1];
+        o[n][3] *= alpha[1];
+      }
+    } else {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) base[h] = m_run[h] == -INFINITY ? 0.f : m_run[h];
     }
     uint32_t pf[NTS][2];  // bf16 P, packed as the next mma's A fragments
 #pragma unroll

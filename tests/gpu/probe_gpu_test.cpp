@@ -2,6 +2,8 @@
 // query, and the runner's isolation of a faulting and a hanging kernel (re-exec of specprobe).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "gpu/cuda_session.hpp"
@@ -98,6 +100,65 @@ TEST_CASE("spec verify's copy-engine and cp.async kernels both match the referen
   Json r = run_probe_in_process(bad);
   CHECK(r["status"] == "error");
   CHECK(r["reason"].get<std::string>().find("'wgmma'") != std::string::npos);
+}
+
+// Keys scaled up along each request, so the running max of the online softmax climbs: by less
+// than the lazy-rescale slack per tile (P grows up to 2^slack before O is rescaled) and by more
+// (a rescale on that tile). The host checks that the inputs hit both cases before the kernels run.
+TEST_CASE("spec verify matches the reference while the softmax max climbs by less and by more than the lazy slack", "[gpu]") {
+  auto sess = GpuSession::open();
+  REQUIRE(sess.has_value());
+  using probes::bf16_to_float;
+  using probes::float_to_bf16;
+  for (double ramp : {16.0, 256.0, 2048.0}) {
+    probes::SpecVerifyInputs in = probes::make_spec_verify_inputs(3, 3, 8, 2, 128, false, 16, 3000, 7);
+    const int D = in.head_dim;
+    for (int b = 0; b < in.batch; ++b)
+      for (int t = 0; t < in.seq_lens[b]; ++t) {
+        const int blk = in.block_table[static_cast<size_t>(b) * in.bt_stride + t / in.block_size];
+        const size_t slot = static_cast<size_t>(blk) * in.block_size + t % in.block_size;
+        const float f = static_cast<float>(1.0 + ramp * t / in.seq_lens[b]);
+        for (int h = 0; h < in.heads_kv; ++h)
+          for (int d = 0; d < D; ++d) {
+            uint16_t* e = reinterpret_cast<uint16_t*>(in.k_cache.data()) + (slot * in.heads_kv + h) * D + d;
+            *e = float_to_bf16(bf16_to_float(*e) * f);
+          }
+      }
+    // Tile maxima (log2 units, as the kernel scales them) of request 0, row 0, q head 0.
+    const int tn = specprobe_kernels::spec_verify_tile_tokens(D, 32);
+    const int L = in.seq_lens[0];
+    double run = -1e300;
+    int small = 0, large = 0;
+    for (int t0 = 0; t0 + tn <= L - in.num_q; t0 += tn) {
+      double mx = -1e300;
+      for (int t = t0; t < t0 + tn; ++t) {
+        const int blk = in.block_table[t / in.block_size];
+        const size_t slot = static_cast<size_t>(blk) * in.block_size + t % in.block_size;
+        double s = 0;
+        for (int d = 0; d < D; ++d)
+          s += static_cast<double>(bf16_to_float(in.q[d])) *
+               bf16_to_float(reinterpret_cast<const uint16_t*>(in.k_cache.data())[(slot * in.heads_kv) * D + d]);
+        mx = std::max(mx, s / std::sqrt(static_cast<double>(D)) * 1.4426950408889634);
+      }
+      if (t0 > 0 && mx > run) (mx - run > specprobe_kernels::kSpecVerifyLazySlack ? large : small) += 1;
+      run = std::max(run, mx);
+    }
+    INFO("ramp " << ramp << ": tiles moving the max by <= slack " << small << ", by more " << large);
+    if (ramp == 16.0) CHECK(small > 0);
+    if (ramp == 2048.0) CHECK(large > 0);
+    for (bool copy_engine : {true, false}) {
+      auto dev = probes::upload_spec_verify(**sess, in, 0, copy_engine);
+      REQUIRE(dev.has_value());
+      INFO("kernel " << dev->launch.kernel);
+      REQUIRE(probes::launch_spec_verify(**sess, *dev).has_value());
+      REQUIRE((*sess)->sync().has_value());
+      std::vector<uint16_t> out(in.out_elems());
+      REQUIRE((*sess)->download(out.data(), dev->d_out, out.size() * 2).has_value());
+      const probes::ErrorStats e = probes::check_spec_verify(in, out, {});
+      INFO("max rel " << e.max_rel() << ", norm rel " << e.norm_rel());
+      CHECK(probes::spec_verify_passes(e));
+    }
+  }
 }
 
 TEST_CASE("graph replay is bit-identical to eager after new seq lens and block tables", "[gpu]") {
