@@ -95,30 +95,37 @@ float cache_value(const SpecVerifyInputs& in, const std::vector<uint8_t>& cache,
 
 }  // namespace
 
-std::vector<double> spec_verify_reference(const SpecVerifyInputs& in, int b, int j, int hq) {
-  const int D = in.head_dim, gqa = in.heads_q / in.heads_kv, kvh = hq / gqa;
+size_t spec_verify_cache_offset(const SpecVerifyInputs& in, int b, int t, int kvh) {
+  const int blk = in.block_table[static_cast<size_t>(b) * in.bt_stride + t / in.block_size];
+  return ((static_cast<size_t>(blk) * in.block_size + t % in.block_size) * in.heads_kv + kvh) * in.head_dim;
+}
+
+std::vector<double> spec_verify_scores(const SpecVerifyInputs& in, int b, int j, int hq) {
+  const int D = in.head_dim, kvh = hq / (in.heads_q / in.heads_kv);
   const int pos = in.seq_lens[static_cast<size_t>(b)] - in.num_q + j;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   const uint16_t* q = in.q.data() + ((static_cast<size_t>(b) * in.num_q + j) * in.heads_q + hq) * D;
   std::vector<double> s(static_cast<size_t>(pos + 1));
-  auto slot_base = [&](int t) {
-    const int blk = in.block_table[static_cast<size_t>(b) * in.bt_stride + t / in.block_size];
-    return ((static_cast<size_t>(blk) * in.block_size + t % in.block_size) * in.heads_kv + kvh) * D;
-  };
-  double mx = -1e300;
   for (int t = 0; t <= pos; ++t) {
-    const size_t base = slot_base(t);
+    const size_t base = spec_verify_cache_offset(in, b, t, kvh);
     double dot = 0;
     for (int d = 0; d < D; ++d) dot += bf16_to_float(q[d]) * static_cast<double>(cache_value(in, in.k_cache, base + d, 1.f));
     s[static_cast<size_t>(t)] = dot * scale * in.k_scale;
-    mx = std::max(mx, s[static_cast<size_t>(t)]);
   }
+  return s;
+}
+
+std::vector<double> spec_verify_reference(const SpecVerifyInputs& in, int b, int j, int hq) {
+  const int D = in.head_dim, kvh = hq / (in.heads_q / in.heads_kv);
+  const std::vector<double> s = spec_verify_scores(in, b, j, hq);
+  const int pos = static_cast<int>(s.size()) - 1;
+  const double mx = s.empty() ? 0.0 : *std::max_element(s.begin(), s.end());
   double den = 0;
   std::vector<double> out(static_cast<size_t>(D), 0.0);
   for (int t = 0; t <= pos; ++t) {
     const double p = std::exp(s[static_cast<size_t>(t)] - mx);
     den += p;
-    const size_t base = slot_base(t);
+    const size_t base = spec_verify_cache_offset(in, b, t, kvh);
     for (int d = 0; d < D; ++d) out[static_cast<size_t>(d)] += p * cache_value(in, in.v_cache, base + d, in.v_scale);
   }
   for (auto& v : out) v /= den;

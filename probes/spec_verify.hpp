@@ -57,6 +57,11 @@ SpecVerifyBytes spec_verify_buffer_bytes(const SpecVerifyInputs& in, int num_spl
 SpecVerifyInputs make_spec_verify_inputs(int batch, int k, int gqa, int heads_kv, int head_dim, bool fp8,
                                          int block_size, int context, uint64_t seed);
 
+// Element offset of (request b, token t, kv head kvh)'s head_dim values in k_cache / v_cache.
+size_t spec_verify_cache_offset(const SpecVerifyInputs& in, int b, int t, int kvh);
+// fp64 scores q . k_t * sm_scale * k_scale of one (request, verify row j, q head) for the tokens
+// it attends to (t <= its causal limit).
+std::vector<double> spec_verify_scores(const SpecVerifyInputs& in, int b, int j, int hq);
 // fp64 reference for one (request, verify row j, q head): head_dim values.
 std::vector<double> spec_verify_reference(const SpecVerifyInputs& in, int b, int j, int hq);
 

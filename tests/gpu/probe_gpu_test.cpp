@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 
 #include "gpu/cuda_session.hpp"
@@ -112,34 +111,21 @@ TEST_CASE("spec verify matches the reference while the softmax max climbs by les
   using probes::float_to_bf16;
   for (double ramp : {16.0, 256.0, 2048.0}) {
     probes::SpecVerifyInputs in = probes::make_spec_verify_inputs(3, 3, 8, 2, 128, false, 16, 3000, 7);
-    const int D = in.head_dim;
     for (int b = 0; b < in.batch; ++b)
       for (int t = 0; t < in.seq_lens[b]; ++t) {
-        const int blk = in.block_table[static_cast<size_t>(b) * in.bt_stride + t / in.block_size];
-        const size_t slot = static_cast<size_t>(blk) * in.block_size + t % in.block_size;
         const float f = static_cast<float>(1.0 + ramp * t / in.seq_lens[b]);
-        for (int h = 0; h < in.heads_kv; ++h)
-          for (int d = 0; d < D; ++d) {
-            uint16_t* e = reinterpret_cast<uint16_t*>(in.k_cache.data()) + (slot * in.heads_kv + h) * D + d;
-            *e = float_to_bf16(bf16_to_float(*e) * f);
-          }
+        for (int h = 0; h < in.heads_kv; ++h) {
+          uint16_t* e = reinterpret_cast<uint16_t*>(in.k_cache.data()) + probes::spec_verify_cache_offset(in, b, t, h);
+          for (int d = 0; d < in.head_dim; ++d) e[d] = float_to_bf16(bf16_to_float(e[d]) * f);
+        }
       }
     // Tile maxima (log2 units, as the kernel scales them) of request 0, row 0, q head 0.
-    const int tn = specprobe_kernels::spec_verify_tile_tokens(D, 32);
-    const int L = in.seq_lens[0];
+    const int tn = specprobe_kernels::spec_verify_tile_tokens(in.head_dim, 32);
+    const std::vector<double> s = probes::spec_verify_scores(in, 0, 0, 0);
     double run = -1e300;
     int small = 0, large = 0;
-    for (int t0 = 0; t0 + tn <= L - in.num_q; t0 += tn) {
-      double mx = -1e300;
-      for (int t = t0; t < t0 + tn; ++t) {
-        const int blk = in.block_table[t / in.block_size];
-        const size_t slot = static_cast<size_t>(blk) * in.block_size + t % in.block_size;
-        double s = 0;
-        for (int d = 0; d < D; ++d)
-          s += static_cast<double>(bf16_to_float(in.q[d])) *
-               bf16_to_float(reinterpret_cast<const uint16_t*>(in.k_cache.data())[(slot * in.heads_kv) * D + d]);
-        mx = std::max(mx, s / std::sqrt(static_cast<double>(D)) * 1.4426950408889634);
-      }
+    for (size_t t0 = 0; t0 + tn <= s.size(); t0 += tn) {
+      const double mx = *std::max_element(s.begin() + t0, s.begin() + t0 + tn) * 1.4426950408889634;
       if (t0 > 0 && mx > run) (mx - run > specprobe_kernels::kSpecVerifyLazySlack ? large : small) += 1;
       run = std::max(run, mx);
     }

@@ -346,6 +346,28 @@ TEST_CASE("spec verify automatic splits share the longest context equally", "[pr
   }
 }
 
+TEST_CASE("spec verify scores: one per visible token, read through the block table's cache offsets", "[probes]") {
+  auto in = make_spec_verify_inputs(2, 3, 2, 2, 64, false, 16, 100, 4);
+  // Offsets of every (request, token, kv head) are distinct and inside the cache.
+  std::set<size_t> seen;
+  for (int b = 0; b < in.batch; ++b)
+    for (int t = 0; t < in.seq_lens[b]; ++t)
+      for (int h = 0; h < in.heads_kv; ++h) {
+        const size_t off = spec_verify_cache_offset(in, b, t, h);
+        CHECK(off % in.head_dim == 0);
+        CHECK((off + in.head_dim) * 2 <= in.k_cache.size());
+        CHECK(seen.insert(off).second);
+      }
+  const int b = 1, j = 2, hq = 3, t = 37;  // q head 3 reads kv head 1
+  const auto before = spec_verify_scores(in, b, j, hq);
+  REQUIRE(before.size() == static_cast<size_t>(in.seq_lens[b] - in.num_q + j + 1));
+  // Doubling token t's key (exact in bf16) doubles its score and no other.
+  uint16_t* k = reinterpret_cast<uint16_t*>(in.k_cache.data()) + spec_verify_cache_offset(in, b, t, 1);
+  for (int d = 0; d < in.head_dim; ++d) k[d] = float_to_bf16(2.f * bf16_to_float(k[d]));
+  const auto after = spec_verify_scores(in, b, j, hq);
+  for (size_t i = 0; i < before.size(); ++i) CHECK(after[i] == (static_cast<int>(i) == t ? 2 * before[i] : before[i]));
+}
+
 TEST_CASE("spec verify reference: causal window and a uniform-key sanity check", "[probes]") {
   auto in = make_spec_verify_inputs(1, 2, 3, 1, 64, false, 16, 20, 9);
   // Make every key equal: attention is then the mean of the visible values.
