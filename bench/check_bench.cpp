@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/check.hpp"
+#include "pipeline/check.hpp"
 
 using Clock = std::chrono::steady_clock;
 
@@ -30,7 +30,12 @@ double p90(std::vector<double> v) {
 int main(int argc, char** argv) {
   const std::string src = argc > 1 ? argv[1] : SPECPROBE_SOURCE_DIR;
   const int runs = argc > 2 ? std::atoi(argv[2]) : 200;
-  specprobe::CheckOptions o;
+  auto services = specprobe::system_services();
+  if (!services) {
+    std::fprintf(stderr, "%s\n", services.error().str().c_str());
+    return 1;
+  }
+  specprobe::CheckRequest o;
   o.file = src + "/docs/examples/seeds/dsv4-mtp.yaml";
   o.model = src + "/docs/examples/checkpoints/deepseek-v4-flash";
   o.gpu = "H200";
@@ -41,7 +46,7 @@ int main(int argc, char** argv) {
   size_t cells = 0, rules = 0;
   for (int i = 0; i < runs; ++i) {
     const auto t0 = Clock::now();
-    auto r = specprobe::run_check(o);
+    auto r = specprobe::run_check(o, *services);
     inproc.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     if (!r) {
       std::fprintf(stderr, "check failed: %s\n", r.error().str().c_str());

@@ -93,25 +93,25 @@ int run_cli(int argc, char** argv) {
 
   try {
     if (check_cmd->parsed()) {
-      check.argv = after_dashes;
-      check.full_argv.assign(argv, argv + argc);
-      if (!check.file.empty() && !check.argv.empty()) {
+      check.request.argv = after_dashes;
+      check.request.invocation.assign(argv, argv + argc);
+      if (!check.request.file.empty() && !check.request.argv.empty()) {
         std::fprintf(stderr, "specprobe: error: give either FILE or a command line after `--`, not both\n");
         return 2;
       }
-      if (check.file.empty() && check.argv.empty()) {
+      if (check.request.file.empty() && check.request.argv.empty()) {
         std::fprintf(stderr, "specprobe: error: check needs a FILE, or a command line after `--`\n");
         return 2;
       }
       return run_check_command(check);
     }
     if (exec_cmd->parsed()) {
-      exec_opts.check.argv = after_dashes;
-      exec_opts.check.full_argv.assign(argv, argv + argc);
+      exec_opts.check.request.argv = after_dashes;
+      exec_opts.check.request.invocation.assign(argv, argv + argc);
       return run_exec_command(exec_opts);
     }
     if (matrix_cmd->parsed()) {
-      matrix_opts.check.full_argv.assign(argv, argv + argc);
+      matrix_opts.check.request.invocation.assign(argv, argv + argc);
       return run_matrix_command(matrix_opts);
     }
     if (gpu_cmd->parsed()) return run_gpu_command(gpu_format);

@@ -37,19 +37,21 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& o) {
 }
 
 int run_exec_command(const ExecOptions& o) {
-  const std::vector<std::string>& argv = o.check.argv;
+  const std::vector<std::string>& argv = o.check.request.argv;
   if (argv.empty()) {
     std::fprintf(stderr, "specprobe: error: exec needs the serving command after `--` (specprobe exec -- vllm serve MODEL ...)\n");
     return 2;
   }
-  auto report = run_check(o.check);
+  auto services = cli_services(o.check.rules_dir, o.check.quiet);
+  if (!services) return exit_code(services.error().kind);
+  auto report = run_check(check_request(o.check), *services);
   if (!report) {
     std::fprintf(stderr, "specprobe: %s\n", report.error().str().c_str());
     std::fprintf(stderr, "specprobe: refusing to start %s: the command line could not be checked\n", argv[0].c_str());
     return exit_code(report.error().kind);
   }
   report->exit_code = o.check.exit_zero ? 0 : exit_code_for(*report, o.check.fail_on);
-  if (const int rc = emit_report(o.check, *report, stderr); rc != 0) return rc;
+  if (const int rc = emit_check_report(o.check, *report, stderr); rc != 0) return rc;
   if (report->exit_code != 0) {
     std::fprintf(stderr,
                  "specprobe: refusing to start %s: findings at or above --fail-on %s (fix them, or suppress them with a "

@@ -12,7 +12,7 @@ class App;
 namespace specprobe {
 
 struct ExecOptions {
-  CheckOptions check;    // check.argv holds the command after `--`
+  CheckOptions check;    // check.request.argv holds the command after `--`
   bool dry_run = false;  // print the command instead of running it
 };
 

@@ -5,26 +5,14 @@
 #include <cstdio>
 
 #include "common/embedded.hpp"
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 #include "gpu/driver.hpp"
-#include "rules/rule.hpp"
+#include "rules/catalog.hpp"
 
 namespace specprobe {
 namespace {
 
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
 
 std::string human_bytes(int64_t b) {
   if (b >= (1LL << 30)) return fmt::format("{:.1f} GiB", b / double(1LL << 30));
@@ -83,11 +71,12 @@ int run_gpu_command(const std::string& format) {
 }
 
 int run_rules_list_command(const std::string& format, const std::string& rules_dir) {
-  auto rules = load_rules(rules_dir);
-  if (!rules) {
-    std::fprintf(stderr, "specprobe: %s\n", rules.error().str().c_str());
-    return rules_dir.empty() ? 3 : 2;
+  auto catalog = load_catalog(rules_dir);
+  if (!catalog) {
+    std::fprintf(stderr, "specprobe: %s\n", catalog.error().str().c_str());
+    return exit_code(catalog.error().kind);
   }
+  const std::vector<Rule>* rules = &(*catalog)->rules;
   if (format == "json") {
     Json a = Json::array();
     for (const auto& r : *rules)
@@ -115,39 +104,20 @@ int run_rules_list_command(const std::string& format, const std::string& rules_d
   return 0;
 }
 
-std::string closest_rule_id(const std::string& id, const std::string& rules_dir) {
-  auto rules = load_rules(rules_dir);
-  if (!rules) return {};
-  std::string best;
-  size_t best_d = 3;
-  std::string upper = id;
-  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (const auto& r : *rules) {
-    const size_t d = edit_distance(upper, r.id);
-    if (d < best_d) {
-      best_d = d;
-      best = r.id;
-    }
-  }
-  return best;
-}
-
 int run_explain_command(const std::string& id_in, const std::string& rules_dir) {
-  std::string id = id_in;
-  for (auto& c : id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  auto rules = load_rules(rules_dir);
-  if (!rules) {
-    std::fprintf(stderr, "specprobe: %s\n", rules.error().str().c_str());
+  auto catalog = load_catalog(rules_dir);
+  if (!catalog) {
+    std::fprintf(stderr, "specprobe: %s\n", catalog.error().str().c_str());
     return 3;
   }
-  auto it = std::find_if(rules->begin(), rules->end(), [&](const Rule& r) { return r.id == id; });
-  if (it == rules->end()) {
-    const std::string near = closest_rule_id(id, rules_dir);
+  const Rule* found = (*catalog)->find(id_in);
+  if (!found) {
+    const std::string near = (*catalog)->closest_id(id_in);
     std::fprintf(stderr, "specprobe: error: unknown rule id '%s'%s\n", id_in.c_str(),
                  near.empty() ? "" : fmt::format(" (did you mean {}?)", near).c_str());
     return 2;
   }
-  const Rule& r = *it;
+  const Rule& r = *found;
   print(fmt::format("{} {} ({}, stage {})\n{}\n\n", r.id, r.slug, to_string(r.severity), to_string(r.stage), r.title));
   if (auto doc = embedded_file(fmt::format("docs/rules/{}.md", r.id))) {
     print(std::string(*doc));

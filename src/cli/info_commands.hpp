@@ -8,7 +8,4 @@ int run_gpu_command(const std::string& format);
 int run_rules_list_command(const std::string& format, const std::string& rules_dir);
 int run_explain_command(const std::string& id, const std::string& rules_dir);
 
-// Closest known rule id to ID (for "did you mean"), or empty.
-std::string closest_rule_id(const std::string& id, const std::string& rules_dir);
-
 }  // namespace specprobe

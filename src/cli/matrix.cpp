@@ -4,11 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
-#include "build_info.hpp"
 #include "report/printers.hpp"
 
 namespace specprobe {
@@ -29,101 +27,18 @@ std::vector<std::string> split_gpus(const std::string& s) {
   return out;
 }
 
-std::string cell_token(const MatrixCell& c) {
-  if (c.verdict == "fails") return "x";
-  if (c.verdict == "unknown") return "?";
-  if (c.indexer == "flattened") return "flat";
-  return c.warnings.empty() ? "ok" : "ok*";
-}
-
-std::string requested_kv(const Report& r) { return fact_string(r.facts, "serve.kv_cache_dtype").value_or("auto"); }
-
-// Largest working k per backend for the plan's kv-cache dtype (-1: none).
-Json max_k_by_backend(const Report& r) {
-  Json out = Json::object();
-  if (!r.matrix) return out;
-  const std::string kv = requested_kv(r);
-  for (const auto& b : r.matrix->backends) {
-    int best = -1;
-    for (const auto& c : r.matrix->cells)
-      if (c.backend == b && c.kv_cache_dtype == kv && c.verdict == "works") best = std::max(best, c.k);
-    const std::string name = b.empty() ? fact_string(r.facts, "attention.selected").value_or("default") : b;
-    out[name] = best >= 0 ? Json(best) : Json(nullptr);
-  }
-  return out;
-}
-
-std::string render_table(const std::vector<std::string>& gpus, const std::vector<Report>& reports, const std::string& what) {
-  std::string out = fmt::format("specprobe matrix: {}\n", what);
-  out += "cells: k = num_speculative_tokens; ok, ok* with warnings, flat = DSA indexer flattened, x fails, ? unknown\n";
-  for (size_t i = 0; i < reports.size(); ++i) {
-    const Report& r = reports[i];
-    const Json* sm = find_fact(r.facts, "gpu.sm");
-    out += fmt::format("\n{} ({}, sm_{}): plan {}", gpus[i], fact_string(r.facts, "gpu.name").value_or("unknown"),
-                       sm && !sm->is_null() ? (sm->is_string() ? sm->get<std::string>() : sm->dump()) : "?", r.verdict);
-    if (!r.matrix) {
-      out += "; no matrix\n";
-      continue;
-    }
-    const SupportMatrix& m = *r.matrix;
-    out += fmt::format("; largest working k with {} / {}: {}\n", fact_string(r.facts, "attention.selected").value_or("-"),
-                       requested_kv(r), m.max_working_k ? std::to_string(*m.max_working_k) : "none");
-    std::string head = fmt::format("  {:<22} {:<16}", "backend", "kv cache");
-    for (int k : m.ks) head += fmt::format(" {:>4}", fmt::format("k={}", k));
-    out += head + "\n";
-    for (const auto& b : m.backends)
-      for (const auto& kv : m.kv_cache_dtypes) {
-        std::string line = fmt::format("  {:<22} {:<16}", b.empty() ? fact_string(r.facts, "attention.selected").value_or("-") : b, kv);
-        for (int k : m.ks)
-          for (const auto& c : m.cells)
-            if (c.k == k && c.backend == b && c.kv_cache_dtype == kv) line += fmt::format(" {:>4}", cell_token(c));
-        out += line + "\n";
-      }
-  }
-  return out;
-}
-
-Json render_json(const std::vector<std::string>& gpus, const std::vector<Report>& reports, const MatrixOptions& o) {
-  Json j = Json::object();
-  j["schema_version"] = "1.0.0";
-  j["tool"] = {{"name", "specprobe"}, {"version", kToolVersion}, {"git_sha", kGitSha}};
-  j["model"] = o.check.model.empty() ? Json(nullptr) : Json(o.check.model);
-  j["config"] = o.config.empty() ? Json(nullptr) : Json(o.config);
-  Json list = Json::array();
-  for (size_t i = 0; i < reports.size(); ++i) {
-    const Report& r = reports[i];
-    const Json full = report_to_json(r);
-    Json g = Json::object();
-    g["gpu"] = gpus[i];
-    g["name"] = r.facts.value("gpu", Json::object()).value("name", Json(nullptr));
-    g["sm"] = r.facts.value("gpu", Json::object()).value("sm", Json(nullptr));
-    g["engine"] = r.engine;
-    g["attention_backend"] = r.facts.value("attention", Json::object()).value("selected", Json(nullptr));
-    g["kv_cache_dtype"] = requested_kv(r);
-    g["verdict"] = r.verdict;
-    g["max_k_by_backend"] = max_k_by_backend(r);
-    g["findings"] = Json::array();
-    for (const auto& res : full["results"])
-      if (res["status"] == "fail") g["findings"].push_back({{"id", res["id"]}, {"severity", res["severity"]}, {"suppressed", !res["suppressed"].is_null()}});
-    g["matrix"] = full["matrix"];
-    list.push_back(std::move(g));
-  }
-  j["gpus"] = list;
-  return j;
-}
-
 }  // namespace
 
 CLI::App* add_matrix_command(CLI::App& app, MatrixOptions& o) {
   CLI::App* cmd = app.add_subcommand("matrix", "the support matrix (k x backend x kv-cache dtype) for each GPU: a table, JSON, or an NFD feature file");
-  cmd->add_option("--model", o.check.model, "checkpoint directory (or its config.json)");
+  cmd->add_option("--model", o.check.request.model, "checkpoint directory (or its config.json)");
   cmd->add_option("--gpu", o.gpus, "comma-separated GPUs (H100,H200,B200,GB10, sm_90, ...), or auto for this node's GPU");
   cmd->add_option("--config", o.config, "a serving config (vLLM YAML/JSON or a script) whose other options hold");
-  cmd->add_option("--engine", o.check.engine, "vllm or sglang")->check(CLI::IsMember({"vllm", "sglang"}));
-  cmd->add_option("--python", o.check.python, "the deployment's Python: read installed library versions from its site-packages");
-  cmd->add_option("--site-packages", o.check.site_packages, "a site-packages directory to read library versions from");
-  cmd->add_option("--lib", o.check.libs, "set a library version: NAME=VERSION");
-  cmd->add_option("--probes", o.check.probes, "run probe kernels: auto, off, all")->check(CLI::IsMember({"auto", "off", "all"}));
+  cmd->add_option("--engine", o.check.request.engine, "vllm or sglang")->check(CLI::IsMember({"vllm", "sglang"}));
+  cmd->add_option("--python", o.check.request.python, "the deployment's Python: read installed library versions from its site-packages");
+  cmd->add_option("--site-packages", o.check.request.site_packages, "a site-packages directory to read library versions from");
+  cmd->add_option("--lib", o.check.request.libs, "set a library version: NAME=VERSION");
+  cmd->add_option("--probes", o.check.request.probes, "run probe kernels: auto, off, all")->check(CLI::IsMember({"auto", "off", "all"}));
   cmd->add_option("--format", o.format, "text, json, or nfd (Node Feature Discovery feature file; one GPU)")
       ->check(CLI::IsMember({"text", "json", "nfd"}));
   cmd->add_option("--output,-o", o.output, "write to FILE instead of stdout");
@@ -135,7 +50,7 @@ CLI::App* add_matrix_command(CLI::App& app, MatrixOptions& o) {
 }
 
 int run_matrix_command(const MatrixOptions& o) {
-  if (o.check.model.empty() && o.config.empty()) {
+  if (o.check.request.model.empty() && o.config.empty()) {
     std::fprintf(stderr, "specprobe: error: matrix needs --model DIR and/or --config FILE\n");
     return 2;
   }
@@ -148,43 +63,47 @@ int run_matrix_command(const MatrixOptions& o) {
     std::fprintf(stderr, "specprobe: error: --format nfd describes one node: give one --gpu (or auto)\n");
     return 2;
   }
-  const bool progress = !o.check.quiet && isatty(STDERR_FILENO) == 1;
+  auto services = cli_services(o.check.rules_dir, /*quiet=*/true);  // one progress line per GPU, not per probe
+  if (!services) return exit_code(services.error().kind);
+  const auto show = terminal_progress(o.check.quiet);
   std::vector<Report> reports;
   for (size_t i = 0; i < gpus.size(); ++i) {
-    CheckOptions c = o.check;
+    CheckRequest c = check_request(o.check);
     c.gpu = gpus[i];
-    c.no_matrix = false;
-    c.quiet = c.quiet || progress;  // one progress line per GPU, not per probe
+    c.matrix = true;
     c.file = o.config;
     if (o.config.empty()) {
       // No config: the engine's defaults for the model.
-      c.argv = o.check.engine == "sglang"
-                   ? std::vector<std::string>{"python3", "-m", "sglang.launch_server", "--model-path", o.check.model}
-                   : std::vector<std::string>{"vllm", "serve", o.check.model};
+      c.argv = o.check.request.engine == "sglang"
+                   ? std::vector<std::string>{"python3", "-m", "sglang.launch_server", "--model-path", o.check.request.model}
+                   : std::vector<std::string>{"vllm", "serve", o.check.request.model};
     }
-    if (progress) std::fprintf(stderr, "\rspecprobe: [%zu/%zu] %s ...\033[K", i + 1, gpus.size(), gpus[i].c_str());
-    auto r = run_check(c);
+    if (show) show(fmt::format("[{}/{}] {} ...", i + 1, gpus.size(), gpus[i]));
+    auto r = run_check(c, *services);
     if (!r) {
-      if (progress) std::fputs("\r\033[K", stderr);
+      if (show) show("");
       std::fprintf(stderr, "specprobe: %s\n", r.error().str().c_str());
       return exit_code(r.error().kind);
     }
     reports.push_back(std::move(*r));
   }
-  if (progress) std::fputs("\r\033[K", stderr);
+  if (show) show("");
 
   std::string out;
   if (o.format == "json") {
-    out = render_json(gpus, reports, o).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+    out = matrix_report_json(gpus, reports, o.check.request.model.empty() ? Json(nullptr) : Json(o.check.request.model),
+                             o.config.empty() ? Json(nullptr) : Json(o.config))
+              .dump(2, ' ', false, Json::error_handler_t::replace) +
+          "\n";
   } else if (o.format == "nfd") {
     std::string model = o.model_name;
-    if (model.empty()) model = !o.check.model.empty() ? o.check.model : fact_string(reports[0].facts, "model.id").value_or("model");
+    if (model.empty()) model = !o.check.request.model.empty() ? o.check.request.model : fact_string(reports[0].facts, "model.id").value_or("model");
     out = render_nfd(reports[0], model);
   } else {
-    const std::string what = fmt::format("{}{}{}", o.check.model.empty() ? "" : o.check.model,
-                                         o.check.model.empty() || o.config.empty() ? "" : " with ",
+    const std::string what = fmt::format("{}{}{}", o.check.request.model.empty() ? "" : o.check.request.model,
+                                         o.check.request.model.empty() || o.config.empty() ? "" : " with ",
                                          o.config.empty() ? "" : o.config);
-    out = render_table(gpus, reports, what);
+    out = render_matrix_table(gpus, reports, what);
   }
   int rc = 0;
   if (o.output.empty()) {

@@ -8,6 +8,7 @@
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
 #include "probes/spec_verify.hpp"
+#include "inputs/python_env.hpp"
 #include "probes/stack_probes.hpp"
 
 namespace specprobe {
@@ -136,7 +137,7 @@ int run_stack_probe_command(const ProbeOptions& o) {
     std::fprintf(stderr, "specprobe: error: %s\n", specs.error().message.c_str());
     return 2;
   }
-  auto python = probes::resolve_python(o.python.empty() ? std::string("python3") : o.python);
+  auto python = resolve_python(o.python.empty() ? std::string("python3") : o.python);
   if (!python) {
     std::fprintf(stderr, "specprobe: error: --python: %s\n", python.error().message.c_str());
     return 2;

@@ -9,7 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/error.hpp"
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 
 namespace specprobe {
 

@@ -7,7 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/error.hpp"
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 
 namespace specprobe {
 

@@ -5,7 +5,7 @@
 // once per what-if variant of the sweep, so it must be cheap and a pure function of its input.
 #pragma once
 #include "common/error.hpp"
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 
 namespace specprobe {
 

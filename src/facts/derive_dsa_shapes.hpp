@@ -2,7 +2,7 @@
 // A.2, F.1 rule 2; KI-05): indexer heads and head_dim per DeepGEMM line and arch family, and the
 // FP4 indexer cache (SM100 only). Reads dsa.deep_gemm.candidates set by derive_facts; pure, no GPU.
 #pragma once
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 
 namespace specprobe {
 

@@ -3,7 +3,7 @@
 // backends in play and the spec-v2 switch, for the config-time ValueErrors of
 // ServerArgs._handle_speculative_decoding and _handle_attention_backend_compatibility. Pure, no GPU.
 #pragma once
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 
 namespace specprobe {
 

@@ -3,7 +3,7 @@
 // the scheduler would reject at startup, computed before the engine runs. Pure function of the
 // facts, no GPU; cheap enough for the what-if sweep (runs once per variant).
 #pragma once
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 
 namespace specprobe {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 #include "gpu/cuda_api.hpp"
 #include "gpu/gpu_info.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 #include "inputs/json_relaxed.hpp"
 
 namespace specprobe {

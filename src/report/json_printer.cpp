@@ -17,11 +17,13 @@ Json location_json(const SourceLocation& l, const std::string& fact) {
 
 }  // namespace
 
+Json report_tool_json() { return {{"name", "specprobe"}, {"version", kToolVersion}, {"git_sha", kGitSha}}; }
+
 Json report_to_json(const Report& r) {
   Json j = Json::object();
   j["$schema"] = "https://specprobe.dev/schema/report-1.json";
   j["schema_version"] = kReportSchemaVersion;
-  j["tool"] = {{"name", "specprobe"}, {"version", kToolVersion}, {"git_sha", kGitSha}};
+  j["tool"] = report_tool_json();
   j["invocation"] = {{"argv", r.argv}, {"duration_ms", r.duration_ms}, {"exit_code", r.exit_code}, {"fail_on", r.fail_on}};
   j["input"] = {{"path", r.input_path}, {"form", r.input_form}, {"engine", r.engine}};
   j["verdict"] = r.verdict;

@@ -3,8 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "report/report.hpp"
+#include "pipeline/report.hpp"
 #include "rules/rule.hpp"
+#include "rules/sweep.hpp"
 
 namespace specprobe {
 
@@ -20,6 +21,8 @@ std::string render_text(const Report& report, const TextStyle& style);
 
 // The canonical JSON report (docs/schema/report-1.json).
 Json report_to_json(const Report& report);
+// {"name": "specprobe", "version", "git_sha"}: the tool block of every JSON document.
+Json report_tool_json();
 inline constexpr const char* kReportSchemaVersion = "1.0.0";
 
 // Whether colour is wanted: --color always/never, else FORCE_COLOR/CLICOLOR_FORCE, NO_COLOR,
@@ -61,6 +64,16 @@ std::string github_escape_property(std::string_view s);
 std::string render_nfd(const Report& report, const std::string& model);
 // A Kubernetes label name segment: [A-Za-z0-9._-], alphanumeric at both ends, at most MAX chars.
 std::string nfd_label_segment(std::string_view s, size_t max = 63);
+
+// The support matrix: a cell as one token (ok, ok*, flat, x, ?); the rows of a matrix as a table
+// (DEFAULT_BACKEND names the row of an engine without backend variants); the `matrix` command's
+// table over several GPUs (WHAT names the model/config) and its JSON document.
+std::string matrix_cell_token(const MatrixCell& c);
+std::string render_matrix_rows(const SupportMatrix& m, const std::string& default_backend);
+std::string render_matrix_table(const std::vector<std::string>& gpus, const std::vector<Report>& reports,
+                                const std::string& what);
+Json matrix_report_json(const std::vector<std::string>& gpus, const std::vector<Report>& reports, const Json& model,
+                        const Json& config);
 
 // "h100", "h200", "gb10": a short, stable name of the report's GPU (for categories and labels).
 std::string gpu_slug(const Report& report);

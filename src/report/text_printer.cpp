@@ -25,13 +25,6 @@ std::string_view sev_color(Severity s) {
   return "0";
 }
 
-std::string cell_token(const MatrixCell& c) {
-  if (c.verdict == "fails") return "x";
-  if (c.verdict == "unknown") return "?";
-  if (c.indexer == "flattened") return "flat";
-  return c.warnings.empty() ? "ok" : "ok*";
-}
-
 void print_summary_header(std::string& out, const Report& r, const Paint& paint) {
   const Json& f = r.facts;
   auto s = [&](std::string_view path, std::string fallback = "unknown") {
@@ -113,17 +106,7 @@ std::string render_text(const Report& r, const TextStyle& style) {
   if (r.matrix && !style.quiet) {
     const SupportMatrix& m = *r.matrix;
     out += "\nsupport matrix (k = num_speculative_tokens; ok, ok* with warnings, flat = DSA indexer flattened, x fails, ? unknown):\n";
-    std::string head = fmt::format("  {:<22} {:<16}", "backend", "kv cache");
-    for (int k : m.ks) head += fmt::format(" {:>4}", fmt::format("k={}", k));
-    out += head + "\n";
-    for (const auto& b : m.backends)
-      for (const auto& kv : m.kv_cache_dtypes) {
-        std::string line = fmt::format("  {:<22} {:<16}", b.empty() ? r.facts.value("attention", Json::object()).value("selected", "-") : b, kv);
-        for (int k : m.ks)
-          for (const auto& c : m.cells)
-            if (c.k == k && c.backend == b && c.kv_cache_dtype == kv) line += fmt::format(" {:>4}", cell_token(c));
-        out += line + "\n";
-      }
+    out += render_matrix_rows(m, r.facts.value("attention", Json::object()).value("selected", "-"));
     const std::string req_b = fact_string(r.facts, "attention.selected").value_or("-");
     const std::string req_kv = fact_string(r.facts, "serve.kv_cache_dtype").value_or("auto");
     out += fmt::format("  working k with {} / {}: {}; largest: {}\n", req_b, req_kv,

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "report/report.hpp"
+#include "rules/result.hpp"
 #include "rules/rule.hpp"
 
 namespace specprobe {

@@ -3,12 +3,38 @@
 // matrix, the largest working k and the alternatives that would make the requested k work.
 // Probe results enter through the facts, so they count here exactly as in the main verdict.
 #pragma once
+#include <optional>
+#include <string>
 #include <vector>
 
-#include "report/report.hpp"
+#include "common/json.hpp"
 #include "rules/rule.hpp"
 
 namespace specprobe {
+
+// One what-if variant of the sweep.
+struct MatrixCell {
+  int k = 0;
+  std::string backend;
+  std::string kv_cache_dtype;
+  std::string verdict;               // "works" | "fails" | "unknown"
+  std::string indexer;               // "native" | "flattened" | "blocked" | "" (no DSA indexer)
+  std::vector<std::string> errors;   // ids of error-severity findings
+  std::vector<std::string> warnings; // ids of warning-severity findings
+};
+
+struct SupportMatrix {
+  std::vector<int> ks;
+  std::vector<std::string> backends;
+  std::vector<std::string> kv_cache_dtypes;
+  std::vector<MatrixCell> cells;
+  // Summary for the requested backend and kv dtype.
+  std::vector<int> working_k;
+  std::optional<int> max_working_k;
+  // For the requested k when it fails: backends / kv dtypes that would make it work.
+  std::vector<std::string> alternative_backends;
+  std::vector<std::string> alternative_kv_cache_dtypes;
+};
 
 struct SweepOptions {
   int max_k = 8;

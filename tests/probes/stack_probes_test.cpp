@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "facts/derive.hpp"
+#include "inputs/python_env.hpp"
 #include "probes/stack_probes.hpp"
 
 using namespace specprobe;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "report/report.hpp"
+#include "pipeline/report.hpp"
 
 namespace specprobe {
 

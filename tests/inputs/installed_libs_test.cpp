@@ -4,7 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "facts/libs.hpp"
+#include "inputs/installed_libs.hpp"
+#include "inputs/python_env.hpp"
 
 namespace fs = std::filesystem;
 using namespace specprobe;

@@ -1,6 +1,8 @@
-// The facts document: one JSON object that every stage reads and writes, addressed by stable
-// dotted names ("spec.next_n", "gpu.sm", "lib.deep_gemm.version"). Nested objects, so JSON
-// Logic's {"var": "spec.next_n"} walks it directly. Unknown = absent or null, never a guess.
+// JSON values and dotted-path access. The facts document (facts/registry.hpp) is one JSON object
+// every stage reads and writes, addressed by stable dotted names ("spec.next_n", "gpu.sm",
+// "lib.deep_gemm.version"); nested objects, so JSON Logic's {"var": "spec.next_n"} walks it
+// directly. Unknown = absent or null, never a guess. The helpers live here, below every stage,
+// because readers, the GPU layer and the rules all address JSON the same way.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -1,5 +1,5 @@
 // Suppressions from `.specprobe.yaml` and --ignore (see suppressions.hpp).
-#include "report/suppressions.hpp"
+#include "pipeline/suppressions.hpp"
 
 #include <cctype>
 #include <ctime>

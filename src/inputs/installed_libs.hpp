@@ -1,15 +1,15 @@
 // Installed library versions, read without running Python: *.dist-info/METADATA (and
-// *.egg-info/PKG-INFO) under a site-packages directory (the ones --python's interpreter reports,
-// probes::inspect_python, or given with --site-packages DIR); --lib NAME=VERSION sets one
-// directly. Results become facts lib.<key>.version / .source / .git_hash / .line (DeepGEMM) and
-// engine.version.
+// *.egg-info/PKG-INFO) under a site-packages directory (the ones the --python interpreter reports,
+// inputs/python_env.hpp, or given with --site-packages DIR); --lib NAME=VERSION sets one
+// directly. Results become facts lib.<key>.version / .source / .public_version / .local /
+// .git_hash.
 #pragma once
 #include <map>
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 
 namespace specprobe {
 
@@ -22,11 +22,6 @@ struct LibVersion {
 // The fact key for a distribution name ("flashinfer-python" -> "flashinfer", "deep-gemm" ->
 // "deep_gemm"); empty when specprobe does not track it.
 std::string lib_key(std::string_view distribution);
-
-// site-packages directories derived from the path of the Python at PATH (an interpreter, a venv's
-// bin/python, or a prefix/venv directory): the fallback when the interpreter cannot be asked (a
-// shim or a symlink outside its prefix defeats it). Input error naming PATH when none is found.
-Expected<std::vector<std::string>> site_packages_of_python(const std::string& python);
 
 // Tracked distributions found in DIR. Input error when DIR is not a directory.
 Expected<std::vector<LibVersion>> read_site_packages(const std::string& dir);

@@ -1,5 +1,5 @@
 // Reading installed distributions' versions from metadata files (no Python is run).
-#include "facts/libs.hpp"
+#include "inputs/installed_libs.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -69,39 +69,6 @@ std::string lib_key(std::string_view distribution) {
   for (const auto& t : kTracked)
     if (n == normalize_dist(t.key)) return t.key;
   return {};
-}
-
-Expected<std::vector<std::string>> site_packages_of_python(const std::string& python) {
-  std::error_code ec;
-  fs::path p(python);
-  if (!fs::exists(p, ec)) return input_error(fmt::format("{}: no such file or directory", python));
-  fs::path prefix;
-  if (fs::is_directory(p, ec)) {
-    prefix = p;
-  } else {
-    // <prefix>/bin/python3 -> <prefix>. Symlinks are not resolved: a venv's python links to the
-    // base interpreter, but the venv's own site-packages is what the server imports.
-    prefix = p.parent_path().parent_path();
-  }
-  std::vector<std::string> out;
-  for (const char* lib : {"lib", "lib64"}) {
-    const fs::path libdir = prefix / lib;
-    if (!fs::is_directory(libdir, ec)) continue;
-    for (const auto& e : fs::directory_iterator(libdir, ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.rfind("python", 0) != 0) continue;
-      for (const char* sub : {"site-packages", "dist-packages"}) {
-        const fs::path sp = e.path() / sub;
-        if (fs::is_directory(sp, ec)) out.push_back(sp.string());
-      }
-    }
-  }
-  if (fs::is_directory(prefix / "site-packages", ec)) out.push_back((prefix / "site-packages").string());
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  if (out.empty())
-    return input_error(fmt::format("{}: no site-packages directory found under {}", python, prefix.string()));
-  return out;
 }
 
 Expected<std::vector<LibVersion>> read_site_packages(const std::string& dir) {

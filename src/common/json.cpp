@@ -1,5 +1,5 @@
-// Dotted-path access into the facts document.
-#include "facts/facts.hpp"
+// Dotted-path access into JSON documents (the facts document above all).
+#include "common/json.hpp"
 
 #include <charconv>
 

@@ -15,7 +15,8 @@
 #include <map>
 
 #include "../e2e/run_binary.hpp"
-#include "facts/libs.hpp"
+#include "inputs/installed_libs.hpp"
+#include "inputs/python_env.hpp"
 #include "probes/stack_probes.hpp"
 
 using namespace specprobe;

@@ -1,0 +1,226 @@
+// The isolated runner (see isolated_runner.hpp).
+#include "common/isolated_runner.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <tuple>
+#include <utility>
+
+namespace specprobe {
+
+Json basic_runner_record(const Json& spec, const std::string& status, const std::string& reason) {
+  Json r;
+  const std::string kind = spec.is_object() && spec.value("probe", Json()).is_string() ? spec["probe"].get<std::string>() : "";
+  r["probe"] = kind;
+  r["name"] = kind;
+  r["spec"] = spec;
+  r["status"] = status;
+  r["reason"] = reason;
+  return r;
+}
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGPIPE: return "SIGPIPE";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Child {
+  pid_t pid = -1;
+  int out = -1;
+  int err = -1;
+};
+
+bool spawn(const std::vector<std::string>& argv, Child& c) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return false;
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    return false;
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    setpgid(0, 0);  // own process group: a timeout kills the child and anything it started
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(out[1]);
+  close(err[1]);
+  c.pid = pid;
+  c.out = out[0];
+  c.err = err[0];
+  return true;
+}
+
+std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
+
+// "host generate inputs" -> {true, "generate inputs"}; "device run kernel" -> {false, ...}; a
+// marker without either word (the stack adapters' style) names the phase only and counts as
+// device work, so a timeout there stays a crash as before phases existed. The name is child
+// output: printable ASCII only, at most 100 characters.
+std::pair<bool, std::string> parse_phase_marker(const std::string& text) {
+  bool on_host = false;
+  std::string name = text;
+  if (text.rfind("host ", 0) == 0) {
+    on_host = true;
+    name = text.substr(5);
+  } else if (text.rfind("device ", 0) == 0) {
+    name = text.substr(7);
+  }
+  std::string clean;
+  for (char ch : name)
+    if (ch >= 0x20 && ch < 0x7F && clean.size() < 100) clean += ch;
+  return {on_host, clean};
+}
+
+}  // namespace
+
+std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptions& opts) {
+  std::vector<Json> results(specs.size());
+  size_t next = 0;
+  while (next < specs.size()) {
+    std::vector<Json> rest(specs.begin() + static_cast<long>(next), specs.end());
+    std::vector<std::string> argv = opts.child_command;
+    argv.push_back("--specs");
+    argv.push_back(Json(rest).dump());
+    Child c;
+    if (!spawn(argv, c)) {
+      for (size_t i = next; i < specs.size(); ++i)
+        results[i] = opts.record(specs[i], "error", std::string("cannot start the probe child: ") + std::strerror(errno));
+      break;
+    }
+    long current = -1;  // index into specs of the probe in progress
+    std::string phase;  // the probe in progress's last phase marker ("" = none)
+    bool phase_on_host = false;
+    std::string out_buf, err_buf;
+    auto deadline = Clock::now() + std::chrono::duration<double>(opts.timeout_s);
+    bool timed_out = false;
+    bool out_open = true, err_open = true;
+    while (out_open || err_open) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) {
+        timed_out = true;
+        break;
+      }
+      pollfd fds[2] = {{out_open ? c.out : -1, POLLIN, 0}, {err_open ? c.err : -1, POLLIN, 0}};
+      const int pr = poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
+      if (pr < 0 && errno != EINTR) break;
+      char buf[4096];
+      if (out_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+        const ssize_t n = read(c.out, buf, sizeof buf);
+        if (n <= 0) {
+          out_open = false;
+        } else {
+          out_buf.append(buf, static_cast<size_t>(n));
+          size_t nl;
+          while ((nl = out_buf.find('\n')) != std::string::npos) {
+            const std::string line = out_buf.substr(0, nl);
+            out_buf.erase(0, nl + 1);
+            if (line.rfind("@@specprobe begin ", 0) == 0) {
+              // Child output is not trusted (stack adapters print these lines too): an index that
+              // is not one of this child's probes is ignored, never thrown on or indexed with.
+              size_t i = 0;
+              const char* first = line.data() + 18;
+              const char* last = line.data() + line.size();
+              const auto [end, ec] = std::from_chars(first, last, i);
+              if (ec == std::errc() && end == last && i < rest.size()) {
+                current = static_cast<long>(next + i);
+                phase.clear();
+                phase_on_host = false;
+                deadline = Clock::now() + std::chrono::duration<double>(opts.timeout_s);
+              }
+            } else if (line.rfind("@@specprobe phase ", 0) == 0 && current >= 0) {
+              std::tie(phase_on_host, phase) = parse_phase_marker(line.substr(18));
+            } else if (line.rfind("@@specprobe result ", 0) == 0 && current >= 0 &&
+                       current < static_cast<long>(specs.size())) {
+              Json r = Json::parse(line.substr(19), nullptr, false);
+              results[static_cast<size_t>(current)] =
+                  r.is_discarded() || !r.is_object() ? opts.record(specs[static_cast<size_t>(current)], "error", "unreadable result from the probe child") : r;
+              current = -1;
+              phase.clear();
+              phase_on_host = false;
+            }
+          }
+        }
+      }
+      if (err_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+        const ssize_t n = read(c.err, buf, sizeof buf);
+        if (n <= 0) err_open = false;
+        else err_buf = tail(err_buf + std::string(buf, static_cast<size_t>(n)), 2000);
+      }
+    }
+    if (timed_out) kill(-c.pid, SIGKILL);
+    int wstatus = 0;
+    while (waitpid(c.pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    close(c.out);
+    close(c.err);
+    if (current >= 0) {
+      const Json& spec = specs[static_cast<size_t>(current)];
+      // In a host phase the kernel is not what stopped: the probe could not determine (error).
+      Json r = opts.record(spec, phase_on_host ? "error" : "crash", "");
+      const std::string in_phase = phase.empty() ? "" : fmt::format(" in {}phase '{}'", phase_on_host ? "host " : "", phase);
+      if (timed_out) {
+        r["reason"] = phase_on_host ? fmt::format("no result within {:g} s: still{} (host work, not the kernel) when "
+                                                  "its process was killed; a shape this large needs a longer --timeout",
+                                                  opts.timeout_s, in_phase)
+                                    : fmt::format("no result within {:g} s: the probe hung{} and its process was killed",
+                                                  opts.timeout_s, in_phase);
+        r["timeout_s"] = opts.timeout_s;
+      } else if (WIFSIGNALED(wstatus)) {
+        r["signal"] = signal_name(WTERMSIG(wstatus));
+        r["reason"] = "the probe process died with " + signal_name(WTERMSIG(wstatus)) + in_phase;
+      } else {
+        r["reason"] = fmt::format("the probe process exited with status {}{} before reporting", WEXITSTATUS(wstatus), in_phase);
+      }
+      if (!phase.empty()) r["phase"] = phase;
+      if (!err_buf.empty()) r["stderr_tail"] = tail(err_buf, 500);
+      results[static_cast<size_t>(current)] = r;
+    }
+    // Continue after the last probe with a result; a child that reported nothing at all
+    // cannot run probes: report that for the first spec and move on.
+    size_t progressed = next;
+    while (progressed < specs.size() && !results[progressed].is_null()) ++progressed;
+    if (progressed == next) {
+      Json r = opts.record(specs[next], "error",
+                           timed_out ? "the probe child did not start a probe in time"
+                                     : (WIFSIGNALED(wstatus) ? "the probe child died with " + signal_name(WTERMSIG(wstatus))
+                                                             : fmt::format("the probe child exited with status {} without running a probe", WEXITSTATUS(wstatus))));
+      if (!err_buf.empty()) r["stderr_tail"] = tail(err_buf, 500);
+      results[next] = r;
+      ++progressed;
+    }
+    next = progressed;
+  }
+  return results;
+}
+
+}  // namespace specprobe

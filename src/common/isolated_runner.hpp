@@ -1,0 +1,40 @@
+// Runs JSON specs in an isolated child process that speaks specprobe's line protocol, so that a
+// faulting or hanging child (a probe kernel, a stack-probe adapter, an interpreter being asked
+// about itself) becomes a result about that spec and the rest of the run completes.
+//
+// Protocol: the child gets "--specs <json list>" appended to its command line and prints, per
+// spec, "@@specprobe begin <i>" then "@@specprobe result <json>" on stdout, with
+// "@@specprobe phase host|device <name>" lines between them as it starts each step. The parent
+// enforces a per-spec timeout (from the spec's "begin" line; SIGKILL to the child's process
+// group, then reap), turns a death by signal or a timeout into a "crash" record (an "error" when
+// the last phase was host work: the kernel is not what stopped; the record's "phase" names it),
+// and restarts a child for the specs left. Child output is never trusted: malformed lines are
+// ignored, unreadable results become "error" records.
+// GPU-independent: tests drive it with scripted fake children.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "common/json.hpp"
+
+namespace specprobe {
+
+// A record for SPEC with STATUS and REASON (runner-made records: crash, error).
+using RunnerRecordFn = Json (*)(const Json& spec, const std::string& status, const std::string& reason);
+
+// {"probe": spec.probe, "name": spec.probe, "spec", "status", "reason"}.
+Json basic_runner_record(const Json& spec, const std::string& status, const std::string& reason);
+
+struct RunnerOptions {
+  std::vector<std::string> child_command;  // argv prefix; "--specs <json>" is appended
+  double timeout_s = 30;                   // per spec, from its "begin" line
+  RunnerRecordFn record = basic_runner_record;
+};
+
+// One result per spec, in order. Never throws for child failures.
+std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptions& opts);
+
+// "SIGSEGV" etc.
+std::string signal_name(int sig);
+
+}  // namespace specprobe

@@ -1,0 +1,51 @@
+// The pipeline: one check of one serving plan, from its inputs to the report.
+//
+//   read the plan (inputs/serving)          -> plan facts, source locations, reader notes
+//   installed libraries (inputs/python_env, inputs/installed_libs)
+//   model config and checkpoint (inputs/model_config, inputs/checkpoint)
+//   GPU (gpu/: the driver, or the known-GPU table for a declared GPU)
+//   derive (facts/)                         -> what the engine would do with this plan
+//   probes and stack probes (probes/)       -> observations on this GPU / with these libraries
+//   rules and the what-if sweep (rules/)    -> results, support matrix
+//   suppressions, verdict (pipeline/)       -> Report (pipeline/report.hpp)
+//
+// `check`, `matrix`, `exec` and the benchmarks call run_check; printers (report/) render the
+// Report; only the CLI turns it into an exit code.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "pipeline/report.hpp"
+#include "pipeline/services.hpp"
+
+namespace specprobe {
+
+struct CheckRequest {
+  // The plan: a serving config or deploy script, or a command line (argv).
+  std::string file;
+  std::vector<std::string> argv;
+  std::string engine;              // "vllm" | "sglang" to override detection; "" = detected
+  std::string model;               // checkpoint dir; "" = the plan's model when it is a local dir
+  std::string gpu = "auto";        // auto (the driver) | a name or arch from the known-GPU table
+  // Installed libraries.
+  std::string python;                      // the deployment's interpreter
+  std::vector<std::string> site_packages;  // directories to read distributions from
+  std::vector<std::string> libs;           // NAME=VERSION
+  // Evidence.
+  std::string probes = "auto";        // auto (when a GPU is present) | off | all
+  std::string stack_probes = "auto";  // auto (with python) | off
+  double stack_timeout_s = 600;       // per library
+  bool matrix = true;                 // the what-if sweep
+  // Gating.
+  std::string fail_on = "error";      // recorded in the report
+  std::vector<std::string> ignore;    // rule ids suppressed from the command line
+  bool suppression_file = true;       // read .specprobe.yaml next to the config
+  std::vector<std::string> invocation;  // specprobe's own argv, for the report
+};
+
+// Runs the whole pipeline. Input and usage problems are errors (exit 2); a missing GPU or driver is
+// not (the report says what it fell back to).
+Expected<Report> run_check(const CheckRequest& request, const Services& services);
+
+}  // namespace specprobe

@@ -1,0 +1,41 @@
+// The one report model the pipeline produces and every printer renders (text, JSON, SARIF,
+// JUnit, GitHub, NFD).
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/json.hpp"
+#include "rules/catalog.hpp"
+#include "rules/result.hpp"
+#include "rules/sweep.hpp"
+
+namespace specprobe {
+
+struct Note {
+  std::string severity;  // "info" | "warning"
+  std::string message;
+  SourceLocation where;
+};
+
+struct Report {
+  std::vector<std::string> argv;
+  std::string input_path;
+  std::string input_form;  // "vllm-yaml", ...
+  std::string engine;
+  std::string verdict;     // "supported" | "not-supported" | "unknown"
+  Json facts = Json::object();
+  std::vector<RuleResult> results;   // one per rule, in rule-id order
+  std::optional<SupportMatrix> matrix;
+  std::vector<Note> notes;           // reader notes, unknown options, GPU fallback ...
+  Json probes = Json::array();       // probe results (see probes/)
+  Json checkpoint = Json::object();  // checkpoint/quantization summary
+  std::string fail_on = "error";
+  int exit_code = 0;
+  double duration_ms = 0;
+  std::shared_ptr<const Catalog> catalog;  // the rules evaluated (SARIF describes them)
+};
+
+}  // namespace specprobe

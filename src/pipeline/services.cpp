@@ -1,0 +1,24 @@
+// The real services (see services.hpp).
+#include "pipeline/services.hpp"
+
+#include "facts/derive.hpp"
+#include "pipeline/suppressions.hpp"
+
+namespace specprobe {
+
+Expected<Services> system_services(const std::string& rules_dir) {
+  if (auto st = check_version_tables(); !st) return st.error();
+  auto catalog = load_catalog(rules_dir);
+  if (!catalog) return catalog.error();
+  Services s;
+  s.catalog = *catalog;
+  s.query_gpus = query_system_gpus;
+  s.discover_python = [](const std::string& python) { return discover_python(python); };
+  s.run_probes = probes::run_plan_probes;
+  s.run_stack_probes = probes::run_stack_probes;
+  s.clock = std::chrono::steady_clock::now;
+  s.today = today_iso;
+  return s;
+}
+
+}  // namespace specprobe

@@ -1,0 +1,37 @@
+// What the pipeline asks the outside world through: the GPU driver, the deployment's Python, the
+// probe and stack-probe runners, the rule catalog (loaded once), the clock and a progress sink.
+// system_services() wires the real ones; tests replace any member (a scripted driver, a fixed
+// date) without touching the pipeline.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/error.hpp"
+#include "gpu/driver.hpp"
+#include "inputs/python_env.hpp"
+#include "probes/plan_probes.hpp"
+#include "probes/stack_probes.hpp"
+#include "rules/catalog.hpp"
+
+namespace specprobe {
+
+struct Services {
+  std::shared_ptr<const Catalog> catalog;
+  std::function<DriverReport()> query_gpus;
+  std::function<Expected<PythonDiscovery>(const std::string& python)> discover_python;
+  std::function<probes::ProbeRun(const Json& facts, const probes::PlanProbeOptions&)> run_probes;
+  std::function<probes::StackRun(const Json& facts, const probes::StackProbeOptions&)> run_stack_probes;
+  std::function<std::chrono::steady_clock::time_point()> clock;
+  std::function<std::string()> today;  // "YYYY-MM-DD", for suppression expiry
+  // One line of progress ("" clears it); empty function = silent.
+  std::function<void(const std::string& line)> progress;
+};
+
+// The real driver, interpreter, runners and clock, with the catalog from RULES_DIR (empty = the
+// built-in one). Errors: the catalog does not load (internal for the built-in one, input for
+// --rules-dir), or the embedded version tables do not load (internal).
+Expected<Services> system_services(const std::string& rules_dir = {});
+
+}  // namespace specprobe

@@ -1,0 +1,227 @@
+// The pipeline's stages (see stages.hpp).
+#include "pipeline/stages.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "facts/derive.hpp"
+#include "gpu/gpu_info.hpp"
+#include "inputs/checkpoint/checkpoint.hpp"
+#include "inputs/installed_libs.hpp"
+#include "inputs/model_config.hpp"
+#include "inputs/serving.hpp"
+#include "pipeline/suppressions.hpp"
+
+namespace fs = std::filesystem;
+
+namespace specprobe::stages {
+namespace {
+
+// The GPU evaluated when the driver reports none and none was declared.
+constexpr const char* kFallbackGpu = "H100";
+
+std::string value_text(const Json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace
+
+Status read_plan(const CheckRequest& req, Report& report, Json& facts, std::map<std::string, SourceLocation>& locations) {
+  if (req.file.empty() && req.argv.empty())
+    return usage_error("check needs a FILE, or a command line after `--` (specprobe check -- vllm serve MODEL ...)");
+  Expected<ParsedServing> parsed = req.argv.empty() ? read_serving_file(req.file) : read_serving_argv(req.argv);
+  if (!parsed) return parsed.error();
+  facts = std::move(parsed->facts);
+  if (!req.engine.empty()) facts["engine"]["name"] = req.engine;
+  locations = std::move(parsed->locations);
+  report.input_path = parsed->path;
+  report.input_form = std::string(to_string(parsed->form));
+  for (const auto& n : parsed->notes) report.notes.push_back({n.severity, n.message, n.where});
+  for (const auto& u : parsed->unknown)
+    report.notes.push_back(
+        {"info", fmt::format("option '{}' is not modelled by specprobe; kept as given ({})", u.name, value_text(u.value)),
+         u.where});
+  return Ok{};
+}
+
+Status add_libs(const CheckRequest& req, const Services& services, Report& report, Json& facts,
+                std::string& python_executable) {
+  std::vector<LibVersion> libs;
+  for (const auto& d : req.site_packages) {
+    auto found = read_site_packages(d);
+    if (!found) return found.error();
+    libs.insert(libs.end(), found->begin(), found->end());
+  }
+  if (!req.python.empty()) {
+    auto py = services.discover_python(req.python);
+    if (!py) return py.error();
+    if (!py->warning.empty()) report.notes.push_back({"warning", py->warning, {}});
+    facts["python"] = py->facts;
+    python_executable = py->executable;
+    // Import order: the first directory holding a distribution is the one Python imports (later
+    // entries override earlier ones in add_lib_facts, so read them last to first).
+    for (auto d = py->site_packages.rbegin(); d != py->site_packages.rend(); ++d) {
+      auto found = read_site_packages(*d);
+      if (!found) return found.error();
+      libs.insert(libs.end(), found->begin(), found->end());
+    }
+  }
+  for (const auto& arg : req.libs) {
+    auto l = parse_lib_arg(arg);
+    if (!l) return l.error();
+    libs.push_back(*l);
+  }
+  add_lib_facts(facts, libs);
+  return Ok{};
+}
+
+Status add_model(const CheckRequest& req, Report& report, Json& facts, std::string& dir_out) {
+  std::string dir = req.model;
+  if (dir.empty()) {
+    const auto id = fact_string(facts, "model.id");
+    std::error_code ec;
+    if (id && fs::exists(*id, ec)) dir = *id;
+    else if (id)
+      report.notes.push_back({"info",
+                              fmt::format("model '{}' is not a local directory: model facts are unknown (pass "
+                                          "--model DIR with the checkpoint or its config.json)",
+                                          *id),
+                              {}});
+    else
+      report.notes.push_back({"info", "no model given: model facts are unknown (pass --model DIR)", {}});
+  }
+  if (dir.empty()) return Ok{};
+  auto cfg = read_model_config(dir);
+  if (!cfg) return cfg.error();
+  const int tp = static_cast<int>(fact_int(facts, "serve.tp").value_or(1));
+  Json mf = model_facts(*cfg, tp);
+  const Json* given_id = find_fact(facts, "model.id");
+  const Json id = given_id ? *given_id : Json(nullptr);
+  facts["model"] = mf.contains("model") ? mf["model"] : mf;
+  if (!id.is_null()) facts["model"]["id"] = id;
+  for (const auto& n : cfg->notes) report.notes.push_back({"info", n, {cfg->path}});
+  dir_out = cfg->dir;
+  return Ok{};
+}
+
+Status add_checkpoint(const std::string& dir, Report& report, Json& facts) {
+  if (dir.empty()) return Ok{};
+  auto a = analyze_checkpoint(dir, facts);
+  if (!a) return a.error();
+  for (const char* key : {"checkpoint", "quant"})
+    if (a->facts.contains(key)) facts[key] = a->facts[key];
+  report.checkpoint = a->summary;
+  for (const auto& n : a->notes)
+    report.notes.push_back({n.severity == "info" ? "info" : "warning", n.message, {n.file}});
+  return Ok{};
+}
+
+Status add_gpu(const CheckRequest& req, const Services& services, Report& report, Json& facts) {
+  if (req.gpu != "auto") {
+    auto g = declared_gpu(req.gpu);
+    if (!g) return g.error();
+    facts["gpu"] = gpu_facts(*g);
+    facts["gpu"]["declared"] = req.gpu;
+    report.notes.push_back(
+        {"info", fmt::format("evaluating for a declared GPU: {} (sm_{}), from specprobe's table", g->name, g->sm()), {}});
+    return Ok{};
+  }
+  const DriverReport dr = services.query_gpus();
+  facts["driver"]["loaded"] = dr.loaded;
+  if (dr.driver_version > 0) facts["driver"]["version"] = dr.driver_version;
+  if (dr.loaded && !dr.gpus.empty()) {
+    facts["gpu"] = gpu_facts(dr.gpus.front());
+    facts["gpu"]["count"] = dr.gpus.size();
+    if (dr.gpus.size() > 1) {
+      bool mixed = false;
+      for (const auto& g : dr.gpus) mixed |= g.name != dr.gpus.front().name;
+      report.notes.push_back({mixed ? "warning" : "info",
+                              fmt::format("{} GPUs visible; evaluating device 0 ({}){}", dr.gpus.size(),
+                                          dr.gpus.front().name, mixed ? " — the GPUs differ, check each with --gpu" : ""),
+                              {}});
+    }
+    return Ok{};
+  }
+  auto g = declared_gpu(kFallbackGpu);
+  facts["gpu"] = gpu_facts(*g);
+  facts["gpu"]["declared"] = kFallbackGpu;
+  facts["gpu"]["fallback"] = true;
+  const std::string why = dr.problem ? dr.problem->message : "no GPU found";
+  report.notes.push_back({"warning",
+                          fmt::format("no GPU to query ({}); evaluating for a declared {} instead — pass "
+                                      "--gpu NAME (e.g. H200, B200, GB10, sm_90) to choose",
+                                      why, g->name),
+                          {}});
+  return Ok{};
+}
+
+void add_probes(const CheckRequest& req, const Services& services, Report& report, Json& facts) {
+  const bool gpu_present = fact_string(facts, "gpu.source").value_or("") == "driver";
+  if (req.probes == "off" || (req.probes == "auto" && !gpu_present)) {
+    facts["probe"]["ran"] = false;
+    facts["probe"]["reason"] = req.probes == "off" ? "--probes off" : "no GPU to run probes on";
+    return;
+  }
+  if (services.progress) {
+    std::string names;
+    const auto specs = probes::plan_probe_specs(facts, req.probes);
+    for (const auto& sp : specs) names += (names.empty() ? "" : ", ") + sp.value("probe", std::string("?"));
+    services.progress(fmt::format("running {} probe{} on {}: {} ...", specs.size(), specs.size() == 1 ? "" : "s",
+                                  fact_string(facts, "gpu.name").value_or("the GPU"), names));
+  }
+  probes::PlanProbeOptions po;
+  po.mode = req.probes;
+  po.gpu_present = gpu_present;
+  probes::ProbeRun run = services.run_probes(facts, po);
+  if (services.progress) services.progress("");
+  facts.merge_patch(run.facts_patch);
+  report.probes = run.results;
+}
+
+void add_stack_probes(const CheckRequest& req, const Services& services, const std::string& python_executable,
+                      Report& report, Json& facts) {
+  if (req.python.empty() || req.stack_probes == "off") {
+    facts["stack"]["ran"] = false;
+    facts["stack"]["reason"] = req.python.empty() ? "no --python given" : "--stack-probes off";
+    return;
+  }
+  probes::StackProbeOptions so;
+  so.python = req.python;
+  so.timeout_s = req.stack_timeout_s;
+  if (!python_executable.empty()) {  // the interpreter answered add_libs already
+    so.python = python_executable;
+    so.ask_interpreter = false;
+  }
+  probes::StackRun run = services.run_stack_probes(facts, so);
+  facts.merge_patch(run.facts_patch);
+  for (const auto& r : run.results) {
+    report.probes.push_back(r);
+    const std::string st = r.value("status", "error");
+    std::string msg = fmt::format("stack probe {} {}: {}", r.value("library", "?"),
+                                  r.value("version", Json()).is_string() ? r["version"].get<std::string>() : "(version unknown)", st);
+    if (!r.value("reason", "").empty()) msg += " (" + r["reason"].get<std::string>() + ")";
+    if (r.value("error_text", Json()).is_string()) msg += ": `" + r["error_text"].get<std::string>() + "`";
+    report.notes.push_back({st == "error" ? "warning" : "info", msg, {}});
+  }
+}
+
+Status add_suppressions(const CheckRequest& req, const Services& services, Report& report) {
+  auto entries = ignore_args(req.ignore);
+  if (!entries) return entries.error();
+  if (req.suppression_file) {
+    auto file = read_suppression_file(suppression_file_for(req.file));
+    if (!file) return file.error();
+    entries->insert(entries->end(), file->begin(), file->end());
+  }
+  for (const auto& e : *entries) {
+    if (services.catalog->find(e.id)) continue;
+    const std::string near = services.catalog->closest_id(e.id);
+    const std::string msg =
+        fmt::format("unknown rule id '{}'{}", e.id, near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+    return e.source == "--ignore" ? usage_error("--ignore: " + msg) : input_error(msg, e.where);
+  }
+  apply_suppressions(report, *entries, services.today());
+  return Ok{};
+}
+
+}  // namespace specprobe::stages

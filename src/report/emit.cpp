@@ -1,0 +1,84 @@
+// The format table and report writing (see emit.hpp).
+#include "report/emit.hpp"
+
+#include <fstream>
+
+#include "report/printers.hpp"
+
+namespace specprobe {
+namespace {
+
+std::string dump(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
+
+std::string render_text_format(const Report& r, const RenderOptions& o) {
+  return render_text(r, TextStyle{o.color, o.verbose, o.quiet});
+}
+std::string render_json_format(const Report& r, const RenderOptions&) { return dump(report_to_json(r)); }
+std::string render_sarif_format(const Report& r, const RenderOptions& o) {
+  static const std::vector<Rule> kNoRules;
+  return dump(report_to_sarif(r, r.catalog ? r.catalog->rules : kNoRules, SarifOptions{o.source_root}));
+}
+std::string render_junit_format(const Report& r, const RenderOptions&) { return reports_to_junit({r}); }
+std::string render_github_format(const Report& r, const RenderOptions& o) { return render_github(r, o.source_root).commands; }
+std::string render_github_summary(const Report& r, const RenderOptions& o) {
+  return render_github(r, o.source_root).summary_markdown;
+}
+
+Status write_file(const std::string& path, const std::string& content, bool append) {
+  std::ofstream f(path, std::ios::binary | (append ? std::ios::app : std::ios::trunc));
+  if (!(f << content)) return environment_error(fmt::format("cannot write {}", path));
+  return Ok{};
+}
+
+}  // namespace
+
+const std::vector<ReportFormat>& report_formats() {
+  static const std::vector<ReportFormat> kFormats = {
+      {"text", "compiler-style findings, verdict and support matrix", true, render_text_format},
+      {"json", "the canonical JSON report (docs/schema/report-1.json)", true, render_json_format},
+      {"sarif", "SARIF 2.1.0 for GitHub code scanning", true, render_sarif_format},
+      {"junit", "JUnit XML for GitLab and Jenkins", true, render_junit_format},
+      {"github", "GitHub Actions workflow annotations", true, render_github_format},
+      {"github-summary", "the GitHub Actions job summary (Markdown)", false, render_github_summary},
+  };
+  return kFormats;
+}
+
+const ReportFormat* find_report_format(std::string_view name) {
+  for (const auto& f : report_formats())
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::vector<std::string> selectable_format_names() {
+  std::vector<std::string> out;
+  for (const auto& f : report_formats())
+    if (f.selectable) out.emplace_back(f.name);
+  return out;
+}
+
+std::vector<Error> emit_report(const Report& report, const std::vector<ReportOutput>& outputs,
+                               const RenderOptions& options, std::FILE* stream) {
+  std::vector<Error> problems;
+  for (const auto& out : outputs) {
+    const ReportFormat* f = find_report_format(out.format);
+    if (!f) {
+      problems.push_back(internal_error(fmt::format("no report format '{}'", out.format)));
+      continue;
+    }
+    RenderOptions o = options;
+    if (!out.path.empty()) o.color = false;
+    const std::string text = f->render(report, o);
+    if (out.path.empty()) {
+      std::FILE* fp = out.stream ? out.stream : stream;
+      std::fflush(stream);
+      std::fwrite(text.data(), 1, text.size(), fp);
+      std::fflush(fp);
+    } else if (auto st = write_file(out.path, text, out.append); !st) {
+      problems.push_back(st.error());
+    }
+  }
+  return problems;
+}
+
+}  // namespace specprobe

@@ -1,0 +1,46 @@
+// Every report format in one table (name, renderer), and the one place reports are written to
+// their destinations: the CLI turns --format/-o/--json/--sarif/--junit/--github into a list of
+// outputs, and emit_report renders and writes each.
+#pragma once
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.hpp"
+#include "pipeline/report.hpp"
+
+namespace specprobe {
+
+struct RenderOptions {
+  bool color = false;        // text only, and only when its destination is a terminal
+  bool verbose = false;      // text: every fact and every rule's evaluation
+  bool quiet = false;        // text: failures and the summary line only
+  std::string source_root;   // SARIF / GitHub: input paths are made relative to it
+};
+
+struct ReportFormat {
+  std::string_view name;      // "text", "json", "sarif", "junit", "github", "github-summary"
+  std::string_view what;      // for help text
+  bool selectable;            // may be named with --format
+  std::string (*render)(const Report&, const RenderOptions&);
+};
+
+// The table, in help order.
+const std::vector<ReportFormat>& report_formats();
+const ReportFormat* find_report_format(std::string_view name);
+// "text, json, sarif, junit or github": the --format choices.
+std::vector<std::string> selectable_format_names();
+
+struct ReportOutput {
+  std::string format;
+  std::string path;             // a file; empty = a stream
+  std::FILE* stream = nullptr;  // with an empty path: this stream (nullptr = the one given to emit_report)
+  bool append = false;          // add to the file (the GitHub job summary)
+};
+
+// Renders and writes each output. Errors name the file; every output is attempted.
+std::vector<Error> emit_report(const Report& report, const std::vector<ReportOutput>& outputs,
+                               const RenderOptions& options, std::FILE* stream);
+
+}  // namespace specprobe

@@ -1,0 +1,104 @@
+// The support matrix as a table (text report and `specprobe matrix`) and the `matrix` command's
+// JSON document: one renderer for the cells, used by both.
+#include "report/printers.hpp"
+#include "rules/engine.hpp"
+
+namespace specprobe {
+namespace {
+
+std::string requested_kv(const Report& r) { return fact_string(r.facts, "serve.kv_cache_dtype").value_or("auto"); }
+
+// Largest working k per backend for the plan's kv-cache dtype (null: none).
+Json max_k_by_backend(const Report& r) {
+  Json out = Json::object();
+  if (!r.matrix) return out;
+  const std::string kv = requested_kv(r);
+  for (const auto& b : r.matrix->backends) {
+    int best = -1;
+    for (const auto& c : r.matrix->cells)
+      if (c.backend == b && c.kv_cache_dtype == kv && c.verdict == "works") best = std::max(best, c.k);
+    const std::string name = b.empty() ? fact_string(r.facts, "attention.selected").value_or("default") : b;
+    out[name] = best >= 0 ? Json(best) : Json(nullptr);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string matrix_cell_token(const MatrixCell& c) {
+  if (c.verdict == "fails") return "x";
+  if (c.verdict == "unknown") return "?";
+  if (c.indexer == "flattened") return "flat";
+  return c.warnings.empty() ? "ok" : "ok*";
+}
+
+std::string render_matrix_rows(const SupportMatrix& m, const std::string& default_backend) {
+  std::string out;
+  std::string head = fmt::format("  {:<22} {:<16}", "backend", "kv cache");
+  for (int k : m.ks) head += fmt::format(" {:>4}", fmt::format("k={}", k));
+  out += head + "\n";
+  for (const auto& b : m.backends)
+    for (const auto& kv : m.kv_cache_dtypes) {
+      std::string line = fmt::format("  {:<22} {:<16}", b.empty() ? default_backend : b, kv);
+      for (int k : m.ks)
+        for (const auto& c : m.cells)
+          if (c.k == k && c.backend == b && c.kv_cache_dtype == kv) line += fmt::format(" {:>4}", matrix_cell_token(c));
+      out += line + "\n";
+    }
+  return out;
+}
+
+std::string render_matrix_table(const std::vector<std::string>& gpus, const std::vector<Report>& reports,
+                                const std::string& what) {
+  std::string out = fmt::format("specprobe matrix: {}\n", what);
+  out += "cells: k = num_speculative_tokens; ok, ok* with warnings, flat = DSA indexer flattened, x fails, ? unknown\n";
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const Report& r = reports[i];
+    const Json* sm = find_fact(r.facts, "gpu.sm");
+    out += fmt::format("\n{} ({}, sm_{}): plan {}", gpus[i], fact_string(r.facts, "gpu.name").value_or("unknown"),
+                       sm && !sm->is_null() ? (sm->is_string() ? sm->get<std::string>() : sm->dump()) : "?", r.verdict);
+    if (!r.matrix) {
+      out += "; no matrix\n";
+      continue;
+    }
+    const SupportMatrix& m = *r.matrix;
+    out += fmt::format("; largest working k with {} / {}: {}\n", fact_string(r.facts, "attention.selected").value_or("-"),
+                       requested_kv(r), m.max_working_k ? std::to_string(*m.max_working_k) : "none");
+    out += render_matrix_rows(m, fact_string(r.facts, "attention.selected").value_or("-"));
+  }
+  return out;
+}
+
+Json matrix_report_json(const std::vector<std::string>& gpus, const std::vector<Report>& reports, const Json& model,
+                        const Json& config) {
+  Json j = Json::object();
+  j["schema_version"] = "1.0.0";
+  j["tool"] = report_tool_json();
+  j["model"] = model;
+  j["config"] = config;
+  Json list = Json::array();
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const Report& r = reports[i];
+    const Json full = report_to_json(r);
+    Json g = Json::object();
+    g["gpu"] = gpus[i];
+    g["name"] = r.facts.value("gpu", Json::object()).value("name", Json(nullptr));
+    g["sm"] = r.facts.value("gpu", Json::object()).value("sm", Json(nullptr));
+    g["engine"] = r.engine;
+    g["attention_backend"] = r.facts.value("attention", Json::object()).value("selected", Json(nullptr));
+    g["kv_cache_dtype"] = requested_kv(r);
+    g["verdict"] = r.verdict;
+    g["max_k_by_backend"] = max_k_by_backend(r);
+    g["findings"] = Json::array();
+    for (const auto& res : full["results"])
+      if (res["status"] == "fail")
+        g["findings"].push_back(
+            {{"id", res["id"]}, {"severity", res["severity"]}, {"suppressed", !res["suppressed"].is_null()}});
+    g["matrix"] = full["matrix"];
+    list.push_back(std::move(g));
+  }
+  j["gpus"] = list;
+  return j;
+}
+
+}  // namespace specprobe

@@ -1,0 +1,43 @@
+// The outcome of evaluating one rule for one facts document. Four result states, kept apart
+// everywhere (text, JSON, JUnit, SARIF): pass, fail, skip (not applicable, with the reason),
+// error (could not determine, with the reason).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/json.hpp"
+#include "rules/rule.hpp"
+
+namespace specprobe {
+
+enum class ResultStatus { pass, fail, skip, error };
+std::string_view to_string(ResultStatus s);
+
+// Why a failed result does not count (pipeline/suppressions.hpp).
+struct Suppression {
+  std::string reason;
+  std::string source;  // ".specprobe.yaml:3" or "--ignore"
+};
+
+// The outcome of one rule (or probe) for the requested plan.
+struct RuleResult {
+  std::string id;
+  std::string slug;
+  std::string title;
+  std::string category;
+  ResultStatus status = ResultStatus::pass;
+  Severity severity = Severity::error;
+  Stage stage = Stage::config;
+  std::string message;        // rendered; empty unless fail/skip/error
+  Json params = Json::object();
+  std::string remediation;
+  Json evidence = Json::object();  // the facts the rule read, with their values
+  SourceLocation location;
+  std::string location_fact;  // the fact the location belongs to ("spec.k")
+  std::vector<std::string> references;
+  std::optional<Suppression> suppressed;
+};
+
+}  // namespace specprobe
