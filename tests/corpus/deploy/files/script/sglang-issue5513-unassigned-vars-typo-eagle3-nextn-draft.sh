@@ -1,0 +1,11 @@
+python -m sglang.launch_server --served-model-name=ds-r1-671b --model-path=$models/DeepSeek-R1 \
+--enable-p2p-check --reasoning-parser=deepseek-r1 --trust-remote-code --host=0.0.0.0 --port=38001 \
+--mem-fraction-static=0.9 \
+--tp=8 --max-total-tokens=65000 --max-running-requests=64 \
+--enable-ep-moe \
+--disable-radix-cache \
+--speculative-algorithm EAGLE3 \
+--speculative-draft-model-path $moddels/DeepSeek-R1-NextN \
+--speculative-num-steps 3 \
+--speculative-eagle-topk 1 \
+--speculative-num-draft-tokens 4

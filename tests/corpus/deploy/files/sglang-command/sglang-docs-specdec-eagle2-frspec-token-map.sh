@@ -1,0 +1,12 @@
+python3 -m sglang.launch_server \
+    --model meta-llama/Meta-Llama-3-8B-Instruct \
+    --speculative-algorithm EAGLE \
+    --speculative-draft-model-path lmsys/sglang-EAGLE-LLaMA3-Instruct-8B \
+    --speculative-num-steps 3 \
+    --speculative-eagle-topk 4 \
+    --speculative-num-draft-tokens 16 \
+    --speculative-token-map thunlp/LLaMA3-Instruct-8B-FR-Spec/freq_32768.pt \
+    --mem-fraction-static 0.7 \
+    --cuda-graph-max-bs 8 \
+    --dtype float16 \
+    --log-level warning

@@ -1,0 +1,11 @@
+python3 -m sglang.launch_server \
+    --model XiaomiMiMo/MiMo-7B-RL \
+    --host 0.0.0.0 \
+    --trust-remote-code \
+    --speculative-algorithm EAGLE \
+    --speculative-num-steps 1 \
+    --speculative-eagle-topk 1 \
+    --speculative-num-draft-tokens 2 \
+    --mem-fraction-static 0.7 \
+    --cuda-graph-max-bs 8 \
+    --log-level warning

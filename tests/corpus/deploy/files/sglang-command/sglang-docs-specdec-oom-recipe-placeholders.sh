@@ -1,0 +1,11 @@
+python3 -m sglang.launch_server \
+    --model <your-model> \
+    --speculative-algorithm EAGLE \
+    --speculative-draft-model-path <your-draft-model> \
+    --speculative-num-steps 3 \
+    --speculative-eagle-topk 1 \
+    --speculative-num-draft-tokens 4 \
+    --cuda-graph-max-bs 2 \
+    --mem-fraction-static 0.5 \
+    --max-running-requests 4 \
+    --log-level warning

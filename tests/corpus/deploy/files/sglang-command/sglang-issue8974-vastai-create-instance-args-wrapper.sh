@@ -1,0 +1,14 @@
+vastai create instance <insatance-id> --image lmsysorg/sglang:latest --env '-p 8000:8000' --disk 600 --args python3 -m sglang.launch_server \
+  --model-path zai-org/GLM-4.5-FP8 \
+  --tp-size 4 \
+  --tool-call-parser glm45  \
+  --reasoning-parser glm45  \
+  --speculative-algorithm EAGLE \
+  --speculative-num-steps 3  \
+  --speculative-eagle-topk 1  \
+  --speculative-num-draft-tokens 4 \
+  --mem-fraction-static 0.7 \
+  --disable-shared-experts-fusion \
+  --served-model-name glm-4.5-fp8 \
+  --host 0.0.0.0 \
+  --port 8000

@@ -1,0 +1,1 @@
+python3 -m sglang.launch_server --model Llama-2-7b-chat-hf  --stream-interval 1 --max-prefill-tokens 16384  --trust-remote-code  --mem-frac 0.8 --tp 1 --dp 1   --mem-fraction-static 0.8   --draft-model-path EAGLE-llama2-chat-7B  --num-speculative-steps 5 --eagle-topk 8 --num-draft-tokens 64 --speculative-algorithm EAGLE

@@ -1,0 +1,2 @@
+python3 -m sglang.launch_server --model $LOCAL_PATH --stream-interval 1 --max-prefill-tokens 16384  --trust-remote-code  --mem-frac $MEM_FRAC --tp $TP_SIZE --dp $DP_SIZE --kv-cache-dtype fp8_e5m2 --port $PORT0  --mem-fraction-static $MEM_FRACTION_STATIC --schedule-conservativeness $SCHEDULE_CONSERVATIVENESS --context-length $MODEL_LEN  --chunked-prefill-size $CHUNKED_PREFILL_SIZE \
+        --draft-model-path /opt/tiger/eagle --num-speculative-steps 5 --eagle-topk 8 --num-draft-tokens 64 --speculative-algorithm EAGLE >> server.log 2>&1

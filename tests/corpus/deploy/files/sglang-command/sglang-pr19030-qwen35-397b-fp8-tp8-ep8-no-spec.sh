@@ -1,0 +1,1 @@
+python3 -m sglang.launch_server --model-path /models/Qwen3.5-397B-A17B-FP8 --tp-size 8 --ep-size 8 --mamba-ssm-dtype bfloat16 --enable-multimodal --max-mamba-cache-size 128 --max-running-requests 128 --chunked-prefill-size 2048 --disable-radix-cache --reasoning-parser qwen3 --host 0.0.0.0 --port 8001  --quantization fp8  

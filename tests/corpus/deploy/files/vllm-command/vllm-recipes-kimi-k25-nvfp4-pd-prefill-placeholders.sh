@@ -1,0 +1,12 @@
+vllm serve nvidia/Kimi-K2.5-NVFP4 \
+  --host 0.0.0.0 \
+  --port <prefill_http_port_rank0> \
+  --served-model-name nvidia/Kimi-K2.5-NVFP4 \
+  --tensor-parallel-size 1 \
+  --data-parallel-size 4 \
+  --data-parallel-rank 0 \
+  --data-parallel-address <prefill_dp_leader_ip> \
+  --data-parallel-rpc-port <prefill_dp_rpc_port> \
+  --enable-expert-parallel \
+  --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_producer","kv_load_failure_policy":"fail"}' \
+  --trust-remote-code

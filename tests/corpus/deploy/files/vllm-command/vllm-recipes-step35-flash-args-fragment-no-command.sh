@@ -1,0 +1,2 @@
+--hf-overrides '{"num_nextn_predict_layers": 1}' \
+--speculative-config '{"method": "step3p5_mtp", "num_speculative_tokens": 1}' 

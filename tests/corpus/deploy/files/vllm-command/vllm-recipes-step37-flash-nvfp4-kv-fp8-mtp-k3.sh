@@ -1,0 +1,13 @@
+vllm serve stepfun-ai/Step-3.7-Flash-NVFP4  \
+  --served-model-name step3p7 \
+  --tensor-parallel-size 4 \
+  --gpu-memory-utilization 0.9 \
+  --enable-expert-parallel \
+  --trust-remote-code \
+  --quantization modelopt \
+  --kv-cache-dtype fp8 \
+  --reasoning-parser step3p5 \
+  --enable-auto-tool-choice \
+  --tool-call-parser step3p5 \
+  --speculative-config '{"method": "mtp", "num_speculative_tokens": 3}' \
+  --async-scheduling

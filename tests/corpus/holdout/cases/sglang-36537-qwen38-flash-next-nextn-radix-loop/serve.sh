@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# holdout case sglang-36537-qwen38-flash-next-nextn-radix-loop
+# source: https://github.com/sgl-project/sglang/issues/36537
+# provenance: RECONSTRUCTED from the configuration the report states in prose/bullets/logs (no command block in the excerpt read)
+sglang serve --model-path /models/Qwen3.8-Flash-Next \
+  --tool-call-parser qwen3_coder \
+  --speculative-algorithm NEXTN \
+  --mamba-radix-cache-strategy extra_buffer

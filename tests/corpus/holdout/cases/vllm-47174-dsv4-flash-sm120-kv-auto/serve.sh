@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# holdout case vllm-47174-dsv4-flash-sm120-kv-auto
+# source: https://github.com/vllm-project/vllm/issues/47174
+# provenance: command block as written in the report (host paths -> /models/<name>, secrets -> REDACTED)
+vllm serve "deepseek-ai/DeepSeek-V4-Flash"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# holdout case vllm-48082-gemma4-31b-nvfp4-mtp6-b200
+# source: https://github.com/vllm-project/vllm/issues/48082
+# provenance: DERIVED from the report's (partly) verbatim command block by applying exactly the change the report describes
+vllm serve nvidia/Gemma-4-31B-IT-NVFP4 \
+  --quantization modelopt \
+  --tensor-parallel-size 1 \
+  --speculative-config \
+    '{"model":"google/gemma-4-31B-it-assistant","num_speculative_tokens":6}'

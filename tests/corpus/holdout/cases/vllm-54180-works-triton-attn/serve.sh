@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# holdout case vllm-54180-works-triton-attn
+# source: https://github.com/vllm-project/vllm/pull/54180
+# provenance: RECONSTRUCTED from the configuration the report states in prose/bullets/logs (no command block in the excerpt read)
+# works-neighbour of vllm-54180-minimax-m3-eagle3-rocm-aiter-fa: TRITON_ATTN with Eagle3 runs (used as the performance baseline in the PR)
+VLLM_ROCM_USE_AITER=1 \
+vllm serve /models/MiniMax-M3 \
+  --attention-backend TRITON_ATTN \
+  --speculative-config '{"method":"eagle3","model":"/models/MiniMax-M3-EAGLE3"}'
