@@ -1,0 +1,194 @@
+# Engine adapter for SGLang: asks the installed SGLang itself whether it accepts a serving plan,
+# without loading weights or touching a GPU. For the user's exact `sglang serve` /
+# `python -m sglang.launch_server` arguments it runs SGLang's own parser (prepare_server_args), the
+# ServerArgs resolution pipeline (resolve_once(): model, attention backend, speculative, CUDA graph,
+# memory hooks) and its post-resolution checks (check_server_args()), then reads the resolved values
+# (attention backends for target and drafter, speculative steps / top-k / draft tokens, CUDA-graph
+# batch sizes, KV dtype). On a machine without the GPU, the GPU is declared through SGLang's own
+# platform override (sglang.srt.runtime_context.override_platform: is_cuda, is_sm90 / is_sm100 ...,
+# device_sm, device_capability) and its memory through the device-memory probe the resolution hooks
+# call. Protocol: engines/README.md; shared machinery: common.py (standard library + SGLang only).
+import importlib.util
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common as cm  # noqa: E402
+
+ENGINE = "sglang"
+
+FACT_FIELDS = (
+    "attention_backend", "prefill_attention_backend", "decode_attention_backend",
+    "speculative_algorithm", "speculative_draft_model_path", "speculative_num_steps",
+    "speculative_eagle_topk", "speculative_num_draft_tokens", "speculative_draft_attention_backend",
+    "speculative_attention_mode", "speculative_moe_runner_backend", "kv_cache_dtype", "page_size", "dtype",
+    "quantization", "tp_size", "dp_size", "ep_size", "pp_size", "enable_dp_attention", "mem_fraction_static",
+    "chunked_prefill_size", "max_running_requests", "cuda_graph_max_bs", "cuda_graph_bs", "disable_cuda_graph",
+    "disable_radix_cache", "context_length", "device", "moe_runner_backend", "mamba_ssm_dtype",
+)
+
+
+def platform_facts(gpu, torch_cuda):
+    major, minor = gpu["cc"]
+    cuda = tuple(int(x) for x in (torch_cuda or "0.0").split(".")[:2])
+    return {
+        "is_cuda": True, "is_hip": False, "is_npu": False, "is_xpu": False, "is_musa": False, "is_mps": False,
+        "is_sm90": major == 9, "is_sm100": major == 10, "is_sm100_or_sm110": major in (10, 11),
+        "is_sm110": major == 11, "is_sm120": major == 12, "is_blackwell": major in (10, 11, 12),
+        "is_hopper_with_cuda_12_3": major == 9 and cuda >= (12, 3), "has_amx": False,
+        "has_flashinfer": importlib.util.find_spec("flashinfer") is not None,
+        "device_sm": major * 10 + minor, "device_capability": (major, minor),
+    }
+
+
+def setup(req, result):
+    gpu = dict(req.get("gpu") or {})
+    declared = bool(gpu.get("declared", gpu.get("cc") is not None))
+    plat, skipped = result["platform"], result["skipped"]
+    priv = cm.private_dir()
+    os.environ["SGLANG_CACHE_DIR"] = os.path.join(priv, "cache", "sglang")
+    os.environ["HUMMING_DISABLE_PARALLEL_BUILD"] = "1"
+    os.environ.setdefault("SGLANG_DISABLE_REQUEST_LOGGING", "1")
+    driver = cm.load_cuda_driver(plat, skipped, req.get("cuda_stub"))
+    if driver != "real" and not declared:
+        raise cm.MissingInput("the GPU: none is visible here and the request declares none "
+                              "(gpu: {name, cc: [major, minor], count, declared: true})")
+    import torch
+
+    plat["torch"] = torch.__version__
+    plat["torch_cuda"] = torch.version.cuda
+    override = None
+    if declared:
+        from sglang.srt.runtime_context import override_platform
+
+        facts = platform_facts(gpu, torch.version.cuda)
+        override = override_platform(**facts)
+        override.install()
+        mem_gib, mem_src = cm.declared_memory(gpu)
+        from sglang.srt.utils import common as sgc
+
+        original = sgc.get_device_memory_capacity
+        mem_mib = mem_gib * 1024.0
+
+        def declared_capacity(device=None):
+            return mem_mib
+
+        import sglang.srt.server_args  # noqa: F401  (loads the resolution hooks that bind the probe)
+        import sglang.srt.arg_groups.pipeline  # noqa: F401
+        rebound = cm.rebind("sglang", "get_device_memory_capacity", original, declared_capacity)
+        plat.update(kind="declared", mechanism="sglang.srt.runtime_context.override_platform(%s); "
+                    "get_device_memory_capacity -> %.0f MiB (%d bindings)" % (
+                        ", ".join("%s=%r" % kv for kv in facts.items()), mem_mib, rebound),
+                    name=gpu.get("name"), cc=list(gpu["cc"]), count=int(gpu.get("count") or 1),
+                    memory_gib=mem_gib, memory_source=mem_src)
+        if driver != "real":
+            skipped.extend([
+                {"what": "module-level device probes",
+                 "why": "SGLang modules that call torch.cuda / utils.common.is_cuda() directly at import (kernel "
+                        "choices inside layers) still see no CUDA; only readers of get_platform() see the declared GPU"},
+                {"what": "device memory / KV-cache capacity",
+                 "why": "no GPU: the KV pool size and max concurrency come from profiling device memory; the "
+                        "resolution hooks get the declared total memory only"},
+                {"what": "weights, kernels, CUDA-graph capture",
+                 "why": "no weights are loaded, no kernel runs or JIT-compiles, no graph is captured"},
+            ])
+    else:
+        from sglang.srt.runtime_context import get_platform
+
+        p = get_platform()
+        plat.update(kind="queried", mechanism="SGLang's own platform probes",
+                    cc=list(p.device_capability) if p.device_capability else None, name=torch.cuda.get_device_name(0))
+    import sglang
+
+    result["version"] = getattr(sglang, "__version__", None)
+    from sglang.srt import server_args as sa_mod
+
+    site = os.path.dirname(os.path.dirname(os.path.abspath(sglang.__file__)))
+    return {"req": req, "sa_mod": sa_mod, "engine_roots": [site], "allow_remote_code": bool(req.get("allow_remote_code")),
+            "model_dirs": dict(req.get("model_dirs") or {}), "declared": declared, "override": override}
+
+
+def local_dir_or_missing(value, what, ctx):
+    return cm.local_dir_or_missing(value, what, ctx, "model")
+
+
+def check(rec, args, ctx):
+    facts = rec["facts"]
+    req = ctx["req"]
+    sa = None
+    with cm.Stage(rec, "argparse", ctx):
+        problems = cm.transcription_problems(args)
+        if problems:
+            raise cm.MissingInput("; ".join(problems))
+        argv = list(args)
+        with cm.capture_stderr() as buf:
+            try:
+                sa = ctx["sa_mod"].prepare_server_args(argv)
+            except SystemExit as e:
+                if e.code in (0, None):
+                    raise cm.ArgparseError("the arguments asked for help/version output")
+                raise cm.argparse_failure(e, buf.getvalue()) from None
+    ctx["mentions"] = {}
+    with cm.Stage(rec, "config", ctx):
+        asked = sa.model_path
+        facts["model_asked"] = asked
+        if ctx.get("model_dir"):
+            if not os.path.isfile(os.path.join(ctx["model_dir"], "config.json")):
+                raise cm.MissingInput("model_dir %s has no config.json (supply the checkpoint's metadata)" % ctx["model_dir"])
+            sa.model_path = ctx["model_dir"]
+        else:
+            sa.model_path = local_dir_or_missing(asked or req.get("model_id"), "the target model", ctx)
+        if getattr(sa, "tokenizer_path", None) and sa.tokenizer_path != asked:
+            sa.tokenizer_path = cm_tok(sa.tokenizer_path, ctx)
+        elif getattr(sa, "tokenizer_path", None) == asked:
+            sa.tokenizer_path = sa.model_path
+        draft = getattr(sa, "speculative_draft_model_path", None)
+        if draft:
+            sa.speculative_draft_model_path = local_dir_or_missing(draft, "the draft model", ctx)
+            ctx["mentions"][sa.speculative_draft_model_path] = "the draft model %r (its config.json at %s)" % (
+                draft, sa.speculative_draft_model_path)
+        ctx["mentions"][sa.model_path] = "the target checkpoint metadata (config.json) at %s" % sa.model_path
+        if getattr(sa, "trust_remote_code", False) and not ctx["allow_remote_code"]:
+            sa.trust_remote_code = False
+            rec["notes"].append("--trust-remote-code forced off (allow_remote_code is false): the checkpoint's "
+                                "code is never run")
+        if ctx["declared"] and getattr(sa, "device", None) in (None, "auto"):
+            sa.device = "cuda"
+            rec["notes"].append("--device cuda set (the declared GPU; SGLang would detect it on the GPU machine)")
+        sa.resolve_once()
+        sa.check_server_args()
+        resolved = sa.resolved_dict()
+        for k in FACT_FIELDS:
+            if k in resolved:
+                facts[k] = cm.plain(resolved[k])
+    with cm.Stage(rec, "model-interface", ctx):
+        from sglang.srt.arg_groups.overrides import model_config_of
+
+        mc = model_config_of(sa)
+        hf = getattr(mc, "hf_config", None)
+        facts["architecture"] = (getattr(hf, "architectures", None) or [None])[0]
+        facts["attention_arch"] = cm.plain(getattr(mc, "attention_arch", None))
+        arch = getattr(mc, "attention_arch", None)
+        facts["use_mla"] = getattr(arch, "name", str(arch)) == "MLA"
+        for k in ("is_hybrid", "is_hybrid_swa", "is_multimodal", "num_nextn_predict_layers"):
+            v = getattr(mc, k, None)
+            if v is not None and not callable(v):
+                facts["model_" + k] = cm.plain(v)
+    # Names in the vLLM-shaped fact set the C++ side reads for both engines.
+    decode = facts.get("decode_attention_backend") or facts.get("attention_backend")
+    facts["attention_backend"] = facts.get("attention_backend")
+    facts["drafter_attention_backend"] = (facts.get("speculative_draft_attention_backend") or decode) \
+        if facts.get("speculative_algorithm") else None
+    facts["method"] = facts.get("speculative_algorithm")
+    facts["num_speculative_tokens"] = facts.get("speculative_num_steps")
+    if facts.get("disable_cuda_graph") is not None:
+        facts["cudagraph_mode"] = "NONE" if facts["disable_cuda_graph"] else "cuda_graph"
+    facts["cudagraph_capture_sizes"] = facts.get("cuda_graph_bs")
+
+
+def cm_tok(path, ctx):
+    return cm.local_dir_or_missing(path, "the tokenizer", ctx, "tokenizer")
+
+
+if __name__ == "__main__":
+    cm.run_adapter(ENGINE, setup, check)
