@@ -56,6 +56,11 @@ int run_cli(int argc, char** argv) {
   rules_list->add_option("--format", rules_format, "text or json")->check(CLI::IsMember({"text", "json"}));
   rules_list->add_option("--rules-dir", rules_dir, "load rules from DIR instead of the built-in catalog");
 
+  std::string facts_format = "text";
+  CLI::App* facts_cmd = app.add_subcommand("facts", "the facts rules and advisories read: name, type, the module that writes it, meaning");
+  facts_cmd->add_option("--format", facts_format, "text, json or markdown (docs/facts.md)")
+      ->check(CLI::IsMember({"text", "json", "markdown"}));
+
   std::string explain_id;
   CLI::App* explain_cmd = app.add_subcommand("explain", "print a rule's documentation (offline)");
   explain_cmd->add_option("id", explain_id, "rule id, e.g. SP3001")->required();
@@ -119,6 +124,7 @@ int run_cli(int argc, char** argv) {
     if (probe_child_cmd->parsed()) return run_probe_child_command(probe_child_opts);
     if (rules_list->parsed()) return run_rules_list_command(rules_format, rules_dir);
     if (explain_cmd->parsed()) return run_explain_command(explain_id, rules_dir);
+    if (facts_cmd->parsed()) return run_facts_command(facts_format);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "specprobe: internal error: %s\n", e.what());
     return 3;

@@ -7,6 +7,7 @@
 #include "common/embedded.hpp"
 #include "common/json.hpp"
 #include "gpu/driver.hpp"
+#include "facts/registry.hpp"
 #include "rules/catalog.hpp"
 
 namespace specprobe {
@@ -127,6 +128,31 @@ int run_explain_command(const std::string& id_in, const std::string& rules_dir) 
     if (!r.references.empty()) {
       print("\nReferences:\n");
       for (const auto& ref : r.references) print("  - " + ref + "\n");
+    }
+  }
+  return 0;
+}
+
+int run_facts_command(const std::string& format) {
+  auto registry = fact_registry();
+  if (!registry) {
+    std::fprintf(stderr, "specprobe: %s\n", registry.error().str().c_str());
+    return 3;
+  }
+  const FactRegistry& reg = **registry;
+  if (format == "markdown") {
+    print(reg.markdown());
+  } else if (format == "json") {
+    Json a = Json::array();
+    for (const auto& f : reg.facts())
+      a.push_back({{"name", f.name}, {"type", f.type}, {"unit", f.unit.empty() ? Json(nullptr) : Json(f.unit)},
+                   {"writer", f.writer}, {"input", reg.writer(f.writer)->input}, {"doc", f.doc}});
+    print(a.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+  } else {
+    for (const auto& w : reg.writers()) {
+      print(fmt::format("\n{}{}: {}\n", w.name, w.input ? " (input)" : "", w.what));
+      for (const auto& f : reg.facts())
+        if (f.writer == w.name) print(fmt::format("  {:<40} {:<7} {}\n", f.name, f.type, f.doc));
     }
   }
   return 0;

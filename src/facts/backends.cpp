@@ -245,7 +245,7 @@ void derive_vllm_attention(Json& facts) {
   for (const auto& b : cands) all.push_back(b.name);
   facts["attention"]["offered"] = all;
 
-  const auto requested = fact_string(facts, "attention.requested");
+  const auto requested = fact_string(facts, "attention.effective_request");
   BackendVerdict sel;
   if (requested && !requested->empty()) {
     sel = validate(c, *requested);
@@ -254,6 +254,7 @@ void derive_vllm_attention(Json& facts) {
     facts["attention"]["invalid_reasons"] = sel.reasons;
     facts["attention"]["selected_by"] = "requested";
   } else {
+    for (const char* key : {"requested_known", "requested_valid", "invalid_reasons"}) facts["attention"].erase(key);
     facts["attention"]["selected_by"] = "auto";
     auto it = std::find_if(cands.begin(), cands.end(), [](const auto& b) { return b.valid; });
     if (it != cands.end()) sel = *it;

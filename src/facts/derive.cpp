@@ -134,33 +134,46 @@ std::string upper(std::string s) {
   return s;
 }
 
+// spec.k and spec.next_n from the plan as given: vLLM's num_speculative_tokens (defaulting to the
+// MTP draft's n_predict, the model's MTP depth), SGLang's num_draft_tokens - 1 (tokens verified
+// per step minus the bonus token), else its num_steps (a chain with topk 1 drafts num_steps
+// tokens; SGLang adjusts draft tokens to steps + 1 then).
 void derive_spec(Json& f) {
   Json& spec = f["spec"];
   if (!spec.is_object()) spec = Json::object();
-  const bool enabled = spec.value("enabled", false);
-  spec["enabled"] = enabled;
-  if (!enabled) {
+  for (const char* key : {"k", "k_source", "next_n"}) spec.erase(key);
+  if (!spec.value("enabled", false)) {
     spec["k"] = 0;
     spec["next_n"] = 1;
     return;
   }
-  if (!spec.contains("k") || spec["k"].is_null()) {
-    // vLLM: k defaults to the draft's n_predict; for MTP that is the model's MTP depth (B.2).
-    const auto method = fact_string(f, "spec.method").value_or("");
-    if (method == "mtp") {
-      if (auto d = fact_int(f, "model.mtp_depth"); d && *d > 0) {
-        spec["k"] = *d;
-        spec["k_source"] = "n_predict";
-      }
+  Json k = nullptr;
+  std::string source;
+  if (fact_string(f, "engine.name").value_or("vllm") == "sglang") {
+    if (auto n = fact_int(f, "spec.num_draft_tokens")) {
+      k = *n - 1;
+      source = "num_draft_tokens";
+    } else if (auto st = fact_int(f, "spec.num_steps")) {
+      k = *st;
+      source = "num_steps";
+    }
+  } else if (auto given = fact_int(f, "spec.num_speculative_tokens")) {
+    k = *given;
+    source = "given";
+  } else if (fact_string(f, "spec.method").value_or("") == "mtp") {
+    // vLLM: k defaults to the draft's n_predict; for MTP that is the model's MTP depth.
+    if (auto d = fact_int(f, "model.mtp_depth"); d && *d > 0) {
+      k = *d;
+      source = "n_predict";
     }
   }
-  if (auto k = fact_int(f, "spec.k")) spec["next_n"] = *k + 1;
-  else spec["next_n"] = nullptr;
+  spec["k"] = k;
+  spec["k_source"] = source.empty() ? Json(nullptr) : Json(source);
+  spec["next_n"] = k.is_null() ? Json(nullptr) : Json(k.get<int64_t>() + 1);
 }
 
 void derive_engine(Json& f) {
   const std::string engine = fact_string(f, "engine.name").value_or("vllm");
-  f["engine"]["name"] = engine;
   const auto version = fact_string(f, fmt::format("lib.{}.version", engine));
   f["engine"]["version"] = version ? Json(*version) : Json(nullptr);
   if (engine != "vllm") {
@@ -217,7 +230,7 @@ void derive_kv(Json& f) {
 
 void derive_sglang_attention(Json& f) {
   // SGLang default backends (_handle_attention_backend_compatibility, knowledge C).
-  const auto requested = fact_string(f, "attention.requested");
+  const auto requested = fact_string(f, "attention.effective_request");
   if (requested && !requested->empty()) {
     f["attention"]["selected"] = *requested;
     f["attention"]["selected_by"] = "requested";
@@ -442,7 +455,46 @@ void derive_dsa(Json& f) {
   d["pass_through_would_assert"] = !accepts(next_n).value_or(true);
 }
 
+// The attention backend the engine is asked for, and what it selects. vLLM: the request
+// upper-cased; VLLM_ATTENTION_BACKEND was deprecated in v0.14 and is ignored by current releases,
+// so a request from the environment counts only on an older, known engine version.
+void derive_attention(Json& f) {
+  Json& a = f["attention"];
+  if (!a.is_object()) a = Json::object();
+  auto requested = fact_string(f, "attention.requested");
+  if (fact_string(f, "engine.name").value_or("vllm") == "sglang") {
+    a["effective_request"] = requested ? Json(*requested) : Json(nullptr);
+    derive_sglang_attention(f);
+    return;
+  }
+  if (requested) requested = upper(*requested);
+  if (fact_string(f, "attention.requested_source").value_or("") == "env") {
+    const auto ev = fact_string(f, "engine.version");
+    const bool honoured = ev && version_satisfies(*ev, "<0.14.0");
+    a["env_honoured"] = honoured;
+    if (!honoured) requested.reset();
+  } else {
+    a.erase("env_honoured");
+  }
+  a["effective_request"] = requested ? Json(*requested) : Json(nullptr);
+  derive_vllm_attention(f);
+}
+
 }  // namespace
+
+const std::vector<DeriveStep>& derive_steps() {
+  static const std::vector<DeriveStep> kSteps = {
+      {"facts.spec", derive_spec},
+      {"facts.engine", derive_engine},
+      {"facts.kv", derive_kv},
+      {"facts.backends", derive_attention},
+      {"facts.dsa", derive_dsa},
+      {"facts.dsa_shapes", derive_dsa_shapes},
+      {"facts.sglang", derive_sglang},
+      {"facts.spec_validation", derive_spec_validation},
+  };
+  return kSteps;
+}
 
 Status check_version_tables() {
   const Tables& t = tables();
@@ -450,36 +502,17 @@ Status check_version_tables() {
   return Ok{};
 }
 
-void derive_facts(Json& f) {
+void derive_facts(Json& f, const FactAudit& audit) {
   if (!f.is_object()) f = Json::object();
-  // A declared GPU given by name in fixtures ("gpu": {"declared": "H200"}) expands to its facts.
-  if (auto name = fact_string(f, "gpu.declared"); name && !find_fact(f, "gpu.sm")) {
-    if (auto g = declared_gpu(*name)) {
-      Json gf = gpu_facts(*g);
-      gf["declared"] = *name;
-      f["gpu"] = gf;
+  for (const auto& step : derive_steps()) {
+    if (!audit) {
+      step.run(f);
+      continue;
     }
+    const Json before = f;
+    step.run(f);
+    audit(step.writer, before, f);
   }
-  derive_spec(f);
-  derive_engine(f);
-  derive_kv(f);
-  if (fact_string(f, "engine.name").value_or("vllm") == "sglang") derive_sglang_attention(f);
-  else {
-    if (auto r = fact_string(f, "attention.requested")) f["attention"]["requested"] = upper(*r);
-    // VLLM_ATTENTION_BACKEND was deprecated in v0.14 and is ignored by current releases
-    // (serving-config-formats.md 1.4): it selects only on an older, known engine version.
-    if (fact_string(f, "attention.requested_source").value_or("") == "env") {
-      const auto ev = fact_string(f, "engine.version");
-      const bool honoured = ev && version_satisfies(*ev, "<0.14.0");
-      f["attention"]["env_honoured"] = honoured;
-      if (!honoured) f["attention"]["requested"] = nullptr;
-    }
-    derive_vllm_attention(f);
-  }
-  derive_dsa(f);
-  derive_dsa_shapes(f);
-  derive_sglang(f);
-  derive_spec_validation(f);
 }
 
 }  // namespace specprobe

@@ -171,4 +171,12 @@ std::vector<std::string> known_gpu_names() {
   return out;
 }
 
+Expected<Json> declared_gpu_facts(const std::string& name) {
+  auto g = declared_gpu(name);
+  if (!g) return g.error();
+  Json f = gpu_facts(*g);
+  f["declared"] = name;
+  return f;
+}
+
 }  // namespace specprobe

@@ -42,6 +42,9 @@ Json gpu_facts(const GpuInfo& gpu);
 // ("sm_90", "sm90", "sm_121", "9.0"); case-insensitive.
 Expected<GpuInfo> declared_gpu(const std::string& name);
 
+// gpu_facts of the declared GPU NAME, with gpu.declared = NAME (what `--gpu NAME` evaluates).
+Expected<Json> declared_gpu_facts(const std::string& name);
+
 // Names accepted by declared_gpu, for help text and "did you mean".
 std::vector<std::string> known_gpu_names();
 

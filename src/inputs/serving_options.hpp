@@ -65,6 +65,9 @@ class PlanWriter {
     set_fact(out_.facts, name, std::move(value));
     out_.locations[name] = where;
   }
+  // Records where a fact derived from the plan (spec.k from num_speculative_tokens) comes from,
+  // without setting it: findings about the derived fact anchor there.
+  void locate(const std::string& name, const SourceLocation& where) { out_.locations[name] = where; }
   bool has(const std::string& name) const { return find_fact(out_.facts, name) != nullptr; }
   // Sets NAME to VALUE with a file-level location unless it is already set.
   void set_default(const std::string& name, Json value) {

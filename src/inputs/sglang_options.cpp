@@ -1,7 +1,6 @@
 // SGLang option builder: `python -m sglang.launch_server` / `sglang serve` flags -> the same plan
-// facts as vLLM. Speculative depth: spec.k = --speculative-num-draft-tokens - 1 when given
-// (tokens verified per step minus the bonus token), else --speculative-num-steps (a chain with
-// topk 1 drafts num_steps tokens; SGLang adjusts draft tokens to steps+1 then); spec.next_n = k+1.
+// facts as vLLM. The speculative depth is kept as given (spec.num_steps, spec.topk,
+// spec.num_draft_tokens); facts/derive.cpp turns it into spec.k and spec.next_n.
 #include <cmath>
 #include <set>
 
@@ -153,18 +152,16 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
       const SourceLocation loc = out.locations["spec.num_draft_tokens"];
       if (std::abs(draft_tokens->get<double>()) > 1e6)  // k = n - 1 and next_n must not overflow
         return input_error(fmt::format("--speculative-num-draft-tokens {} is out of range", draft_tokens->dump()), loc);
-      const int64_t k = draft_tokens->get<int64_t>() - 1;
-      w.set("spec.k", k, loc);
-      w.set("spec.next_n", k + 1, loc);
+      w.locate("spec.k", loc);
+      w.locate("spec.next_n", loc);
     } else if (steps) {
       const SourceLocation loc = out.locations["spec.num_steps"];
       if (std::abs(steps->get<double>()) > 1e6)
         return input_error(fmt::format("--speculative-num-steps {} is out of range", steps->dump()), loc);
-      const int64_t k = steps->get<int64_t>();
-      w.set("spec.k", k, loc);
-      w.set("spec.next_n", k + 1, loc);
+      w.locate("spec.k", loc);
+      w.locate("spec.next_n", loc);
     } else {
-      w.set("spec.k", nullptr, e->where);
+      w.locate("spec.k", e->where);
     }
   } else {
     w.set("spec.enabled", false, SourceLocation{out.path});

@@ -419,10 +419,12 @@ Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadCo
       if (*k < 0) return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", *k), loc);
       if (*k > 1'000'000)  // k + 1 (next_n) must not overflow; no engine drafts a million tokens
         return input_error(fmt::format("num_speculative_tokens {} is out of range", *k), loc);
-      w.set("spec.k", *k, loc);
-      w.set("spec.next_n", *k + 1, loc);
+      w.set("spec.num_speculative_tokens", *k, loc);
+      w.locate("spec.k", loc);
+      w.locate("spec.next_n", loc);
     } else {
-      w.set("spec.k", nullptr, sc_where);
+      w.set("spec.num_speculative_tokens", nullptr, sc_where);
+      w.locate("spec.k", sc_where);
     }
     struct Key {
       const char* key;

@@ -15,23 +15,50 @@ Expected<Report> run_check(const CheckRequest& req, const Services& services) {
   report.fail_on = req.fail_on;
   report.catalog = services.catalog;
 
-  Json facts = Json::object();
+  // The input facts (what each input stage wrote) and the derived document (inputs + what the
+  // engine would do with them). The sweep varies the inputs and derives each variant again.
+  Json inputs = Json::object();
   std::map<std::string, SourceLocation> locations;
   std::string model_dir, python_executable;
-  if (auto st = stages::read_plan(req, report, facts, locations); !st) return st.error();
-  if (auto st = stages::add_libs(req, services, report, facts, python_executable); !st) return st.error();
-  if (auto st = stages::add_model(req, report, facts, model_dir); !st) return st.error();
-  if (auto st = stages::add_checkpoint(model_dir, report, facts); !st) return st.error();
-  if (auto st = stages::add_gpu(req, services, report, facts); !st) return st.error();
-  derive_facts(facts);
-  stages::add_probes(req, services, report, facts);
-  stages::add_stack_probes(req, services, python_executable, report, facts);
-  derive_facts(facts);  // stack and probe answers take precedence over version knowledge
+  // Each input stage writes only its own facts (src/facts/registry.yaml); Services::audit checks it.
+  auto stage = [&](std::string_view writer, auto&& run) -> Status {
+    if (!services.audit) return run();
+    const Json before = inputs;
+    Status st = run();
+    services.audit(writer, before, inputs);
+    return st;
+  };
+  auto derived = [&] {
+    Json facts = inputs;
+    derive_facts(facts, services.audit);
+    return facts;
+  };
+  if (auto st = stage("inputs.serving", [&] { return stages::read_plan(req, report, inputs, locations); }); !st)
+    return st.error();
+  if (auto st = stage("inputs.python_env", [&] { return stages::add_python(req, services, report, inputs, python_executable); }); !st)
+    return st.error();
+  if (auto st = stage("inputs.installed_libs", [&] { return stages::add_libs(req, inputs); }); !st)
+    return st.error();
+  if (auto st = stage("inputs.model_config", [&] { return stages::add_model(req, report, inputs, model_dir); }); !st)
+    return st.error();
+  if (auto st = stage("inputs.checkpoint", [&] { return stages::add_checkpoint(model_dir, report, inputs); }); !st)
+    return st.error();
+  if (auto st = stage("gpu", [&] { return stages::add_gpu(req, services, report, inputs); }); !st) return st.error();
+  Json facts = derived();
+  stage("probes.plan", [&]() -> Status {
+    stages::add_probes(req, services, report, facts, inputs);
+    return Ok{};
+  });
+  stage("probes.stack", [&]() -> Status {
+    stages::add_stack_probes(req, services, python_executable, report, facts, inputs);
+    return Ok{};
+  });
+  facts = derived();  // probe and stack answers take precedence over version knowledge
 
   const std::vector<Rule>& rules = services.catalog->rules;
   report.results = evaluate_rules(rules, facts, locations, report.input_path);
   if (auto st = stages::add_suppressions(req, services, report); !st) return st.error();
-  if (req.matrix) report.matrix = sweep_support_matrix(rules, facts);
+  if (req.matrix) report.matrix = sweep_support_matrix(rules, inputs, facts);
   report.engine = fact_string(facts, "engine.name").value_or("vllm");
   report.verdict = verdict_of(report.results);
   report.facts = std::move(facts);

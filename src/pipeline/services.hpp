@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "facts/derive.hpp"
 #include "gpu/driver.hpp"
 #include "inputs/python_env.hpp"
 #include "probes/plan_probes.hpp"
@@ -27,6 +28,9 @@ struct Services {
   std::function<std::string()> today;  // "YYYY-MM-DD", for suppression expiry
   // One line of progress ("" clears it); empty function = silent.
   std::function<void(const std::string& line)> progress;
+  // Called after every stage that writes facts, with its writer (src/facts/registry.yaml) and the
+  // document before and after: tests check one writer per fact with it. Empty = no audit.
+  FactAudit audit;
 };
 
 // The real driver, interpreter, runners and clock, with the catalog from RULES_DIR (empty = the

@@ -44,28 +44,32 @@ Status read_plan(const CheckRequest& req, Report& report, Json& facts, std::map<
   return Ok{};
 }
 
-Status add_libs(const CheckRequest& req, const Services& services, Report& report, Json& facts,
-                std::string& python_executable) {
+Status add_python(const CheckRequest& req, const Services& services, Report& report, Json& facts,
+                  std::string& python_executable) {
+  if (req.python.empty()) return Ok{};
+  auto py = services.discover_python(req.python);
+  if (!py) return py.error();
+  if (!py->warning.empty()) report.notes.push_back({"warning", py->warning, {}});
+  facts["python"] = py->facts;
+  python_executable = py->executable;
+  return Ok{};
+}
+
+Status add_libs(const CheckRequest& req, Json& facts) {
   std::vector<LibVersion> libs;
   for (const auto& d : req.site_packages) {
     auto found = read_site_packages(d);
     if (!found) return found.error();
     libs.insert(libs.end(), found->begin(), found->end());
   }
-  if (!req.python.empty()) {
-    auto py = services.discover_python(req.python);
-    if (!py) return py.error();
-    if (!py->warning.empty()) report.notes.push_back({"warning", py->warning, {}});
-    facts["python"] = py->facts;
-    python_executable = py->executable;
-    // Import order: the first directory holding a distribution is the one Python imports (later
-    // entries override earlier ones in add_lib_facts, so read them last to first).
-    for (auto d = py->site_packages.rbegin(); d != py->site_packages.rend(); ++d) {
-      auto found = read_site_packages(*d);
+  // Import order: the first directory holding a distribution is the one Python imports (later
+  // entries override earlier ones in add_lib_facts, so read them last to first).
+  if (const Json* dirs = find_fact(facts, "python.site_packages"); dirs && dirs->is_array())
+    for (auto d = dirs->rbegin(); d != dirs->rend(); ++d) {
+      auto found = read_site_packages(d->get<std::string>());
       if (!found) return found.error();
       libs.insert(libs.end(), found->begin(), found->end());
     }
-  }
   for (const auto& arg : req.libs) {
     auto l = parse_lib_arg(arg);
     if (!l) return l.error();
@@ -118,12 +122,13 @@ Status add_checkpoint(const std::string& dir, Report& report, Json& facts) {
 
 Status add_gpu(const CheckRequest& req, const Services& services, Report& report, Json& facts) {
   if (req.gpu != "auto") {
-    auto g = declared_gpu(req.gpu);
+    auto g = declared_gpu_facts(req.gpu);
     if (!g) return g.error();
-    facts["gpu"] = gpu_facts(*g);
-    facts["gpu"]["declared"] = req.gpu;
-    report.notes.push_back(
-        {"info", fmt::format("evaluating for a declared GPU: {} (sm_{}), from specprobe's table", g->name, g->sm()), {}});
+    facts["gpu"] = *g;
+    report.notes.push_back({"info",
+                            fmt::format("evaluating for a declared GPU: {} (sm_{}), from specprobe's table",
+                                        (*g)["name"].get<std::string>(), (*g)["sm"].dump()),
+                            {}});
     return Ok{};
   }
   const DriverReport dr = services.query_gpus();
@@ -143,8 +148,7 @@ Status add_gpu(const CheckRequest& req, const Services& services, Report& report
     return Ok{};
   }
   auto g = declared_gpu(kFallbackGpu);
-  facts["gpu"] = gpu_facts(*g);
-  facts["gpu"]["declared"] = kFallbackGpu;
+  facts["gpu"] = *declared_gpu_facts(kFallbackGpu);
   facts["gpu"]["fallback"] = true;
   const std::string why = dr.problem ? dr.problem->message : "no GPU found";
   report.notes.push_back({"warning",
@@ -155,11 +159,11 @@ Status add_gpu(const CheckRequest& req, const Services& services, Report& report
   return Ok{};
 }
 
-void add_probes(const CheckRequest& req, const Services& services, Report& report, Json& facts) {
+void add_probes(const CheckRequest& req, const Services& services, Report& report, const Json& facts, Json& inputs) {
   const bool gpu_present = fact_string(facts, "gpu.source").value_or("") == "driver";
   if (req.probes == "off" || (req.probes == "auto" && !gpu_present)) {
-    facts["probe"]["ran"] = false;
-    facts["probe"]["reason"] = req.probes == "off" ? "--probes off" : "no GPU to run probes on";
+    inputs["probe"]["ran"] = false;
+    inputs["probe"]["reason"] = req.probes == "off" ? "--probes off" : "no GPU to run probes on";
     return;
   }
   if (services.progress) {
@@ -174,15 +178,15 @@ void add_probes(const CheckRequest& req, const Services& services, Report& repor
   po.gpu_present = gpu_present;
   probes::ProbeRun run = services.run_probes(facts, po);
   if (services.progress) services.progress("");
-  facts.merge_patch(run.facts_patch);
+  inputs.merge_patch(run.facts_patch);
   report.probes = run.results;
 }
 
 void add_stack_probes(const CheckRequest& req, const Services& services, const std::string& python_executable,
-                      Report& report, Json& facts) {
+                      Report& report, const Json& facts, Json& inputs) {
   if (req.python.empty() || req.stack_probes == "off") {
-    facts["stack"]["ran"] = false;
-    facts["stack"]["reason"] = req.python.empty() ? "no --python given" : "--stack-probes off";
+    inputs["stack"]["ran"] = false;
+    inputs["stack"]["reason"] = req.python.empty() ? "no --python given" : "--stack-probes off";
     return;
   }
   probes::StackProbeOptions so;
@@ -193,7 +197,7 @@ void add_stack_probes(const CheckRequest& req, const Services& services, const s
     so.ask_interpreter = false;
   }
   probes::StackRun run = services.run_stack_probes(facts, so);
-  facts.merge_patch(run.facts_patch);
+  inputs.merge_patch(run.facts_patch);
   for (const auto& r : run.results) {
     report.probes.push_back(r);
     const std::string st = r.value("status", "error");

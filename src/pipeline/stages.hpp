@@ -17,9 +17,14 @@ namespace specprobe::stages {
 Status read_plan(const CheckRequest& req, Report& report, Json& facts,
                  std::map<std::string, SourceLocation>& locations);
 
-// lib.* (and python.*): --site-packages, --python (asked once; its path is the fallback), --lib.
-Status add_libs(const CheckRequest& req, const Services& services, Report& report, Json& facts,
-                std::string& python_executable);
+// python.*: --python asked once about itself (its path is the fallback, with a warning).
+// PYTHON_EXECUTABLE receives what to run adapters with (empty when the interpreter did not answer).
+Status add_python(const CheckRequest& req, const Services& services, Report& report, Json& facts,
+                  std::string& python_executable);
+
+// lib.*: the distributions in --site-packages dirs and the --python site-packages (python.*),
+// then --lib.
+Status add_libs(const CheckRequest& req, Json& facts);
 
 // model.*: config.json of --model, or of the plan's model when it is a local directory. Sets
 // DIR_OUT to the checkpoint directory read (empty when none).
@@ -31,12 +36,13 @@ Status add_checkpoint(const std::string& dir, Report& report, Json& facts);
 // gpu.*, driver.*: the driver's first device, a declared GPU, or the fallback (with a warning).
 Status add_gpu(const CheckRequest& req, const Services& services, Report& report, Json& facts);
 
-// probe.*: specprobe's own kernels with the plan's shapes, in isolated children.
-void add_probes(const CheckRequest& req, const Services& services, Report& report, Json& facts);
+// probe.*: specprobe's own kernels with the shapes of the derived plan FACTS, in isolated
+// children; the answers go into INPUTS.
+void add_probes(const CheckRequest& req, const Services& services, Report& report, const Json& facts, Json& inputs);
 
 // stack.*: the deployment's DeepGEMM / FlashInfer / Triton with the plan's shapes.
 void add_stack_probes(const CheckRequest& req, const Services& services, const std::string& python_executable,
-                      Report& report, Json& facts);
+                      Report& report, const Json& facts, Json& inputs);
 
 // --ignore and .specprobe.yaml: unknown ids are errors with a "did you mean"; suppressed findings
 // stay in the report.

@@ -11,6 +11,8 @@
 
 #include "common/embedded.hpp"
 #include "common/yaml_json.hpp"
+#include "facts/registry.hpp"
+#include "rules/catalog.hpp"
 #include "rules/jsonlogic.hpp"
 #include "rules/rule.hpp"
 
@@ -66,6 +68,49 @@ Expected<std::string> req_string(const Json& doc, const char* key, const std::st
 }
 
 }  // namespace
+
+std::vector<std::string> logic_fact_names(const Json& logic) { return jsonlogic::referenced_vars(logic); }
+
+std::vector<std::string> rule_fact_names(const Rule& r) {
+  std::vector<std::string> names;
+  auto add = [&](const std::string& n) {
+    if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  };
+  for (const auto* logic : {&r.applies, &r.condition})
+    for (const auto& n : logic_fact_names(*logic)) add(n);
+  for (auto it = r.params.begin(); it != r.params.end(); ++it)
+    for (const auto& n : logic_fact_names(it.value())) add(n);
+  for (const auto& n : r.requires_facts) add(n);
+  add(r.location);
+  for (const std::string* tmpl : {&r.message, &r.remediation}) {
+    const std::string& s = *tmpl;
+    for (size_t open = s.find('{'); open != std::string::npos; open = s.find('{', open + 1)) {
+      const size_t close = s.find('}', open);
+      if (close == std::string::npos) break;
+      const std::string name = s.substr(open + 1, close - open - 1);
+      if (name.find('.') != std::string::npos && name.find_first_of(" \"{") == std::string::npos) add(name);
+    }
+  }
+  return names;
+}
+
+Status check_fact_names(const std::vector<std::string>& names, const FactRegistry& registry) {
+  for (const auto& n : names) {
+    if (registry.find(n)) continue;
+    std::string near;
+    size_t best = 4;
+    for (const auto& f : registry.facts()) {
+      const size_t d = edit_distance(n, f.name);
+      if (d < best) {
+        best = d;
+        near = f.name;
+      }
+    }
+    return input_error(fmt::format("fact '{}' is written by no module (docs/facts.md lists the facts){}", n,
+                                   near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
+  }
+  return Ok{};
+}
 
 static Expected<Rule> parse_rule_unguarded(std::string_view text, const std::string& file) {
   auto doc = parse_yaml_text(text, file);
@@ -150,6 +195,13 @@ static Expected<Rule> parse_rule_unguarded(std::string_view text, const std::str
         return input_error(fmt::format("placeholder {{{}}} names no param (facts need a dotted path)", name), {file});
       i = j;
     }
+  }
+  auto registry = fact_registry();
+  if (!registry) return registry.error();
+  if (auto st = check_fact_names(rule_fact_names(r), **registry); !st) {
+    Error e = st.error();
+    e.where = {file};
+    return e;
   }
   return r;
 }

@@ -49,7 +49,18 @@ struct Rule {
 // Validates ids (SPnnnn, unique, band matches directory), severities, stages and JSON Logic.
 Expected<std::vector<Rule>> load_rules(const std::string& dir = {});
 
-// Parses one rule file's text. `file` is used in error messages.
+// Every fact name a rule reads: JSON Logic vars of applies/when/params (not the per-item names
+// inside map/filter/...), requires, location, and dotted {placeholders} of message/remediation.
+std::vector<std::string> rule_fact_names(const Rule& rule);
+// The fact names JSON Logic LOGIC reads.
+std::vector<std::string> logic_fact_names(const Json& logic);
+
+class FactRegistry;
+// Input error naming the first name no module writes (with a did-you-mean).
+Status check_fact_names(const std::vector<std::string>& names, const FactRegistry& registry);
+
+// Parses one rule file's text. `file` is used in error messages. Every fact it reads must be in
+// the facts registry (facts/registry.hpp).
 Expected<Rule> parse_rule(std::string_view text, const std::string& file);
 
 }  // namespace specprobe

@@ -22,6 +22,8 @@ Json slim(const Json& facts) {
   return f;
 }
 
+// One variant: the plan's inputs with k, the backend and the KV-cache dtype replaced as a user
+// would write them, then derived like the plan itself.
 MatrixCell evaluate_cell(const std::vector<Rule>& rules, Json facts, int k, const std::string& backend,
                          const std::string& kv, const std::string& method) {
   MatrixCell cell;
@@ -30,13 +32,19 @@ MatrixCell evaluate_cell(const std::vector<Rule>& rules, Json facts, int k, cons
   cell.kv_cache_dtype = kv;
   Json& spec = facts["spec"];
   spec["enabled"] = k > 0;
-  spec["k"] = k;
-  spec.erase("next_n");
   if (k > 0 && !spec.contains("method")) spec["method"] = method;
+  if (fact_string(facts, "engine.name").value_or("vllm") == "sglang") {
+    // A chain of k draft steps verifies k + 1 tokens.
+    spec["num_steps"] = k;
+    spec["num_draft_tokens"] = k + 1;
+  } else {
+    spec["num_speculative_tokens"] = k;
+  }
   // A variant names the backend for the whole plan: target and drafter (speculative-config
   // attention_backend), since the drafter otherwise auto-selects its own (vllm#44879).
   if (!backend.empty()) {
     facts["attention"]["requested"] = backend;
+    facts["attention"]["requested_source"] = "attention-backend";
     if (k > 0) spec["attention_backend"] = backend;
   }
   facts["serve"]["kv_cache_dtype"] = kv;
@@ -63,9 +71,11 @@ MatrixCell evaluate_cell(const std::vector<Rule>& rules, Json facts, int k, cons
 
 }  // namespace
 
-SupportMatrix sweep_support_matrix(const std::vector<Rule>& rules, const Json& base_facts, const SweepOptions& options) {
+SupportMatrix sweep_support_matrix(const std::vector<Rule>& rules, const Json& input_facts, const Json& plan_facts,
+                                   const SweepOptions& options) {
   SupportMatrix m;
-  const Json base = slim(base_facts);
+  const Json inputs = slim(input_facts);
+  const Json base = slim(plan_facts);
   const bool vllm = fact_string(base, "engine.name").value_or("vllm") == "vllm";
   const std::string requested_backend = fact_string(base, "attention.selected").value_or("");
   const std::string requested_kv = fact_string(base, "serve.kv_cache_dtype").value_or("auto");
@@ -93,7 +103,7 @@ SupportMatrix sweep_support_matrix(const std::vector<Rule>& rules, const Json& b
   for (int k : m.ks)
     for (const auto& b : m.backends)
       for (const auto& kv : m.kv_cache_dtypes)
-        m.cells.push_back(evaluate_cell(rules, base, k, vllm ? b : std::string(), kv, method));
+        m.cells.push_back(evaluate_cell(rules, inputs, k, vllm ? b : std::string(), kv, method));
 
   auto cell = [&](int k, const std::string& b, const std::string& kv) -> const MatrixCell* {
     for (const auto& c : m.cells)

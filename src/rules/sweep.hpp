@@ -40,7 +40,11 @@ struct SweepOptions {
   int max_k = 8;
 };
 
-SupportMatrix sweep_support_matrix(const std::vector<Rule>& rules, const Json& base_facts,
+// INPUT_FACTS: the plan's input facts (what the readers, the GPU query, the library scan and
+// the probes wrote); each cell overrides the inputs a user would change (num_speculative_tokens,
+// --attention-backend, --kv-cache-dtype) and derives the rest. PLAN_FACTS: the plan's derived
+// document (the requested backend, k and KV dtype the summary refers to).
+SupportMatrix sweep_support_matrix(const std::vector<Rule>& rules, const Json& input_facts, const Json& plan_facts,
                                    const SweepOptions& options = {});
 
 }  // namespace specprobe

@@ -1,6 +1,7 @@
 // vLLM attention-backend selection and CUDA-graph mode resolution (knowledge B.3-B.5).
 #include <catch2/catch.hpp>
 
+#include "../support/fixture_plan.hpp"
 #include "facts/derive.hpp"
 
 using namespace specprobe;
@@ -13,9 +14,9 @@ Json plan(const char* gpu, int q, int kv, int head_dim, const char* kv_dtype, in
   f["gpu"]["declared"] = gpu;
   f["model"] = {{"num_attention_heads", q}, {"num_kv_heads", kv}, {"head_dim", head_dim}, {"mla", false},
                 {"dsa", {{"present", false}}}, {"dtype", "bfloat16"}};
-  f["spec"] = {{"enabled", k > 0}, {"method", "mtp"}, {"k", k}};
+  f["spec"] = {{"enabled", k > 0}, {"method", "mtp"}, {"num_speculative_tokens", k}};
   f["serve"] = {{"kv_cache_dtype", kv_dtype}, {"enforce_eager", false}};
-  derive_facts(f);
+  specprobe::testing::derive_plan(f);
   return f;
 }
 
@@ -45,12 +46,12 @@ TEST_CASE("CUDA-graph resolution takes the minimum support over target, drafter 
   // FA3 (ALWAYS) keeps FULL even for mixed batches.
   Json h = plan("H100", 32, 8, 128, "auto", 3);
   h["serve"]["cudagraph_mode"] = "FULL";
-  derive_facts(h);
+  specprobe::testing::derive_plan(h);
   CHECK(h["cudagraph"]["resolved"] == "FULL");
   // enforce-eager means no graphs.
   Json e = plan("H100", 32, 8, 128, "auto", 3);
   e["serve"]["enforce_eager"] = true;
-  derive_facts(e);
+  specprobe::testing::derive_plan(e);
   CHECK(e["cudagraph"]["resolved"] == "NONE");
   CHECK(e["cudagraph"]["full_decode"] == false);
 }
@@ -59,11 +60,11 @@ TEST_CASE("VLLM_ATTENTION_BACKEND only selects on vLLM < 0.14", "[facts][backend
   Json f = plan("H100", 32, 8, 128, "auto", 0);
   f["attention"]["requested"] = "TRITON_ATTN";
   f["attention"]["requested_source"] = "env";
-  derive_facts(f);
+  specprobe::testing::derive_plan(f);
   CHECK(f["attention"]["selected"] == "FLASH_ATTN");  // ignored: version unknown -> newest behaviour
   f["attention"]["requested"] = "TRITON_ATTN";
   f["lib"]["vllm"]["version"] = "0.11.0";
-  derive_facts(f);
+  specprobe::testing::derive_plan(f);
   CHECK(f["attention"]["selected"] == "TRITON_ATTN");
 }
 
@@ -71,7 +72,7 @@ TEST_CASE("MTP k defaults to the model's MTP depth (n_predict)", "[facts][spec]"
   Json f = Json::object();
   f["spec"] = {{"enabled", true}, {"method", "mtp"}};
   f["model"]["mtp_depth"] = 1;
-  derive_facts(f);
+  specprobe::testing::derive_plan(f);
   CHECK(f["spec"]["k"] == 1);
   CHECK(f["spec"]["next_n"] == 2);
   CHECK(f["spec"]["k_source"] == "n_predict");

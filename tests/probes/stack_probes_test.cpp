@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/fixture_plan.hpp"
 #include "facts/derive.hpp"
 #include "inputs/python_env.hpp"
 #include "probes/stack_probes.hpp"
@@ -358,16 +359,16 @@ TEST_CASE("the DSA derivation prefers the stack probe and says so", "[probes][st
   Json base = {{"engine", {{"name", "vllm"}}},
                {"model", {{"mla", true}, {"dsa", {{"present", true}, {"index_n_heads", 64}, {"index_head_dim", 128}}}}},
                {"gpu", {{"declared", "H200"}}},
-               {"spec", {{"enabled", true}, {"method", "mtp"}, {"k", 2}}},
+               {"spec", {{"enabled", true}, {"method", "mtp"}, {"num_speculative_tokens", 2}}},
                {"lib", {{"vllm", {{"version", "0.21.1rc1.dev202+g3424fba5"}}}, {"deep_gemm", {{"version", "2.6.1+54e2261"}}}}}};
   Json f = base;
-  derive_facts(f);
+  specprobe::testing::derive_plan(f);
   CHECK(f["dsa"]["indexer_mode"] == "blocked");
   CHECK(f["dsa"]["decided_by"] == "version-knowledge");
 
   Json passed = base;
   passed["stack"] = {{"deep_gemm", {{"device_sm", 90}, {"version", "2.6.1"}, {"next_n", {{"3", {{"status", "pass"}}}}}}}};
-  derive_facts(passed);
+  specprobe::testing::derive_plan(passed);
   CHECK(passed["dsa"]["indexer_mode"] == "native");
   CHECK(passed["dsa"]["decided_by"] == "stack-probe");
   CHECK(passed["dsa"]["version_knowledge_mode"] == "blocked");
@@ -375,19 +376,19 @@ TEST_CASE("the DSA derivation prefers the stack probe and says so", "[probes][st
   Json failed = base;
   failed["lib"]["deep_gemm"]["version"] = "2.6.1+unknownhash";
   failed["stack"] = {{"deep_gemm", {{"device_sm", 90}, {"next_n", {{"3", {{"status", "fail"}, {"error_text", kAssert}}}}}}}};
-  derive_facts(failed);
+  specprobe::testing::derive_plan(failed);
   CHECK(failed["dsa"]["indexer_mode"] == "blocked");
   CHECK(failed["dsa"]["decided_by"] == "stack-probe");
   CHECK(failed["dsa"]["stack_probe"]["error_text"] == kAssert);
 
   Json errored = base;  // an error does not decide
   errored["stack"] = {{"deep_gemm", {{"device_sm", 90}, {"next_n", {{"3", {{"status", "error"}}}}}}}};
-  derive_facts(errored);
+  specprobe::testing::derive_plan(errored);
   CHECK(errored["dsa"]["decided_by"] == "version-knowledge");
 
   Json other_gpu = passed;  // probed an sm_90 but the plan is evaluated for a B200
   other_gpu["gpu"] = {{"declared", "B200"}};
-  derive_facts(other_gpu);
+  specprobe::testing::derive_plan(other_gpu);
   CHECK(other_gpu["dsa"]["decided_by"] == "version-knowledge");
 }
 

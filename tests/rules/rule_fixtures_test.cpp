@@ -1,6 +1,7 @@
 // Runs every rule's fixtures (rules/**/SPnnnn-*.test.yaml) against the built-in rules: each case's
-// facts (a base from tests/rules/bases/ deep-merged with the case's facts) go through the same
-// derivation as a real run, and the rule's status must match. Also enforces the catalog's
+// facts (a base from tests/rules/bases/ deep-merged with the case's facts; inputs only, see
+// tests/support/fixture_plan.hpp) go through the same derivation as a real run, and the rule's
+// status must match. Also enforces the catalog's
 // invariants: every rule has a failing and a passing case and a doc page.
 #include <catch2/catch.hpp>
 
@@ -10,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "../support/fixture_plan.hpp"
 #include "common/embedded.hpp"
 #include "common/yaml_json.hpp"
 #include "facts/derive.hpp"
@@ -20,28 +22,9 @@ using namespace specprobe;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+const std::vector<fs::path> kBaseDirs = {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"};
 
-Json load_yaml_file(const fs::path& p) {
-  auto j = parse_yaml_text(slurp(p), p.string());
-  REQUIRE(j.has_value());
-  return *j;
-}
-
-const Json& base_facts(const std::string& name) {
-  static std::map<std::string, Json> cache;
-  auto it = cache.find(name);
-  if (it != cache.end()) return it->second;
-  const fs::path p = fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases" / (name + ".yaml");
-  INFO("base " << p);
-  REQUIRE(fs::exists(p));
-  return cache[name] = load_yaml_file(p);
-}
+Json load_yaml_file(const fs::path& p) { return specprobe::testing::load_fixture_yaml(p); }
 
 }  // namespace
 
@@ -62,9 +45,11 @@ TEST_CASE("every rule's fixtures give the expected result", "[rules][fixtures]")
     REQUIRE(by_id.count(id) == 1);
     REQUIRE(e.path().filename().string().rfind(id + "-", 0) == 0);
     for (const auto& c : doc.at("cases")) {
-      Json facts = c.contains("base") ? base_facts(c["base"].get<std::string>()) : Json::object();
-      if (c.contains("facts")) facts.merge_patch(c["facts"]);
-      derive_facts(facts);
+      INFO("case '" << c.value("name", "?") << "'");
+      auto made = specprobe::testing::fixture_facts(c, kBaseDirs);
+      if (!made) FAIL_CHECK(made.error().message);
+      if (!made) continue;
+      const Json& facts = *made;
       const RuleResult r = evaluate_rule(*by_id[id], facts, {}, "serve.yaml");
       const std::string expect = c.at("expect").get<std::string>();
       INFO("case '" << c.value("name", "?") << "': got " << to_string(r.status) << " (" << r.message << ")");

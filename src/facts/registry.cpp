@@ -1,0 +1,192 @@
+// The facts registry (see registry.hpp).
+#include "facts/registry.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+
+#include "common/embedded.hpp"
+#include "common/yaml_json.hpp"
+
+namespace specprobe {
+namespace {
+
+constexpr const char* kRegistryFile = "src/facts/registry.yaml";
+
+std::vector<std::string_view> segments(std::string_view dotted) {
+  std::vector<std::string_view> out;
+  while (true) {
+    const size_t dot = dotted.find('.');
+    out.push_back(dotted.substr(0, dot));
+    if (dot == std::string_view::npos) return out;
+    dotted.remove_prefix(dot + 1);
+  }
+}
+
+bool placeholder(std::string_view seg) { return seg.size() > 2 && seg.front() == '<' && seg.back() == '>'; }
+
+// Whether SPEC's name matches the first spec-length segments of PATH.
+bool prefix_match(const std::vector<std::string_view>& spec, const std::vector<std::string_view>& path) {
+  if (spec.size() > path.size()) return false;
+  for (size_t i = 0; i < spec.size(); ++i)
+    if (!placeholder(spec[i]) && spec[i] != path[i]) return false;
+  return true;
+}
+
+void diff_into(const Json* a, const Json* b, const std::string& prefix, std::vector<std::string>& out) {
+  const bool ao = a && a->is_object(), bo = b && b->is_object();
+  if (ao || bo) {
+    std::set<std::string> keys;
+    if (ao)
+      for (auto it = a->begin(); it != a->end(); ++it) keys.insert(it.key());
+    if (bo)
+      for (auto it = b->begin(); it != b->end(); ++it) keys.insert(it.key());
+    // An object replaced by a scalar (or the reverse) is a change of the path itself; an object
+    // that appears or disappears is the change of its leaves.
+    const bool a_scalar = a && !a->is_null() && !ao, b_scalar = b && !b->is_null() && !bo;
+    if ((a_scalar || b_scalar) && !prefix.empty()) out.push_back(prefix);
+    for (const auto& k : keys) {
+      const Json* ca = ao && a->contains(k) ? &(*a)[k] : nullptr;
+      const Json* cb = bo && b->contains(k) ? &(*b)[k] : nullptr;
+      diff_into(ca, cb, prefix.empty() ? k : prefix + "." + k, out);
+    }
+    // An empty object that appears or disappears has no leaves: the path itself changed.
+    if (keys.empty() && ao != bo && !prefix.empty()) out.push_back(prefix);
+    return;
+  }
+  if (!a && !b) return;
+  if (!a || !b || *a != *b) out.push_back(prefix);
+}
+
+const std::set<std::string>& known_types() {
+  static const std::set<std::string> kTypes = {"bool", "int", "number", "string", "list", "object", "any"};
+  return kTypes;
+}
+
+}  // namespace
+
+std::vector<std::string> changed_fact_paths(const Json& before, const Json& after) {
+  std::vector<std::string> out;
+  diff_into(&before, &after, "", out);
+  return out;
+}
+
+const FactRegistry::Writer* FactRegistry::writer(std::string_view name) const {
+  for (const auto& w : writers_)
+    if (w.name == name) return &w;
+  return nullptr;
+}
+
+const FactSpec* FactRegistry::find(std::string_view dotted) const {
+  const auto path = segments(dotted);
+  const FactSpec* best = nullptr;
+  size_t best_len = 0;
+  bool best_exact = false;
+  for (const auto& f : facts_) {
+    const auto spec = segments(f.name);
+    if (!prefix_match(spec, path)) continue;
+    const bool exact = spec.size() == path.size();
+    if (!exact && f.type != "list" && f.type != "object" && f.type != "any") continue;
+    // The most specific registration wins: an exact name over a covering object, a longer
+    // covering prefix over a shorter one, a literal segment over a placeholder.
+    size_t literal = 0;
+    for (const auto& s : spec) literal += placeholder(s) ? 0 : 1;
+    const size_t score = spec.size() * 1000 + literal;
+    if (!best || (exact && !best_exact) || (exact == best_exact && score > best_len)) {
+      best = &f;
+      best_len = score;
+      best_exact = exact;
+    }
+  }
+  return best;
+}
+
+std::vector<std::string> FactRegistry::write_violations(std::string_view writer, const Json& before,
+                                                        const Json& after) const {
+  std::vector<std::string> out;
+  for (const auto& p : changed_fact_paths(before, after)) {
+    const FactSpec* f = find(p);
+    if (!f) out.push_back(p + " (not registered)");
+    else if (f->writer != writer) out.push_back(fmt::format("{} (registered to {})", p, f->writer));
+  }
+  return out;
+}
+
+Expected<FactRegistry> FactRegistry::parse(std::string_view text, const std::string& file) {
+  auto doc = parse_yaml_text(text, file);
+  if (!doc) return doc.error();
+  FactRegistry reg;
+  if (!doc->is_object() || !(*doc)["writers"].is_array() || !(*doc)["facts"].is_array())
+    return input_error("the registry needs a `writers` list and a `facts` list", {file});
+  for (const auto& w : (*doc)["writers"]) {
+    if (!w.is_object() || !w.value("name", Json()).is_string() || !w.value("what", Json()).is_string())
+      return input_error("a writer needs `name` and `what`", {file});
+    reg.writers_.push_back({w["name"].get<std::string>(), w["what"].get<std::string>(), w.value("input", false)});
+  }
+  std::set<std::string> names;
+  for (const auto& f : (*doc)["facts"]) {
+    if (!f.is_object()) return input_error("a fact entry must be a mapping", {file});
+    FactSpec s;
+    for (const char* key : {"name", "type", "writer", "doc"})
+      if (!f.value(key, Json()).is_string() || f[key].get<std::string>().empty())
+        return input_error(fmt::format("a fact entry lacks `{}` ({})", key, f.value("name", Json("?")).dump()), {file});
+    s.name = f["name"].get<std::string>();
+    s.type = f["type"].get<std::string>();
+    s.writer = f["writer"].get<std::string>();
+    s.doc = f["doc"].get<std::string>();
+    s.unit = f.value("unit", Json("")).is_string() ? f.value("unit", std::string()) : std::string();
+    if (!known_types().count(s.type)) return input_error(fmt::format("fact {}: unknown type '{}'", s.name, s.type), {file});
+    if (!reg.writer(s.writer)) return input_error(fmt::format("fact {}: unknown writer '{}'", s.name, s.writer), {file});
+    if (!names.insert(s.name).second) return input_error(fmt::format("fact {} is registered twice", s.name), {file});
+    reg.facts_.push_back(std::move(s));
+  }
+  return reg;
+}
+
+Expected<const FactRegistry*> fact_registry() {
+  static Expected<FactRegistry> reg = internal_error("not loaded");
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto text = embedded_file(kRegistryFile);
+    if (!text) {
+      reg = internal_error(fmt::format("{} is not embedded", kRegistryFile));
+      return;
+    }
+    reg = FactRegistry::parse(*text, kRegistryFile);
+    if (!reg) {
+      Error e = reg.error();
+      e.kind = ErrorKind::internal;
+      reg = e;
+    }
+  });
+  if (!reg) return reg.error();
+  return &reg.value();
+}
+
+std::string FactRegistry::markdown() const {
+  std::string out =
+      "# Facts\n\n"
+      "<!-- Generated from src/facts/registry.yaml by `specprobe facts --format markdown`; a test keeps it current. -->\n\n"
+      "Every stage of a check writes into one JSON document addressed by stable dotted names; rules and\n"
+      "advisories read it with JSON Logic (`{\"var\": \"spec.next_n\"}`). Each fact has exactly one writer.\n"
+      "Unknown values are absent or null, never guessed. `specprobe check --verbose` prints every fact of\n"
+      "a run, and `--format json` carries them under `facts`. A segment written `<name>` stands for any\n"
+      "one name; a fact of type list, object or any covers the paths below it.\n\n"
+      "Facts written by an input module describe the user's plan, model, GPU and libraries: rule and\n"
+      "advisory fixtures set these. The others are derived from them and recomputed for every what-if\n"
+      "variant of the support matrix.\n";
+  for (const auto& w : writers_) {
+    out += fmt::format("\n## {}\n\n{}{}\n\n| fact | type | meaning |\n|---|---|---|\n", w.name, w.what,
+                       w.input ? " (input)" : "");
+    for (const auto& f : facts_) {
+      if (f.writer != w.name) continue;
+      std::string type = f.type + (f.unit.empty() ? "" : ", " + f.unit);
+      std::string doc = f.doc;
+      for (size_t at = 0; (at = doc.find('|', at)) != std::string::npos; at += 2) doc.replace(at, 1, "\\|");
+      out += fmt::format("| `{}` | {} | {} |\n", f.name, type, doc);
+    }
+  }
+  return out;
+}
+
+}  // namespace specprobe

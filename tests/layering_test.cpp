@@ -1,0 +1,83 @@
+// The layers, checked by reading every #include in src/ and probes/: data flows one way,
+//   common -> {inputs, gpu} -> facts -> {rules, probes} -> pipeline -> report -> cli
+// (a layer may include itself and any layer to its left; inputs and gpu, and rules and probes,
+// do not include each other). kernels/ is included only by probes/.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Layer of a path under the repository root ("src/inputs/x.hpp" -> "inputs").
+std::string layer_of(const std::string& rel) {
+  if (rel.rfind("probes/", 0) == 0) return "probes";
+  if (rel.rfind("kernels/", 0) == 0) return "kernels";
+  if (rel.rfind("src/", 0) != 0) return "";
+  const std::string rest = rel.substr(4);
+  const size_t slash = rest.find('/');
+  return slash == std::string::npos ? "main" : rest.substr(0, slash);
+}
+
+// What each layer may include besides itself.
+const std::map<std::string, std::set<std::string>>& allowed() {
+  static const std::map<std::string, std::set<std::string>> kAllowed = {
+      {"common", {}},
+      {"inputs", {"common"}},
+      {"gpu", {"common"}},
+      {"facts", {"common", "inputs", "gpu"}},
+      {"rules", {"common", "inputs", "gpu", "facts"}},
+      {"probes", {"common", "inputs", "gpu", "facts", "kernels"}},
+      {"pipeline", {"common", "inputs", "gpu", "facts", "rules", "probes"}},
+      {"report", {"common", "inputs", "gpu", "facts", "rules", "probes", "pipeline"}},
+      {"cli", {"common", "inputs", "gpu", "facts", "rules", "probes", "pipeline", "report"}},
+      {"main", {"cli"}},
+  };
+  return kAllowed;
+}
+
+}  // namespace
+
+TEST_CASE("layers include only layers below them", "[layering]") {
+  const fs::path root(SPECPROBE_SOURCE_DIR);
+  const std::regex include_re(R"re(^\s*#\s*include\s*"([^"]+)")re");
+  std::vector<std::string> violations;
+  size_t files = 0, edges = 0;
+  for (const char* top : {"src", "probes"}) {
+    for (const auto& e : fs::recursive_directory_iterator(root / top)) {
+      const std::string ext = e.path().extension().string();
+      if (ext != ".cpp" && ext != ".hpp") continue;
+      const std::string rel = fs::relative(e.path(), root).string();
+      const std::string from = layer_of(rel);
+      REQUIRE(allowed().count(from) == 1);
+      ++files;
+      std::ifstream in(e.path());
+      std::string line;
+      while (std::getline(in, line)) {
+        std::smatch m;
+        if (!std::regex_search(line, m, include_re)) continue;
+        std::string target = m[1].str();
+        if (target == "build_info.hpp") continue;  // generated into the build tree, no code
+        // Includes are relative to src/ or the repository root (probes/, kernels/).
+        std::string to;
+        if (target.rfind("probes/", 0) == 0 || target.rfind("kernels/", 0) == 0) to = layer_of(target);
+        else if (fs::exists(root / "src" / target)) to = layer_of("src/" + target);
+        else if (fs::exists(e.path().parent_path() / target)) to = from;
+        else {
+          violations.push_back(rel + ": cannot resolve \"" + target + "\"");
+          continue;
+        }
+        ++edges;
+        if (to != from && !allowed().at(from).count(to)) violations.push_back(rel + " (" + from + ") includes " + target + " (" + to + ")");
+      }
+    }
+  }
+  CHECK(files > 50);
+  CHECK(edges > 100);
+  for (const auto& v : violations) FAIL_CHECK(v);
+}
