@@ -1,0 +1,91 @@
+# bash completion for specprobe                                   -*- shell-script -*-
+# Installed as share/bash-completion/completions/specprobe. Flags are kept in step with
+# `specprobe <sub> --help` by ctest "docs_flags" (tests/package/check_docs_flags.py).
+
+_specprobe() {
+  local cur prev words cword
+  if declare -F _init_completion >/dev/null 2>&1; then
+    _init_completion || return
+  else
+    COMPREPLY=()
+    cur="${COMP_WORDS[COMP_CWORD]}"
+    prev="${COMP_WORDS[COMP_CWORD-1]}"
+    words=("${COMP_WORDS[@]}")
+    cword=$COMP_CWORD
+  fi
+
+  local gpus="auto H100 H200 B200 GB10 RTX5090 A100 L4 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 sm_121"
+  local check_opts="--model --gpu --python --site-packages --lib --engine --probes --no-matrix
+    --stack-probes --stack-timeout --format --output -o --fail-on --color --quiet -q --verbose -v
+    --rules-dir --sarif --junit --json --github --exit-zero --ignore --no-suppressions --help -h"
+  local exec_opts="$check_opts --dry-run"
+  local matrix_opts="--model --gpu --config --engine --python --site-packages --lib --probes --format
+    --output -o --junit --model-name --rules-dir --quiet -q --help -h"
+  local probe_opts="--probe --next-n --heads --head-dim --block-kv --gqa --kv-dtype --k --sv-head-dim
+    --block-size --heads-kv --batch --context --seed --bench --tiles-per-cta --lengths --splits
+    --timeout --format --in-process --stack --python --stack-lib --stack-timeout --help -h"
+
+  # The subcommand (and rules' sub-subcommand); stop at `--` (a serving command line follows).
+  local sub="" subsub="" i
+  for ((i = 1; i < cword; i++)); do
+    case "${words[i]}" in
+      --) return 0 ;;
+      -*) ;;
+      *)
+        if [[ -z $sub ]]; then sub="${words[i]}"
+        elif [[ $sub == rules && -z $subsub ]]; then subsub="${words[i]}"; fi ;;
+    esac
+  done
+
+  case "$prev" in
+    --site-packages|--rules-dir) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+    --model) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;  # a directory or a config.json
+    --python|--output|-o|--sarif|--junit|--json|--config)
+      COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+    --gpu) COMPREPLY=($(compgen -W "$gpus" -- "$cur")); return 0 ;;
+    --engine) COMPREPLY=($(compgen -W "vllm sglang" -- "$cur")); return 0 ;;
+    --probes) COMPREPLY=($(compgen -W "auto off all" -- "$cur")); return 0 ;;
+    --stack-probes) COMPREPLY=($(compgen -W "auto off" -- "$cur")); return 0 ;;
+    --fail-on) COMPREPLY=($(compgen -W "error warning info none" -- "$cur")); return 0 ;;
+    --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return 0 ;;
+    --lengths) COMPREPLY=($(compgen -W "random full" -- "$cur")); return 0 ;;
+    --probe) COMPREPLY=($(compgen -W "mqa_logits spec_verify graph_replay all" -- "$cur")); return 0 ;;
+    --stack-lib) COMPREPLY=($(compgen -W "deep_gemm flashinfer triton" -- "$cur")); return 0 ;;
+    --kv-dtype) COMPREPLY=($(compgen -W "bf16 fp8" -- "$cur")); return 0 ;;
+    --lib) COMPREPLY=($(compgen -W "vllm= sglang= torch= triton= flashinfer= deep_gemm= flash_attn=" -- "$cur"))
+      compopt -o nospace 2>/dev/null; return 0 ;;
+    --format)
+      case "$sub" in
+        check|exec) COMPREPLY=($(compgen -W "text json sarif junit github" -- "$cur")) ;;
+        matrix) COMPREPLY=($(compgen -W "text json nfd" -- "$cur")) ;;
+        *) COMPREPLY=($(compgen -W "text json" -- "$cur")) ;;
+      esac
+      return 0 ;;
+    --stack-timeout|--timeout|--heads|--head-dim|--block-kv|--gqa|--k|--sv-head-dim|--block-size|\
+    --heads-kv|--batch|--context|--seed|--tiles-per-cta|--splits|--next-n|--ignore|--model-name)
+      return 0 ;;
+  esac
+
+  case "$sub" in
+    "")
+      COMPREPLY=($(compgen -W "check exec matrix gpu rules explain probe --help -h --version" -- "$cur")) ;;
+    check)
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "$check_opts" -- "$cur"))
+      else COMPREPLY=($(compgen -f -- "$cur")); fi ;;
+    exec) COMPREPLY=($(compgen -W "$exec_opts --" -- "$cur")) ;;
+    matrix) COMPREPLY=($(compgen -W "$matrix_opts" -- "$cur")) ;;
+    gpu) COMPREPLY=($(compgen -W "--format --help -h" -- "$cur")) ;;
+    rules)
+      if [[ -z $subsub ]]; then COMPREPLY=($(compgen -W "list --help -h" -- "$cur"))
+      else COMPREPLY=($(compgen -W "--format --rules-dir --help -h" -- "$cur")); fi ;;
+    explain)
+      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--rules-dir --help -h" -- "$cur"))
+      elif [[ $cur == SP* || -z $cur ]]; then
+        COMPREPLY=($(compgen -W "$(specprobe rules list --format json 2>/dev/null |
+          grep -o '"id": *"SP[0-9]*"' | grep -o 'SP[0-9]*')" -- "$cur"))
+      fi ;;
+    probe) COMPREPLY=($(compgen -W "$probe_opts" -- "$cur")) ;;
+  esac
+  return 0
+}
+complete -F _specprobe specprobe

@@ -1,0 +1,102 @@
+# fish completion for specprobe. Installed as share/fish/vendor_completions.d/specprobe.fish.
+# Flags are kept in step with `specprobe <sub> --help` by ctest "docs_flags"
+# (tests/package/check_docs_flags.py).
+
+set -l commands check exec matrix gpu rules explain probe
+set -l gpus auto H100 H200 B200 GB10 RTX5090 A100 L4 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 sm_121
+
+complete -c specprobe -f
+complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -s h -l help -d 'print help'
+complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -l version -d 'print the version'
+complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a check -d 'check a serving configuration'
+complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a exec -d 'check a serving command line, then run it'
+complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a matrix -d 'the support matrix for each GPU'
+complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a gpu -d 'what the CUDA Driver API reports'
+complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a rules -d 'the rule catalog'
+complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a explain -d "print a rule's documentation"
+complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a probe -d 'run the probe kernels with explicit shapes'
+
+# check and exec share the check options.
+set -l ce '__fish_seen_subcommand_from check exec'
+complete -c specprobe -n "__fish_seen_subcommand_from check" -F -d 'serving config or deploy script'
+complete -c specprobe -n $ce -l model -r -F -d 'checkpoint directory or config.json'
+complete -c specprobe -n $ce -l gpu -x -a "$gpus" -d 'auto, or a GPU name / arch'
+complete -c specprobe -n $ce -l python -r -F -d "the deployment's Python"
+complete -c specprobe -n $ce -l site-packages -x -a '(__fish_complete_directories)' -d 'site-packages directory'
+complete -c specprobe -n $ce -l lib -x -a 'vllm= sglang= torch= triton= flashinfer= deep_gemm= flash_attn=' -d 'NAME=VERSION'
+complete -c specprobe -n $ce -l engine -x -a 'vllm sglang' -d 'force the engine'
+complete -c specprobe -n $ce -l probes -x -a 'auto off all' -d 'run probe kernels'
+complete -c specprobe -n $ce -l no-matrix -d 'skip the what-if support matrix'
+complete -c specprobe -n $ce -l stack-probes -x -a 'auto off' -d 'stack probes in --python'
+complete -c specprobe -n $ce -l stack-timeout -x -d 'seconds one stack probe may run'
+complete -c specprobe -n $ce -l format -x -a 'text json sarif junit github' -d 'output format'
+complete -c specprobe -n $ce -s o -l output -r -F -d 'write the report to FILE'
+complete -c specprobe -n $ce -l fail-on -x -a 'error warning info none' -d 'severity that exits 1'
+complete -c specprobe -n $ce -l color -x -a 'auto always never' -d 'colour'
+complete -c specprobe -n $ce -s q -l quiet -d 'print only failures and the summary'
+complete -c specprobe -n $ce -s v -l verbose -d 'print every fact and rule evaluation'
+complete -c specprobe -n $ce -l rules-dir -x -a '(__fish_complete_directories)' -d 'rules from DIR'
+complete -c specprobe -n $ce -l sarif -r -F -d 'also write SARIF 2.1.0 to FILE'
+complete -c specprobe -n $ce -l junit -r -F -d 'also write JUnit XML to FILE'
+complete -c specprobe -n $ce -l json -r -F -d 'also write the JSON report to FILE'
+complete -c specprobe -n $ce -l github -d 'GitHub Actions annotations and job summary'
+complete -c specprobe -n $ce -l exit-zero -d 'exit 0 even with findings'
+complete -c specprobe -n $ce -l ignore -x -d 'suppress rule SPnnnn'
+complete -c specprobe -n $ce -l no-suppressions -d 'ignore .specprobe.yaml'
+complete -c specprobe -n $ce -s h -l help -d 'print help'
+complete -c specprobe -n '__fish_seen_subcommand_from exec' -l dry-run -d 'print the command instead of running it'
+
+set -l m '__fish_seen_subcommand_from matrix'
+complete -c specprobe -n $m -l model -r -F -d 'checkpoint directory or config.json'
+complete -c specprobe -n $m -l gpu -x -a "$gpus" -d 'comma-separated GPUs, or auto'
+complete -c specprobe -n $m -l config -r -F -d 'a serving config whose other options hold'
+complete -c specprobe -n $m -l engine -x -a 'vllm sglang' -d 'engine'
+complete -c specprobe -n $m -l python -r -F -d "the deployment's Python"
+complete -c specprobe -n $m -l site-packages -x -a '(__fish_complete_directories)' -d 'site-packages directory'
+complete -c specprobe -n $m -l lib -x -d 'NAME=VERSION'
+complete -c specprobe -n $m -l probes -x -a 'auto off all' -d 'run probe kernels'
+complete -c specprobe -n $m -l format -x -a 'text json nfd' -d 'output format'
+complete -c specprobe -n $m -s o -l output -r -F -d 'write to FILE'
+complete -c specprobe -n $m -l junit -r -F -d 'also write JUnit XML to FILE'
+complete -c specprobe -n $m -l model-name -x -d 'model name in NFD labels'
+complete -c specprobe -n $m -l rules-dir -x -a '(__fish_complete_directories)' -d 'rules from DIR'
+complete -c specprobe -n $m -s q -l quiet -d 'no progress on stderr'
+complete -c specprobe -n $m -s h -l help -d 'print help'
+
+complete -c specprobe -n '__fish_seen_subcommand_from gpu' -l format -x -a 'text json' -d 'output format'
+complete -c specprobe -n '__fish_seen_subcommand_from gpu' -s h -l help -d 'print help'
+
+complete -c specprobe -n '__fish_seen_subcommand_from rules; and not __fish_seen_subcommand_from list' -a list -d 'list every rule, grouped by band'
+complete -c specprobe -n '__fish_seen_subcommand_from rules' -s h -l help -d 'print help'
+complete -c specprobe -n '__fish_seen_subcommand_from list' -l format -x -a 'text json' -d 'output format'
+complete -c specprobe -n '__fish_seen_subcommand_from list explain' -l rules-dir -x -a '(__fish_complete_directories)' -d 'rules from DIR'
+complete -c specprobe -n '__fish_seen_subcommand_from explain' -s h -l help -d 'print help'
+complete -c specprobe -n '__fish_seen_subcommand_from explain' -x -a '(specprobe rules list --format json 2>/dev/null | string match -r -g \'"id": *"(SP[0-9]+)"\')' -d 'rule id'
+
+set -l p '__fish_seen_subcommand_from probe'
+complete -c specprobe -n $p -l probe -x -a 'mqa_logits spec_verify graph_replay all' -d 'probes to run'
+complete -c specprobe -n $p -l next-n -x -d 'MQA logits next_n values'
+complete -c specprobe -n $p -l heads -x -d 'MQA logits heads'
+complete -c specprobe -n $p -l head-dim -x -d 'MQA logits head_dim'
+complete -c specprobe -n $p -l block-kv -x -d 'MQA logits block_kv'
+complete -c specprobe -n $p -l gqa -x -d 'spec-verify GQA ratios'
+complete -c specprobe -n $p -l kv-dtype -x -a 'bf16 fp8' -d 'spec-verify KV dtype'
+complete -c specprobe -n $p -l k -x -d 'spec-verify num_speculative_tokens'
+complete -c specprobe -n $p -l sv-head-dim -x -d 'spec-verify head_dim'
+complete -c specprobe -n $p -l block-size -x -d 'spec-verify KV block size'
+complete -c specprobe -n $p -l heads-kv -x -d 'spec-verify KV heads'
+complete -c specprobe -n $p -l batch -x -d 'requests'
+complete -c specprobe -n $p -l context -x -d "longest request's context"
+complete -c specprobe -n $p -l seed -x -d 'input seed'
+complete -c specprobe -n $p -l bench -d 'time at realistic sizes'
+complete -c specprobe -n $p -l tiles-per-cta -x -d 'MQA logits tiles per CTA'
+complete -c specprobe -n $p -l lengths -x -a 'random full' -d 'MQA logits request lengths'
+complete -c specprobe -n $p -l splits -x -d 'spec-verify KV splits'
+complete -c specprobe -n $p -l timeout -x -d 'seconds a probe may run'
+complete -c specprobe -n $p -l format -x -a 'text json' -d 'output format'
+complete -c specprobe -n $p -l in-process -d 'run probes in this process'
+complete -c specprobe -n $p -l stack -d 'ask the installed DeepGEMM / FlashInfer / Triton'
+complete -c specprobe -n $p -l python -r -F -d "with --stack: the deployment's Python"
+complete -c specprobe -n $p -l stack-lib -x -a 'deep_gemm flashinfer triton' -d 'with --stack: libraries'
+complete -c specprobe -n $p -l stack-timeout -x -d 'with --stack: seconds per library'
+complete -c specprobe -n $p -s h -l help -d 'print help'
