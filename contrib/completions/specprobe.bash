@@ -58,6 +58,7 @@ _specprobe() {
       case "$sub" in
         check|exec) COMPREPLY=($(compgen -W "text json sarif junit github" -- "$cur")) ;;
         matrix) COMPREPLY=($(compgen -W "text json nfd" -- "$cur")) ;;
+        facts) COMPREPLY=($(compgen -W "text json markdown" -- "$cur")) ;;
         *) COMPREPLY=($(compgen -W "text json" -- "$cur")) ;;
       esac
       return 0 ;;
@@ -68,7 +69,7 @@ _specprobe() {
 
   case "$sub" in
     "")
-      COMPREPLY=($(compgen -W "check exec matrix gpu rules explain probe --help -h --version" -- "$cur")) ;;
+      COMPREPLY=($(compgen -W "check exec matrix gpu rules explain facts probe --help -h --version" -- "$cur")) ;;
     check)
       if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "$check_opts" -- "$cur"))
       else COMPREPLY=($(compgen -f -- "$cur")); fi ;;
@@ -84,6 +85,7 @@ _specprobe() {
         COMPREPLY=($(compgen -W "$(specprobe rules list --format json 2>/dev/null |
           grep -o '"id": *"SP[0-9]*"' | grep -o 'SP[0-9]*')" -- "$cur"))
       fi ;;
+    facts) COMPREPLY=($(compgen -W "--format --help -h" -- "$cur")) ;;
     probe) COMPREPLY=($(compgen -W "$probe_opts" -- "$cur")) ;;
   esac
   return 0

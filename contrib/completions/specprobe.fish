@@ -2,7 +2,7 @@
 # Flags are kept in step with `specprobe <sub> --help` by ctest "docs_flags"
 # (tests/package/check_docs_flags.py).
 
-set -l commands check exec matrix gpu rules explain probe
+set -l commands check exec matrix gpu rules explain facts probe
 set -l gpus auto H100 H200 B200 GB10 RTX5090 A100 L4 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 sm_121
 
 complete -c specprobe -f
@@ -14,6 +14,9 @@ complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a matrix -
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a gpu -d 'what the CUDA Driver API reports'
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a rules -d 'the rule catalog'
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a explain -d "print a rule's documentation"
+complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a facts -d "the facts rules and advisories read"
+complete -c specprobe -n '__fish_seen_subcommand_from facts' -l format -x -a 'text json markdown' -d 'output format'
+complete -c specprobe -n '__fish_seen_subcommand_from facts' -s h -l help -d 'print help'
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a probe -d 'run the probe kernels with explicit shapes'
 
 # check and exec share the check options.
