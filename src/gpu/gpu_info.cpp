@@ -113,6 +113,7 @@ std::string GpuInfo::arch_family() const {
 Json gpu_facts(const GpuInfo& g) {
   Json j = Json::object();
   j["name"] = g.name;
+  j["vendor"] = "nvidia";
   j["sm"] = g.sm();
   j["cc_major"] = g.cc_major;
   j["cc_minor"] = g.cc_minor;

@@ -258,6 +258,87 @@ Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
   return cfg;
 }
 
+namespace {
+
+// The first of KEYS present as an integer in the text config, else in the whole config.
+std::optional<int64_t> first_int(const ModelConfig& c, std::initializer_list<const char*> keys) {
+  for (const Json* cfg : {&c.text, &c.raw})
+    if (cfg->is_object())
+      for (const char* k : keys)
+        if (auto it = cfg->find(k); it != cfg->end() && it->is_number_integer()) return it->get<int64_t>();
+  return std::nullopt;
+}
+
+const Json* first_of(const ModelConfig& c, const char* key) {
+  for (const Json* cfg : {&c.text, &c.raw})
+    if (cfg->is_object())
+      if (auto it = cfg->find(key); it != cfg->end() && !it->is_null()) return &*it;
+  return nullptr;
+}
+
+// Hybrid models interleave attention with Mamba / linear-attention / gated-DeltaNet layers; the
+// config says so through a per-layer type list or pattern, or only through its model_type.
+std::optional<std::string> hybrid_kind(const ModelConfig& c) {
+  auto contains = [](const Json* list, std::string_view needle) {
+    if (!list || !list->is_array()) return false;
+    for (const auto& x : *list)
+      if (x.is_string() && x.get<std::string>().find(needle) != std::string::npos) return true;
+    return false;
+  };
+  const Json* types = first_of(c, "layer_types");
+  if (!types) types = first_of(c, "layers_block_type");
+  if (contains(types, "linear_attention")) return "linear_attention";
+  if (contains(types, "mamba")) return "mamba";
+  if (const Json* pattern = first_of(c, "hybrid_override_pattern");
+      pattern && pattern->is_string() && pattern->get<std::string>().find('M') != std::string::npos)
+    return "mamba2";
+  const std::string mt = c.text_model_type.value_or(c.model_type.value_or(""));
+  static const std::pair<const char*, const char*> kTypes[] = {
+      {"qwen3_next", "gated_deltanet"}, {"qwen3_5", "gated_deltanet"}, {"qwen3_5_moe", "gated_deltanet"},
+      {"kimi_linear", "linear_attention"}, {"minimax", "linear_attention"}, {"minimax_text_01", "linear_attention"},
+      {"jamba", "mamba"}, {"bamba", "mamba2"}, {"nemotron_h", "mamba2"}, {"falcon_h1", "mamba2"},
+      {"granitemoehybrid", "mamba2"}, {"zamba2", "mamba2"}, {"plamo2", "mamba2"}, {"lfm2", "short_conv"},
+      {"mamba", "mamba"}, {"mamba2", "mamba2"}};
+  for (const auto& [type, kind] : kTypes)
+    if (mt == type) return kind;
+  return std::nullopt;
+}
+
+// Architecture traits rules and advisories read: MoE, hybrid layers, sliding windows, multimodal
+// towers, M-RoPE, widths.
+void add_traits(const ModelConfig& c, Json& m) {
+  auto opt = [](const auto& o) -> Json { return o ? Json(*o) : Json(nullptr); };
+  const auto experts = first_int(c, {"n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts"});
+  m["num_experts"] = opt(experts);
+  m["is_moe"] = experts.value_or(0) > 1;
+  m["intermediate_size"] = opt(first_int(c, {"intermediate_size"}));
+  m["moe_intermediate_size"] = opt(first_int(c, {"moe_intermediate_size"}));
+  m["linear_num_value_heads"] = opt(first_int(c, {"linear_num_value_heads"}));
+  const auto kind = hybrid_kind(c);
+  m["hybrid"] = kind.has_value();
+  m["hybrid_kind"] = opt(kind);
+  const auto window = first_int(c, {"sliding_window"});
+  const Json* use_window = first_of(c, "use_sliding_window");
+  const Json* types = first_of(c, "layer_types");
+  bool sliding_layers = false;
+  if (types && types->is_array())
+    for (const auto& x : *types) sliding_layers |= x.is_string() && x.get<std::string>() == "sliding_attention";
+  m["sliding_window"] = opt(window);
+  m["has_sliding_window"] = sliding_layers || (window.value_or(0) > 0 && !(use_window && use_window->is_boolean() && !use_window->get<bool>()));
+  bool multimodal = c.has_text_config;
+  for (const char* k : {"vision_config", "audio_config", "vision_tower", "mm_vision_tower"})
+    multimodal |= c.raw.is_object() && c.raw.contains(k) && !c.raw[k].is_null();
+  m["multimodal"] = multimodal;
+  bool mrope = false;
+  for (const char* k : {"rope_scaling", "rope_parameters"})
+    if (const Json* r = first_of(c, k); r && r->is_object()) mrope |= r->contains("mrope_section");
+  m["mrope"] = mrope;
+  const Json* tie = first_of(c, "tie_word_embeddings");
+  m["tie_word_embeddings"] = tie && tie->is_boolean() ? *tie : Json(nullptr);
+}
+
+}  // namespace
+
 Json model_facts(const ModelConfig& c, int tp) {
   if (tp < 1) tp = 1;
   auto opt = [](const auto& o) -> Json { return o ? Json(*o) : Json(nullptr); };
@@ -308,6 +389,7 @@ Json model_facts(const ModelConfig& c, int tp) {
   if (!c.cache_repo.empty())
     m["hf_cache"] = {{"repo", c.cache_repo}, {"snapshot", c.snapshot}, {"choice", c.snapshot_choice}};
   if (!c.non_finite.empty()) m["non_finite_values"] = c.non_finite.size();
+  add_traits(c, m);
   return Json{{"model", std::move(m)}};
 }
 

@@ -96,7 +96,9 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
                        Map{"chunked-prefill-size", "serve.chunked_prefill_size"},
                        Map{"cuda-graph-max-bs", "serve.cuda_graph_max_bs"},
                        Map{"speculative-num-steps", "spec.num_steps"}, Map{"speculative-eagle-topk", "spec.topk"},
-                       Map{"speculative-num-draft-tokens", "spec.num_draft_tokens"}}) {
+                       Map{"speculative-num-draft-tokens", "spec.num_draft_tokens"},
+                       Map{"max-lora-rank", "serve.max_lora_rank"}, Map{"max-loras-per-batch", "serve.max_loras"},
+                       Map{"nnodes", "serve.nnodes"}}) {
     if (Entry* e = use(m.option)) {
       auto v = to_int(e->value, m.option, e->where);
       if (!v) return v.error();
@@ -106,7 +108,8 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
   if (const Json* ep = find_fact(out.facts, "serve.ep_size"))
     w.set("serve.expert_parallel", ep->get<int64_t>() > 1, out.locations["serve.ep_size"]);
   for (const Map& m : {Map{"disable-cuda-graph", "serve.enforce_eager"}, Map{"trust-remote-code", "serve.trust_remote_code"},
-                       Map{"enable-dp-attention", "serve.dp_attention"}}) {
+                       Map{"enable-dp-attention", "serve.dp_attention"}, Map{"enable-lora", "serve.enable_lora"},
+                       Map{"enable-eplb", "serve.enable_eplb"}, Map{"enable-torch-compile", "serve.torch_compile"}}) {
     if (Entry* e = use(m.option)) {
       auto v = to_bool(e->value, m.option, e->where);
       if (!v) return v.error();
@@ -122,9 +125,21 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
                        Map{"dtype", "serve.dtype"}, Map{"speculative-draft-model-path", "spec.draft_model"},
                        Map{"speculative-draft-model-quantization", "spec.quantization"},
                        Map{"prefill-attention-backend", "attention.prefill_backend"},
-                       Map{"decode-attention-backend", "attention.decode_backend"}}) {
+                       Map{"decode-attention-backend", "attention.decode_backend"},
+                       Map{"moe-runner-backend", "serve.moe_runner_backend"},
+                       Map{"moe-a2a-backend", "serve.all2all_backend"},
+                       Map{"grammar-backend", "serve.structured_outputs_backend"},
+                       Map{"reasoning-parser", "serve.reasoning_parser"}, Map{"tool-call-parser", "serve.tool_call_parser"},
+                       Map{"deepep-mode", "serve.deepep_mode"},
+                       Map{"mamba-scheduler-strategy", "serve.mamba_scheduler_strategy"},
+                       Map{"mamba-ssm-dtype", "serve.mamba_ssm_cache_dtype"}, Map{"load-format", "serve.load_format"}}) {
     if (Entry* e = use(m.option)) w.set(m.fact, to_text(e->value), e->where);
   }
+  // LoRA is on when adapters are given (SGLang turns --enable-lora on for --lora-paths).
+  if (Entry* e = use("lora-paths"))
+    if (!w.has("serve.enable_lora")) w.set("serve.enable_lora", true, e->where);
+  // Prefill / decode disaggregation moves the KV cache between servers.
+  if (Entry* e = use("disaggregation-mode")) w.set("serve.kv_transfer", lower(to_text(e->value)) != "null", e->where);
   if (Entry* e = use("speculative-draft-attention-backend")) {
     w.set("spec.draft_attention_backend", to_text(e->value), e->where);
     w.set("spec.attention_backend", to_text(e->value), e->where);

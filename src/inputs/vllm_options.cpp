@@ -1,7 +1,10 @@
 // vLLM option builder: folds RawOptions the way vLLM's FlexibleArgumentParser does (dash/underscore
 // names, aliases, JSON-valued options given as mappings or JSON strings, dotted keys merged into
-// the object, `no-X` negations, later wins) and writes the plan facts listed in serving.hpp.
+// the object, `no-X` negations, later wins) and writes the plan facts: one table row per option
+// whose value becomes a fact as is (kOptionFacts), one handler per option that needs more
+// (kSpecials). Options in neither are kept and reported as not modelled.
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "inputs/serving_options.hpp"
@@ -104,21 +107,10 @@ bool dotted_python_path(const std::string& s) {
   return !start;
 }
 
-}  // namespace
-
-bool vllm_flag_option(std::string_view c) {
-  return kFlags.count(c) > 0 || starts_with(c, "no-") || starts_with(c, "enable-") || starts_with(c, "disable-");
-}
-bool vllm_list_option(std::string_view c) { return kLists.count(c) > 0; }
-
-Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadContext ctx) {
-  ParsedServing out;
-  out.form = ctx.form;
-  out.path = ctx.path;
-  out.notes = std::move(ctx.notes);
-  out.unknown = std::move(ctx.unknown);
-  PlanWriter w(out);
-
+// Folds the options as vLLM's FlexibleArgumentParser does: canonical names, one-dash aliases,
+// dotted keys merged into their JSON option, `no-X` negations, JSON strings parsed; later wins.
+Expected<std::map<std::string, Entry>> fold_options(const std::vector<RawOption>& options, PlanWriter& w,
+                                                    ParsedServing& out) {
   std::map<std::string, Entry> opts;
   auto keep_unknown = [&](const RawOption& o) { out.unknown.push_back({o.name, o.value, o.where}); };
 
@@ -213,85 +205,111 @@ Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadCo
     }
     opts.emplace(root, std::move(e));
   }
+  return opts;
+}
 
-  write_common_facts(w, ctx, "vllm");
 
-  auto take = [&](const std::string& name) -> Entry* {
-    auto it = opts.find(name);
-    return it == opts.end() ? nullptr : &it->second;
-  };
-  std::set<std::string> used;
-  auto use = [&](const std::string& name) -> Entry* {
-    Entry* e = take(name);
-    if (e) used.insert(name);
-    return e;
-  };
+// The plan facts of an option: one row per option whose value becomes a fact as is.
+enum class Kind { integer, human_integer, boolean, text, number, present };
+struct OptionFact {
+  const char* option;
+  const char* fact;
+  Kind kind;
+};
+const OptionFact kOptionFacts[] = {
+    {"tensor-parallel-size", "serve.tp", Kind::human_integer},
+    {"pipeline-parallel-size", "serve.pp", Kind::human_integer},
+    {"data-parallel-size", "serve.dp", Kind::human_integer},
+    {"block-size", "serve.block_size", Kind::human_integer},
+    {"max-num-seqs", "serve.max_num_seqs", Kind::human_integer},
+    {"max-num-batched-tokens", "serve.max_num_batched_tokens", Kind::human_integer},
+    {"max-cudagraph-capture-size", "serve.max_cudagraph_capture_size", Kind::human_integer},
+    {"max-lora-rank", "serve.max_lora_rank", Kind::integer},
+    {"max-loras", "serve.max_loras", Kind::integer},
+    {"nnodes", "serve.nnodes", Kind::integer},
+    {"enable-expert-parallel", "serve.expert_parallel", Kind::boolean},
+    {"enforce-eager", "serve.enforce_eager", Kind::boolean},
+    {"async-scheduling", "serve.async_scheduling", Kind::boolean},
+    {"trust-remote-code", "serve.trust_remote_code", Kind::boolean},
+    {"enable-prefix-caching", "serve.enable_prefix_caching", Kind::boolean},
+    {"enable-chunked-prefill", "serve.enable_chunked_prefill", Kind::boolean},
+    {"enable-lora", "serve.enable_lora", Kind::boolean},
+    {"enable-eplb", "serve.enable_eplb", Kind::boolean},
+    {"disable-hybrid-kv-cache-manager", "serve.disable_hybrid_kv_cache_manager", Kind::boolean},
+    {"language-model-only", "serve.language_model_only", Kind::boolean},
+    {"kv-cache-dtype", "serve.kv_cache_dtype", Kind::text},
+    {"quantization", "serve.quantization", Kind::text},
+    {"dtype", "serve.dtype", Kind::text},
+    {"all2all-backend", "serve.all2all_backend", Kind::text},
+    {"moe-backend", "serve.moe_backend", Kind::text},
+    {"mamba-cache-mode", "serve.mamba_cache_mode", Kind::text},
+    {"mamba-ssm-cache-dtype", "serve.mamba_ssm_cache_dtype", Kind::text},
+    {"reasoning-parser", "serve.reasoning_parser", Kind::text},
+    {"tool-call-parser", "serve.tool_call_parser", Kind::text},
+    {"distributed-executor-backend", "serve.distributed_executor_backend", Kind::text},
+    {"load-format", "serve.load_format", Kind::text},
+    {"guided-decoding-backend", "serve.structured_outputs_backend", Kind::text},
+    {"gpu-memory-utilization", "serve.gpu_memory_utilization", Kind::number},
+    {"hf-overrides", "serve.hf_overrides", Kind::present},
+};
 
-  // model.id: positional wins over --model / model:
-  if (Entry* m = use("model")) {
-    if (!ctx.positional_model.empty()) {
-      w.note("info", "the positional model wins over --model / model:", m->where);
-    } else {
-      w.set("model.id", to_text(m->value), m->where);
-      if (m->textual && !ctx.api_server)
-        w.note("warning", "`vllm serve --model` is deprecated; give the model as the positional argument", m->where);
-    }
-  }
-  if (!ctx.positional_model.empty()) w.set("model.id", ctx.positional_model, ctx.positional_loc);
-
-  // Integers.
-  struct IntOpt {
-    const char* option;
-    const char* fact;
-  };
-  for (const IntOpt& io : {IntOpt{"tensor-parallel-size", "serve.tp"}, IntOpt{"pipeline-parallel-size", "serve.pp"},
-                           IntOpt{"data-parallel-size", "serve.dp"}, IntOpt{"block-size", "serve.block_size"},
-                           IntOpt{"max-num-seqs", "serve.max_num_seqs"},
-                           IntOpt{"max-num-batched-tokens", "serve.max_num_batched_tokens"},
-                           IntOpt{"max-cudagraph-capture-size", "serve.max_cudagraph_capture_size"}}) {
-    if (Entry* e = use(io.option)) {
-      auto v = to_int(e->value, io.option, e->where, true);
+Status write_option_fact(const OptionFact& of, const Entry& e, PlanWriter& w) {
+  switch (of.kind) {
+    case Kind::integer:
+    case Kind::human_integer: {
+      auto v = to_int(e.value, of.option, e.where, of.kind == Kind::human_integer);
       if (!v) return v.error();
-      w.set(io.fact, *v, e->where);
+      w.set(of.fact, *v, e.where);
+      break;
     }
-  }
-  if (Entry* e = use("max-model-len")) {
-    const std::string s = lower(to_text(e->value));
-    if (s == "auto" || s == "-1") {
-      w.set("serve.max_model_len", "auto", e->where);
-    } else {
-      auto v = to_int(e->value, "max-model-len", e->where, true);
+    case Kind::boolean: {
+      auto v = to_bool(e.value, of.option, e.where);
       if (!v) return v.error();
-      w.set("serve.max_model_len", *v, e->where);
+      w.set(of.fact, *v, e.where);
+      break;
     }
+    case Kind::number: {
+      auto v = to_float(e.value, of.option, e.where);
+      if (!v) return v.error();
+      w.set(of.fact, *v, e.where);
+      break;
+    }
+    case Kind::text: w.set(of.fact, to_text(e.value), e.where); break;
+    case Kind::present: w.set(of.fact, e.value, e.where); break;
   }
+  return Ok{};
+}
+
+// The options that need more than a row: they write several facts, or read inside a JSON value.
+using Use = std::function<Entry*(const std::string&)>;
+struct Special {
+  const char* what;
+  Status (*write)(const Use& use, PlanWriter& w, const ReadContext& ctx);
+};
+
+Status write_max_model_len(const Use& use, PlanWriter& w, const ReadContext&) {
+  Entry* e = use("max-model-len");
+  if (!e) return Ok{};
+  const std::string s = lower(to_text(e->value));
+  if (s == "auto" || s == "-1") {
+    w.set("serve.max_model_len", "auto", e->where);
+    return Ok{};
+  }
+  auto v = to_int(e->value, "max-model-len", e->where, true);
+  if (!v) return v.error();
+  w.set("serve.max_model_len", *v, e->where);
+  return Ok{};
+}
+
+Status write_optimization_level(const Use& use, PlanWriter& w, const ReadContext&) {
   if (Entry* e = use("optimization-level")) {
     auto v = to_int(e->value, "optimization-level", e->where);
     w.set("serve.optimization_level", v ? Json(*v) : Json(to_text(e->value)), e->where);
   }
-  // Booleans.
-  for (const IntOpt& bo : {IntOpt{"enable-expert-parallel", "serve.expert_parallel"},
-                           IntOpt{"enforce-eager", "serve.enforce_eager"},
-                           IntOpt{"async-scheduling", "serve.async_scheduling"},
-                           IntOpt{"trust-remote-code", "serve.trust_remote_code"},
-                           IntOpt{"enable-prefix-caching", "serve.enable_prefix_caching"},
-                           IntOpt{"enable-chunked-prefill", "serve.enable_chunked_prefill"}}) {
-    if (Entry* e = use(bo.option)) {
-      auto v = to_bool(e->value, bo.option, e->where);
-      if (!v) return v.error();
-      w.set(bo.fact, *v, e->where);
-    }
-  }
-  // Strings.
-  for (const IntOpt& so : {IntOpt{"kv-cache-dtype", "serve.kv_cache_dtype"},
-                           IntOpt{"quantization", "serve.quantization"}, IntOpt{"dtype", "serve.dtype"}}) {
-    if (Entry* e = use(so.option)) w.set(so.fact, to_text(e->value), e->where);
-  }
-  if (Entry* e = use("gpu-memory-utilization")) {
-    auto v = to_float(e->value, "gpu-memory-utilization", e->where);
-    if (!v) return v.error();
-    w.set("serve.gpu_memory_utilization", *v, e->where);
-  }
+  return Ok{};
+}
+
+Status write_capture_sizes(const Use& use, PlanWriter& w, const ReadContext&) {
   if (Entry* e = use("cudagraph-capture-sizes")) {
     Json list = Json::array();
     for (const Json& x : e->value.is_array() ? e->value : Json::array({e->value})) {
@@ -301,22 +319,49 @@ Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadCo
     }
     w.set("serve.cudagraph_capture_sizes", list, e->where);
   }
+  return Ok{};
+}
 
-  // Compilation config (CUDA graphs).
-  if (Entry* e = use("compilation-config")) {
-    w.set("serve.compilation_config", e->value, e->where);
-    auto loc = [&](const std::string& k) { return e->inner.count(k) ? e->inner.at(k) : e->where; };
-    if (auto it = e->value.find("cudagraph_mode"); it != e->value.end() && !it->is_null())
-      w.set("serve.cudagraph_mode", it->is_string() ? Json(upper(it->get<std::string>())) : *it, loc("cudagraph_mode"));
-    if (auto it = e->value.find("cudagraph_capture_sizes"); it != e->value.end() && !w.has("serve.cudagraph_capture_sizes"))
-      w.set("serve.cudagraph_capture_sizes", *it, loc("cudagraph_capture_sizes"));
-    if (auto it = e->value.find("max_cudagraph_capture_size");
-        it != e->value.end() && !w.has("serve.max_cudagraph_capture_size"))
-      w.set("serve.max_cudagraph_capture_size", *it, loc("max_cudagraph_capture_size"));
+// --compilation-config: CUDA-graph mode and sizes, sequence parallelism.
+Status write_compilation_config(const Use& use, PlanWriter& w, const ReadContext&) {
+  Entry* e = use("compilation-config");
+  if (!e) return Ok{};
+  w.set("serve.compilation_config", e->value, e->where);
+  auto loc = [&](const std::string& k) { return e->inner.count(k) ? e->inner.at(k) : e->where; };
+  if (auto it = e->value.find("cudagraph_mode"); it != e->value.end() && !it->is_null())
+    w.set("serve.cudagraph_mode", it->is_string() ? Json(upper(it->get<std::string>())) : *it, loc("cudagraph_mode"));
+  if (auto it = e->value.find("cudagraph_capture_sizes"); it != e->value.end() && !w.has("serve.cudagraph_capture_sizes"))
+    w.set("serve.cudagraph_capture_sizes", *it, loc("cudagraph_capture_sizes"));
+  if (auto it = e->value.find("max_cudagraph_capture_size"); it != e->value.end() && !w.has("serve.max_cudagraph_capture_size"))
+    w.set("serve.max_cudagraph_capture_size", *it, loc("max_cudagraph_capture_size"));
+  if (const Json* sp = find_fact(e->value, "pass_config.enable_sp"); sp && sp->is_boolean())
+    w.set("serve.sequence_parallel", *sp, loc("pass_config.enable_sp"));
+  return Ok{};
+}
+
+// KV transfer (disaggregated prefill / decode, KV offloading connectors) and KV-cache events.
+Status write_kv_configs(const Use& use, PlanWriter& w, const ReadContext&) {
+  if (Entry* e = use("kv-transfer-config")) {
+    w.set("serve.kv_transfer", true, e->where);
+    if (auto it = e->value.find("kv_connector"); it != e->value.end() && it->is_string())
+      w.set("serve.kv_connector", *it, e->inner.count("kv_connector") ? e->inner.at("kv_connector") : e->where);
   }
-  if (Entry* e = use("hf-overrides")) w.set("serve.hf_overrides", e->value, e->where);
+  if (Entry* e = use("kv-events-config")) {
+    const Json* on = find_fact(e->value, "enable_kv_cache_events");
+    w.set("serve.kv_events", on && on->is_boolean() ? *on : Json(true), e->where);
+  }
+  return Ok{};
+}
 
-  // Attention backend: --attention-backend, else --attention-config.backend, else the env var.
+Status write_structured_outputs(const Use& use, PlanWriter& w, const ReadContext&) {
+  if (Entry* e = use("structured-outputs-config"))
+    if (auto it = e->value.find("backend"); it != e->value.end() && it->is_string())
+      w.set("serve.structured_outputs_backend", *it, e->inner.count("backend") ? e->inner.at("backend") : e->where);
+  return Ok{};
+}
+
+// Attention backend: --attention-backend, else --attention-config.backend, else the env var.
+Status write_attention(const Use& use, PlanWriter& w, const ReadContext& ctx) {
   if (Entry* e = use("attention-config")) {
     w.set("serve.attention_config", e->value, e->where);
     if (auto it = e->value.find("backend"); it != e->value.end() && it->is_string()) {
@@ -342,8 +387,23 @@ Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadCo
       w.set("attention.requested_source", "env", setting.where);
     }
   }
+  return Ok{};
+}
 
-  // Speculative decoding: --speculative-config, plus removed top-level options folded into it.
+Status write_speculative(const Use& use, PlanWriter& w, const ReadContext& ctx);
+
+const Special kSpecials[] = {
+    {"max-model-len", write_max_model_len},
+    {"optimization-level", write_optimization_level},
+    {"cudagraph-capture-sizes", write_capture_sizes},
+    {"compilation-config", write_compilation_config},
+    {"kv-transfer-config, kv-events-config", write_kv_configs},
+    {"structured-outputs-config", write_structured_outputs},
+    {"attention-backend, attention-config, VLLM_ATTENTION_BACKEND", write_attention},
+    {"speculative-config and the removed top-level speculative options", write_speculative},
+};
+// --speculative-config, plus the removed top-level options folded into it.
+Status write_speculative(const Use& use, PlanWriter& w, const ReadContext&) {
   Json sc = Json::object();
   SourceLocation sc_where;
   std::map<std::string, SourceLocation> sc_inner;
@@ -437,6 +497,7 @@ Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadCo
                          Key{"kv_cache_dtype", "spec.kv_cache_dtype", 1}, Key{"quantization", "spec.quantization", 1},
                          Key{"parallel_drafting", "spec.parallel_drafting", 2},
                          Key{"enforce_eager", "spec.enforce_eager", 2},
+                         Key{"disable_padded_drafter_batch", "spec.disable_padded_drafter_batch", 2},
                          Key{"attention_backend", "spec.attention_backend", 3}}) {
       auto it = sc.find(k.key);
       if (it == sc.end() || it->is_null()) continue;
@@ -460,8 +521,55 @@ Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadCo
              "speculative-config 'tensor_parallel_size' is rejected by vLLM; use 'draft_tensor_parallel_size'",
              sc_loc("tensor_parallel_size"));
   } else {
-    w.set("spec.enabled", false, SourceLocation{out.path});
+    w.set("spec.enabled", false, SourceLocation{w.plan().path});
   }
+
+  return Ok{};
+}
+}  // namespace
+
+bool vllm_flag_option(std::string_view c) {
+  return kFlags.count(c) > 0 || starts_with(c, "no-") || starts_with(c, "enable-") || starts_with(c, "disable-");
+}
+bool vllm_list_option(std::string_view c) { return kLists.count(c) > 0; }
+
+
+Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadContext ctx) {
+  ParsedServing out;
+  out.form = ctx.form;
+  out.path = ctx.path;
+  out.notes = std::move(ctx.notes);
+  out.unknown = std::move(ctx.unknown);
+  PlanWriter w(out);
+  auto folded = fold_options(options, w, out);
+  if (!folded) return folded.error();
+  std::map<std::string, Entry>& opts = *folded;
+
+  write_common_facts(w, ctx, "vllm");
+  std::set<std::string> used;
+  const Use use = [&](const std::string& name) -> Entry* {
+    auto it = opts.find(name);
+    if (it == opts.end()) return nullptr;
+    used.insert(name);
+    return &it->second;
+  };
+
+  // model.id: positional wins over --model / model:
+  if (Entry* m = use("model")) {
+    if (!ctx.positional_model.empty()) {
+      w.note("info", "the positional model wins over --model / model:", m->where);
+    } else {
+      w.set("model.id", to_text(m->value), m->where);
+      if (m->textual && !ctx.api_server)
+        w.note("warning", "`vllm serve --model` is deprecated; give the model as the positional argument", m->where);
+    }
+  }
+  if (!ctx.positional_model.empty()) w.set("model.id", ctx.positional_model, ctx.positional_loc);
+  for (const OptionFact& of : kOptionFacts)
+    if (Entry* e = use(of.option))
+      if (auto st = write_option_fact(of, *e, w); !st) return st.error();
+  for (const Special& sp : kSpecials)
+    if (auto st = sp.write(use, w, ctx); !st) return st.error();
 
   for (auto& [name, e] : opts)
     if (!used.count(name)) out.unknown.push_back({e.written.empty() ? name : e.written, e.value, e.where});
