@@ -17,7 +17,8 @@ _specprobe() {
   local gpus="auto H100 H200 B200 GB10 RTX5090 A100 L4 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 sm_121"
   local check_opts="--model --gpu --python --site-packages --lib --engine --probes --no-matrix
     --stack-probes --stack-timeout --format --output -o --fail-on --color --quiet -q --verbose -v
-    --rules-dir --sarif --junit --json --github --exit-zero --ignore --no-suppressions --help -h"
+    --rules-dir --advisories-dir --advisories-before --sarif --junit --json --github --exit-zero --ignore
+    --no-suppressions --help -h"
   local exec_opts="$check_opts --dry-run"
   local matrix_opts="--model --gpu --config --engine --python --site-packages --lib --probes --format
     --output -o --junit --model-name --rules-dir --quiet -q --help -h"
@@ -38,7 +39,7 @@ _specprobe() {
   done
 
   case "$prev" in
-    --site-packages|--rules-dir) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+    --site-packages|--rules-dir|--advisories-dir) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
     --model) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;  # a directory or a config.json
     --python|--output|-o|--sarif|--junit|--json|--config)
       COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
@@ -69,7 +70,7 @@ _specprobe() {
 
   case "$sub" in
     "")
-      COMPREPLY=($(compgen -W "check exec matrix gpu rules explain facts probe --help -h --version" -- "$cur")) ;;
+      COMPREPLY=($(compgen -W "check exec matrix gpu rules explain advisories facts probe --help -h --version" -- "$cur")) ;;
     check)
       if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "$check_opts" -- "$cur"))
       else COMPREPLY=($(compgen -f -- "$cur")); fi ;;
@@ -86,6 +87,7 @@ _specprobe() {
           grep -o '"id": *"SP[0-9]*"' | grep -o 'SP[0-9]*')" -- "$cur"))
       fi ;;
     facts) COMPREPLY=($(compgen -W "--format --help -h" -- "$cur")) ;;
+    advisories) COMPREPLY=($(compgen -W "--engine --lib --gpu --format --advisories-dir --help -h" -- "$cur")) ;;
     probe) COMPREPLY=($(compgen -W "$probe_opts" -- "$cur")) ;;
   esac
   return 0

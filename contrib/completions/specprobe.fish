@@ -2,7 +2,7 @@
 # Flags are kept in step with `specprobe <sub> --help` by ctest "docs_flags"
 # (tests/package/check_docs_flags.py).
 
-set -l commands check exec matrix gpu rules explain facts probe
+set -l commands check exec matrix gpu rules explain advisories facts probe
 set -l gpus auto H100 H200 B200 GB10 RTX5090 A100 L4 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 sm_121
 
 complete -c specprobe -f
@@ -15,6 +15,13 @@ complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a gpu -d '
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a rules -d 'the rule catalog'
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a explain -d "print a rule's documentation"
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a facts -d "the facts rules and advisories read"
+complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a advisories -d "the known-issues database, filtered"
+complete -c specprobe -n '__fish_seen_subcommand_from advisories' -l engine -x -a 'vllm sglang' -d 'only this engine'
+complete -c specprobe -n '__fish_seen_subcommand_from advisories' -l lib -x -d 'NAME=VERSION: only advisories affecting it'
+complete -c specprobe -n '__fish_seen_subcommand_from advisories' -l gpu -x -d 'only this GPU architecture'
+complete -c specprobe -n '__fish_seen_subcommand_from advisories' -l format -x -a 'text json' -d 'output format'
+complete -c specprobe -n '__fish_seen_subcommand_from advisories' -l advisories-dir -x -a '(__fish_complete_directories)' -d 'advisories from DIR'
+complete -c specprobe -n '__fish_seen_subcommand_from advisories' -s h -l help -d 'print help'
 complete -c specprobe -n '__fish_seen_subcommand_from facts' -l format -x -a 'text json markdown' -d 'output format'
 complete -c specprobe -n '__fish_seen_subcommand_from facts' -s h -l help -d 'print help'
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a probe -d 'run the probe kernels with explicit shapes'
@@ -39,6 +46,8 @@ complete -c specprobe -n $ce -l color -x -a 'auto always never' -d 'colour'
 complete -c specprobe -n $ce -s q -l quiet -d 'print only failures and the summary'
 complete -c specprobe -n $ce -s v -l verbose -d 'print every fact and rule evaluation'
 complete -c specprobe -n $ce -l rules-dir -x -a '(__fish_complete_directories)' -d 'rules from DIR'
+complete -c specprobe -n $ce -l advisories-dir -x -a '(__fish_complete_directories)' -d 'advisories from DIR'
+complete -c specprobe -n $ce -l advisories-before -x -d 'only advisories published before DATE'
 complete -c specprobe -n $ce -l sarif -r -F -d 'also write SARIF 2.1.0 to FILE'
 complete -c specprobe -n $ce -l junit -r -F -d 'also write JUnit XML to FILE'
 complete -c specprobe -n $ce -l json -r -F -d 'also write the JSON report to FILE'

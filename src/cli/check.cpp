@@ -49,6 +49,11 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_flag("--quiet,-q", o.quiet, "print only failures and the summary");
   app.add_flag("--verbose,-v", o.verbose, "print every fact and every rule's evaluation");
   app.add_option("--rules-dir", o.rules_dir, "load rules from DIR instead of the built-in catalog (development)");
+  app.add_option("--advisories-dir", o.advisories_dir, "load advisories from DIR instead of the built-in database (development)");
+  app.add_option("--advisories-before", o.advisories_before, "use only advisories published before DATE (YYYY-MM-DD), to measure how the database generalizes to later reports")
+      ->check([](const std::string& d) {
+        return d.size() == 10 && d[4] == '-' && d[7] == '-' ? std::string() : std::string("expected a date YYYY-MM-DD");
+      });
   app.add_option("--sarif", o.sarif_file, "also write a SARIF 2.1.0 report (GitHub code scanning) to FILE");
   app.add_option("--junit", o.junit_file, "also write a JUnit XML report (GitLab, Jenkins) to FILE");
   app.add_option("--json", o.json_file, "also write the JSON report to FILE");
@@ -66,13 +71,13 @@ CheckRequest check_request(const CheckOptions& o) {
   return r;
 }
 
-Expected<Services> cli_services(const std::string& rules_dir, bool quiet) {
-  auto services = system_services(rules_dir);
+Expected<Services> cli_services(const CheckOptions& o) {
+  auto services = system_services({o.rules_dir, o.advisories_dir, o.advisories_before});
   if (!services) {
     std::fprintf(stderr, "specprobe: %s\n", services.error().str().c_str());
     return services.error();
   }
-  services->progress = terminal_progress(quiet);
+  services->progress = terminal_progress(o.quiet);
   return services;
 }
 
@@ -114,7 +119,7 @@ int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* st
 }
 
 int run_check_command(CheckOptions o) {
-  auto services = cli_services(o.rules_dir, o.quiet);
+  auto services = cli_services(o);
   if (!services) return exit_code(services.error().kind);
   auto report = run_check(check_request(o), *services);
   if (!report) {

@@ -19,6 +19,8 @@ namespace specprobe {
 struct CheckOptions {
   CheckRequest request;               // what to check (file/argv, model, gpu, libraries, evidence, gating)
   std::string rules_dir;              // --rules-dir (development)
+  std::string advisories_dir;         // --advisories-dir (development)
+  std::string advisories_before;      // --advisories-before DATE: only advisories published before it
   // Output
   std::string format = "text";        // one of report_formats()
   std::string output;                 // --output FILE (the --format output)
@@ -45,9 +47,10 @@ int run_check_command(CheckOptions o);
 // The request as the flags give it (fail_on, suppressions; file and argv as set by the caller).
 CheckRequest check_request(const CheckOptions& o);
 
-// The real services, with a progress line on a terminal unless QUIET. Prints the error and
+// The real services with the catalog the options name, and a progress line on a terminal unless
+// --quiet. Prints the error and
 // returns it when the catalog or the version tables do not load.
-Expected<Services> cli_services(const std::string& rules_dir, bool quiet);
+Expected<Services> cli_services(const CheckOptions& o);
 
 // A progress sink that rewrites one line on stderr when it is a terminal (nullptr when QUIET or
 // not a terminal).

@@ -61,9 +61,17 @@ int run_cli(int argc, char** argv) {
   facts_cmd->add_option("--format", facts_format, "text, json or markdown (docs/facts.md)")
       ->check(CLI::IsMember({"text", "json", "markdown"}));
 
+  AdvisoriesOptions adv;
+  CLI::App* adv_cmd = app.add_subcommand("advisories", "the known-issues database: public failure reports with their versions, filtered");
+  adv_cmd->add_option("--engine", adv.engine, "only advisories for vllm or sglang deployments")->check(CLI::IsMember({"vllm", "sglang"}));
+  adv_cmd->add_option("--lib", adv.libs, "NAME=VERSION (repeatable): only advisories that affect these versions, e.g. --lib vllm=0.25.1");
+  adv_cmd->add_option("--gpu", adv.gpu, "only advisories for this GPU's architecture (or any GPU): H100, B200, GB10, MI300X, sm_90 ...");
+  adv_cmd->add_option("--format", adv.format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  adv_cmd->add_option("--advisories-dir", adv.advisories_dir, "load advisories from DIR instead of the built-in database (development)");
+
   std::string explain_id;
   CLI::App* explain_cmd = app.add_subcommand("explain", "print a rule's documentation (offline)");
-  explain_cmd->add_option("id", explain_id, "rule id, e.g. SP3001")->required();
+  explain_cmd->add_option("id", explain_id, "rule or advisory id, e.g. SP3001 or SPA-VLLM-37754")->required();
   explain_cmd->add_option("--rules-dir", rules_dir, "load rules from DIR instead of the built-in catalog");
 
   ProbeOptions probe_opts;
@@ -125,6 +133,7 @@ int run_cli(int argc, char** argv) {
     if (rules_list->parsed()) return run_rules_list_command(rules_format, rules_dir);
     if (explain_cmd->parsed()) return run_explain_command(explain_id, rules_dir);
     if (facts_cmd->parsed()) return run_facts_command(facts_format);
+    if (adv_cmd->parsed()) return run_advisories_command(adv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "specprobe: internal error: %s\n", e.what());
     return 3;

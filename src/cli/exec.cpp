@@ -42,7 +42,7 @@ int run_exec_command(const ExecOptions& o) {
     std::fprintf(stderr, "specprobe: error: exec needs the serving command after `--` (specprobe exec -- vllm serve MODEL ...)\n");
     return 2;
   }
-  auto services = cli_services(o.check.rules_dir, o.check.quiet);
+  auto services = cli_services(o.check);
   if (!services) return exit_code(services.error().kind);
   auto report = run_check(check_request(o.check), *services);
   if (!report) {

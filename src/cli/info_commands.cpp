@@ -2,12 +2,15 @@
 #include "cli/info_commands.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 
 #include "common/embedded.hpp"
 #include "common/json.hpp"
 #include "gpu/driver.hpp"
+#include "common/version.hpp"
 #include "facts/registry.hpp"
+#include "gpu/gpu_info.hpp"
 #include "rules/catalog.hpp"
 
 namespace specprobe {
@@ -72,7 +75,7 @@ int run_gpu_command(const std::string& format) {
 }
 
 int run_rules_list_command(const std::string& format, const std::string& rules_dir) {
-  auto catalog = load_catalog(rules_dir);
+  auto catalog = load_catalog({rules_dir});
   if (!catalog) {
     std::fprintf(stderr, "specprobe: %s\n", catalog.error().str().c_str());
     return exit_code(catalog.error().kind);
@@ -106,10 +109,14 @@ int run_rules_list_command(const std::string& format, const std::string& rules_d
 }
 
 int run_explain_command(const std::string& id_in, const std::string& rules_dir) {
-  auto catalog = load_catalog(rules_dir);
+  auto catalog = load_catalog({rules_dir});
   if (!catalog) {
     std::fprintf(stderr, "specprobe: %s\n", catalog.error().str().c_str());
     return 3;
+  }
+  if (const Advisory* a = (*catalog)->find_advisory(id_in)) {
+    print(describe_advisory(*a));
+    return 0;
   }
   const Rule* found = (*catalog)->find(id_in);
   if (!found) {
@@ -130,6 +137,104 @@ int run_explain_command(const std::string& id_in, const std::string& rules_dir) 
       for (const auto& ref : r.references) print("  - " + ref + "\n");
     }
   }
+  return 0;
+}
+
+std::string describe_advisory(const Advisory& a) {
+  std::string out = fmt::format("{} ({}, stage {}, published {})\n{}\n\n{}\n\nAffected ({}):\n", a.id, to_string(a.severity),
+                                to_string(a.stage), a.published, a.summary, a.details,
+                                a.engine == "any" ? "any engine" : a.engine + " deployments");
+  for (const auto& ap : a.affected)
+    for (const auto& r : ap.ranges)
+      out += fmt::format("  {} {}{}\n", ap.package, r.introduced == "0" ? "" : ">= " + r.introduced + ", ",
+                         r.fixed.empty() ? "no fixed release known" : "< " + r.fixed);
+  if (!a.gpu.empty()) {
+    out += "GPUs:";
+    for (const auto& g : a.gpu) out += " " + g;
+    out += "\n";
+  }
+  out += "Trigger (JSON Logic over facts; `specprobe facts` lists them):\n  " + a.trigger.dump() + "\n";
+  if (!a.upgrade.empty() || !a.fix_config.empty()) {
+    out += "Fix:\n";
+    for (const auto& [pkg, ver] : a.upgrade) out += fmt::format("  upgrade {} to {}\n", pkg, ver);
+    if (!a.fix_config.empty()) out += "  " + a.fix_config + "\n";
+  }
+  out += "References:\n";
+  for (const auto& r : a.references) out += fmt::format("  - {} ({})\n", r.url, r.type);
+  return out;
+}
+
+int run_advisories_command(const AdvisoriesOptions& o) {
+  auto catalog = load_catalog({"", o.advisories_dir});
+  if (!catalog) {
+    std::fprintf(stderr, "specprobe: %s\n", catalog.error().str().c_str());
+    return exit_code(catalog.error().kind);
+  }
+  // --gpu: the arch family / arch an advisory's gpu list names.
+  Json gpu = nullptr;
+  if (!o.gpu.empty()) {
+    auto g = declared_gpu_facts(o.gpu);
+    if (!g) {
+      std::fprintf(stderr, "specprobe: %s\n", g.error().str().c_str());
+      return 2;
+    }
+    gpu = *g;
+  }
+  std::map<std::string, std::string> versions;  // package -> version
+  for (const auto& l : o.libs) {
+    const size_t eq = l.find('=');
+    if (eq == std::string::npos || eq == 0 || !parse_version(l.substr(eq + 1))) {
+      std::fprintf(stderr, "specprobe: error: --lib expects NAME=VERSION, got '%s'\n", l.c_str());
+      return 2;
+    }
+    versions[l.substr(0, eq)] = l.substr(eq + 1);
+  }
+  Json list = Json::array();
+  std::string text;
+  size_t shown = 0;
+  for (const auto& a : (*catalog)->advisories) {
+    if (!o.engine.empty() && a.engine != "any" && a.engine != o.engine) continue;
+    if (!gpu.is_null() && !a.gpu.empty()) {
+      const std::string fam = gpu.value("arch_family", "");
+      const std::string arch = gpu.contains("arch") ? gpu["arch"].get<std::string>() : gpu_arch_label(Json{{"gpu", gpu}});
+      if (std::find(a.gpu.begin(), a.gpu.end(), fam) == a.gpu.end() && std::find(a.gpu.begin(), a.gpu.end(), arch) == a.gpu.end())
+        continue;
+    }
+    // --lib: the advisory affects that version of the package (packages it does not name pass).
+    Json facts = Json::object();
+    for (const auto& [pkg, ver] : versions) facts["lib"][pkg]["version"] = ver;
+    bool affected = true;
+    for (const auto& ap : a.affected)
+      if (versions.count(ap.package)) {
+        AffectedPackage one = ap;
+        Advisory probe = a;
+        probe.affected = {one};
+        affected &= place_versions(probe, facts).kind != VersionVerdict::Kind::fixed;
+      }
+    if (!affected) continue;
+    ++shown;
+    if (o.format == "json") {
+      Json ranges = Json::array();
+      for (const auto& ap : a.affected)
+        for (const auto& r : ap.ranges)
+          ranges.push_back({{"package", ap.package}, {"introduced", r.introduced}, {"fixed", r.fixed.empty() ? Json(nullptr) : Json(r.fixed)}});
+      list.push_back({{"id", a.id}, {"summary", a.summary}, {"engine", a.engine}, {"published", a.published},
+                      {"severity", to_string(a.severity)}, {"stage", to_string(a.stage)}, {"affected", ranges},
+                      {"gpu", a.gpu}, {"url", a.primary_url()}});
+    } else {
+      std::string ranges;
+      for (const auto& ap : a.affected)
+        for (const auto& r : ap.ranges)
+          ranges += fmt::format("{}{} {}", ranges.empty() ? "" : "; ", ap.package,
+                                r.introduced == "0" && r.fixed.empty() ? "all" :
+                                r.introduced == "0" ? "<" + r.fixed :
+                                r.fixed.empty() ? ">=" + r.introduced : r.introduced + ".." + "<" + r.fixed);
+      text += fmt::format("{:<20} {:<7} {:<13} {}  {}\n{:<20} {}\n", a.id, to_string(a.severity), to_string(a.stage),
+                          a.published, a.summary, "", ranges);
+    }
+  }
+  if (o.format == "json") print(list.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+  else print(text + fmt::format("{} of {} advisories\n", shown, (*catalog)->advisories.size()));
   return 0;
 }
 

@@ -63,7 +63,9 @@ int run_matrix_command(const MatrixOptions& o) {
     std::fprintf(stderr, "specprobe: error: --format nfd describes one node: give one --gpu (or auto)\n");
     return 2;
   }
-  auto services = cli_services(o.check.rules_dir, /*quiet=*/true);  // one progress line per GPU, not per probe
+  CheckOptions quiet = o.check;
+  quiet.quiet = true;  // one progress line per GPU, not per probe
+  auto services = cli_services(quiet);
   if (!services) return exit_code(services.error().kind);
   const auto show = terminal_progress(o.check.quiet);
   std::vector<Report> reports;

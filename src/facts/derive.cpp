@@ -236,6 +236,11 @@ void derive_sglang_attention(Json& f) {
     f["attention"]["selected_by"] = "requested";
     return;
   }
+  if (fact_string(f, "gpu.vendor").value_or("nvidia") == "amd") {  // ROCm defaults are not emulated
+    f["attention"]["selected"] = nullptr;
+    f["attention"]["selected_by"] = "unknown";
+    return;
+  }
   const std::string fam = fact_string(f, "gpu.arch_family").value_or("");
   const bool mla = fact_bool(f, "model.mla").value_or(false);
   const bool dsa = fact_bool(f, "model.dsa.present").value_or(false);
@@ -306,7 +311,8 @@ void derive_deep_gemm_line(Json& f, std::vector<std::string>& candidates, std::s
 }
 
 void derive_dsa(Json& f) {
-  if (!fact_bool(f, "model.dsa.present").value_or(false)) {
+  // DeepGEMM's paged MQA logits is CUDA-only; ROCm builds index with their own kernels.
+  if (!fact_bool(f, "model.dsa.present").value_or(false) || fact_string(f, "gpu.vendor").value_or("nvidia") == "amd") {
     f.erase("dsa");
     return;
   }
@@ -455,6 +461,42 @@ void derive_dsa(Json& f) {
   d["pass_through_would_assert"] = !accepts(next_n).value_or(true);
 }
 
+// Features whose default depends on the engine, its version and the model: the value the engine
+// will run with. Unknown engine version: the newest release's default (what an unpinned deploy
+// gets), said in the source.
+void derive_defaults(Json& f) {
+  Json& e = f["effective"];
+  e = Json::object();
+  const std::string engine = fact_string(f, "engine.name").value_or("vllm");
+  const auto version = fact_string(f, "engine.version");
+  const bool hybrid = fact_bool(f, "model.hybrid").value_or(false);
+  auto at_least = [&](const char* v) { return !version || version_satisfies(*version, std::string(">=") + v); };
+  const std::string unknown_note = version ? "engine default" : "default of the newest release (engine version unknown)";
+  if (auto given = fact_bool(f, "serve.enable_prefix_caching")) {
+    e["prefix_caching"] = *given;
+    e["prefix_caching_source"] = "given";
+  } else if (engine == "sglang") {
+    e["prefix_caching"] = true;  // the radix cache, unless --disable-radix-cache
+    e["prefix_caching_source"] = unknown_note;
+  } else {
+    // vLLM V1 caches prefixes by default (0.8+); hybrid (Mamba / linear-attention) models only
+    // from 0.26.0 (ModelConfig.is_prefix_caching_supported returned False for them before).
+    e["prefix_caching"] = hybrid ? at_least("0.26.0") : at_least("0.8.0");
+    e["prefix_caching_source"] = unknown_note;
+  }
+  if (auto given = fact_bool(f, "serve.enable_chunked_prefill")) {
+    e["chunked_prefill"] = *given;
+    e["chunked_prefill_source"] = "given";
+  } else if (engine == "sglang") {
+    const auto size = fact_int(f, "serve.chunked_prefill_size");
+    e["chunked_prefill"] = !size || *size > 0;
+    e["chunked_prefill_source"] = size ? "given" : unknown_note;
+  } else {
+    e["chunked_prefill"] = at_least("0.8.0");  // V1 always chunks prefills of generative models
+    e["chunked_prefill_source"] = unknown_note;
+  }
+}
+
 // The attention backend the engine is asked for, and what it selects. vLLM: the request
 // upper-cased; VLLM_ATTENTION_BACKEND was deprecated in v0.14 and is ignored by current releases,
 // so a request from the environment counts only on an older, known engine version.
@@ -468,6 +510,20 @@ void derive_attention(Json& f) {
     return;
   }
   if (requested) requested = upper(*requested);
+  if (fact_string(f, "gpu.vendor").value_or("nvidia") == "amd") {
+    // ROCm backend selection is not emulated: only a requested backend is known.
+    a.erase("env_honoured");
+    a["effective_request"] = requested ? Json(*requested) : Json(nullptr);
+    a["selected"] = requested ? Json(*requested) : Json(nullptr);
+    a["selected_by"] = requested ? "requested" : "unknown";
+    a["candidates"] = Json::array();
+    a["offered"] = Json::array();
+    a["drafter"] = fact_string(f, "spec.attention_backend") ? Json(upper(*fact_string(f, "spec.attention_backend"))) : a["selected"];
+    for (const char* key : {"requested_known", "requested_valid", "invalid_reasons", "cg_support", "spec_as_decode"}) a.erase(key);
+    f["cudagraph"] = {{"requested", find_fact(f, "serve.cudagraph_mode") ? *find_fact(f, "serve.cudagraph_mode") : Json(nullptr)},
+                      {"resolved", nullptr}};
+    return;
+  }
   if (fact_string(f, "attention.requested_source").value_or("") == "env") {
     const auto ev = fact_string(f, "engine.version");
     const bool honoured = ev && version_satisfies(*ev, "<0.14.0");
@@ -487,6 +543,7 @@ const std::vector<DeriveStep>& derive_steps() {
       {"facts.spec", derive_spec},
       {"facts.engine", derive_engine},
       {"facts.kv", derive_kv},
+      {"facts.defaults", derive_defaults},
       {"facts.backends", derive_attention},
       {"facts.dsa", derive_dsa},
       {"facts.dsa_shapes", derive_dsa_shapes},

@@ -55,6 +55,29 @@ const KnownGpu kKnownGpus[] = {
     {"gb10|dgxspark|spark", "NVIDIA GB10", 12, 1, 48, kSmem99, 102400, 24 * kMiB, 128 * kGiB, 273 * kGBps},
 };
 
+// AMD Instinct and Radeon parts the engines serve on (ROCm). CUs in sm_count; LDS per workgroup
+// in smem_optin; datasheet memory and bandwidth.
+struct KnownAmdGpu {
+  const char* aliases;
+  const char* name;
+  const char* arch;  // gfx target
+  int cus;
+  int64_t lds, l2, memory, bandwidth;
+};
+const KnownAmdGpu kKnownAmdGpus[] = {
+    {"mi210", "AMD Instinct MI210", "gfx90a", 104, 64 * kKiB, 8 * kMiB, 64 * kGiB, 1638 * kGBps},
+    {"mi250|mi250x", "AMD Instinct MI250X", "gfx90a", 220, 64 * kKiB, 16 * kMiB, 128 * kGiB, 3277 * kGBps},
+    {"mi300x|mi300", "AMD Instinct MI300X", "gfx942", 304, 64 * kKiB, 32 * kMiB, 192 * kGiB, 5300 * kGBps},
+    {"mi300a", "AMD Instinct MI300A", "gfx942", 228, 64 * kKiB, 32 * kMiB, 128 * kGiB, 5300 * kGBps},
+    {"mi325x", "AMD Instinct MI325X", "gfx942", 304, 64 * kKiB, 32 * kMiB, 256 * kGiB, 6000 * kGBps},
+    {"mi350x|mi350", "AMD Instinct MI350X", "gfx950", 256, 160 * kKiB, 32 * kMiB, 288 * kGiB, 8000 * kGBps},
+    {"mi355x|mi355", "AMD Instinct MI355X", "gfx950", 256, 160 * kKiB, 32 * kMiB, 288 * kGiB, 8000 * kGBps},
+    {"rx7900xtx|7900xtx", "AMD Radeon RX 7900 XTX", "gfx1100", 96, 64 * kKiB, 6 * kMiB, 24 * kGiB, 960 * kGBps},
+    {"w7900|radeonprow7900", "AMD Radeon PRO W7900", "gfx1100", 96, 64 * kKiB, 6 * kMiB, 48 * kGiB, 864 * kGBps},
+    {"rx9070xt|9070xt", "AMD Radeon RX 9070 XT", "gfx1201", 64, 64 * kKiB, 8 * kMiB, 16 * kGiB, 640 * kGBps},
+    {"r9700|radeonaipror9700", "AMD Radeon AI PRO R9700", "gfx1201", 64, 64 * kKiB, 8 * kMiB, 32 * kGiB, 640 * kGBps},
+};
+
 struct ArchDefault {
   int major, minor;
   int64_t smem_optin;
@@ -101,9 +124,31 @@ bool parse_arch(std::string s, int& major, int& minor) {
   return major >= 5;
 }
 
+GpuInfo from_known_amd(const KnownAmdGpu& k) {
+  GpuInfo g;
+  g.ordinal = 0;
+  g.name = k.name;
+  g.vendor = "amd";
+  g.arch = k.arch;
+  g.sm_count = k.cus;
+  g.smem_per_block_optin = k.lds;
+  g.smem_per_sm = k.lds;
+  g.l2_bytes = k.l2;
+  g.memory_bytes = k.memory;
+  g.memory_bandwidth_bytes_per_s = k.bandwidth;
+  g.source = "declared";
+  return g;
+}
+
 }  // namespace
 
 std::string GpuInfo::arch_family() const {
+  if (vendor == "amd") {
+    if (arch.rfind("gfx9", 0) == 0) return "gfx9";
+    if (arch.rfind("gfx11", 0) == 0) return "gfx11";
+    if (arch.rfind("gfx12", 0) == 0) return "gfx12";
+    return arch;
+  }
   if (cc_major == 9) return "sm90";
   if (cc_major == 10 || cc_major == 11) return "sm100";
   if (cc_major == 12) return "sm12x";
@@ -113,12 +158,14 @@ std::string GpuInfo::arch_family() const {
 Json gpu_facts(const GpuInfo& g) {
   Json j = Json::object();
   j["name"] = g.name;
-  j["vendor"] = "nvidia";
-  j["sm"] = g.sm();
-  j["cc_major"] = g.cc_major;
-  j["cc_minor"] = g.cc_minor;
-  j["cc"] = fmt::format("{}.{}", g.cc_major, g.cc_minor);
+  j["vendor"] = g.vendor;
+  const bool nvidia = g.vendor == "nvidia";
+  j["sm"] = nvidia ? Json(g.sm()) : Json(nullptr);
+  j["cc_major"] = nvidia ? Json(g.cc_major) : Json(nullptr);
+  j["cc_minor"] = nvidia ? Json(g.cc_minor) : Json(nullptr);
+  j["cc"] = nvidia ? Json(fmt::format("{}.{}", g.cc_major, g.cc_minor)) : Json(nullptr);
   j["arch_family"] = g.arch_family();
+  if (!nvidia) j["arch"] = g.arch;
   j["sm_count"] = g.sm_count > 0 ? Json(g.sm_count) : Json(nullptr);
   j["smem_optin_bytes"] = g.smem_per_block_optin > 0 ? Json(g.smem_per_block_optin) : Json(nullptr);
   j["smem_per_sm_bytes"] = g.smem_per_sm > 0 ? Json(g.smem_per_sm) : Json(nullptr);
@@ -144,6 +191,26 @@ Expected<GpuInfo> declared_gpu(const std::string& name) {
       aliases.remove_prefix(bar + 1);
     }
   }
+  for (const auto& k : kKnownAmdGpus) {
+    std::string_view aliases = k.aliases;
+    while (true) {
+      const size_t bar = aliases.find('|');
+      if (aliases.substr(0, bar) == key || squash(k.name) == key) return from_known_amd(k);
+      if (bar == std::string_view::npos) break;
+      aliases.remove_prefix(bar + 1);
+    }
+  }
+  if (key.rfind("gfx", 0) == 0 && key.size() >= 5 && key.size() <= 8) {
+    GpuInfo g;
+    g.ordinal = 0;
+    g.vendor = "amd";
+    g.arch = key;
+    g.name = "AMD " + key;
+    g.source = "declared";
+    for (const auto& k : kKnownAmdGpus)
+      if (k.arch == key) g.smem_per_block_optin = k.lds;
+    return g;
+  }
   int major = 0, minor = 0;
   if (parse_arch(name, major, minor)) {
     GpuInfo g;
@@ -158,12 +225,16 @@ Expected<GpuInfo> declared_gpu(const std::string& name) {
   }
   std::string names;
   for (const auto& n : known_gpu_names()) names += (names.empty() ? "" : ", ") + n;
-  return usage_error(fmt::format("unknown GPU '{}'; known: {}, or an arch such as sm_90 or sm_121", name, names));
+  return usage_error(fmt::format("unknown GPU '{}'; known: {}, or an arch such as sm_90, sm_121 or gfx942", name, names));
 }
 
 std::vector<std::string> known_gpu_names() {
   std::vector<std::string> out;
   for (const auto& k : kKnownGpus) {
+    std::string_view a = k.aliases;
+    out.emplace_back(a.substr(0, a.find('|')));
+  }
+  for (const auto& k : kKnownAmdGpus) {
     std::string_view a = k.aliases;
     out.emplace_back(a.substr(0, a.find('|')));
   }
@@ -178,6 +249,12 @@ Expected<Json> declared_gpu_facts(const std::string& name) {
   Json f = gpu_facts(*g);
   f["declared"] = name;
   return f;
+}
+
+std::string gpu_arch_label(const Json& facts) {
+  if (auto arch = fact_string(facts, "gpu.arch")) return *arch;
+  if (auto sm = fact_int(facts, "gpu.sm")) return fmt::format("sm_{}", *sm);
+  return "?";
 }
 
 }  // namespace specprobe

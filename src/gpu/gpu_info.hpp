@@ -27,23 +27,32 @@ struct GpuInfo {
   std::string uuid_hash;       // hashed, never the raw UUID
   std::string pci_bus_id;
   std::string source;          // "driver" | "declared"
+  std::string vendor = "nvidia";  // "nvidia" | "amd"
+  std::string arch;            // AMD: the gfx target ("gfx942"); NVIDIA: empty (cc_major/minor say it)
 
-  int sm() const { return cc_major * 10 + cc_minor; }  // 90, 100, 121
-  // "sm90", "sm100" (10.x datacenter), "sm12x" (12.x), "sm8x", "sm7x"
+  int sm() const { return cc_major * 10 + cc_minor; }  // 90, 100, 121 (0 for AMD)
+  // "sm90", "sm100" (10.x datacenter), "sm12x" (12.x), "sm8x", "sm7x"; AMD: "gfx9" (CDNA:
+  // MI200/MI300/MI350), "gfx11" / "gfx12" (RDNA3/4 Radeon)
   std::string arch_family() const;
 };
 
-// Facts for one GPU under "gpu.": name, sm, cc_major, cc_minor, arch_family, sm_count,
-// smem_optin_bytes, smem_per_sm_bytes, l2_bytes, memory_bytes, memory_bandwidth_bytes_per_s, source.
+// Facts for one GPU under "gpu.": name, vendor, sm, cc_major, cc_minor, arch_family, arch (AMD),
+// sm_count, smem_optin_bytes, smem_per_sm_bytes, l2_bytes, memory_bytes,
+// memory_bandwidth_bytes_per_s, source. An AMD GPU has no CUDA compute capability: sm, cc,
+// cc_major and cc_minor are null.
 Json gpu_facts(const GpuInfo& gpu);
 
 // The built-in table for offline evaluation (CI has no GPU). Accepts product names and aliases
-// ("H100", "h100-sxm", "H200", "B200", "GB10", "RTX5090", "A100", "L4") and bare archs
-// ("sm_90", "sm90", "sm_121", "9.0"); case-insensitive.
+// ("H100", "h100-sxm", "H200", "B200", "GB10", "RTX5090", "A100", "L4", "MI300X", "MI355X"),
+// bare NVIDIA archs ("sm_90", "sm90", "sm_121", "9.0") and AMD gfx targets ("gfx942");
+// case-insensitive.
 Expected<GpuInfo> declared_gpu(const std::string& name);
 
 // gpu_facts of the declared GPU NAME, with gpu.declared = NAME (what `--gpu NAME` evaluates).
 Expected<Json> declared_gpu_facts(const std::string& name);
+
+// "sm_90" / "sm_121" (NVIDIA) or "gfx942" (AMD) from gpu.* facts; "?" when unknown.
+std::string gpu_arch_label(const Json& facts);
 
 // Names accepted by declared_gpu, for help text and "did you mean".
 std::vector<std::string> known_gpu_names();

@@ -4,6 +4,7 @@
 #include "facts/derive.hpp"
 #include "pipeline/stages.hpp"
 #include "pipeline/verdict.hpp"
+#include "rules/advisory.hpp"
 #include "rules/engine.hpp"
 
 namespace specprobe {
@@ -55,10 +56,12 @@ Expected<Report> run_check(const CheckRequest& req, const Services& services) {
   });
   facts = derived();  // probe and stack answers take precedence over version knowledge
 
-  const std::vector<Rule>& rules = services.catalog->rules;
-  report.results = evaluate_rules(rules, facts, locations, report.input_path);
+  const Catalog& catalog = *services.catalog;
+  report.results = evaluate_rules(catalog.rules, facts, locations, report.input_path);
+  for (const auto& a : catalog.advisories)
+    report.results.push_back(evaluate_advisory(a, facts, locations, report.input_path));
   if (auto st = stages::add_suppressions(req, services, report); !st) return st.error();
-  if (req.matrix) report.matrix = sweep_support_matrix(rules, inputs, facts);
+  if (req.matrix) report.matrix = sweep_support_matrix(catalog, inputs, facts);
   report.engine = fact_string(facts, "engine.name").value_or("vllm");
   report.verdict = verdict_of(report.results);
   report.facts = std::move(facts);

@@ -6,9 +6,9 @@
 
 namespace specprobe {
 
-Expected<Services> system_services(const std::string& rules_dir) {
+Expected<Services> system_services(const CatalogSource& source) {
   if (auto st = check_version_tables(); !st) return st.error();
-  auto catalog = load_catalog(rules_dir);
+  auto catalog = load_catalog(source);
   if (!catalog) return catalog.error();
   Services s;
   s.catalog = *catalog;

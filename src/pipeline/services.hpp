@@ -33,9 +33,10 @@ struct Services {
   FactAudit audit;
 };
 
-// The real driver, interpreter, runners and clock, with the catalog from RULES_DIR (empty = the
-// built-in one). Errors: the catalog does not load (internal for the built-in one, input for
-// --rules-dir), or the embedded version tables do not load (internal).
-Expected<Services> system_services(const std::string& rules_dir = {});
+// The real driver, interpreter, runners and clock, with the catalog CATALOG names (default: the
+// built-in rules and advisories). Errors: the catalog does not load (internal for the built-in
+// one, input for --rules-dir / --advisories-dir), or the embedded version tables do not load
+// (internal).
+Expected<Services> system_services(const CatalogSource& catalog = {});
 
 }  // namespace specprobe

@@ -126,8 +126,8 @@ Status add_gpu(const CheckRequest& req, const Services& services, Report& report
     if (!g) return g.error();
     facts["gpu"] = *g;
     report.notes.push_back({"info",
-                            fmt::format("evaluating for a declared GPU: {} (sm_{}), from specprobe's table",
-                                        (*g)["name"].get<std::string>(), (*g)["sm"].dump()),
+                            fmt::format("evaluating for a declared GPU: {} ({}), from specprobe's table",
+                                        (*g)["name"].get<std::string>(), gpu_arch_label(Json{{"gpu", *g}})),
                             {}});
     return Ok{};
   }
@@ -218,7 +218,7 @@ Status add_suppressions(const CheckRequest& req, const Services& services, Repor
     entries->insert(entries->end(), file->begin(), file->end());
   }
   for (const auto& e : *entries) {
-    if (services.catalog->find(e.id)) continue;
+    if (services.catalog->find(e.id) || services.catalog->find_advisory(e.id)) continue;
     const std::string near = services.catalog->closest_id(e.id);
     const std::string msg =
         fmt::format("unknown rule id '{}'{}", e.id, near.empty() ? "" : fmt::format(" (did you mean {}?)", near));

@@ -113,7 +113,7 @@ void apply_suppressions(Report& report, const std::vector<IgnoreEntry>& entries,
   for (const auto& e : entries) {
     const bool expired = !e.until.empty() && e.until < today;
     for (auto& r : report.results) {
-      if (r.id != e.id || r.status != ResultStatus::fail || r.suppressed) continue;
+      if (upper(r.id) != e.id || r.status != ResultStatus::fail || r.suppressed) continue;
       if (expired) {
         report.notes.push_back({"warning",
                                 fmt::format("the suppression of {} expired on {} ({}); the finding counts again — "

@@ -16,7 +16,8 @@ std::string render_text_format(const Report& r, const RenderOptions& o) {
 std::string render_json_format(const Report& r, const RenderOptions&) { return dump(report_to_json(r)); }
 std::string render_sarif_format(const Report& r, const RenderOptions& o) {
   static const std::vector<Rule> kNoRules;
-  return dump(report_to_sarif(r, r.catalog ? r.catalog->rules : kNoRules, SarifOptions{o.source_root}));
+  return dump(report_to_sarif(r, r.catalog ? r.catalog->rules : kNoRules,
+                              SarifOptions{o.source_root, r.catalog ? &r.catalog->advisories : nullptr}));
 }
 std::string render_junit_format(const Report& r, const RenderOptions&) { return reports_to_junit({r}); }
 std::string render_github_format(const Report& r, const RenderOptions& o) { return render_github(r, o.source_root).commands; }

@@ -123,7 +123,7 @@ GithubOutput render_github(const Report& report, const std::string& source_root)
     counts[static_cast<int>(r.status)]++;
     suppressed += r.suppressed ? 1 : 0;
   }
-  md += fmt::format("{} rules: {} fail, {} pass, {} skip, {} error; {} suppressed; fail-on {}\n\n", report.results.size(),
+  md += fmt::format("{}: {} fail, {} pass, {} skip, {} error; {} suppressed; fail-on {}\n\n", evaluated_count(report),
                     counts[1], counts[0], counts[2], counts[3], suppressed, report.fail_on);
   if (!findings.empty()) {
     md += "| Severity | Rule | Location | Finding | Fix |\n|---|---|---|---|---|\n";

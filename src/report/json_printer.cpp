@@ -50,6 +50,7 @@ Json report_to_json(const Report& r) {
     x["location"] = location_json(res.location, res.location_fact);
     x["references"] = res.references;
     x["suppressed"] = res.suppressed ? Json{{"reason", res.suppressed->reason}, {"source", res.suppressed->source}} : Json(nullptr);
+    x["advisory"] = res.advisory;
     results.push_back(std::move(x));
   }
   summary["findings"] = by_sev;

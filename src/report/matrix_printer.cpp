@@ -1,5 +1,6 @@
 // The support matrix as a table (text report and `specprobe matrix`) and the `matrix` command's
 // JSON document: one renderer for the cells, used by both.
+#include "gpu/gpu_info.hpp"
 #include "report/printers.hpp"
 #include "rules/engine.hpp"
 
@@ -54,9 +55,8 @@ std::string render_matrix_table(const std::vector<std::string>& gpus, const std:
   out += "cells: k = num_speculative_tokens; ok, ok* with warnings, flat = DSA indexer flattened, x fails, ? unknown\n";
   for (size_t i = 0; i < reports.size(); ++i) {
     const Report& r = reports[i];
-    const Json* sm = find_fact(r.facts, "gpu.sm");
-    out += fmt::format("\n{} ({}, sm_{}): plan {}", gpus[i], fact_string(r.facts, "gpu.name").value_or("unknown"),
-                       sm && !sm->is_null() ? (sm->is_string() ? sm->get<std::string>() : sm->dump()) : "?", r.verdict);
+    out += fmt::format("\n{} ({}, {}): plan {}", gpus[i], fact_string(r.facts, "gpu.name").value_or("unknown"),
+                       gpu_arch_label(r.facts), r.verdict);
     if (!r.matrix) {
       out += "; no matrix\n";
       continue;
@@ -72,7 +72,7 @@ std::string render_matrix_table(const std::vector<std::string>& gpus, const std:
 Json matrix_report_json(const std::vector<std::string>& gpus, const std::vector<Report>& reports, const Json& model,
                         const Json& config) {
   Json j = Json::object();
-  j["schema_version"] = "1.0.0";
+  j["schema_version"] = kReportSchemaVersion;
   j["tool"] = report_tool_json();
   j["model"] = model;
   j["config"] = config;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "pipeline/report.hpp"
+#include "rules/advisory.hpp"
 #include "rules/rule.hpp"
 #include "rules/sweep.hpp"
 
@@ -23,7 +24,7 @@ std::string render_text(const Report& report, const TextStyle& style);
 Json report_to_json(const Report& report);
 // {"name": "specprobe", "version", "git_sha"}: the tool block of every JSON document.
 Json report_tool_json();
-inline constexpr const char* kReportSchemaVersion = "1.0.0";
+inline constexpr const char* kReportSchemaVersion = "1.1.0";
 
 // Whether colour is wanted: --color always/never, else FORCE_COLOR/CLICOLOR_FORCE, NO_COLOR,
 // then isatty(stdout) && TERM != dumb.
@@ -36,6 +37,7 @@ bool want_color(const std::string& flag, int fd);
 // checkout, e.g. $GITHUB_WORKSPACE or the cwd) turns absolute input paths into relative URIs.
 struct SarifOptions {
   std::string source_root;
+  const std::vector<Advisory>* advisories = nullptr;  // described after the rules (helpUri: the report)
 };
 Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, const SarifOptions& options = {});
 
@@ -74,6 +76,9 @@ std::string render_matrix_table(const std::vector<std::string>& gpus, const std:
                                 const std::string& what);
 Json matrix_report_json(const std::vector<std::string>& gpus, const std::vector<Report>& reports, const Json& model,
                         const Json& config);
+
+// "71 rules" or "71 rules and 220 advisories": what a report evaluated.
+std::string evaluated_count(const Report& report);
 
 // "h100", "h200", "gb10": a short, stable name of the report's GPU (for categories and labels).
 std::string gpu_slug(const Report& report);

@@ -99,6 +99,30 @@ Json rule_descriptor(const Rule& r) {
   return d;
 }
 
+Json advisory_descriptor(const Advisory& a) {
+  Json d = Json::object();
+  d["id"] = a.id;
+  d["name"] = a.id;
+  d["shortDescription"] = {{"text", truncate(a.summary, kMaxDescription)}};
+  d["fullDescription"] = {{"text", truncate(a.details, kMaxDescription)}};
+  std::string text = a.details + "\n\nAffected:";
+  for (const auto& ap : a.affected)
+    for (const auto& r : ap.ranges)
+      text += fmt::format("\n- {} {}{}", ap.package, r.introduced == "0" ? "" : ">= " + r.introduced + " ",
+                          r.fixed.empty() ? "(no fixed release known)" : "< " + r.fixed);
+  if (!a.fix_config.empty()) text += "\n\nFix: " + a.fix_config;
+  text += "\n\nReferences:";
+  for (const auto& ref : a.references) text += fmt::format("\n- {} ({})", ref.url, ref.type);
+  d["help"] = {{"text", text}, {"markdown", text}};
+  d["helpUri"] = a.primary_url();
+  d["defaultConfiguration"] = {{"level", sarif_level(a.severity)}};
+  d["properties"] = {{"tags", Json::array({"advisory", std::string(to_string(a.stage))})},
+                     {"precision", "medium"},
+                     {"problem.severity", a.severity == Severity::info ? "recommendation" : std::string(to_string(a.severity))},
+                     {"published", a.published}};
+  return d;
+}
+
 Json notification(const std::string& level, const std::string& text, const std::string& rule_id, int rule_index) {
   Json n = {{"level", level}, {"message", {{"text", text}}}};
   if (!rule_id.empty()) {
@@ -131,9 +155,11 @@ std::string gpu_slug(const Report& report) {
 Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, const SarifOptions& options) {
   Json rules = Json::array();
   for (const auto& r : catalog) rules.push_back(rule_descriptor(r));
+  if (options.advisories)
+    for (const auto& a : *options.advisories) rules.push_back(advisory_descriptor(a));
   auto rule_index = [&](const std::string& id) -> int {
-    for (size_t i = 0; i < catalog.size(); ++i)
-      if (catalog[i].id == id) return static_cast<int>(i);
+    for (size_t i = 0; i < rules.size(); ++i)
+      if (rules[i]["id"] == id) return static_cast<int>(i);
     return -1;
   };
   const std::string gpu = gpu_slug(report);
@@ -142,6 +168,8 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
   Json exec_notes = Json::array();
   for (const auto& res : report.results) {
     const int index = rule_index(res.id);
+    // Advisories that do not apply to this plan are many and say nothing about it.
+    if (!res.advisory.is_null() && (res.status == ResultStatus::skip || res.status == ResultStatus::pass)) continue;
     if (res.status == ResultStatus::skip) {
       exec_notes.push_back(notification("note", fmt::format("{} skipped: {}", res.id, res.message.empty() ? "not applicable" : res.message), res.id, index));
       continue;

@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <unistd.h>
 
+#include "gpu/gpu_info.hpp"
 #include "report/printers.hpp"
 #include "rules/engine.hpp"
 
@@ -36,7 +37,7 @@ void print_summary_header(std::string& out, const Report& r, const Paint& paint)
                      f.contains("engine") && !f["engine"].value("version", Json(nullptr)).is_null()
                          ? " " + s("engine.version")
                          : "");
-  out += fmt::format("  gpu:       {} (sm_{}, {})\n", s("gpu.name"), s("gpu.sm"), s("gpu.source"));
+  out += fmt::format("  gpu:       {} ({}, {})\n", s("gpu.name"), gpu_arch_label(f), s("gpu.source"));
   if (find_fact(f, "model.architecture"))
     out += fmt::format("  model:     {} ({}), heads {}/{} kv, GQA {} per rank{}{}\n", s("model.architecture"),
                        s("model.model_type"), s("model.num_attention_heads"), s("model.num_kv_heads"),
@@ -56,6 +57,13 @@ void print_summary_header(std::string& out, const Report& r, const Paint& paint)
 }
 
 }  // namespace
+
+std::string evaluated_count(const Report& r) {
+  size_t advisories = 0;
+  for (const auto& res : r.results) advisories += res.advisory.is_null() ? 0 : 1;
+  const size_t rules = r.results.size() - advisories;
+  return advisories ? fmt::format("{} rules and {} advisories", rules, advisories) : fmt::format("{} rules", rules);
+}
 
 bool want_color(const std::string& flag, int fd) {
   if (flag == "always") return true;
@@ -106,7 +114,7 @@ std::string render_text(const Report& r, const TextStyle& style) {
   if (r.matrix && !style.quiet) {
     const SupportMatrix& m = *r.matrix;
     out += "\nsupport matrix (k = num_speculative_tokens; ok, ok* with warnings, flat = DSA indexer flattened, x fails, ? unknown):\n";
-    out += render_matrix_rows(m, r.facts.value("attention", Json::object()).value("selected", "-"));
+    out += render_matrix_rows(m, fact_string(r.facts, "attention.selected").value_or("-"));
     const std::string req_b = fact_string(r.facts, "attention.selected").value_or("-");
     const std::string req_kv = fact_string(r.facts, "serve.kv_cache_dtype").value_or("auto");
     out += fmt::format("  working k with {} / {}: {}; largest: {}\n", req_b, req_kv,
@@ -133,8 +141,8 @@ std::string render_text(const Report& r, const TextStyle& style) {
 
   std::string verdict = r.verdict;
   const std::string vcolor = verdict == "supported" ? "1;32" : verdict == "not-supported" ? "1;31" : "1;35";
-  out += fmt::format("\n{}: {} — {} rules: {} fail, {} pass, {} skip, {} error\n", paint("1", "verdict"),
-                     paint(vcolor, verdict), r.results.size(), counts[1], counts[0], counts[2], counts[3]);
+  out += fmt::format("\n{}: {} — {}: {} fail, {} pass, {} skip, {} error\n", paint("1", "verdict"),
+                     paint(vcolor, verdict), evaluated_count(r), counts[1], counts[0], counts[2], counts[3]);
   if (!ids_seen.empty() && !style.quiet) {
     out += "for more information:";
     for (const auto& id : ids_seen) out += " specprobe explain " + id + ";";

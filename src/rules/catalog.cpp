@@ -34,30 +34,50 @@ const Rule* Catalog::find(std::string_view id) const {
   return nullptr;
 }
 
+const Advisory* Catalog::find_advisory(std::string_view id) const {
+  const std::string u = upper(id);
+  for (const auto& a : advisories)
+    if (upper(a.id) == u) return &a;
+  return nullptr;
+}
+
 std::string Catalog::closest_id(std::string_view id) const {
   const std::string u = upper(id);
   std::string best;
   size_t best_d = 3;
-  for (const auto& r : rules) {
-    const size_t d = edit_distance(u, r.id);
+  auto consider = [&](const std::string& known) {
+    const size_t d = edit_distance(u, upper(known));
     if (d < best_d) {
       best_d = d;
-      best = r.id;
+      best = known;
     }
-  }
+  };
+  for (const auto& r : rules) consider(r.id);
+  for (const auto& a : advisories) consider(a.id);
   return best;
 }
 
-Expected<std::shared_ptr<const Catalog>> load_catalog(const std::string& rules_dir) {
-  auto rules = load_rules(rules_dir);
+Expected<std::shared_ptr<const Catalog>> load_catalog(const CatalogSource& source) {
+  auto rules = load_rules(source.rules_dir);
   if (!rules) {
     Error e = rules.error();
-    if (rules_dir.empty()) e.kind = ErrorKind::internal;
+    if (source.rules_dir.empty()) e.kind = ErrorKind::internal;
     return e;
   }
   auto c = std::make_shared<Catalog>();
   c->rules = std::move(*rules);
-  c->rules_dir = rules_dir;
+  c->rules_dir = source.rules_dir;
+  c->advisories_dir = source.advisories_dir;
+  if (source.rules_dir.empty() || !source.advisories_dir.empty()) {
+    auto advisories = load_advisories(source.advisories_dir);
+    if (!advisories) {
+      Error e = advisories.error();
+      if (source.advisories_dir.empty()) e.kind = ErrorKind::internal;
+      return e;
+    }
+    for (auto& a : *advisories)
+      if (source.published_before.empty() || a.published < source.published_before) c->advisories.push_back(std::move(a));
+  }
   return std::shared_ptr<const Catalog>(std::move(c));
 }
 

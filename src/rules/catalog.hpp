@@ -7,23 +7,36 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "rules/advisory.hpp"
 #include "rules/rule.hpp"
 
 namespace specprobe {
 
 struct Catalog {
-  std::vector<Rule> rules;  // in id order
-  std::string rules_dir;    // where they came from; empty = the built-in (embedded) catalog
+  std::vector<Rule> rules;            // in id order
+  std::vector<Advisory> advisories;   // in id order
+  std::string rules_dir;              // where the rules came from; empty = the built-in (embedded) catalog
+  std::string advisories_dir;         // likewise for the advisories
 
   // The rule with ID (case-insensitive), or nullptr.
   const Rule* find(std::string_view id) const;
-  // The known id closest to ID by edit distance (at most 2 edits), or empty: for "did you mean".
+  const Advisory* find_advisory(std::string_view id) const;
+  // The known rule or advisory id closest to ID by edit distance (at most 2 edits), or empty: for
+  // "did you mean".
   std::string closest_id(std::string_view id) const;
 };
 
-// Loads the built-in catalog (RULES_DIR empty) or every rule file under RULES_DIR. A built-in
-// catalog that does not load is an internal error (exit 3); a --rules-dir one an input error.
-Expected<std::shared_ptr<const Catalog>> load_catalog(const std::string& rules_dir = {});
+struct CatalogSource {
+  std::string rules_dir;        // empty: the built-in rules
+  std::string advisories_dir;   // empty: the built-in advisories, unless rules_dir is given (a
+                                // development catalog then has only the advisories given here)
+  std::string published_before; // YYYY-MM-DD: only advisories published before it (to measure how
+                                // the database generalizes to later reports); empty: all
+};
+
+// Loads the catalog. A built-in catalog that does not load is an internal error (exit 3); a
+// --rules-dir or --advisories-dir one an input error.
+Expected<std::shared_ptr<const Catalog>> load_catalog(const CatalogSource& source = {});
 
 // Levenshtein distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);

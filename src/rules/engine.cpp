@@ -77,7 +77,48 @@ std::string render_template(const std::string& tmpl, const Json& params, const J
   return out;
 }
 
+SourceLocation anchor_location(const std::string& fact, const std::map<std::string, SourceLocation>& locations,
+                               const std::string& default_file) {
+  // The fact's own place, else the nearest recorded place under the same prefix, else the top of
+  // the input file.
+  SourceLocation loc;
+  if (!fact.empty()) {
+    auto it = locations.find(fact);
+    if (it != locations.end()) {
+      loc = it->second;
+    } else {
+      std::string prefix = fact.substr(0, fact.rfind('.') + 1);
+      while (!prefix.empty() && !loc.known()) {
+        for (const auto& [name, l] : locations)
+          if (name.rfind(prefix, 0) == 0) {
+            loc = l;
+            break;
+          }
+        if (prefix.size() < 2) break;
+        const size_t dot = prefix.rfind('.', prefix.size() - 2);
+        prefix = dot == std::string::npos ? "" : prefix.substr(0, dot + 1);
+      }
+    }
+  }
+  if (!loc.known() && !default_file.empty()) loc = SourceLocation{default_file, 1, 1, 1, 1};
+  return loc;
+}
+
+namespace {
+
+// A vendor-specific rule on another vendor's GPU: the reason it is skipped, else empty.
+std::string other_vendor(const Rule& rule, const Json& facts) {
+  if (rule.vendor.empty()) return {};
+  const auto vendor = fact_string(facts, "gpu.vendor");
+  if (!vendor || *vendor == rule.vendor) return {};
+  return fmt::format("an {} rule (CUDA kernels, libraries or arch limits); this plan runs on an {} GPU",
+                     rule.vendor == "nvidia" ? "NVIDIA-only" : "AMD-only", *vendor == "amd" ? "AMD" : "NVIDIA");
+}
+
+}  // namespace
+
 ResultStatus rule_status(const Rule& rule, const Json& facts) {
+  if (!other_vendor(rule, facts).empty()) return ResultStatus::skip;
   std::string err;
   if (!eval_truthy(rule.applies, facts, &err)) return err.empty() ? ResultStatus::skip : ResultStatus::error;
   if (missing_required(rule, facts, nullptr)) return ResultStatus::error;
@@ -106,6 +147,11 @@ RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std
     }
   }
 
+  if (auto why = other_vendor(rule, facts); !why.empty()) {
+    r.status = ResultStatus::skip;
+    r.message = why;
+    return r;
+  }
   std::string err;
   if (!eval_truthy(rule.applies, facts, &err)) {
     r.status = err.empty() ? ResultStatus::skip : ResultStatus::error;
@@ -138,27 +184,7 @@ RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std
   r.message = render_template(rule.message, r.params, facts);
   r.remediation = render_template(rule.remediation, r.params, facts);
 
-  // Anchor: the fact's own place, else the nearest recorded place under the same prefix,
-  // else the top of the input file.
-  if (!rule.location.empty()) {
-    auto it = locations.find(rule.location);
-    if (it != locations.end()) {
-      r.location = it->second;
-    } else {
-      std::string prefix = rule.location.substr(0, rule.location.rfind('.') + 1);
-      while (!prefix.empty() && !r.location.known()) {
-        for (const auto& [name, loc] : locations)
-          if (name.rfind(prefix, 0) == 0) {
-            r.location = loc;
-            break;
-          }
-        if (prefix.size() < 2) break;
-        const size_t dot = prefix.rfind('.', prefix.size() - 2);
-        prefix = dot == std::string::npos ? "" : prefix.substr(0, dot + 1);
-      }
-    }
-  }
-  if (!r.location.known() && !default_file.empty()) r.location = SourceLocation{default_file, 1, 1, 1, 1};
+  r.location = anchor_location(rule.location, locations, default_file);
   return r;
 }
 

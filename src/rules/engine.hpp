@@ -23,6 +23,11 @@ std::vector<RuleResult> evaluate_rules(const std::vector<Rule>& rules, const Jso
                                        const std::map<std::string, SourceLocation>& locations,
                                        const std::string& default_file);
 
+// Where a finding about FACT anchors in the user's file: the fact's recorded place, else the
+// nearest recorded place under the same dotted prefix, else line 1 of DEFAULT_FILE.
+SourceLocation anchor_location(const std::string& fact, const std::map<std::string, SourceLocation>& locations,
+                               const std::string& default_file);
+
 // Renders "{param}" and "{fact.path}" placeholders. Unknown names render as "unknown".
 std::string render_template(const std::string& tmpl, const Json& params, const Json& facts);
 

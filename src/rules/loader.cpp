@@ -120,7 +120,7 @@ static Expected<Rule> parse_rule_unguarded(std::string_view text, const std::str
   static const std::set<std::string> kKnownKeys = {
       "id", "slug", "title", "description", "severity", "stage", "category", "location", "applies",
       "skip_reason", "requires", "when", "params", "message", "remediation", "references", "versions",
-      "deprecated"};
+      "deprecated", "vendor"};
   for (auto it = d.begin(); it != d.end(); ++it)
     if (!kKnownKeys.count(it.key())) return input_error(fmt::format("unknown field '{}'", it.key()), {file});
 
@@ -169,6 +169,9 @@ static Expected<Rule> parse_rule_unguarded(std::string_view text, const std::str
   }
   if (d.contains("versions")) r.versions = d["versions"];
   r.deprecated = d.value("deprecated", false);
+  r.vendor = d.value("vendor", "");
+  if (!r.vendor.empty() && r.vendor != "nvidia" && r.vendor != "amd")
+    return input_error("vendor must be nvidia or amd", {file});
 
   for (const auto* logic : {&r.applies, &r.condition}) {
     if (auto st = jsonlogic::validate(*logic); !st)

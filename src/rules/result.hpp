@@ -38,6 +38,9 @@ struct RuleResult {
   std::string location_fact;  // the fact the location belongs to ("spec.k")
   std::vector<std::string> references;
   std::optional<Suppression> suppressed;
+  // Advisories only (rules/advisory.hpp): {url, published, affected, fixed_in, request_dependent,
+  // engine}; null for rules.
+  Json advisory = nullptr;
 };
 
 }  // namespace specprobe

@@ -30,6 +30,9 @@ struct Rule {
   // Applicability: when it evaluates false the rule is "skip" with skip_reason.
   Json applies = true;
   std::string skip_reason;
+  // The GPU vendor the rule is about ("nvidia" for CUDA kernels, libraries and arch limits);
+  // empty: any. A plan on another vendor's GPU skips it.
+  std::string vendor;
   // Facts that must be known (non-null) to decide; missing ones make the result "error"
   // ("could not determine") unless `unknown` below handles them.
   std::vector<std::string> requires_facts;

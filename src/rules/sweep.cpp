@@ -5,6 +5,7 @@
 
 #include "facts/backends.hpp"
 #include "facts/derive.hpp"
+#include "rules/advisory.hpp"
 #include "rules/engine.hpp"
 
 namespace specprobe {
@@ -24,7 +25,7 @@ Json slim(const Json& facts) {
 
 // One variant: the plan's inputs with k, the backend and the KV-cache dtype replaced as a user
 // would write them, then derived like the plan itself.
-MatrixCell evaluate_cell(const std::vector<Rule>& rules, Json facts, int k, const std::string& backend,
+MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::string& backend,
                          const std::string& kv, const std::string& method) {
   MatrixCell cell;
   cell.k = k;
@@ -50,7 +51,7 @@ MatrixCell evaluate_cell(const std::vector<Rule>& rules, Json facts, int k, cons
   facts["serve"]["kv_cache_dtype"] = kv;
   derive_facts(facts);
   bool unknown = false, fails = false;
-  for (const auto& r : rules) {
+  for (const auto& r : catalog.rules) {
     if (r.deprecated) continue;
     const ResultStatus s = rule_status(r, facts);
     if (s == ResultStatus::fail) {
@@ -64,6 +65,20 @@ MatrixCell evaluate_cell(const std::vector<Rule>& rules, Json facts, int k, cons
       unknown = true;
     }
   }
+  for (const auto& a : catalog.advisories) {
+    Severity sev = a.severity;
+    const ResultStatus s = advisory_status(a, facts, &sev);
+    if (s == ResultStatus::fail) {
+      if (sev == Severity::error) {
+        fails = true;
+        cell.errors.push_back(a.id);
+      } else if (sev == Severity::warning) {
+        cell.warnings.push_back(a.id);
+      }
+    }
+    // An advisory that cannot be decided (a trigger fact unknown) does not make the cell unknown:
+    // the rules on the cell's path decide that; the advisory's own result says it.
+  }
   if (const Json* m = find_fact(facts, "dsa.indexer_mode"); m && m->is_string()) cell.indexer = m->get<std::string>();
   cell.verdict = fails ? "fails" : unknown ? "unknown" : "works";
   return cell;
@@ -71,12 +86,15 @@ MatrixCell evaluate_cell(const std::vector<Rule>& rules, Json facts, int k, cons
 
 }  // namespace
 
-SupportMatrix sweep_support_matrix(const std::vector<Rule>& rules, const Json& input_facts, const Json& plan_facts,
+SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_facts, const Json& plan_facts,
                                    const SweepOptions& options) {
   SupportMatrix m;
   const Json inputs = slim(input_facts);
   const Json base = slim(plan_facts);
-  const bool vllm = fact_string(base, "engine.name").value_or("vllm") == "vllm";
+  // Backend variants come from the vLLM selector emulation, which is CUDA's; on other GPUs (and
+  // for SGLang) the matrix varies k and the KV dtype for the plan's own backend.
+  const bool vllm = fact_string(base, "engine.name").value_or("vllm") == "vllm" &&
+                    fact_string(base, "gpu.vendor").value_or("nvidia") == "nvidia";
   const std::string requested_backend = fact_string(base, "attention.selected").value_or("");
   const std::string requested_kv = fact_string(base, "serve.kv_cache_dtype").value_or("auto");
   const int requested_k = static_cast<int>(fact_int(base, "spec.k").value_or(0));
@@ -103,7 +121,7 @@ SupportMatrix sweep_support_matrix(const std::vector<Rule>& rules, const Json& i
   for (int k : m.ks)
     for (const auto& b : m.backends)
       for (const auto& kv : m.kv_cache_dtypes)
-        m.cells.push_back(evaluate_cell(rules, inputs, k, vllm ? b : std::string(), kv, method));
+        m.cells.push_back(evaluate_cell(catalog, inputs, k, vllm ? b : std::string(), kv, method));
 
   auto cell = [&](int k, const std::string& b, const std::string& kv) -> const MatrixCell* {
     for (const auto& c : m.cells)

@@ -1,4 +1,4 @@
-// The what-if sweep: re-evaluates every rule over variants of the facts (k = 0..8 x each
+// The what-if sweep: re-evaluates every rule and advisory over variants of the facts (k = 0..8 x each
 // attention backend the engine offers for this model x kv-cache dtypes) to build the support
 // matrix, the largest working k and the alternatives that would make the requested k work.
 // Probe results enter through the facts, so they count here exactly as in the main verdict.
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/json.hpp"
+#include "rules/catalog.hpp"
 #include "rules/rule.hpp"
 
 namespace specprobe {
@@ -44,7 +45,7 @@ struct SweepOptions {
 // the probes wrote); each cell overrides the inputs a user would change (num_speculative_tokens,
 // --attention-backend, --kv-cache-dtype) and derives the rest. PLAN_FACTS: the plan's derived
 // document (the requested backend, k and KV dtype the summary refers to).
-SupportMatrix sweep_support_matrix(const std::vector<Rule>& rules, const Json& input_facts, const Json& plan_facts,
+SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_facts, const Json& plan_facts,
                                    const SweepOptions& options = {});
 
 }  // namespace specprobe

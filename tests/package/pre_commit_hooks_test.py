@@ -60,11 +60,11 @@ with tempfile.TemporaryDirectory() as tmp:
     repo = Path(tmp)
     (repo / "deploy").mkdir()
     seeds = src / "docs/examples/seeds"
-    for name in ("dsv4-mtp.yaml", "gb10-flashinfer-gqa16.json", "turboquant-ngram.yaml", "dsv4-mtp.sh"):
+    for name in ("dsv4-mtp.yaml", "dsv4-mtp.json", "turboquant-ngram.yaml", "dsv4-mtp.sh"):
         shutil.copy(seeds / name, repo / "deploy" / name.replace("dsv4-mtp", "serve-dsv4"))
     shutil.copytree(src / "docs/examples/checkpoints/deepseek-v4-flash", repo / "deploy/model-config")
 
-    rc, out = run_hook(cfg, ["deploy/serve-dsv4.yaml", "deploy/gb10-flashinfer-gqa16.json"], cwd=repo)
+    rc, out = run_hook(cfg, ["deploy/serve-dsv4.yaml", "deploy/serve-dsv4.json"], cwd=repo)
     check(f"config hook passes on two good configs (exit {rc})", rc == 0)
     check("config hook checked each file", out.count("verdict:") == 2)
     rc, out = run_hook(cfg, ["deploy/serve-dsv4.yaml", "deploy/turboquant-ngram.yaml"], cwd=repo)

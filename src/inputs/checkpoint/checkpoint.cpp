@@ -1198,6 +1198,7 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
   qf["unread_ignore_key"] = q.unread_skip_key.empty() ? Json(nullptr) : Json(q.unread_skip_key);
   qf["unread_ignore"] = q.unread_skip;
   qf["kv_cache_scheme"] = q.kv_cache_scheme;
+  qf.update(quant_shape_facts(cfg.quant_config));
   for (const std::string& n : q.notes) out.notes.push_back({"info", "quant_config", n, cfg.quant_config_file});
 
   RegexCache re;

@@ -160,4 +160,23 @@ QuantSpec parse_quant_config(const Json& config, const std::string& source, cons
   return q;
 }
 
+Json quant_shape_facts(const Json& config) {
+  Json block = nullptr, group = nullptr;
+  if (config.is_object()) {
+    if (auto it = config.find("weight_block_size"); it != config.end() && it->is_array()) block = *it;
+    if (auto it = config.find("group_size"); it != config.end() && it->is_number_integer()) group = *it;
+    // compressed-tensors: config_groups.<g>.weights.{block_structure, group_size}
+    if (auto groups = config.find("config_groups"); groups != config.end() && groups->is_object())
+      for (const auto& [_, g] : groups->items()) {
+        const Json* w = g.is_object() && g.contains("weights") ? &g["weights"] : nullptr;
+        if (!w || !w->is_object()) continue;
+        if (block.is_null())
+          if (auto it = w->find("block_structure"); it != w->end() && it->is_array()) block = *it;
+        if (group.is_null())
+          if (auto it = w->find("group_size"); it != w->end() && it->is_number_integer()) group = *it;
+      }
+  }
+  return {{"weight_block_size", block}, {"group_size", group}};
+}
+
 }  // namespace specprobe::checkpoint

@@ -55,4 +55,9 @@ struct QuantSpec {
 // "hf_quant_config.json"); MODEL_TYPE decides model-specific overrides.
 QuantSpec parse_quant_config(const Json& config, const std::string& source, const std::string& model_type);
 
+// The weight tiling CONFIG states, as facts: weight_block_size ([n, k] of block FP8; compressed-
+// tensors block_structure) and group_size (GPTQ / AWQ; compressed-tensors weights.group_size).
+// Null when the config does not say.
+Json quant_shape_facts(const Json& config);
+
 }  // namespace specprobe::checkpoint

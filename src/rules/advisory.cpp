@@ -1,0 +1,449 @@
+// Advisories: loading, version placement and evaluation (see advisory.hpp).
+#include "rules/advisory.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "common/embedded.hpp"
+#include "common/version.hpp"
+#include "common/yaml_json.hpp"
+#include "facts/registry.hpp"
+#include "rules/engine.hpp"
+#include "rules/jsonlogic.hpp"
+
+namespace fs = std::filesystem;
+
+namespace specprobe {
+namespace {
+
+Expected<std::string> need_string(const Json& d, const char* key, const std::string& file) {
+  auto it = d.find(key);
+  if (it == d.end() || !it->is_string() || it->get<std::string>().empty())
+    return input_error(fmt::format("missing or empty string field '{}'", key), {file});
+  return it->get<std::string>();
+}
+
+// A version field of a range: YAML may type 0.9 as a number; a version is text.
+Expected<std::string> version_text(const Json& v, const char* key, const std::string& file) {
+  std::string s;
+  if (v.is_string()) s = v.get<std::string>();
+  else if (v.is_number()) s = v.dump();
+  else return input_error(fmt::format("affected range '{}' must be a version string", key), {file});
+  if (s != "0" && !parse_version(s)) return input_error(fmt::format("affected range '{}': '{}' is not a PEP 440 version", key, s), {file});
+  return s;
+}
+
+bool hash_prefix(const std::string& have, const std::string& known) {
+  if (have.size() < 7 || known.size() < 7) return false;
+  const size_t n = std::min(have.size(), known.size());
+  return have.compare(0, n, known, 0, n) == 0;
+}
+
+// Whether VERSION (known) lies in RANGE; commits decide where the advisory names them.
+bool in_range(const Version& v, const VersionRange& r) {
+  if (auto h = v.git_hash()) {
+    if (!r.fixed_commit.empty() && hash_prefix(*h, r.fixed_commit)) return false;
+    if (!r.introduced_commit.empty() && hash_prefix(*h, r.introduced_commit)) return true;
+  }
+  const Version base = v.public_version();
+  if (r.introduced != "0")
+    if (auto lo = parse_version(r.introduced); lo && base < *lo) return false;
+  if (!r.fixed.empty())
+    if (auto hi = parse_version(r.fixed); hi && !(base < *hi)) return false;
+  return true;
+}
+
+std::string range_text(const VersionRange& r) {
+  if (r.introduced == "0" && r.fixed.empty()) return "every release";
+  if (r.introduced == "0") return "< " + r.fixed;
+  if (r.fixed.empty()) return ">= " + r.introduced;
+  return fmt::format(">= {}, < {}", r.introduced, r.fixed);
+}
+
+// The JSON Logic that says whether the advisory applies to the plan's engine and GPU.
+Json applicability(const Advisory& a) {
+  Json all = Json::array();
+  if (a.engine != "any") all.push_back({{"==", Json::array({{{"var", "engine.name"}}, a.engine})}});
+  if (!a.gpu.empty()) {
+    Json any = Json::array();
+    for (const auto& g : a.gpu) {
+      if (g.rfind("sm_", 0) == 0) any.push_back({{"==", Json::array({{{"cat", Json::array({"sm_", {{"var", "gpu.sm"}}})}}, g})}});
+      else any.push_back({{"==", Json::array({{{"var", "gpu.arch_family"}}, g})}});
+      any.push_back({{"==", Json::array({{{"var", "gpu.arch"}}, g})}});
+    }
+    all.push_back({{"or", any}});
+  }
+  if (all.empty()) return true;
+  return {{"and", all}};
+}
+
+// The advisory as a rule over its trigger (for status, evidence and anchoring).
+Rule trigger_rule(const Advisory& a) {
+  Rule r;
+  r.id = a.id;
+  r.slug = a.id;
+  r.title = a.summary;
+  r.severity = a.severity;
+  r.stage = a.stage;
+  r.category = "advisory";
+  r.applies = applicability(a);
+  r.skip_reason = a.engine == "any" ? "not on an affected GPU"
+                                    : fmt::format("not a {} plan{}", a.engine, a.gpu.empty() ? "" : " on an affected GPU");
+  r.requires_facts = a.requires_facts;
+  r.condition = a.trigger;
+  return r;
+}
+
+// Whether the trigger is false on what is known: a conjunct of a top-level "and" that reads no
+// `requires` fact and evaluates false. Such a plan is not affected even when a required fact (a
+// width, a group size) is unknown.
+bool known_false(const Advisory& a, const Json& facts) {
+  if (!a.trigger.is_object() || !a.trigger.contains("and") || !a.trigger["and"].is_array()) return false;
+  for (const auto& conjunct : a.trigger["and"]) {
+    bool reads_required = false;
+    for (const auto& n : jsonlogic::referenced_vars(conjunct))
+      reads_required |= std::find(a.requires_facts.begin(), a.requires_facts.end(), n) != a.requires_facts.end();
+    if (reads_required) continue;
+    auto v = jsonlogic::evaluate(conjunct, facts);
+    if (v && !jsonlogic::truthy(*v)) return true;
+  }
+  return false;
+}
+
+// The first fact of the trigger with a recorded place in the user's file.
+std::string anchor_fact(const Advisory& a, const std::map<std::string, SourceLocation>& locations) {
+  for (const auto& n : jsonlogic::referenced_vars(a.trigger))
+    if (locations.count(n)) return n;
+  return {};
+}
+
+std::string remediation_of(const Advisory& a) {
+  std::string up;
+  for (const auto& [pkg, ver] : a.upgrade) up += fmt::format("{}{} {}", up.empty() ? "Upgrade to " : " and ", pkg, ver);
+  if (!up.empty() && !a.fix_config.empty()) return up + ", or: " + a.fix_config;
+  if (!up.empty()) return up;
+  if (!a.fix_config.empty()) return a.fix_config;
+  return "No fixed release is known: avoid this configuration (see the report)";
+}
+
+}  // namespace
+
+std::string Advisory::primary_url() const {
+  for (const auto& r : references)
+    if (r.type == "report") return r.url;
+  return references.empty() ? std::string() : references.front().url;
+}
+
+Expected<Advisory> parse_advisory(std::string_view text, const std::string& file) {
+  try {
+    auto doc = parse_yaml_text(text, file);
+    if (!doc) return doc.error();
+    if (!doc->is_object()) return input_error("an advisory file must be a mapping", {file, 1, 1});
+    const Json& d = *doc;
+    static const std::set<std::string> kKeys = {"id", "summary", "details", "published", "engine", "trigger",
+                                                "requires", "request_dependent", "affected", "gpu", "stage",
+                                                "severity", "fix", "references", "modified", "aliases"};
+    for (auto it = d.begin(); it != d.end(); ++it)
+      if (!kKeys.count(it.key())) return input_error(fmt::format("unknown field '{}'", it.key()), {file});
+    Advisory a;
+    a.source_file = file;
+    for (auto [key, dst] : {std::pair{"id", &a.id}, std::pair{"summary", &a.summary}, std::pair{"details", &a.details},
+                            std::pair{"engine", &a.engine}}) {
+      auto v = need_string(d, key, file);
+      if (!v) return v.error();
+      *dst = *v;
+    }
+    static const std::regex kId("SPA-(VLLM|SGLANG|FLASHINFER|DEEPGEMM|FLASHATTN|TRTLLM|TRITON|TORCH)-[0-9]+[a-z]?");
+    if (!std::regex_match(a.id, kId))
+      return input_error(fmt::format("id '{}' is not of the form SPA-<PROJECT>-<number>[letter]", a.id), {file});
+    if (a.engine != "vllm" && a.engine != "sglang" && a.engine != "any")
+      return input_error("engine must be vllm, sglang or any", {file});
+    // YAML reads an unquoted date as text (the converter keeps non-numeric scalars as strings).
+    if (!d.contains("published") || !d["published"].is_string() ||
+        !std::regex_match(d["published"].get<std::string>(), std::regex(R"(\d{4}-\d{2}-\d{2})")))
+      return input_error("published must be a date YYYY-MM-DD", {file});
+    a.published = d["published"].get<std::string>();
+    if (!d.contains("trigger")) return input_error("missing field 'trigger'", {file});
+    a.trigger = d["trigger"];
+    if (auto st = jsonlogic::validate(a.trigger); !st)
+      return input_error(fmt::format("invalid JSON Logic in trigger: {}", st.error().message), {file});
+    if (d.contains("requires")) {
+      if (!d["requires"].is_array()) return input_error("requires must be a list of fact names", {file});
+      for (const auto& x : d["requires"]) {
+        if (!x.is_string()) return input_error("requires must be a list of fact names", {file});
+        a.requires_facts.push_back(x.get<std::string>());
+      }
+    }
+    a.request_dependent = d.value("request_dependent", false);
+    if (!d.contains("affected") || !d["affected"].is_array() || d["affected"].empty())
+      return input_error("affected must list at least one package with its ranges", {file});
+    for (const auto& p : d["affected"]) {
+      AffectedPackage ap;
+      if (!p.is_object() || !p.value("package", Json()).is_string())
+        return input_error("each affected entry needs a package", {file});
+      ap.package = p["package"].get<std::string>();
+      if (!p.value("ranges", Json()).is_array() || p["ranges"].empty())
+        return input_error(fmt::format("affected {}: ranges must be a non-empty list", ap.package), {file});
+      for (const auto& r : p["ranges"]) {
+        if (!r.is_object()) return input_error(fmt::format("affected {}: a range must be a mapping", ap.package), {file});
+        VersionRange vr;
+        if (r.contains("introduced")) {
+          auto v = version_text(r["introduced"], "introduced", file);
+          if (!v) return v.error();
+          vr.introduced = *v;
+        }
+        if (r.contains("fixed") && !r["fixed"].is_null()) {
+          auto v = version_text(r["fixed"], "fixed", file);
+          if (!v) return v.error();
+          vr.fixed = *v;
+        }
+        vr.introduced_commit = r.value("introduced_commit", Json("")).is_string() ? r.value("introduced_commit", "") : "";
+        vr.fixed_commit = r.value("fixed_commit", Json("")).is_string() ? r.value("fixed_commit", "") : "";
+        if (!vr.fixed.empty() && vr.introduced != "0" && !(*parse_version(vr.introduced) < *parse_version(vr.fixed)))
+          return input_error(fmt::format("affected {}: introduced {} is not before fixed {}", ap.package, vr.introduced, vr.fixed), {file});
+        ap.ranges.push_back(vr);
+      }
+      a.affected.push_back(std::move(ap));
+    }
+    if (d.contains("gpu")) {
+      if (!d["gpu"].is_array()) return input_error("gpu must be a list of arch families or archs", {file});
+      for (const auto& g : d["gpu"]) {
+        if (!g.is_string()) return input_error("gpu must be a list of arch families or archs", {file});
+        a.gpu.push_back(g.get<std::string>());
+      }
+    }
+    auto stage = parse_stage(d.value("stage", ""));
+    if (!stage) return input_error("stage must be config, load, capture, first-request, runtime or silent", {file});
+    a.stage = *stage;
+    auto sev = parse_severity(d.value("severity", ""));
+    if (!sev) return input_error("severity must be error, warning or info", {file});
+    a.severity = *sev;
+    if (d.contains("fix")) {
+      const Json& f = d["fix"];
+      if (!f.is_object()) return input_error("fix must be a mapping (upgrade, config)", {file});
+      if (f.contains("upgrade")) {
+        if (!f["upgrade"].is_object()) return input_error("fix.upgrade must map packages to versions", {file});
+        for (auto it = f["upgrade"].begin(); it != f["upgrade"].end(); ++it) {
+          auto v = version_text(it.value(), "fix.upgrade", file);
+          if (!v) return v.error();
+          a.upgrade[it.key()] = *v;
+        }
+      }
+      if (f.contains("config")) {
+        if (!f["config"].is_string()) return input_error("fix.config must be a sentence", {file});
+        a.fix_config = f["config"].get<std::string>();
+      }
+    }
+    for (const auto& [pkg, ver] : a.upgrade) {
+      bool matches = false;
+      for (const auto& ap : a.affected)
+        if (ap.package == pkg)
+          for (const auto& r : ap.ranges) matches |= r.fixed == ver;
+      if (!matches) return input_error(fmt::format("fix.upgrade {} {} is no range's `fixed`", pkg, ver), {file});
+    }
+    if (!d.value("references", Json()).is_array() || d["references"].empty())
+      return input_error("references must list at least the report", {file});
+    for (const auto& r : d["references"]) {
+      if (!r.is_object() || !r.value("url", Json()).is_string() || !r.value("type", Json()).is_string())
+        return input_error("each reference needs a type and a url", {file});
+      const std::string url = r["url"].get<std::string>();
+      if (url.rfind("https://", 0) != 0) return input_error(fmt::format("reference '{}' is not a public https URL", url), {file});
+      a.references.push_back({r["type"].get<std::string>(), url});
+    }
+    // Every fact the advisory reads must exist.
+    auto registry = fact_registry();
+    if (!registry) return registry.error();
+    std::vector<std::string> names = jsonlogic::referenced_vars(a.trigger);
+    names.insert(names.end(), a.requires_facts.begin(), a.requires_facts.end());
+    if (auto st = check_fact_names(names, **registry); !st) {
+      Error e = st.error();
+      e.where = {file};
+      return e;
+    }
+    return a;
+  } catch (const std::exception& e) {
+    return input_error(fmt::format("malformed advisory: {}", e.what()), {file});
+  }
+}
+
+Expected<std::vector<Advisory>> load_advisories(const std::string& dir) {
+  std::vector<std::pair<std::string, std::string>> files;
+  auto wanted = [](const std::string& p) {
+    const std::string base = fs::path(p).filename().string();
+    return base.rfind("SPA-", 0) == 0 && p.ends_with(".yaml") && !p.ends_with(".test.yaml");
+  };
+  if (dir.empty()) {
+    for (const auto& f : embedded_files()) {
+      const std::string p(f.path);
+      if (p.rfind("advisories/", 0) == 0 && wanted(p)) files.emplace_back(p, std::string(f.content));
+    }
+  } else {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return usage_error(fmt::format("--advisories-dir {}: not a directory", dir));
+    for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string p = it->path().string();
+      if (!it->is_regular_file(ec) || !wanted(p)) continue;
+      std::ifstream in(it->path(), std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      if (ss.str().size() > (1u << 20)) return input_error("advisory file is larger than 1 MiB", {p});
+      files.emplace_back(p, ss.str());
+    }
+    if (ec) return input_error(fmt::format("--advisories-dir: cannot read the directory: {}", ec.message()), {dir});
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<Advisory> out;
+  std::set<std::string> ids;
+  for (const auto& [path, text] : files) {
+    auto a = parse_advisory(text, path);
+    if (!a) return a.error();
+    if (fs::path(path).stem().string() != a->id) return input_error(fmt::format("file name must be {}.yaml", a->id), {path});
+    if (!ids.insert(a->id).second) return input_error(fmt::format("duplicate advisory id {}", a->id), {path});
+    out.push_back(std::move(*a));
+  }
+  std::sort(out.begin(), out.end(), [](const Advisory& x, const Advisory& y) { return x.id < y.id; });
+  return out;
+}
+
+VersionVerdict place_versions(const Advisory& a, const Json& facts) {
+  VersionVerdict v;
+  std::vector<std::string> known, unknown, older;
+  bool all_unknown_reach_newest = true;
+  for (const auto& ap : a.affected) {
+    const auto text = fact_string(facts, "lib." + ap.package + ".version");
+    const auto ver = text ? parse_version(*text) : std::nullopt;
+    if (!ver) {
+      unknown.push_back(ap.package);
+      bool newest = false;
+      std::string fixed;
+      for (const auto& r : ap.ranges) {
+        newest |= r.fixed.empty();
+        if (!r.fixed.empty() && (fixed.empty() || *parse_version(fixed) < *parse_version(r.fixed))) fixed = r.fixed;
+      }
+      if (!newest) {
+        all_unknown_reach_newest = false;
+        older.push_back(fmt::format("{} < {}", ap.package, fixed));
+      }
+      continue;
+    }
+    const VersionRange* hit = nullptr;
+    for (const auto& r : ap.ranges)
+      if (in_range(*ver, r)) {
+        hit = &r;
+        break;
+      }
+    if (!hit) {
+      std::string ranges;
+      for (const auto& r : ap.ranges) ranges += (ranges.empty() ? "" : "; ") + range_text(r);
+      v.kind = VersionVerdict::Kind::fixed;
+      v.text = fmt::format("{} {} is outside the affected range ({})", ap.package, *text, ranges);
+      return v;
+    }
+    known.push_back(fmt::format("{} {} (affected: {})", ap.package, *text, range_text(*hit)));
+  }
+  auto join = [](const std::vector<std::string>& xs) {
+    std::string s;
+    for (const auto& x : xs) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  v.text = join(known);
+  v.unknown = join(unknown);
+  if (unknown.empty()) v.kind = VersionVerdict::Kind::affected;
+  else if (all_unknown_reach_newest) v.kind = VersionVerdict::Kind::unknown_newest;
+  else {
+    v.kind = VersionVerdict::Kind::unknown_older;
+    v.older_than = join(older);
+  }
+  return v;
+}
+
+ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* severity) {
+  const ResultStatus trig = rule_status(trigger_rule(a), facts);
+  if (trig == ResultStatus::skip || trig == ResultStatus::pass) return trig;
+  const VersionVerdict v = place_versions(a, facts);
+  if (v.kind == VersionVerdict::Kind::fixed) return ResultStatus::pass;
+  if (trig == ResultStatus::error && known_false(a, facts)) return ResultStatus::pass;
+  if (trig == ResultStatus::error && v.kind == VersionVerdict::Kind::unknown_older) {
+    if (severity) *severity = Severity::info;
+    return ResultStatus::fail;
+  }
+  if (trig != ResultStatus::fail) return trig;
+  Severity s = a.severity;
+  if (a.request_dependent && s == Severity::error) s = Severity::warning;
+  if (v.kind == VersionVerdict::Kind::unknown_older) s = Severity::info;
+  if (severity) *severity = s;
+  return ResultStatus::fail;
+}
+
+RuleResult evaluate_advisory(const Advisory& a, const Json& facts, const std::map<std::string, SourceLocation>& locations,
+                             const std::string& default_file) {
+  const Rule rule = trigger_rule(a);
+  RuleResult r = evaluate_rule(rule, facts, {}, "");
+  r.references.clear();
+  for (const auto& ref : a.references) r.references.push_back(ref.url);
+  Json affected = Json::array();
+  for (const auto& ap : a.affected) {
+    Json ranges = Json::array();
+    for (const auto& vr : ap.ranges) {
+      Json x = {{"introduced", vr.introduced}, {"fixed", vr.fixed.empty() ? Json(nullptr) : Json(vr.fixed)}};
+      if (!vr.introduced_commit.empty()) x["introduced_commit"] = vr.introduced_commit;
+      if (!vr.fixed_commit.empty()) x["fixed_commit"] = vr.fixed_commit;
+      ranges.push_back(x);
+    }
+    affected.push_back({{"package", ap.package}, {"ranges", ranges}});
+  }
+  r.advisory = {{"url", a.primary_url()},   {"published", a.published}, {"affected", affected},
+                {"fixed_in", a.upgrade},    {"request_dependent", a.request_dependent},
+                {"engine", a.engine}};
+  for (const auto& ap : a.affected) {
+    const Json* v = find_fact(facts, "lib." + ap.package + ".version");
+    r.evidence["lib." + ap.package + ".version"] = v ? *v : Json(nullptr);
+  }
+  if (r.status == ResultStatus::skip || r.status == ResultStatus::pass) return r;
+  const VersionVerdict v = place_versions(a, facts);
+  // Versions outside every range decide it whatever else is unknown.
+  if (v.kind == VersionVerdict::Kind::fixed || (r.status == ResultStatus::error && known_false(a, facts))) {
+    r.status = ResultStatus::pass;
+    r.message = v.kind == VersionVerdict::Kind::fixed ? v.text : "";
+    return r;
+  }
+  if (r.status == ResultStatus::error) {
+    // Only older releases are affected and the version is unknown: a note, not a gap in the
+    // evaluation of the plan.
+    if (v.kind == VersionVerdict::Kind::unknown_older) {
+      r.status = ResultStatus::fail;
+      r.severity = Severity::info;
+      r.message = fmt::format("if you run {}: {} — it could not be checked ({}); give --python or --lib {}=VERSION",
+                              v.older_than, a.summary, r.message, v.unknown.substr(0, v.unknown.find(',')));
+      r.remediation = remediation_of(a);
+    }
+    return r;
+  }
+  r.remediation = remediation_of(a);
+  r.location = anchor_location(anchor_fact(a, locations), locations, default_file);
+  r.location_fact = anchor_fact(a, locations);
+  const std::string prefix = a.request_dependent ? "when requests use this feature: " : "";
+  switch (v.kind) {
+    case VersionVerdict::Kind::fixed:  // decided above
+    case VersionVerdict::Kind::affected:
+      r.message = fmt::format("{}{} — {}", prefix, a.summary, v.text);
+      break;
+    case VersionVerdict::Kind::unknown_newest:
+      r.message = fmt::format("{}{} — {} version unknown, and no release up to the newest is fixed{}", prefix, a.summary,
+                              v.unknown, v.text.empty() ? "" : "; " + v.text);
+      break;
+    case VersionVerdict::Kind::unknown_older:
+      r.severity = Severity::info;
+      r.message = fmt::format("if you run {}: {}{} ({} version unknown: give --python, --site-packages or --lib {}=VERSION)",
+                              v.older_than, prefix, a.summary, v.unknown, v.unknown.substr(0, v.unknown.find(',')));
+      return r;
+  }
+  if (a.request_dependent && r.severity == Severity::error) r.severity = Severity::warning;
+  return r;
+}
+
+}  // namespace specprobe

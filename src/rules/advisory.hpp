@@ -1,0 +1,87 @@
+// Advisories: publicly reported failures of the engines and their kernel libraries, each a
+// configuration trigger over the facts plus the versions it lives in (advisories/README.md is the
+// format). Loaded like rules (embedded, validated, every fact name checked against the registry),
+// evaluated next to them into the same RuleResult, and swept with them for the support matrix.
+//
+// Version semantics:
+//  - every affected package's version known: fires only inside its ranges; the remediation names
+//    the first fixed release;
+//  - a version unknown: an advisory whose range reaches the newest release (no `fixed`) fires at
+//    its severity; one that affects only older releases is a note (info) "if you run vllm <
+//    0.12.0: ..."; both say how to give the version;
+//  - dev and nightly builds are placed by their base version (PEP 440 orders 0.21.1rc1.dev202
+//    before 0.21.1), and by commit where the advisory names the introducing or fixing commit.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/json.hpp"
+#include "rules/result.hpp"
+#include "rules/rule.hpp"
+
+namespace specprobe {
+
+struct VersionRange {
+  std::string introduced = "0";  // "0": every earlier release
+  std::string fixed;             // empty: not fixed in any release
+  std::string introduced_commit, fixed_commit;
+};
+
+struct AffectedPackage {
+  std::string package;  // vllm, sglang, flashinfer, deep_gemm, flash_attn, triton, torch, ... (lib.<package>)
+  std::vector<VersionRange> ranges;  // any of them
+};
+
+struct Advisory {
+  std::string id;         // SPA-VLLM-37754
+  std::string summary;    // one line
+  std::string details;
+  std::string published;  // YYYY-MM-DD the primary report was opened
+  std::string engine;     // vllm | sglang | any
+  Json trigger;           // JSON Logic over facts
+  std::vector<std::string> requires_facts;
+  bool request_dependent = false;
+  std::vector<AffectedPackage> affected;  // all of them
+  std::vector<std::string> gpu;           // arch families / exact archs; empty = every GPU
+  Stage stage = Stage::config;
+  Severity severity = Severity::error;
+  std::map<std::string, std::string> upgrade;  // package -> first fixed release
+  std::string fix_config;                      // a working alternative configuration
+  struct Reference {
+    std::string type, url;
+  };
+  std::vector<Reference> references;  // the first `report` is the primary report
+  std::string source_file;
+
+  // The primary report's URL (or the first reference's).
+  std::string primary_url() const;
+};
+
+// Parses one advisory file; errors (input) name FILE and the field.
+Expected<Advisory> parse_advisory(std::string_view text, const std::string& file);
+
+// Every advisory embedded in the binary (DIR empty) or under DIR (advisories/<project>/SPA-*.yaml;
+// fixtures, the ledger and proposals are skipped). Ids are unique and match their file names.
+Expected<std::vector<Advisory>> load_advisories(const std::string& dir = {});
+
+// How the installed versions place the plan against the advisory's ranges.
+struct VersionVerdict {
+  enum class Kind { affected, fixed, unknown_newest, unknown_older } kind = Kind::affected;
+  std::string text;         // "vllm 0.11.1 (affected from 0.11.0, fixed in 0.12.0)"
+  std::string unknown;      // the packages whose version is unknown ("vllm")
+  std::string older_than;   // for unknown_older: "vllm < 0.12.0"
+};
+VersionVerdict place_versions(const Advisory& a, const Json& facts);
+
+// Status only (for the what-if sweep); SEVERITY receives the severity it fires with (a note is info).
+ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* severity = nullptr);
+
+// The full result, as evaluate_rule gives for rules.
+RuleResult evaluate_advisory(const Advisory& a, const Json& facts,
+                             const std::map<std::string, SourceLocation>& locations,
+                             const std::string& default_file);
+
+}  // namespace specprobe
