@@ -60,6 +60,14 @@ TEST_CASE("exit 2: usage errors, including CLI11's own", "[e2e][cli]") {
   auto ex = run_specprobe("explain SP3OO1");
   CHECK(ex.exit_code == 2);
   CHECK(ex.err.find("did you mean SP3001") != std::string::npos);
+  // The test-only probes are not the product's: neither accepted nor named in the help.
+  auto tp = run_specprobe("probe --probe test_fault,test_hang --timeout 3");
+  CHECK(tp.exit_code == 2);
+  CHECK(tp.err.find("unknown probe 'test_fault' (mqa_logits, spec_verify, graph_replay, all)") != std::string::npos);
+  auto probe_help = run_specprobe("probe --help");
+  CHECK(probe_help.exit_code == 0);
+  CHECK(probe_help.out.find("mqa_logits, spec_verify, graph_replay, all") != std::string::npos);
+  CHECK(probe_help.out.find("test_") == std::string::npos);
   CHECK(run_specprobe("--help").exit_code == 0);
   CHECK(run_specprobe("--version").exit_code == 0);
   // probe sizes and timeouts: 0, negatives, NaN and inf are typing errors, never "the default"
