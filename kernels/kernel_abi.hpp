@@ -14,7 +14,8 @@
 namespace specprobe_kernels {
 
 // kernels/mqa_logits.cu: DeepSeek V3.2/V4 DSA indexer scoring over a paged FP8 K cache in
-// DeepGEMM's fused layout (knowledge/kernel-constraints.md A.1).
+// DeepGEMM's fused layout (deepseek-ai/DeepGEMM @54e2261: csrc/apis/attention.hpp L314-328,
+// tests/test_attention.py kv_cache_cast_to_fp8).
 struct MqaLogitsParams {
   uint64_t q;             // e4m3 [batch, next_n, heads, head_dim]
   uint64_t kv;            // uint8 [num_blocks, block_kv, 1, head_dim + 4]: values, then fp32 scales

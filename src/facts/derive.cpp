@@ -467,7 +467,8 @@ void derive_facts(Json& f) {
   else {
     if (auto r = fact_string(f, "attention.requested")) f["attention"]["requested"] = upper(*r);
     // VLLM_ATTENTION_BACKEND was deprecated in v0.14 and is ignored by current releases
-    // (serving-config-formats.md 1.4): it selects only on an older, known engine version.
+    // (vLLM PR #26315 made it --attention-backend; vllm-project/vllm issue #50292): it selects
+    // only on an older, known engine version.
     if (fact_string(f, "attention.requested_source").value_or("") == "env") {
       const auto ev = fact_string(f, "engine.version");
       const bool honoured = ev && version_satisfies(*ev, "<0.14.0");
