@@ -1,6 +1,7 @@
 # Times the installed DeepGEMM's paged MQA logits kernel at the shape specprobe's MQA benchmark
-# uses, so both can be compared in one run on the same GPU (bench/NOTES.md, probe_run_device.sh).
-# Shape as knowledge/peer-measurements.md: B requests of context L (every request full),
+# uses, so both can be compared in one run on the same GPU (docs/perf/kernels.md#deepgemm,
+# probe_run_device.sh).
+# Shape (docs/perf/kernels.md#deepgemm): B requests of context L (every request full),
 # H=64, D=128, block_kv 64, fp32 weights and logits, context_lens[b, i] = L - next_n + i + 1;
 # median of CUDA-event intervals over queued calls after warm-ups. Roofline bytes: the KV blocks
 # read (values + per-token fp32 scales) + logits written + q + weights, over the device-to-device

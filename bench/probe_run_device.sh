@@ -1,9 +1,9 @@
 #!/bin/bash
 # One device-machine call for the probe kernels: gpu query, GPU tests (ctest label gpu), the probe
-# correctness matrices, the fault/hang isolation demo, time to verdict, and the benchmarks vs the
-# HBM roofline (each bench measures the copy ceiling in the same run). With DG=<dir of an importable
-# deep_gemm> in the environment, DeepGEMM's own paged MQA logits kernel is timed in the same run at
-# the same shape (bench/deepgemm_mqa_bench.py).
+# correctness matrices, the fault/hang isolation demo (through the GPU test binary), time to
+# verdict, and the benchmarks vs the HBM roofline (each bench measures the copy ceiling in the same
+# run). With DG=<dir of an importable deep_gemm> in the environment, DeepGEMM's own paged MQA logits
+# kernel is timed in the same run at the same shape (bench/deepgemm_mqa_bench.py).
 # DG_PRELOAD is put in LD_PRELOAD for that step only. On the lent machines' image (torch 2.11,
 # Python 3.12) DeepGEMM 2.6.1 built from source segfaults in its JIT's std::regex (a locale facet
 # call lands in the extension's own copy) unless the system libstdc++ is preloaded:
@@ -15,6 +15,7 @@ B=$(cd "${1:-.dev/probe}" && pwd)
 OUT=${OUT:-/tmp/probe_out}
 mkdir -p "$OUT"
 SP=$B/specprobe
+TB=$B/tests/specprobe_gpu_tests  # the GPU test binary: the only one that knows test_fault / test_hang
 # A build dir copied elsewhere (bench/pack_device_build.sh): ctest's files still name the build and
 # source dirs they were generated in; point them at where the copy and this checkout are now.
 built=$(sed -n 's/^# Build directory: //p' "$B/CTestTestfile.cmake" 2>/dev/null)
@@ -35,9 +36,11 @@ log "specprobe gpu"; $SP gpu; echo "rc=$?"
 log "time to verdict: specprobe probe --probe mqa_logits,spec_verify,graph_replay --next-n 4 --gqa 8 --kv-dtype bf16 --k 3 --context 200"
 ttv $SP
 $SP probe --probe mqa_logits,spec_verify,graph_replay --next-n 4 --gqa 8 --kv-dtype bf16 --k 3 --context 200
-log "ctest -L gpu"; (cd "$B" && SPECPROBE_BIN=$SP ctest -L gpu --output-on-failure --timeout 300); echo "rc=$?"
-log "isolation demo: specprobe probe --probe test_fault,test_hang,mqa_logits --next-n 3 --timeout 5"
-/usr/bin/time -f "wall %e s" $SP probe --probe test_fault,test_hang,mqa_logits --next-n 3 --timeout 5; echo "rc=$?"
+log "ctest -L gpu"; (cd "$B" && ctest -L gpu --output-on-failure --timeout 300); echo "rc=$?"
+# The test probes (a faulting and a hanging kernel) live in the GPU test binary only, which is also
+# a `specprobe probe` front end whose children re-execute it (tests/support/test_main.hpp).
+log "isolation demo: specprobe_gpu_tests probe --probe test_fault,test_hang,mqa_logits --next-n 3 --timeout 5"
+/usr/bin/time -f "wall %e s" $TB probe --probe test_fault,test_hang,mqa_logits --next-n 3 --timeout 5; echo "rc=$?"
 } 2>&1 | tee "$OUT/summary.txt"
 {
 log "matrix: specprobe probe --probe mqa_logits --next-n 1-8 --heads 32,64"

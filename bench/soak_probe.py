@@ -223,9 +223,10 @@ def run_once(argv, run_timeout, sample_s, tmpdir):
             "harness_timeout": harness_timeout}
 
 
-def collect_leftovers(me, subreaper, bin_real, baseline):
+def collect_leftovers(me, subreaper, bin_reals, baseline):
     """Processes this run left behind: our descendants (as subreaper), else processes running
-    the binary that were not there before the soak. Kills and reaps them; returns descriptions."""
+    one of the binaries that were not there before the soak. Kills and reaps them; returns
+    descriptions."""
     table = proc_table()
     if subreaper:
         pids = descendants(me, table)
@@ -239,7 +240,7 @@ def collect_leftovers(me, subreaper, bin_real, baseline):
             except OSError:
                 exe = ""
             cl = cmdline(pid)
-            if exe == bin_real or bin_real in cl or "__probe-child" in cl:
+            if exe in bin_reals or any(b in cl for b in bin_reals) or "__probe-child" in cl:
                 pids.append(pid)
     desc = []
     for pid in pids:
@@ -279,6 +280,15 @@ def soak(a):
         print(f"soak_probe: error: {bin_path}: not an executable file (build it, or pass --bin)", file=sys.stderr)
         return EXIT_USAGE
     bin_real = os.path.realpath(bin_path)
+    # Fault runs use the test probes, which only the GPU test binary knows (its `probe` command is
+    # `specprobe probe` with test_fault / test_hang; its children re-execute it).
+    fault_bin = a.fault_bin or os.path.join(os.path.dirname(bin_path), "tests", "specprobe_gpu_tests")
+    if a.fault_every > 0 and not (os.path.isfile(fault_bin) and os.access(fault_bin, os.X_OK)):
+        print(f"soak_probe: error: {fault_bin}: not an executable file (the GPU test binary runs the fault "
+              f"runs: build it, or pass --fault-bin, or --fault-every 0)", file=sys.stderr)
+        return EXIT_USAGE
+    a.fault_bin = fault_bin
+    bin_reals = {bin_real, os.path.realpath(fault_bin)}
     plan = shlex.split(a.plan)
     fault_plan = shlex.split(a.fault_plan)
     for p in (plan, fault_plan):
@@ -297,7 +307,7 @@ def soak(a):
     host_points = [(0, mem_available_kib())]
     leftover_gpu_apps = []
     print(f"soak_probe: {a.runs} runs of {bin_path} probe {a.plan}"
-          + (f" (every {a.fault_every}th: {a.fault_plan})" if a.fault_every > 0 else "")
+          + (f" (every {a.fault_every}th: {fault_bin} probe {a.fault_plan})" if a.fault_every > 0 else "")
           + f"; subreaper {'on' if subreaper else 'OFF (falling back to a /proc scan)'}"
           + f"; nvidia-smi {'n/a' if g_used is None else f'{g_used} MiB used, {len(g_apps or [])} compute apps, {g_secs:.2f} s per sample'}",
           flush=True)
@@ -316,10 +326,11 @@ def soak(a):
                 print(f"soak_probe: deadline of {a.deadline_s:g} s reached after {i - 1} runs; stopping", flush=True)
                 break
             kind = "fault" if a.fault_every > 0 and i % a.fault_every == 0 else "plan"
-            argv = [bin_path, "probe", *(fault_plan if kind == "fault" else plan), "--format", "json"]
+            argv = [fault_bin, "probe", *fault_plan, "--format", "json"] if kind == "fault" else \
+                [bin_path, "probe", *plan, "--format", "json"]
             m = run_once(argv, a.run_timeout, a.sample_ms / 1000.0, tmp)
             cause, expected = classify(kind, m["rc"], m["stdout"], m["stderr"], m["harness_timeout"])
-            left = collect_leftovers(me, subreaper, bin_real, baseline)
+            left = collect_leftovers(me, subreaper, bin_reals, baseline)
             row = {"run": i, "kind": kind, "rc": m["rc"], "expected": int(expected), "cause": cause,
                    "wall_s": f"{m['wall_s']:.4f}", "parent_hwm_kib": m["parent_hwm_kib"],
                    "child_hwm_kib": m["child_hwm_kib"], "children_seen": m["children_seen"],
@@ -373,7 +384,7 @@ def summarize(a, rows, gpu_points, host_points, leftover_gpu_apps, total_wall, i
                  f"binary {a.bin}")
     lines.append(f"  plan:  probe {a.plan}")
     if a.fault_every > 0:
-        lines.append(f"  fault: probe {a.fault_plan} (every {a.fault_every}th run)")
+        lines.append(f"  fault: {a.fault_bin} probe {a.fault_plan} (every {a.fault_every}th run)")
     walls = sorted(r["wall"] for r in plan_rows)
     fwalls = sorted(r["wall"] for r in rows if r["kind"] == "fault")
     lines.append(f"  total wall {total_wall:.1f} s; plan run wall median {na(median(walls), '{:.3f}')} s, "
@@ -461,7 +472,7 @@ def summarize(a, rows, gpu_points, host_points, leftover_gpu_apps, total_wall, i
 # self-test with a fake specprobe (no GPU, no nvidia-smi needed)
 
 FAKE = r"""#!/bin/bash
-# Fake specprobe for soak_probe.py --self-test. Counts its runs in $FAKE_STATE/count.
+# Fake specprobe (and fake GPU test binary) for soak_probe.py --self-test. Counts its runs in $FAKE_STATE/count.
 # FAKE_MODE: clean | leak (run FAKE_AT orphans a sleeper) | zombie (run FAKE_AT exits with an
 # unreaped child) | grow (the probe child's RSS grows with each run) | fail (run FAKE_AT exits 3)
 if [ "$1" = "__probe-child" ]; then
@@ -535,7 +546,7 @@ def self_test(a):
             out = os.path.join(d, "out-" + mode)
             path = smi_dir + ":" + env_path if mode.startswith("gpu") else env_path
             env = dict(os.environ, FAKE_MODE=mode, FAKE_AT=str(at), FAKE_STATE=state, PATH=path)
-            cmd = [sys.executable, os.path.abspath(__file__), "--bin", fake, "--runs", str(a.runs), "--fault-every", "5",
+            cmd = [sys.executable, os.path.abspath(__file__), "--bin", fake, "--fault-bin", fake, "--runs", str(a.runs), "--fault-every", "5",
                    "--gpu-every", "5", "--gpu-settle-s", "0.3", "--window", "5", "--out", out, "--sample-ms", "2"]
             p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
             text = p.stdout + p.stderr
@@ -567,7 +578,9 @@ def main():
     ap.add_argument("--bin", default=os.environ.get("SPECPROBE_BIN", "build/specprobe"), help="the specprobe binary")
     ap.add_argument("--runs", "-n", type=int, default=int(os.environ.get("N", "1000")), help="number of runs (default 1000)")
     ap.add_argument("--plan", default=DEFAULT_PLAN, help="arguments of `specprobe probe` for a plan run")
-    ap.add_argument("--fault-plan", default=DEFAULT_FAULT_PLAN, help="arguments of `specprobe probe` for a fault run")
+    ap.add_argument("--fault-plan", default=DEFAULT_FAULT_PLAN, help="arguments of the test binary's `probe` for a fault run")
+    ap.add_argument("--fault-bin", default=os.environ.get("SPECPROBE_TEST_BIN", ""),
+                    help="the GPU test binary that runs the fault runs (default: tests/specprobe_gpu_tests beside --bin)")
     ap.add_argument("--fault-every", type=int, default=50, help="every Mth run is a fault run (0: none)")
     ap.add_argument("--gpu-every", type=int, default=25, help="nvidia-smi sample every M runs (and before/after)")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/soak_probe_out"), help="where the CSV and summary go")

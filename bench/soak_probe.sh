@@ -1,17 +1,21 @@
 #!/bin/bash
 # Soak test of `specprobe probe` (issue 8): N consecutive runs of a small realistic plan, every
-# 50th run the faulting and hanging test probes, watching for growth of host or device memory and
-# for processes left behind. The work is in bench/soak_probe.py (python3, standard library only).
+# 50th run the faulting and hanging test probes (through the GPU test binary, the only one that
+# knows them: `tests/specprobe_gpu_tests probe ...` is `specprobe probe` with test_fault and
+# test_hang), watching for growth of host or device memory and for processes left behind. The work is in bench/soak_probe.py (python3, standard library only).
 #
 # Usage (repo root):  bash bench/soak_probe.sh [--bin .dev/<dir>/specprobe] [--runs N] [options]
 #   --plan ARGS         `specprobe probe` arguments of a plan run (default: --probe
 #                       mqa_logits,spec_verify,graph_replay --next-n 3 --gqa 8 --kv-dtype bf16 --k 2 --context 200)
 #   --fault-plan ARGS   every --fault-every (50) runs (default: --probe test_fault,test_hang --timeout 3)
+#   --fault-bin PATH    the GPU test binary for the fault runs (default: tests/specprobe_gpu_tests
+#                       beside --bin, as bench/pack_device_build.sh lays them out)
 #   --gpu-every M       nvidia-smi memory.used + compute apps every M runs, before and after (25)
 #   --deadline-s S      start no run after S seconds (summary still printed; exit 3 if cut short)
 #   --out DIR           soak_probe.csv (one row per run) and soak_probe_summary.txt ($OUT)
 #   --self-test         check the harness with a fake specprobe, N=20 (no GPU, no nvidia-smi)
-# Environment: SPECPROBE_BIN, N, OUT set the defaults of --bin, --runs, --out.
+# Environment: SPECPROBE_BIN, SPECPROBE_TEST_BIN, N, OUT set the defaults of --bin, --fault-bin,
+# --runs, --out.
 #
 # Per run: exit code and cause (from --format json), wall time, peak RSS of the specprobe parent
 # and of its probe children (VmHWM sampled from /proc; wait4's ru_maxrss = the larger of both),

@@ -1,11 +1,11 @@
 // tensor_fma_overlap: do fp8 wgmma and fp32 FADD/FFMA work overlap on one SM (sm_90a)?
 //
-// The MQA logits kernel at next_n >= 3 does, per 64-token tile, an m64nNk128 e4m3 wgmma and an
-// fp32 epilogue over its N / 2 accumulators per thread (x + |x|, one FFMA by a weight, per
-// score). bench/NOTES.md v12 measured tensor pipe 48% active and issue slots 53% busy at
-// next_n 4, close to the two summed; this benchmark asks the hardware directly. One CTA per SM
-// (the grid is the SM count, 200 KB of shared memory each), up to four warpgroups, each with a
-// role:
+// The MQA logits kernel at next_n >= 3 does, per 64-token tile, an m64nNk128 e4m3 wgmma and an fp32
+// epilogue over its N / 2 accumulators per thread (x + |x|, one FFMA by a weight, per score). An
+// ncu profile measured tensor pipe 48% active and issue slots 53% busy at next_n 4
+// (docs/perf/kernels-history.md#ncu-profile-fixes), close to the two summed; this benchmark asks
+// the hardware directly. One CTA per SM (the grid is the SM count, 200 KB of shared memory each),
+// up to four warpgroups, each with a role:
 //   T  wgmma only: four m64n128k32 e4m3 k-steps into 64 f32 accumulators, commit, wait; repeat.
 //   F  epilogue arithmetic only: per step, 64 scores each get x + |x| and one FFMA (the
 //      kernel's epilogue without the reductions and stores); repeat.
@@ -15,7 +15,7 @@
 //      epilogue's count per chunk of N = 128).
 //   G  F with one instruction per score: FFMA |x| * w (the FFMA's operand modifier), the form
 //      an epilogue takes when the linear half of relu(x) * w = (x + |x|) * w / 2 is computed
-//      elsewhere (bench/NOTES.md v14).
+//      elsewhere (docs/perf/kernels-history.md#linear-half-ring-depth).
 //   P  128 x FFMA, A  128 x FADD, H  64 x FFMA (no operand modifiers): which FMA-pipe work stalls T.
 //   S  64 x (FMNMX + FFMA): relu on the ALU pipe, the held-weights kernel's epilogue.
 //   L  8 x LDS.128 + 16 FFMA: the epilogue's shared-memory weight loads beside T's operand reads.

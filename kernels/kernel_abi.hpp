@@ -14,7 +14,8 @@
 namespace specprobe_kernels {
 
 // kernels/mqa_logits.cu: DeepSeek V3.2/V4 DSA indexer scoring over a paged FP8 K cache in
-// DeepGEMM's fused layout (knowledge/kernel-constraints.md A.1).
+// DeepGEMM's fused layout (deepseek-ai/DeepGEMM @54e2261: csrc/apis/attention.hpp L314-328,
+// tests/test_attention.py kv_cache_cast_to_fp8).
 struct MqaLogitsParams {
   uint64_t q;             // e4m3 [batch, next_n, heads, head_dim]
   uint64_t kv;            // uint8 [num_blocks, block_kv, 1, head_dim + 4]: values, then fp32 scales
@@ -62,7 +63,7 @@ inline constexpr int kMqaWsProducerRegs = 40;
 // warpgroups keep ~100 KB in flight per SM). Deeper rings, where they fit, measured slower: at
 // B = 256, L = 8192, next_n 1 / 2 / 3 an H200 took 82.0-82.9 / 90.0 / 122.0 us at the deepest
 // ring that fits (5 / 4 / 5 stages) and 79.2-79.5 / 88.9-89.1 / 121.0-121.1 with 3; an H100
-// 116.6 us at next_n 2 with 3 or 4 stages (bench/NOTES.md v14).
+// 116.6 us at next_n 2 with 3 or 4 stages (docs/perf/kernels.md#mqa-ring-depth).
 inline constexpr int kMqaWsMaxStages = 3;
 struct alignas(64) MqaTmaParams {
   MqaLogitsParams p;
@@ -74,8 +75,8 @@ struct alignas(64) MqaTmaParams {
 // map {D, h % 4, row, h / 4} (probes/mqa_logits.hpp mqa_q_map_geometry encodes it), so B column
 // c holds row (c % 8) / 4 and head 4 (c / 8) + c % 4. The wgmma accumulator gives lane tig of a
 // quad columns 2 tig and 2 tig + 1 of every 8, so the two lanes with the same tig >> 1 hold all
-// heads of one row and the quad sums in one shuffle instead of two rounds (bench/NOTES.md v19:
-// 0.6-0.9% at next_n 4 on an H100 and an H200).
+// heads of one row and the quad sums in one shuffle instead of two rounds (0.6-0.9% at
+// next_n 4 on an H100 and an H200, docs/perf/kernels.md#mqa-paired-rows).
 SPK_ABI_FN inline constexpr bool mqa_ws_paired_rows(int math_wgs, int rpc) { return math_wgs > 1 && rpc == 2; }
 // Query row within the chunk and head that B column c holds, paired or not (heads = H).
 SPK_ABI_FN inline constexpr int mqa_q_col_row(bool paired, int c, int heads) { return paired ? (c % 8) / 4 : c / heads; }
@@ -148,7 +149,7 @@ inline constexpr float kSpecVerifyLazySlack = 8.f;
 // swizzle atoms, so the swizzle the kernel reads back is the tile's own).
 // Ring depth of the variant: two stages keep four CTAs per SM (GQA 8, k 3, head_dim 128: 41.5 KB,
 // 120-122 registers); on an H200 that ran 372 us against 407-410 us with three or four stages at
-// three CTAs per SM (bench/NOTES.md v24).
+// three CTAs per SM (docs/perf/kernels.md#sv-tma).
 inline constexpr int kSpecVerifyTmaStages = 2;
 struct alignas(64) SpecVerifyTmaParams {
   SpecVerifyParams p;

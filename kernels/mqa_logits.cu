@@ -244,11 +244,11 @@ __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
 __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
-// Waits for the completion of the phase with the given parity (a fresh barrier counts its
-// phase "before 0", parity 1, as complete: producers start waiting on "empty" with parity 1).
-// The suspend-time hint (ns) lets the warp sleep until the phase completes instead of polling:
-// without it try_wait came back every ~20 cycles, and the producer warps' polling loop ran
-// 7.5 million times at next_n 4 (ncu, H100; bench/NOTES.md v12), issue slots taken from the
+// Waits for the completion of the phase with the given parity (a fresh barrier counts its phase
+// "before 0", parity 1, as complete: producers start waiting on "empty" with parity 1). The
+// suspend-time hint (ns) lets the warp sleep until the phase completes instead of polling: without
+// it try_wait came back every ~20 cycles, and the producer warps' polling loop ran 7.5 million
+// times at next_n 4 (ncu, H100; docs/perf/kernels.md#mqa-mbarrier-wait), issue slots taken from the
 // math warps beside them.
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   uint32_t done;
@@ -305,18 +305,18 @@ __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.
 // relu(x) as the epilogue multiplies it by a weight. In kReluAdd kernels the weights are stored
 // halved and relu(x) * w is computed as (x + |x|) * (w / 2): the same product bit for bit (the
 // doubling and halving are exact), one FADD on the full-rate FMA pipe instead of FMNMX on the
-// half-rate ALU pipe. That cut next_n 3 / 4 from 146 / 178 to 139-141 / 161-163 us on the H100
-// (bench/NOTES.md v8), and in the warp-specialized kernels next_n 2 / 4 on an H200 from 88.0 /
-// 150.3 to 86.9 / 148.4 us (v12). In the two-CTA kernel at RPC <= 2 FMNMX measured the same or
-// 1-2 us better, so it stays there. The held-weights kernels (HELD > 0, below) use FMNMX on
-// three of every four 8-column groups: beside other warpgroups' fp8 wgmma, FMNMX + FFMA warps
-// leave the tensor pipe at full rate while FADD + FFMA warps stall it (bench/tensor_fma_overlap
-// roles S and F, NOTES.md v15; with the weights in registers all-FMNMX measured 143.1-145.2
-// against 146.1 us at next_n 4), but FMNMX alone keeps the half-rate ALU pipe busy, so the
-// fourth group takes the FADD. H200, same calls: next_n 4 135.0-135.8 against 139.1-139.8 us
+// half-rate ALU pipe. That cut next_n 3 / 4 from 146 / 178 to 139-141 / 161-163 us on the H100, and
+// in the warp-specialized kernels next_n 2 / 4 on an H200 from 88.0 / 150.3 to 86.9 / 148.4 us
+// (docs/perf/kernels.md#mqa-epilogue). In the two-CTA kernel at RPC <= 2 FMNMX measured the same or
+// 1-2 us better, so it stays there. The held-weights kernels (HELD > 0, below) use FMNMX on three
+// of every four 8-column groups: beside other warpgroups' fp8 wgmma, FMNMX + FFMA warps leave the
+// tensor pipe at full rate while FADD + FFMA warps stall it (bench/tensor_fma_overlap roles S and
+// F, docs/perf/kernels.md#tensor-fma-overlap; with the weights in registers all-FMNMX measured
+// 143.1-145.2 against 146.1 us at next_n 4), but FMNMX alone keeps the half-rate ALU pipe busy, so
+// the fourth group takes the FADD. H200, same calls: next_n 4 135.0-135.8 against 139.1-139.8 us
 // all-FMNMX, next_n 3 110.3-111.2 against 111.3-112.3; one group in two or in three measured the
 // same as one in four, and FMNMX mixed into the kReluAdd kernels changed nothing (next_n 1 / 2
-// within 0.5 us; NOTES.md v17).
+// within 0.5 us; docs/perf/kernels.md#mqa-epilogue).
 template <int RPC, int NW, int HELD>
 constexpr bool kReluAdd = HELD == 0 && (NW > 1 || RPC >= 3);
 // Whether 8-column group `group` of a chunk (columns 8 group .. 8 group + 7) takes relu as x + |x|
@@ -510,13 +510,15 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
   RingPos ring;
   int seg = 0;
   // N <= 128: the lane's N / 4 weights of a chunk live in registers (see the chunk loop); at
-  // N = 128 that took next_n 2 from 105.5 to 101.8 us on an H200 (bench/NOTES.md v10). Wider
-  // chunks have no registers to spare next to their N / 2 accumulators, nor has a math
-  // warpgroup of four (104 registers) at N = 128 (224 bytes spilled).
+  // N = 128 that took next_n 2 from 105.5 to 101.8 us on an H200
+  // (docs/perf/kernels.md#mqa-epilogue). Wider chunks have no registers to spare next to their
+  // N / 2 accumulators, nor has a math warpgroup of four (104 registers) at N = 128 (224 bytes
+  // spilled).
   // HELD > 0: the weights of every chunk, loaded once per request. Reloading them per chunk
   // costs more than the loads' count suggests: beside the wgmma's operand reads the epilogue's
   // shared-memory loads wait (tensor_fma_overlap role L: 149 -> 518 cycles per step beside two
-  // wgmma warpgroups), and 3 x r2 at next_n 4 went from 165.4 to 143-146 us (NOTES.md v15).
+  // wgmma warpgroups), and 3 x r2 at next_n 4 went from 165.4 to 143-146 us
+  // (docs/perf/kernels.md#mqa-held-weights).
   constexpr bool kWRegs = HELD == 0 && (NW == 4 ? N <= 64 : N <= 128);
   float wreg[HELD > 0 ? HELD * (N / 4) : kWRegs ? N / 4 : 4];
   for (int gpos = g_begin; gpos < g_end; ++seg) {
@@ -694,10 +696,10 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
 SPK_MQA_TMA_D(64)
 SPK_MQA_TMA_D(128)
 
-// One CTA per SM, NW math warpgroups (see kernel_abi.hpp). Only DeepSeek's indexer shape (64
-// heads of 128) and only the variants that won a measurement somewhere in next_n 1-6 on an H100
-// (bench/NOTES.md v11; probes/mqa_logits.cpp mqa_ws_variant picks among them); every other
-// shape runs the two-CTA kernels above.
+// One CTA per SM, NW math warpgroups (see kernel_abi.hpp). Only DeepSeek's indexer shape (64 heads
+// of 128) and only the variants that won a measurement somewhere in next_n 1-6 on an H100
+// (docs/perf/kernels.md#mqa-warp-specialized; probes/mqa_logits.cpp mqa_ws_variant picks among
+// them); every other shape runs the two-CTA kernels above.
 #define SPK_MQA_WS(NW, D, H, RPC)                                                                   \
   extern "C" __global__ void __launch_bounds__(128 * (NW + 1), 1)                                   \
       mqa_logits_ws##NW##_d##D##_h##H##_r##RPC(const __grid_constant__ MqaTmaParams p) {            \
@@ -712,7 +714,8 @@ SPK_MQA_WS(3, 128, 64, 3)
 // + 48) needs the producer lowered to 24 so the math warpgroups get 160: at 152 it spilled in
 // the tile loop and ran 130-131 us at next_n 3 on an H100 (124.4 without held weights); at 160
 // ptxas still stores a few registers (64 bytes) but it runs 122 (H100) and 113.3 (H200, against
-// 120.0). The two-chunk kernel keeps 40: at 24 it ran 146.6 against 144.4 (NOTES.md v15).
+// 120.0). The two-chunk kernel keeps 40: at 24 it ran 146.6 against 144.4
+// (docs/perf/kernels.md#mqa-held-weights).
 #define SPK_MQA_WS_HELD(NW, D, H, RPC, HELD, PR)                                                    \
   extern "C" __global__ void __launch_bounds__(128 * (NW + 1), 1)                                   \
       mqa_logits_ws##NW##_d##D##_h##H##_r##RPC##_c##HELD(const __grid_constant__ MqaTmaParams p) {  \

@@ -4,17 +4,17 @@
 // head_dim 64/128/256, KV bf16 or e4m3 with per-tensor scales, any block size.
 //
 // Design (memory-bound decode shape): a CTA owns (split, request, kv head, row group) and streams
-// its token range in tiles (spec_verify_tile_tokens: 64 or 32 tokens) through a 2-3 stage
-// cp.async ring of 16-byte copies, or, in the _tma variant (sm_90+, bf16 KV), a 2-stage ring
-// that warp 0 fills with bulk tensor copies of one block's rows per box (SpecVerifyTmaParams):
-// on an H200 the copy engine reached 71% of the HBM roofline where 16-byte cp.async from every
-// thread stopped at 53-60% (bench/NOTES.md v24); every query row of the kv head's group reuses each K/V tile. Warp w owns m-tile
-// w % MT (16 rows) and a token slice of every tile (flash-decoding inside the CTA): S = Q K^T and
-// O += P V on bf16 tensor cores with P kept in registers, online softmax in fp32 (log2 domain)
-// per warp with a lazy rescale (O is rescaled only when the running max moves by more than
-// kSpecVerifyLazySlack), so a tile costs one barrier. The warps' (m, l, O) are merged through shared memory
-// at the end. fp8 tiles are dequantised to bf16 in smem once per tile. Requests longer than one
-// split write O/l and lse per split and spec_verify_combine merges them.
+// its token range in tiles (spec_verify_tile_tokens: 64 or 32 tokens) through a 2-3 stage cp.async
+// ring of 16-byte copies, or, in the _tma variant (sm_90+, bf16 KV), a 2-stage ring that warp 0
+// fills with bulk tensor copies of one block's rows per box (SpecVerifyTmaParams): on an H200 the
+// copy engine reached 71% of the HBM roofline where 16-byte cp.async from every thread stopped at
+// 53-60% (docs/perf/kernels.md#sv-tma); every query row of the kv head's group reuses each K/V
+// tile. Warp w owns m-tile w % MT (16 rows) and a token slice of every tile (flash-decoding inside
+// the CTA): S = Q K^T and O += P V on bf16 tensor cores with P kept in registers, online softmax in
+// fp32 (log2 domain) per warp with a lazy rescale (O is rescaled only when the running max moves by
+// more than kSpecVerifyLazySlack), so a tile costs one barrier. The warps' (m, l, O) are merged
+// through shared memory at the end. fp8 tiles are dequantised to bf16 in smem once per tile.
+// Requests longer than one split write O/l and lse per split and spec_verify_combine merges them.
 // Deterministic: fixed reduction order, no atomics, so graph replays are bit-identical.
 #include "common.cuh"
 
@@ -321,9 +321,10 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p, cons
       mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
       mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
     }
-    // Lazy rescale: m_run, the base of P, l and O, moves (and O is rescaled) only when a row of
-    // the warp's tile exceeds it by more than kSpecVerifyLazySlack (log2 units), so P stays
-    // below 2^slack and most tiles skip the 4 * NTO multiplies of O (bench/NOTES.md v28).
+    // Lazy rescale: m_run, the base of P, l and O, moves (and O is rescaled) only when a row of the
+    // warp's tile exceeds it by more than kSpecVerifyLazySlack (log2 units), so P stays below
+    // 2^slack and most tiles skip the 4 * NTO multiplies of O
+    // (docs/perf/kernels.md#sv-lazy-rescale).
     constexpr float slack = specprobe_kernels::kSpecVerifyLazySlack;
     float base[2];
     if (__any_sync(0xffffffffu, mx[0] > m_run[0] + slack || mx[1] > m_run[1] + slack)) {

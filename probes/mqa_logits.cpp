@@ -167,16 +167,17 @@ int mqa_rows_per_chunk(int next_n, int heads) {
 }
 
 MqaWsVariant mqa_ws_variant(int batch, int next_n, int heads, int head_dim, int64_t smem_per_block) {
-  // The warp-specialized kernels exist for 64 heads of 128 only (kernels/mqa_logits.cu). Each
-  // is modelled as max(floor, chunks x chunk cost), microseconds at B = 256, L = 8192 on an H100
-  // (bench/NOTES.md v11): four math warpgroups stream the KV at 112 us, three at 124 us, and a
-  // 64-token tile's wgmma + epilogue costs 46 us per chunk at N = 64 (4 x r1), 79 at N = 128
-  // (4 x r2), 109 at N = 192 (3 x r3) summed over the grid. Ties (both at the streaming floor)
-  // go to the least compute, which wins where memory is faster (H200). The model reproduces
-  // every measured H100 winner of next_n 1-6: 4 x r1 for 1, 4 x r1 / r2 (a tie, 119.6 / 119.8
-  // us) for 2, 3 x r3 for 3, 5, 6, 4 x r2 for 4. The held-weights kernels (bench/NOTES.md v15-v17)
-  // run only where the chunk count is their own: 3 x r2 held 2 takes 136.6-138.3 us at next_n 4
-  // on an H100 with paired rows (v19; 137.9-138.8 without; 69 us per chunk; 4 x r2 151-153),
+  // The warp-specialized kernels exist for 64 heads of 128 only (kernels/mqa_logits.cu). Each is
+  // modelled as max(floor, chunks x chunk cost), microseconds at B = 256, L = 8192 on an H100
+  // (docs/perf/kernels.md#mqa-warp-specialized): four math warpgroups stream the KV at 112 us,
+  // three at 124 us, and a 64-token tile's wgmma + epilogue costs 46 us per chunk at N = 64
+  // (4 x r1), 79 at N = 128 (4 x r2), 109 at N = 192 (3 x r3) summed over the grid. Ties (both at
+  // the streaming floor) go to the least compute, which wins where memory is faster (H200). The
+  // model reproduces every measured H100 winner of next_n 1-6: 4 x r1 for 1, 4 x r1 / r2 (a tie,
+  // 119.6 / 119.8 us) for 2, 3 x r3 for 3, 5, 6, 4 x r2 for 4. The held-weights kernels
+  // (docs/perf/kernels.md#mqa-held-weights) run only where the chunk count is their own: 3 x r2
+  // held 2 takes 136.6-138.3 us at next_n 4 on an H100 with paired rows
+  // (docs/perf/kernels.md#mqa-paired-rows; 137.9-138.8 without; 69 us per chunk; 4 x r2 151-153),
   // 3 x r3 held 1 122 at next_n 3 against 124.4 unheld (113.3 against 120.0 on an H200), so its
   // floor is 122. A variant whose q of all chunks and a two-stage ring per math warpgroup do not
   // fit is not a candidate; none left (next_n >= 7) means the two-CTA kernel.
@@ -223,7 +224,7 @@ MqaLaunch mqa_tma_launch_config(int batch, int next_n, int heads, int head_dim, 
   // Ring depth: the deepest (<= 8) that still lets two CTAs share an SM (1 KB of each CTA's
   // shared memory is reserved by the hardware); else the deepest that fits one CTA. The
   // warp-specialized kernels stop at kMqaWsMaxStages per math warpgroup: deeper rings measured
-  // slower on both parts (bench/NOTES.md v14).
+  // slower on both parts (docs/perf/kernels.md#mqa-ring-depth).
   auto bytes = [&](int st) {
     return static_cast<int64_t>(mqa_tma_smem_bytes(head_dim, heads, l.rows_per_cta, next_n, batch, st, math_wgs));
   };

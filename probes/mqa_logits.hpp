@@ -11,8 +11,9 @@
 //   - 1e-4 for the mma.sync kernels (exact e4m3 products, fp32 accumulation: ~1e-7 measured);
 //   - 1e-3 for the sm_90a e4m3 wgmma kernel: Hopper's fp8 tensor-core path accumulates with
 //     ~14-bit precision (DeepSeek-V3 report 3.3.2). Measured 1.6e-4 - 3.4e-4 on an H100 over
-//     next_n 1-8 x H 32/64; DeepGEMM's kernel, which engines run, shows 1.5e-4 by the same
-//     measure (knowledge/peer-measurements.md). 1e-3 keeps ~3x margin over that spread while
+//     next_n 1-8 x H 32/64; DeepGEMM's kernel (deepseek-ai/DeepGEMM main @54e2261,
+//     fp8_fp4_paged_mqa_logits), which engines run, shows 1.5e-4 by the same measure on an H200
+//     (docs/perf/kernels.md#deepgemm). 1e-3 keeps ~3x margin over that spread while
 //     any indexing, layout or race bug (wrong token, head or scale) gives errors of order 1.
 #pragma once
 #include <cstdint>

@@ -19,7 +19,6 @@
 #include "probes/mqa_logits.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/spec_verify.hpp"
-#include "probes/test_faults.hpp"
 
 namespace specprobe::probes {
 
@@ -28,8 +27,6 @@ const std::vector<ProbeKind>& probe_kinds() {
       {"mqa_logits", "paged MQA logits (DSA indexer) for one next_n / heads / head_dim / block_kv", run_mqa_logits_probe},
       {"spec_verify", "spec-verify attention over a paged KV cache for one k / GQA / head_dim / KV dtype", run_spec_verify_probe},
       {"graph_replay", "CUDA-graph capture + replay of spec-verify with new seq lens and block tables", run_graph_replay_probe},
-      {"test_fault", "test only: a kernel that writes through a wild pointer", run_test_fault_probe},
-      {"test_hang", "test only: a kernel that never finishes", run_test_hang_probe},
   };
   return kKinds;
 }
@@ -62,11 +59,11 @@ std::string spec_type_problem(const Json& spec) {
 
 }  // namespace
 
-Json run_probe_in_process(const Json& spec) {
+Json run_probe_in_process(const Json& spec, const std::vector<ProbeKind>& kinds) {
   if (!spec.is_object()) return make_result(Json::object(), kError, "a probe spec is not a JSON object: " + spec.dump().substr(0, 200));
   if (auto why = spec_type_problem(spec); !why.empty()) return make_result(spec, kError, why);
   const std::string kind = spec.value("probe", "");
-  for (const auto& k : probe_kinds())
+  for (const auto& k : kinds)
     if (kind == k.name) {
       try {
         return k.run(spec);
@@ -77,19 +74,29 @@ Json run_probe_in_process(const Json& spec) {
   return make_result(spec, kError, "unknown probe '" + kind + "'");
 }
 
-int run_probe_child(const std::vector<Json>& specs) {
+int run_probe_child(const std::vector<Json>& specs, const std::vector<ProbeKind>& kinds) {
   enable_probe_phase_markers(true);
   int n = 0;
   for (size_t i = 0; i < specs.size(); ++i) {
     std::printf("@@specprobe begin %zu\n", i);
     std::fflush(stdout);
-    Json r = run_probe_in_process(specs[i]);
+    Json r = run_probe_in_process(specs[i], kinds);
     std::printf("@@specprobe result %s\n", r.dump().c_str());
     std::fflush(stdout);
     ++n;
     if (r.value("status", "") == kCrash) break;
   }
   return n;
+}
+
+int run_probe_child_json(const std::string& specs_json, const std::vector<ProbeKind>& kinds) {
+  Json specs = Json::parse(specs_json, nullptr, false);
+  if (specs.is_discarded() || !specs.is_array()) {
+    std::fprintf(stderr, "specprobe: error: --specs is not a JSON array\n");
+    return 2;
+  }
+  run_probe_child(std::vector<Json>(specs.begin(), specs.end()), kinds);
+  return 0;
 }
 
 std::vector<std::string> self_child_command() { return {"/proc/self/exe", "__probe-child"}; }

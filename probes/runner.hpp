@@ -22,19 +22,25 @@ std::vector<std::string> self_child_command();
 // One result per spec, in order. Never throws for child failures.
 std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const RunnerOptions& opts);
 
-// The child side: runs each spec in-process, printing the protocol lines to stdout.
-// Returns the number of probes run.
-int run_probe_child(const std::vector<Json>& specs);
-
-// Runs one spec in this process (dispatch over the probe table).
-Json run_probe_in_process(const Json& spec);
 
 struct ProbeKind {
   const char* name;
   const char* what;
   Json (*run)(const Json& spec);
 };
-// The explicit probe table (no static registration).
+// The product's probe table, explicit (no static registration): mqa_logits, spec_verify,
+// graph_replay. A test binary passes its own table (these plus its test-only probes) to the
+// functions below and acts as the probe child itself (tests/support/test_main.hpp).
 const std::vector<ProbeKind>& probe_kinds();
+
+// The child side: runs each spec in-process, printing the protocol lines to stdout.
+// Returns the number of probes run.
+int run_probe_child(const std::vector<Json>& specs, const std::vector<ProbeKind>& kinds = probe_kinds());
+// `__probe-child --specs JSON`: the same for a JSON array of specs; 2 (with a message on stderr)
+// when it is not one, else 0.
+int run_probe_child_json(const std::string& specs_json, const std::vector<ProbeKind>& kinds = probe_kinds());
+
+// Runs one spec in this process (dispatch over `kinds`).
+Json run_probe_in_process(const Json& spec, const std::vector<ProbeKind>& kinds = probe_kinds());
 
 }  // namespace specprobe::probes

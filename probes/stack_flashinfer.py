@@ -127,10 +127,11 @@ def body(result, a, torch, flashinfer):
             written = torch.isfinite(o.reshape(batch * rows, -1).float()).all(-1)  # per query row
             n = int(written.sum())
             if "out" in kw_run and 0 < n < batch * rows and not bool(torch.isfinite(o.float()[~written]).any()):
-                # Not a verdict on the plan: where the decode wrapper drops q_len_per_req (every backend
-                # but trtllm-gen), vLLM sends spec-verify rows through the prefill wrapper (case
-                # "prefill"; knowledge/kernel-constraints.md D, vLLM-side routing). Reported as a skip
-                # with what was seen, so a caller of the decode path still learns it.
+                # Not a verdict on the plan: where the decode wrapper drops q_len_per_req (every backend but
+                # trtllm-gen), vLLM sends spec-verify rows through the prefill wrapper (case "prefill";
+                # vllm-project/vllm @9aaf83ef5 vllm/v1/attention/backends/flashinfer.py L660: spec-as-decode
+                # only with TRTLLM attention, so elsewhere verify batches take BatchPrefillWithPagedKVCache).
+                # Reported as a skip with what was seen, so a caller of the decode path still learns it.
                 return "skip", ("q_len_per_req=%d ignored by decode backend %s: %d of %d query rows written, one "
                                 "per request; engines verify through the prefill wrapper here" %
                                 (rows, getattr(w, "_backend", "unknown"), n, batch * rows)), None

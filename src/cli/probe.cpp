@@ -44,7 +44,7 @@ Expected<std::vector<int>> parse_int_list(const std::string& text) {
   return out;
 }
 
-Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o) {
+Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o, const std::vector<probes::ProbeKind>& table) {
   auto ns = parse_int_list(o.next_n);
   if (!ns) return ns.error();
   std::vector<std::string> kinds;
@@ -54,8 +54,12 @@ Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o) {
       continue;
     }
     bool known = false;
-    for (const auto& pk : probes::probe_kinds()) known |= k == pk.name;
-    if (!known) return usage_error("unknown probe '" + k + "' (mqa_logits, spec_verify, graph_replay, test_fault, test_hang, all)");
+    std::string names;
+    for (const auto& pk : table) {
+      known |= k == pk.name;
+      names += std::string(pk.name) + ", ";
+    }
+    if (!known) return usage_error("unknown probe '" + k + "' (" + names + "all)");
     kinds.push_back(k);
   }
   std::vector<Json> specs;
@@ -96,7 +100,7 @@ Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o) {
                     return usage_error("--batch / --context: " + why);
                 specs.push_back(s);
               }
-    } else {
+    } else {  // a probe without shape keys (a test binary's own)
       specs.push_back(common({{"probe", kind}}));
     }
   }
@@ -213,7 +217,7 @@ CLI::Validator seconds_validator() {
 
 CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
   CLI::App* cmd = app.add_subcommand("probe", "Run the probe kernels on this GPU with explicit shapes");
-  cmd->add_option("--probe", o.kinds, "mqa_logits, spec_verify, graph_replay, all (test_fault, test_hang: runner tests)")->delimiter(',');
+  cmd->add_option("--probe", o.kinds, "mqa_logits, spec_verify, graph_replay, all")->delimiter(',');
   cmd->add_option("--next-n", o.next_n, "MQA logits next_n values: 1-8, 1,2,4");
   cmd->add_option("--heads", o.heads, "MQA logits (indexer) heads: 16,32,64,128")->delimiter(',');
   cmd->add_option("--head-dim", o.head_dim, "MQA logits head_dim: 64,128")->delimiter(',');
@@ -248,16 +252,16 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
   return cmd;
 }
 
-int run_probe_command(const ProbeOptions& o) {
+int run_probe_command(const ProbeOptions& o, const std::vector<probes::ProbeKind>& kinds) {
   if (o.stack) return run_stack_probe_command(o);
-  auto specs = probe_specs_from_options(o);
+  auto specs = probe_specs_from_options(o, kinds);
   if (!specs) {
     std::fprintf(stderr, "specprobe: error: %s\n", specs.error().message.c_str());
     return 2;
   }
   std::vector<Json> results;
   if (o.in_process) {
-    for (const auto& s : *specs) results.push_back(probes::run_probe_in_process(s));
+    for (const auto& s : *specs) results.push_back(probes::run_probe_in_process(s, kinds));
   } else {
     probes::RunnerOptions ro;
     ro.child_command = probes::self_child_command();
@@ -285,15 +289,8 @@ CLI::App* add_probe_child_command(CLI::App& app, ProbeChildOptions& o) {
   return cmd;
 }
 
-int run_probe_child_command(const ProbeChildOptions& o) {
-  Json specs = Json::parse(o.specs_json, nullptr, false);
-  if (specs.is_discarded() || !specs.is_array()) {
-    std::fprintf(stderr, "specprobe: error: --specs is not a JSON array\n");
-    return 2;
-  }
-  std::vector<Json> list(specs.begin(), specs.end());
-  probes::run_probe_child(list);
-  return 0;
+int run_probe_child_command(const ProbeChildOptions& o, const std::vector<probes::ProbeKind>& kinds) {
+  return probes::run_probe_child_json(o.specs_json, kinds);
 }
 
 }  // namespace specprobe

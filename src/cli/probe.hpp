@@ -10,11 +10,12 @@
 
 #include "common/error.hpp"
 #include "common/json.hpp"
+#include "probes/runner.hpp"
 
 namespace specprobe {
 
 struct ProbeOptions {
-  std::vector<std::string> kinds{"mqa_logits", "spec_verify", "graph_replay"};  // or "all", test_fault, test_hang
+  std::vector<std::string> kinds{"mqa_logits", "spec_verify", "graph_replay"};  // or "all"
   std::string next_n = "1-8";
   std::vector<int> heads{64};
   std::vector<int> head_dim{128};
@@ -48,10 +49,13 @@ struct ProbeChildOptions {
   std::string specs_json;
 };
 
+// `kinds`: the probe table the command knows (a test binary passes the product's plus its
+// test-only probes, tests/support/test_main.hpp); the child is this binary again.
 CLI::App* add_probe_command(CLI::App& app, ProbeOptions& opts);
-int run_probe_command(const ProbeOptions& opts);
+int run_probe_command(const ProbeOptions& opts, const std::vector<probes::ProbeKind>& kinds = probes::probe_kinds());
 CLI::App* add_probe_child_command(CLI::App& app, ProbeChildOptions& opts);
-int run_probe_child_command(const ProbeChildOptions& opts);
+int run_probe_child_command(const ProbeChildOptions& opts,
+                            const std::vector<probes::ProbeKind>& kinds = probes::probe_kinds());
 
 // A timeout option's check: a finite number of seconds in (0, 86400] (CLI11's Range lets NaN
 // through, since every comparison with it is false, and would take inf).
@@ -59,8 +63,9 @@ CLI::Validator seconds_validator();
 
 // "1-8" / "1,2,4" / "3" -> values; error message when malformed.
 Expected<std::vector<int>> parse_int_list(const std::string& text);
-// The cross product the options describe.
-Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& opts);
+// The cross product the options describe, over the probes in `kinds`.
+Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& opts,
+                                                     const std::vector<probes::ProbeKind>& kinds = probes::probe_kinds());
 // The stack-probe specs `probe --stack` runs (one per library in stack_libs).
 Expected<std::vector<Json>> stack_specs_from_options(const ProbeOptions& opts);
 // Fixed-width table of result records (what `probe` prints).

@@ -1,6 +1,6 @@
-// vLLM attention-backend emulation. Declarations are from vLLM @9aaf83ef5
-// (knowledge/kernel-constraints.md B.5); priorities from vllm/platforms/cuda.py L79-147 (B.4);
-// CUDA-graph resolution from vllm/config/compilation.py L1318-1440 (B.3).
+// vLLM attention-backend emulation, from vllm-project/vllm @9aaf83ef5: declarations from the
+// backends' files (vllm/v1/attention/backends/*.py, mla/*.py); priorities from
+// vllm/platforms/cuda.py L79-147; CUDA-graph resolution from vllm/config/compilation.py L1318-1440.
 #include "facts/backends.hpp"
 
 #include <algorithm>

@@ -1,7 +1,8 @@
-// vLLM attention-backend emulation (knowledge/kernel-constraints.md B.3-B.5, vLLM @9aaf83ef5):
-// per-arch priority order, each backend's validate_configuration, the builder's declared
-// CUDA-graph support, and resolve_cudagraph_mode_and_sizes over target, drafter and indexer.
-// Pure functions over facts; no GPU.
+// vLLM attention-backend emulation (vllm-project/vllm @9aaf83ef5: vllm/platforms/cuda.py,
+// vllm/v1/attention/backends/, vllm/config/compilation.py): per-arch priority order, each
+// backend's validate_configuration, the builder's declared CUDA-graph support, and
+// resolve_cudagraph_mode_and_sizes over target, drafter and indexer. Pure functions over facts;
+// no GPU.
 #pragma once
 #include <string>
 #include <vector>

@@ -1,6 +1,7 @@
-// DSA indexer shape limits of DeepGEMM's paged MQA logits kernel (knowledge/kernel-constraints.md
-// A.2, F.1 rule 2; KI-05): indexer heads and head_dim per DeepGEMM line and arch family, and the
-// FP4 indexer cache (SM100 only). Reads dsa.deep_gemm.candidates set by derive_facts; pure, no GPU.
+// DSA indexer shape limits of DeepGEMM's paged MQA logits kernel (deepseek-ai/DeepGEMM
+// csrc/apis/attention.hpp: main @54e2261 L259-261 and L299-309, nv_dev @a6b593d L298 and L336):
+// indexer heads and head_dim per DeepGEMM line and arch family, and the FP4 indexer cache (SM100
+// only). Reads dsa.deep_gemm.candidates set by derive_facts; pure, no GPU.
 #pragma once
 #include "common/json.hpp"
 

@@ -1,7 +1,8 @@
-// SGLang server-args emulation as facts (knowledge/kernel-constraints.md C, serving-config-formats.md
-// section 3): effective EAGLE topk, page size after the backend's own adjustments, the attention
-// backends in play and the spec-v2 switch, for the config-time ValueErrors of
-// ServerArgs._handle_speculative_decoding and _handle_attention_backend_compatibility. Pure, no GPU.
+// SGLang server-args emulation as facts (sgl-project/sglang python/sglang/srt/server_args.py,
+// early-2026 content, no commit pinned; docs/advanced_features/speculative_decoding.md): effective
+// EAGLE topk, page size after the backend's own adjustments, the attention backends in play and the
+// spec-v2 switch, for the config-time ValueErrors of ServerArgs._handle_speculative_decoding and
+// _handle_attention_backend_compatibility. Pure, no GPU.
 #pragma once
 #include "common/json.hpp"
 

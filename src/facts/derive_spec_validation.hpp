@@ -1,7 +1,8 @@
-// vLLM speculative-config validation emulated as facts (knowledge/kernel-constraints.md B.2,
-// serving-config-formats.md 2.1 and 2.5): what vllm/config/speculative.py, vllm/config/vllm.py and
-// the scheduler would reject at startup, computed before the engine runs. Pure function of the
-// facts, no GPU; cheap enough for the what-if sweep (runs once per variant).
+// vLLM speculative-config validation emulated as facts: what vllm/config/speculative.py
+// (vllm-project/vllm @9aaf83ef5, the same logic @002e77c1), vllm/config/vllm.py (@9aaf83ef5) and
+// the scheduler's batch defaults (vllm/engine/arg_utils.py get_batch_defaults) would reject at
+// startup, computed before the engine runs. Pure function of the facts, no GPU; cheap enough for
+// the what-if sweep (runs once per variant).
 #pragma once
 #include "common/json.hpp"
 

@@ -1,5 +1,6 @@
 // The slice of the CUDA Driver API that specprobe uses, as a table of function pointers filled
-// from libcuda.so.1 at run time (dlopen; never linked) or from the scripted fake (cuda_fake.hpp).
+// from libcuda.so.1 at run time (dlopen; never linked) or, in tests, from a scripted fake
+// (tests/support/cuda_fake.hpp, Driver::from_table).
 // Types are declared here, ABI-compatible with cuda.h, so the build needs no CUDA headers.
 // Every call goes through SP_CU(cuda, fn(args)), which records the call text, file:line, the
 // CUresult name and its string when the call fails. Touches the GPU only through the table.

@@ -7,9 +7,9 @@ namespace specprobe {
 
 namespace {
 
-// One context + loaded module per process, kept across sessions: a probe child runs several
-// probes, and creating a context costs ~0.1 s on an H100/H200 (knowledge/peer-measurements.md),
-// more than a tiny probe itself. Dropped after any error that leaves the context unusable.
+// One context + loaded module per process, kept across sessions: a probe child runs several probes,
+// and creating a context costs ~0.1 s on an H100/H200 (docs/perf/kernels.md#time-to-verdict), more
+// than a tiny probe itself. Dropped after any error that leaves the context unusable.
 struct ProcessContext {
   std::shared_ptr<cu::Driver> drv;
   GpuInfo gpu;

@@ -1,8 +1,9 @@
 // Known-GPU table for offline evaluation (--gpu NAME|sm_XY) and GPU facts.
-// Figures are datasheet values (memory, bandwidth, SM count) and the per-block opt-in shared
-// memory limits used by DeepGEMM/FlashInfer (232448 B on SM90/SM100, 101376 B on SM86/89/12x;
-// knowledge/kernel-constraints.md A.2, D). A declared GPU is a stand-in: facts carry
-// gpu.source = "declared" and the report says so.
+// Figures are datasheet values (memory, bandwidth, SM count) and the per-block opt-in shared memory
+// limits used by DeepGEMM/FlashInfer (232448 B on SM90/SM100, 101376 B on SM86/89/12x:
+// deepseek-ai/DeepGEMM csrc/jit_kernels/heuristics/sm90.hpp L14, sm100.hpp L15 @54e2261 and
+// sm120.hpp L14 @a6b593d; flashinfer-ai/flashinfer include/flashinfer/utils.cuh @fb28d724). A
+// declared GPU is a stand-in: facts carry gpu.source = "declared" and the report says so.
 #include "gpu/gpu_info.hpp"
 
 #include <algorithm>

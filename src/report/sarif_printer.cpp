@@ -1,7 +1,8 @@
-// SARIF 2.1.0 printer for GitHub code scanning (see printers.hpp). What GitHub reads is in
-// ../shared/knowledge/ci-and-output-conventions.md §2.1: rules need short/full description and
-// help.text; results need message.text, one location with all four region coordinates and
-// partialFingerprints.primaryLocationLineHash; runAutomationDetails.id keeps one category per GPU.
+// SARIF 2.1.0 printer for GitHub code scanning (see printers.hpp). What GitHub reads (github/docs,
+// content/code-security/reference/code-scanning/sarif-files/sarif-support-for-code-scanning.md):
+// rules need short/full description and help.text; results need message.text, one location with all
+// four region coordinates and partialFingerprints.primaryLocationLineHash; runAutomationDetails.id
+// keeps one category per GPU.
 #include <algorithm>
 #include <cctype>
 #include <cstdint>

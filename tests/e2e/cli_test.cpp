@@ -26,6 +26,14 @@ std::string write_file(const std::string& dir, const std::string& name, const st
   return p;
 }
 
+// Runs ARGS; the exit code must be CODE and TEXT must appear in stdout (exit 0) or stderr.
+void check_run(const std::string& args, int code, const std::string& text) {
+  auto r = run_specprobe(args);
+  INFO(args << "\nstdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == code);
+  CHECK((code == 0 ? r.out : r.err).find(text) != std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE("exit 0: a clean plan", "[e2e][cli]") {
@@ -60,6 +68,11 @@ TEST_CASE("exit 2: usage errors, including CLI11's own", "[e2e][cli]") {
   auto ex = run_specprobe("explain SP3OO1");
   CHECK(ex.exit_code == 2);
   CHECK(ex.err.find("did you mean SP3001") != std::string::npos);
+  // The test-only probes are not the product's: neither accepted nor named in the help.
+  check_run("probe --probe test_fault,test_hang --timeout 3", 2,
+            "unknown probe 'test_fault' (mqa_logits, spec_verify, graph_replay, all)");
+  check_run("probe --help", 0, "mqa_logits, spec_verify, graph_replay, all");
+  CHECK(run_specprobe("probe --help").out.find("test_") == std::string::npos);
   CHECK(run_specprobe("--help").exit_code == 0);
   CHECK(run_specprobe("--version").exit_code == 0);
   // probe sizes and timeouts: 0, negatives, NaN and inf are typing errors, never "the default"
@@ -104,12 +117,8 @@ TEST_CASE("exit 2: malformed input names the file and place", "[e2e][cli][malfor
     CHECK(r.err.find(c.expect_in_message) != std::string::npos);
     CHECK(r.out.empty());
   }
-  auto missing = run_specprobe("check /nonexistent/serve.yaml");
-  CHECK(missing.exit_code == 2);
-  CHECK(missing.err.find("/nonexistent/serve.yaml") != std::string::npos);
-  auto badmodel = run_specprobe("check --model /nonexistent/ckpt --gpu H100 -- vllm serve m");
-  CHECK(badmodel.exit_code == 2);
-  CHECK(badmodel.err.find("/nonexistent/ckpt") != std::string::npos);
+  check_run("check /nonexistent/serve.yaml", 2, "/nonexistent/serve.yaml");
+  check_run("check --model /nonexistent/ckpt --gpu H100 -- vllm serve m", 2, "/nonexistent/ckpt");
 }
 
 TEST_CASE("exit 3: environment errors", "[e2e][cli]") {

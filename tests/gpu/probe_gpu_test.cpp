@@ -1,9 +1,9 @@
 // GPU tests (ctest label gpu): real kernels against the fp64 references, graph replay, driver
-// query, and the runner's isolation of a faulting and a hanging kernel (re-exec of specprobe).
+// query, and the runner's isolation of a faulting and a hanging kernel (re-exec of this binary,
+// which carries the test-only probes: tests/support/test_faults.hpp).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "gpu/cuda_session.hpp"
 #include "gpu/driver.hpp"
@@ -163,9 +163,10 @@ TEST_CASE("graph replay is bit-identical to eager after new seq lens and block t
 }
 
 TEST_CASE("a faulting and a hanging kernel are isolated by the runner", "[gpu]") {
+  // The child is this test binary (tests/main_gpu.cxx): it knows test_fault and test_hang, whose
+  // kernels are in the test fatbin; the product binary does not.
   probes::RunnerOptions o;
-  const char* bin = std::getenv("SPECPROBE_BIN");  // the binary may have moved (device machine)
-  o.child_command = {bin ? bin : SPECPROBE_BINARY, "__probe-child"};
+  o.child_command = probes::self_child_command();
   o.timeout_s = 5;
   std::vector<Json> specs = {{{"probe", "test_fault"}}, {{"probe", "test_hang"}},
                              {{"probe", "mqa_logits"}, {"next_n", 3}, {"heads", 64}, {"head_dim", 128}, {"block_kv", 64}}};

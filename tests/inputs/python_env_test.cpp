@@ -17,10 +17,8 @@
 #include "../e2e/run_binary.hpp"
 #include "inputs/installed_libs.hpp"
 #include "inputs/python_env.hpp"
-#include "probes/stack_probes.hpp"
 
 using namespace specprobe;
-using namespace specprobe::probes;
 namespace fs = std::filesystem;
 
 namespace {

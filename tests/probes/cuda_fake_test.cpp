@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli/probe.hpp"
-#include "gpu/cuda_fake.hpp"
+#include "support/cuda_fake.hpp"
 #include "gpu/driver.hpp"
 
 using namespace specprobe;

@@ -150,9 +150,9 @@ TEST_CASE("mqa warp-specialized variant: the measured winner per next_n, only wh
   struct Want {
     int next_n, math_wgs, rpc, held = 0;
   };
-  // bench/NOTES.md v11 and v15 (H100, B = 256, L = 8192, full lengths): the fastest kernel per
-  // next_n (next_n 2: a tie on the H100, r2 the faster where memory is faster; next_n 3 and 4:
-  // the held-weights 3 x r3 and 3 x r2).
+  // docs/perf/kernels.md#mqa-warp-specialized and #mqa-held-weights (H100, B = 256, L = 8192, full
+  // lengths): the fastest kernel per next_n (next_n 2: a tie on the H100, r2 the faster where
+  // memory is faster; next_n 3 and 4: the held-weights 3 x r3 and 3 x r2).
   for (const Want w : {Want{1, 4, 1}, Want{2, 4, 2}, Want{3, 3, 3, 1}, Want{4, 3, 2, 2}, Want{5, 3, 3}, Want{6, 3, 3},
                        Want{7, 0, 0}, Want{8, 0, 0}})
     for (int batch : {2, 48, 256}) {

@@ -1,9 +1,16 @@
 // The runner's timeout, crash and restart handling with scripted fake children (no GPU).
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
+#include <sys/wait.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "../e2e/run_binary.hpp"
 #include "probes/runner.hpp"
+#include "support/test_faults.hpp"
 
 using namespace specprobe;
 using namespace specprobe::probes;
@@ -81,6 +88,63 @@ TEST_CASE("an unknown MQA kernel family is an error result naming where it came 
   ::unsetenv("SPECPROBE_MQA_KERNEL");
   CHECK(e["status"] == "error");
   CHECK(e.value("reason", std::string()).find("'wgmma' (SPECPROBE_MQA_KERNEL)") != std::string::npos);
+}
+
+TEST_CASE("an unknown spec-verify kernel family is an error result naming where it came from", "[probes][runner]") {
+  // SPECPROBE_SV_KERNEL=cp_async forces the portable kernel on Hopper (bench/probe_run_device.sh);
+  // checked before any GPU work, like the MQA switch.
+  ::setenv("SPECPROBE_SV_KERNEL", "wgmma", 1);
+  Json e = run_probe_in_process({{"probe", "spec_verify"}, {"k", 3}, {"gqa", 8}, {"head_dim", 128}, {"kv_dtype", "bf16"},
+                                 {"block_size", 16}});
+  ::unsetenv("SPECPROBE_SV_KERNEL");
+  CHECK(e["status"] == "error");
+  CHECK(e.value("reason", std::string()).find("'wgmma' (SPECPROBE_SV_KERNEL)") != std::string::npos);
+  CHECK(e.value("reason", std::string()).find("auto, cp_async") != std::string::npos);
+}
+
+TEST_CASE("the product's probe table has no test probes, a test binary's table adds them", "[probes][runner]") {
+  std::vector<std::string> names;
+  for (const auto& k : probe_kinds()) names.push_back(k.name);
+  CHECK(names == std::vector<std::string>{"mqa_logits", "spec_verify", "graph_replay"});
+  for (const char* test_probe : {"test_fault", "test_hang"}) {
+    Json r = run_probe_in_process({{"probe", test_probe}});
+    CHECK(r["status"] == "error");
+    CHECK(r.value("reason", std::string()) == std::string("unknown probe '") + test_probe + "'");
+  }
+  // Not run in process here: on a GPU machine test_fault would poison this process's context and
+  // test_hang would never return. The next test runs them in a child.
+  std::vector<std::string> with_tests;
+  for (const auto& k : testing::probe_kinds_with_tests()) with_tests.push_back(k.name);
+  CHECK(with_tests == std::vector<std::string>{"mqa_logits", "spec_verify", "graph_replay", "test_fault", "test_hang"});
+}
+
+TEST_CASE("this test binary is a probe child and a probe front end that knows the test probes", "[probes][runner]") {
+  // /proc/self/exe __probe-child: the product's runner re-executing the test binary (what the GPU
+  // isolation test does), and `<test binary> probe` (bench/probe_run_device.sh's isolation demo).
+  // Without a GPU the test probes are errors (no driver) or skips (no kernels); on a GPU, crashes.
+  auto rs = run_probes_isolated({{{"probe", "test_fault"}}, {{"probe", "nope"}}},
+                                RunnerOptions{self_child_command(), 5});
+  REQUIRE(rs.size() == 2);
+  INFO(Json(rs).dump());
+  CHECK(rs[0]["probe"] == "test_fault");
+  CHECK(rs[0].value("reason", std::string()).find("unknown probe") == std::string::npos);
+  CHECK(rs[1]["status"] == "error");
+  CHECK(rs[1]["reason"] == "unknown probe 'nope'");
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  FILE* p = ::popen((specprobe::test::shell_quote(self) + " probe --probe test_fault,test_hang --timeout 5 --format json 2>/dev/null").c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = ::pclose(p);
+  INFO(out);
+  Json records = Json::parse(out, nullptr, false);
+  REQUIRE(records.is_array());
+  REQUIRE(records.size() == 2);
+  CHECK(records[0]["probe"] == "test_fault");
+  CHECK(records[1]["probe"] == "test_hang");
+  for (const auto& r : records) CHECK(r.value("reason", std::string()).find("unknown probe") == std::string::npos);
+  CHECK(WIFEXITED(status));
 }
 
 TEST_CASE("a timeout in a host phase is an error that asks for a longer timeout, not a hung kernel", "[probes][runner]") {

@@ -1,6 +1,6 @@
 // The scripted libcuda stand-in (see cuda_fake.hpp). Context, module and memory calls report
 // CUDA_ERROR_NOT_SUPPORTED-like failures: the fake answers queries, it runs no kernels.
-#include "gpu/cuda_fake.hpp"
+#include "support/cuda_fake.hpp"
 
 #include <cstring>
 

@@ -1,5 +1,6 @@
 // A scripted stand-in for libcuda: the same function table, answered from a FakeScript, so CI
 // (no GPU) covers the driver layer, `specprobe gpu` and error reporting. Never touches a GPU.
+// Test-only (specprobe_testlib): the product loads the real driver (gpu/cuda_api.hpp).
 // One script is active per process (the table holds plain function pointers).
 #pragma once
 #include <map>
