@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 
 namespace specprobe::probes {
 

@@ -20,7 +20,6 @@
 #include "probes/stack_probes.hpp"
 
 using namespace specprobe;
-using namespace specprobe::probes;
 namespace fs = std::filesystem;
 
 namespace {
