@@ -6,8 +6,11 @@
 
 namespace specprobe {
 
-bool valid_utf8(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+bool valid_utf8(std::string_view s) { return first_invalid_utf8(s) == std::string_view::npos; }
+
+size_t first_invalid_utf8(std::string_view s) {
+  const auto* const b = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* p = b;
   const auto* e = p + s.size();
   while (p < e) {
     // ASCII runs, eight bytes at a time.
@@ -35,18 +38,18 @@ bool valid_utf8(std::string_view s) {
       n = 3;
       cp = c & 0x07;
     } else {
-      return false;
+      return static_cast<size_t>(p - b);
     }
-    if (e - p <= n) return false;
+    if (e - p <= n) return static_cast<size_t>(p - b);
     for (int i = 1; i <= n; ++i) {
-      if ((p[i] & 0xC0) != 0x80) return false;
+      if ((p[i] & 0xC0) != 0x80) return static_cast<size_t>(p - b);
       cp = (cp << 6) | (p[i] & 0x3F);
     }
     if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
         (cp >= 0xD800 && cp <= 0xDFFF))
-      return false;
+      return static_cast<size_t>(p - b);
     p += n + 1;
   }
-  return true;
+  return std::string_view::npos;
 }
 }  // namespace specprobe

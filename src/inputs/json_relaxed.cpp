@@ -1,4 +1,5 @@
-// Python-flavoured JSON: rewrites bare NaN/Infinity/-Infinity outside strings into tokens
+// Python-flavoured JSON: the shared scanner's relaxed mode (common/json_scan) finds the bare
+// NaN/Infinity/-Infinity words and bounds the nesting; they are rewritten into tokens
 // nlohmann::json accepts, keeping a map from rewritten to original offsets for error positions.
 #include "inputs/json_relaxed.hpp"
 
@@ -7,102 +8,51 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/json_scan.hpp"
+
 namespace specprobe {
 namespace {
 
-bool is_ident_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-// 1-based line/column of byte offset OFF in TEXT (column counts bytes).
-std::pair<int, int> line_col(std::string_view text, size_t off) {
-  off = std::min(off, text.size());
-  int line = 1;
-  size_t line_start = 0;
-  for (size_t i = 0; i < off; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  }
-  return {line, static_cast<int>(off - line_start) + 1};
-}
+constexpr int kMaxDepth = 256;
 
 struct Shift {
   size_t out_pos;  // first rewritten offset after the replacement
   long delta;      // original offset = rewritten offset - delta (for positions >= out_pos)
 };
 
+// TEXT with each word replaced (NaN -> null, +-Infinity -> +-1e308), recorded in RESULT.
+std::string rewrite_words(std::string_view text, const std::vector<PythonWord>& words, RelaxedJson& result,
+                          std::vector<Shift>& shifts) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  long delta = 0;
+  size_t copied = 0;
+  for (const PythonWord& w : words) {
+    out.append(text.substr(copied, w.offset - copied));
+    auto [line, col] = json_line_col(text, w.offset);
+    result.non_finite.push_back({std::string(w.word), line, col});
+    const std::string_view replacement = w.word == "NaN" ? "null" : w.word == "Infinity" ? "1e308" : "-1e308";
+    out.append(replacement);
+    delta += static_cast<long>(replacement.size()) - static_cast<long>(w.word.size());
+    shifts.push_back({out.size(), delta});
+    copied = w.offset + w.word.size();
+  }
+  out.append(text.substr(copied));
+  return out;
+}
+
 }  // namespace
 
 Expected<RelaxedJson> parse_json_relaxed(std::string_view text, const std::string& file) {
-  RelaxedJson result;
-  std::string out;
-  out.reserve(text.size() + 16);
-  std::vector<Shift> shifts;
-  long delta = 0;
-  bool in_string = false;
-  constexpr int kMaxDepth = 256;
-  int depth = 0;
-  for (size_t i = 0; i < text.size();) {
-    const char c = text[i];
-    if (in_string) {
-      out.push_back(c);
-      if (c == '\\' && i + 1 < text.size()) {
-        out.push_back(text[i + 1]);
-        i += 2;
-        continue;
-      }
-      if (c == '"') in_string = false;
-      ++i;
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-      out.push_back(c);
-      ++i;
-      continue;
-    }
-    // Bound nesting before nlohmann builds (and later copies and destroys, recursively) the tree.
-    if (c == '{' || c == '[') {
-      if (++depth > kMaxDepth) {
-        auto [line, col] = line_col(text, i);
-        return input_error(fmt::format("JSON nests deeper than {} levels", kMaxDepth), {file, line, col});
-      }
-    } else if ((c == '}' || c == ']') && depth > 0) {
-      --depth;
-    }
-    std::string_view token;
-    std::string_view replacement;
-    // Compared only where a token can start: comparing at every byte outside strings was most of
-    // the parse's time in the instrumented fuzz builds.
-    if (c == '-' || c == 'I' || c == 'N') {
-      if (text.substr(i, 9) == "-Infinity") {
-        token = "-Infinity";
-        replacement = "-1e308";
-      } else if (text.substr(i, 8) == "Infinity") {
-        token = "Infinity";
-        replacement = "1e308";
-      } else if (text.substr(i, 3) == "NaN") {
-        token = "NaN";
-        replacement = "null";
-      }
-    }
-    const bool boundary_before = i == 0 || !is_ident_char(text[i - 1]);
-    const bool boundary_after =
-        !token.empty() && (i + token.size() >= text.size() || !is_ident_char(text[i + token.size()]));
-    if (!token.empty() && boundary_before && boundary_after) {
-      auto [line, col] = line_col(text, i);
-      result.non_finite.push_back({std::string(token), line, col});
-      out.append(replacement);
-      delta += static_cast<long>(replacement.size()) - static_cast<long>(token.size());
-      shifts.push_back({out.size(), delta});
-      i += token.size();
-      continue;
-    }
-    out.push_back(c);
-    ++i;
+  // Nesting is bounded before nlohmann builds (and later copies and destroys, recursively) the tree.
+  const PythonWords scan = scan_python_words(text, kMaxDepth);
+  if (scan.too_deep) {
+    auto [line, col] = json_line_col(text, scan.too_deep_at);
+    return input_error(fmt::format("JSON nests deeper than {} levels", kMaxDepth), {file, line, col});
   }
+  RelaxedJson result;
+  std::vector<Shift> shifts;
+  const std::string out = rewrite_words(text, scan.words, result, shifts);
   try {
     result.value = Json::parse(out);
   } catch (const Json::parse_error& e) {
@@ -112,7 +62,7 @@ Expected<RelaxedJson> parse_json_relaxed(std::string_view text, const std::strin
     for (const Shift& s : shifts)
       if (pos >= s.out_pos) d = s.delta;
     const size_t orig = static_cast<size_t>(std::max<long>(0, static_cast<long>(pos) - d));
-    auto [line, col] = line_col(text, orig);
+    auto [line, col] = json_line_col(text, orig);
     std::string what = e.what();
     // nlohmann's text starts with "[json.exception.parse_error.101] parse error at line 1, column 2: ".
     if (auto p = what.find(": "); p != std::string::npos) what = what.substr(p + 2);

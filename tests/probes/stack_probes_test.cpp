@@ -317,8 +317,8 @@ TEST_CASE("a missing interpreter is an error per library, not a crash", "[probes
   CHECK(r["reason"].get<std::string>().find("not an executable Python") != std::string::npos);
   o.python = "specprobe-no-such-python";
   CHECK(run_stack_probe(dg_spec(), o)["status"] == "error");
-  CHECK_FALSE(resolve_python("specprobe-no-such-python"));
-  CHECK(resolve_python("sh"));
+  CHECK_FALSE(specprobe::resolve_python("specprobe-no-such-python"));
+  CHECK(specprobe::resolve_python("sh"));
 }
 
 TEST_CASE("the plan implies DeepGEMM for a DSA model and skips FlashInfer/Triton for MLA", "[probes][stack]") {
@@ -393,7 +393,7 @@ TEST_CASE("the DSA derivation prefers the stack probe and says so", "[probes][st
 }
 
 TEST_CASE("the real adapters under this machine's python3 validate (skip without torch/GPU)", "[probes][stack]") {
-  auto py = resolve_python("python3");
+  auto py = specprobe::resolve_python("python3");
   if (!py) {
     WARN("no python3 on PATH; adapters not exercised");
     return;
@@ -415,7 +415,7 @@ TEST_CASE("the real adapters under this machine's python3 validate (skip without
 }
 
 TEST_CASE("the real adapters import stack_common from their own dir under python -I", "[probes][stack][python]") {
-  auto py = resolve_python("python3");
+  auto py = specprobe::resolve_python("python3");
   if (!py) {
     WARN("no python3 on PATH; adapters not exercised");
     return;

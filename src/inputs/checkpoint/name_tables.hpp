@@ -1,8 +1,8 @@
 // Per-architecture naming tables: how on-disk tensor names become the runtime module names that
 // vLLM's quantization matching sees (hf_to_vllm_mapper renames, load-time fusion, the
 // packed_modules_mapping consulted by ignore matching, MTP layer renumbering, modules built without
-// a quant config). Data only; the code that applies it is in checkpoint.cpp. Every row cites
-// knowledge/checkpoint-metadata.md (sections 3.3 and 4).
+// a quant config). Data only; the code that applies it is in names.cpp and layer_map.cpp. Every
+// row cites knowledge/checkpoint-metadata.md (sections 3.3 and 4).
 #pragma once
 #include <string>
 #include <utility>

@@ -1,11 +1,10 @@
-// Safetensors header reader. A small purpose-built JSON parser (the header is an object of
-// {dtype, shape, data_offsets} objects) is used instead of nlohmann::json because it must reject
-// duplicate names, which a DOM parser silently collapses, and because a DeepSeek-size checkpoint
-// carries ~90k entries that must be scanned in well under a second. It works in the header's own
-// buffer: strings are unescaped in place (an escape never grows), tensor names stay there as
-// string_views, shapes go to one array per shard, duplicates are found with a flat hash set. A
-// tensor entry therefore costs no heap allocation.
-#include "common/utf8.hpp"
+// Safetensors header reader. The header (an object of {dtype, shape, data_offsets} objects) is
+// read with the shared strict scanner (common/json_scan) rather than nlohmann::json because it must
+// reject duplicate names, which a DOM parser silently collapses, and because a DeepSeek-size
+// checkpoint carries ~90k entries that must be scanned in well under a second. It works in the
+// header's own buffer: strings are unescaped in place, tensor names stay there as string_views,
+// shapes go to one array per shard, duplicates are found with a flat hash set. A tensor entry
+// therefore costs no heap allocation.
 #include "inputs/checkpoint/safetensors.hpp"
 
 #include <fcntl.h>
@@ -17,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_scan.hpp"
 #include "inputs/checkpoint/name_index.hpp"
 
 namespace specprobe::checkpoint {
@@ -35,217 +35,6 @@ constexpr DtypeRow kDtypes[kDtypeCount] = {
     {"I64", 64},         {"U64", 64},
 };
 
-
-// A cursor over a mutable header buffer. Strings are unescaped in place and returned as views of
-// the buffer; error messages name the byte offset of the first violation.
-class Parser {
- public:
-  Parser(char* s, size_t n) : s_(s), n_(n) {}
-
-  bool fail(std::string msg) {
-    if (err_.empty()) err_ = fmt::format("{} at byte {}", msg, pos_);
-    return false;
-  }
-  const std::string& error() const { return err_; }
-
-  void ws() {
-    while (pos_ < n_ && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
-  }
-  bool peek(char c) {
-    ws();
-    return pos_ < n_ && s_[pos_] == c;
-  }
-  bool expect(char c) {
-    ws();
-    if (pos_ < n_ && s_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return fail(fmt::format("expected '{}'", c));
-  }
-  bool at_end() {
-    ws();
-    return pos_ == n_;
-  }
-
-  // OUT views the unescaped string, written over the escaped text it came from.
-  bool string(std::string_view& out) {
-    ws();
-    if (pos_ >= n_ || s_[pos_] != '"') return fail("expected a string");
-    ++pos_;
-    const size_t start = pos_;
-    // Fast path: no escapes.
-    while (pos_ < n_ && s_[pos_] != '"' && s_[pos_] != '\\') {
-      if (static_cast<unsigned char>(s_[pos_]) < 0x20) return fail("control character in string");
-      ++pos_;
-    }
-    size_t w = pos_;  // write position, never past pos_
-    while (pos_ < n_ && s_[pos_] != '"') {
-      char c = s_[pos_++];
-      if (static_cast<unsigned char>(c) < 0x20) return fail("control character in string");
-      if (c != '\\') {
-        s_[w++] = c;
-        continue;
-      }
-      if (pos_ >= n_) break;
-      c = s_[pos_++];
-      switch (c) {
-        case '"': s_[w++] = '"'; break;
-        case '\\': s_[w++] = '\\'; break;
-        case '/': s_[w++] = '/'; break;
-        case 'b': s_[w++] = '\b'; break;
-        case 'f': s_[w++] = '\f'; break;
-        case 'n': s_[w++] = '\n'; break;
-        case 'r': s_[w++] = '\r'; break;
-        case 't': s_[w++] = '\t'; break;
-        case 'u': {
-          uint32_t cp = 0;
-          if (!hex4(cp)) return false;
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            uint32_t lo = 0;
-            if (pos_ + 1 < n_ && s_[pos_] == '\\' && s_[pos_ + 1] == 'u') {
-              pos_ += 2;
-              if (!hex4(lo)) return false;
-              if (lo < 0xDC00 || lo > 0xDFFF) return fail("invalid surrogate pair");
-              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            } else {
-              return fail("lone surrogate");
-            }
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            return fail("lone surrogate");
-          }
-          w = put_utf8(w, cp);  // 6 (or 12) escape bytes become at most 3 (or 4)
-          break;
-        }
-        default: return fail("invalid escape");
-      }
-    }
-    if (pos_ >= n_) return fail("unterminated string");
-    out = std::string_view(s_ + start, w - start);
-    ++pos_;
-    return true;
-  }
-
-  // A non-negative integer that fits in uint64.
-  bool uint(uint64_t& out) {
-    ws();
-    if (pos_ >= n_) return fail("expected a number");
-    if (s_[pos_] == '-') return fail("negative number");
-    if (s_[pos_] < '0' || s_[pos_] > '9') return fail("expected a number");
-    out = 0;
-    const size_t start = pos_;
-    while (pos_ < n_ && s_[pos_] >= '0' && s_[pos_] <= '9') {
-      const uint64_t d = static_cast<uint64_t>(s_[pos_] - '0');
-      if (out > (UINT64_MAX - d) / 10) return fail("number out of range");
-      out = out * 10 + d;
-      ++pos_;
-    }
-    if (s_[start] == '0' && pos_ - start > 1) return fail("leading zero");
-    if (pos_ < n_ && (s_[pos_] == '.' || s_[pos_] == 'e' || s_[pos_] == 'E')) return fail("expected an integer");
-    return true;
-  }
-
-  // An array of such integers: EMIT(value) for each; COUNT is how many there were.
-  template <typename Emit>
-  bool uint_array(size_t& count, Emit emit) {
-    count = 0;
-    if (!expect('[')) return false;
-    if (peek(']')) {
-      ++pos_;
-      return true;
-    }
-    while (true) {
-      uint64_t v = 0;
-      if (!uint(v)) return false;
-      emit(count++, v);
-      ws();
-      if (pos_ < n_ && s_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      return expect(']');
-    }
-  }
-
-  // Skips any JSON value (unknown keys inside a tensor entry are ignored, as serde does).
-  bool skip_value(int depth = 0) {
-    if (depth > 64) return fail("nesting too deep");
-    ws();
-    if (pos_ >= n_) return fail("expected a value");
-    const char c = s_[pos_];
-    std::string_view tmp;
-    if (c == '"') return string(tmp);
-    if (c == '{' || c == '[') {
-      const char close = c == '{' ? '}' : ']';
-      ++pos_;
-      if (peek(close)) {
-        ++pos_;
-        return true;
-      }
-      while (true) {
-        if (c == '{') {
-          if (!string(tmp) || !expect(':')) return false;
-        }
-        if (!skip_value(depth + 1)) return false;
-        ws();
-        if (pos_ < n_ && s_[pos_] == ',') {
-          ++pos_;
-          continue;
-        }
-        return expect(close);
-      }
-    }
-    for (std::string_view lit : {"true", "false", "null"})
-      if (std::string_view(s_ + pos_, n_ - pos_).substr(0, lit.size()) == lit) {
-        pos_ += lit.size();
-        return true;
-      }
-    if (c == '-' || (c >= '0' && c <= '9')) {
-      ++pos_;
-      while (pos_ < n_ && s_[pos_] != '\0' && std::strchr("0123456789.eE+-", s_[pos_])) ++pos_;
-      return true;
-    }
-    return fail("invalid value");
-  }
-
- private:
-  bool hex4(uint32_t& out) {
-    if (pos_ + 4 > n_) return fail("short \\u escape");
-    out = 0;
-    for (int i = 0; i < 4; ++i) {
-      const char h = s_[pos_++];
-      out <<= 4;
-      if (h >= '0' && h <= '9') out |= static_cast<uint32_t>(h - '0');
-      else if (h >= 'a' && h <= 'f') out |= static_cast<uint32_t>(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') out |= static_cast<uint32_t>(h - 'A' + 10);
-      else return fail("invalid \\u escape");
-    }
-    return true;
-  }
-  size_t put_utf8(size_t w, uint32_t cp) {
-    if (cp < 0x80) {
-      s_[w++] = static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      s_[w++] = static_cast<char>(0xC0 | (cp >> 6));
-      s_[w++] = static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      s_[w++] = static_cast<char>(0xE0 | (cp >> 12));
-      s_[w++] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      s_[w++] = static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      s_[w++] = static_cast<char>(0xF0 | (cp >> 18));
-      s_[w++] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      s_[w++] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      s_[w++] = static_cast<char>(0x80 | (cp & 0x3F));
-    }
-    return w;
-  }
-
-  char* s_;
-  size_t n_;
-  size_t pos_ = 0;
-  std::string err_;
-};
 
 HeaderResult failure(std::string code, std::string message) {
   HeaderResult r;
@@ -280,114 +69,85 @@ std::string_view dtype_name(size_t id) { return id < kDtypeCount ? kDtypes[id].n
 
 namespace {
 
-// Parses TEXT (N bytes, owned; strings are unescaped in place) into a validated header.
-HeaderResult parse_owned_sized(std::unique_ptr<char[]> text, size_t n, uint64_t header_size, uint64_t file_size) {
-  if (!valid_utf8(std::string_view(text.get(), n))) return failure("invalid_utf8", "header is not valid UTF-8");
-  Parser p(text.get(), n);
-  ShardHeader h;
-  h.header_size = header_size;
-  h.file_size = file_size;
-  if (!p.peek('{')) return failure("not_object", "header is not a JSON object");
-  p.expect('{');
-  // Nothing is reserved from N: a hostile header near the cap must cost memory only for what it
-  // really holds (the tables grow geometrically, a few times per shard).
-  NameIndex seen;
-  std::string_view key, field;
-  bool first = true;
-  while (true) {
-    if (first && p.peek('}')) {
-      p.expect('}');
-      break;
-    }
-    first = false;
-    if (!p.string(key) || !p.expect(':')) return failure("invalid_json", p.error());
-    if (!seen.insert(key, 0).second)
-      return failure("duplicate_tensor", fmt::format("tensor '{}' appears twice in the header", key));
-    if (key == "__metadata__") {
-      if (!p.expect('{')) return failure("invalid_metadata", "__metadata__ must be a map of strings to strings");
-      if (p.peek('}')) {
-        p.expect('}');
-      } else {
-        while (true) {
-          std::string_view mk, mv;
-          if (!p.string(mk) || !p.expect(':'))
-            return failure("invalid_metadata", "__metadata__ must be a map of strings to strings");
-          if (!p.string(mv)) return failure("invalid_metadata", "__metadata__ must be a map of strings to strings");
-          h.metadata[std::string(mk)] = std::string(mv);
-          if (p.peek(',')) {
-            p.expect(',');
-            continue;
-          }
-          if (!p.expect('}')) return failure("invalid_metadata", p.error());
-          break;
-        }
-      }
-    } else {
-      TensorInfo t;
-      t.name = key;
-      const size_t dims_start = h.dims.size();
-      bool have_dtype = false, have_shape = false, have_offsets = false;
-      if (!p.expect('{')) return failure("invalid_tensor_info", fmt::format("entry '{}' is not an object", key));
-      bool ffirst = true;
-      while (true) {
-        if (ffirst && p.peek('}')) {
-          p.expect('}');
-          break;
-        }
-        ffirst = false;
-        if (!p.string(field) || !p.expect(':')) return failure("invalid_json", p.error());
-        if (field == "dtype") {
-          if (!p.string(t.dtype))
-            return failure("invalid_tensor_info", fmt::format("tensor '{}': dtype must be a string", key));
-          have_dtype = true;
-        } else if (field == "shape") {
-          h.dims.resize(dims_start);  // a repeated key: the last one counts
-          size_t rank = 0;
-          if (!p.uint_array(rank, [&](size_t, uint64_t v) { h.dims.push_back(v); }))
-            return failure("invalid_tensor_info", fmt::format("tensor '{}': shape: {}", key, p.error()));
-          have_shape = true;
-        } else if (field == "data_offsets") {
-          size_t count = 0;
-          if (!p.uint_array(count, [&](size_t i, uint64_t v) {
-                if (i == 0) t.begin = v;
-                if (i == 1) t.end = v;
-              }) ||
-              count != 2)
-            return failure("invalid_tensor_info",
-                           fmt::format("tensor '{}': data_offsets must be two non-negative integers", key));
-          have_offsets = true;
-        } else if (!p.skip_value()) {
-          return failure("invalid_json", p.error());
-        }
-        if (p.peek(',')) {
-          p.expect(',');
-          continue;
-        }
-        if (!p.expect('}')) return failure("invalid_json", p.error());
-        break;
-      }
-      if (!have_dtype || !have_shape || !have_offsets)
-        return failure("invalid_tensor_info", fmt::format("tensor '{}' lacks dtype, shape or data_offsets", key));
-      size_t id = 0;
-      while (id < kDtypeCount && kDtypes[id].name != t.dtype) ++id;
-      if (id == kDtypeCount)
-        return failure("unknown_dtype", fmt::format("tensor '{}' has unknown dtype '{}'", key, t.dtype));
-      t.dtype = kDtypes[id].name;
-      t.dtype_id = static_cast<uint8_t>(id);
-      t.shape_offset = static_cast<uint32_t>(dims_start);  // < n: each dimension takes a byte or more
-      t.rank = static_cast<uint32_t>(h.dims.size() - dims_start);
-      h.tensors.push_back(t);
-    }
-    if (p.peek(',')) {
-      p.expect(',');
-      continue;
-    }
-    if (!p.expect('}')) return failure("invalid_json", p.error());
-    break;
-  }
-  if (!p.at_end()) return failure("invalid_json", "trailing characters after the header object");
+// Sets WHY and returns false: a member reader's own reason for rejecting the header.
+bool reject(ShardError& why, std::string code, std::string message) {
+  why = {std::move(code), std::move(message)};
+  return false;
+}
 
-  // Metadata::validate: sorted by offsets, contiguous from 0, sizes agree with dtype x shape.
+// __metadata__: a map of strings to strings.
+bool read_metadata(JsonScanner& p, ShardHeader& h, ShardError& why) {
+  static constexpr const char* kShape = "__metadata__ must be a map of strings to strings";
+  if (!p.expect('{')) return reject(why, "invalid_metadata", kShape);
+  if (p.consume('}')) return true;
+  while (true) {
+    std::string_view mk, mv;
+    if (!p.string(mk) || !p.expect(':') || !p.string(mv)) return reject(why, "invalid_metadata", kShape);
+    h.metadata[std::string(mk)] = std::string(mv);
+    if (p.consume(',')) continue;
+    if (!p.expect('}')) return reject(why, "invalid_metadata", p.error());
+    return true;
+  }
+}
+
+// One tensor entry, KEY: {"dtype", "shape", "data_offsets"}, other keys skipped (as serde does).
+bool read_tensor(JsonScanner& p, std::string_view key, ShardHeader& h, ShardError& why) {
+  TensorInfo t;
+  t.name = key;
+  const size_t dims_start = h.dims.size();
+  bool have_dtype = false, have_shape = false, have_offsets = false;
+  if (!p.peek('{')) return reject(why, "invalid_tensor_info", fmt::format("entry '{}' is not an object", key));
+  const bool ok = p.members([&](std::string_view field) {
+    if (field == "dtype") {
+      if (!p.string(t.dtype)) return reject(why, "invalid_tensor_info", fmt::format("tensor '{}': dtype must be a string", key));
+      return have_dtype = true;
+    }
+    if (field == "shape") {
+      h.dims.resize(dims_start);  // a repeated key: the last one counts
+      const bool read = p.elements([&] {
+        uint64_t v = 0;
+        if (!p.uint(v)) return false;
+        h.dims.push_back(v);
+        return true;
+      });
+      if (!read) return reject(why, "invalid_tensor_info", fmt::format("tensor '{}': shape: {}", key, p.error()));
+      return have_shape = true;
+    }
+    if (field == "data_offsets") {
+      size_t count = 0;
+      const bool read = p.elements([&] {
+        uint64_t v = 0;
+        if (!p.uint(v)) return false;
+        if (count == 0) t.begin = v;
+        if (count == 1) t.end = v;
+        ++count;
+        return true;
+      });
+      if (!read || count != 2)
+        return reject(why, "invalid_tensor_info",
+                      fmt::format("tensor '{}': data_offsets must be two non-negative integers", key));
+      return have_offsets = true;
+    }
+    return p.skip_value();
+  });
+  if (!ok) return false;
+  if (!have_dtype || !have_shape || !have_offsets)
+    return reject(why, "invalid_tensor_info", fmt::format("tensor '{}' lacks dtype, shape or data_offsets", key));
+  size_t id = 0;
+  while (id < kDtypeCount && kDtypes[id].name != t.dtype) ++id;
+  if (id == kDtypeCount) return reject(why, "unknown_dtype", fmt::format("tensor '{}' has unknown dtype '{}'", key, t.dtype));
+  t.dtype = kDtypes[id].name;
+  t.dtype_id = static_cast<uint8_t>(id);
+  t.shape_offset = static_cast<uint32_t>(dims_start);  // < n: each dimension takes a byte or more
+  t.rank = static_cast<uint32_t>(h.dims.size() - dims_start);
+  h.tensors.push_back(t);
+  return true;
+}
+
+// Metadata::validate: sorted by offsets, contiguous from 0, sizes agree with dtype x shape, the
+// data region fills the file.
+std::optional<ShardError> validate_layout(const ShardHeader& h) {
+  auto bad = [](std::string code, std::string message) { return std::optional<ShardError>({std::move(code), std::move(message)}); };
   std::vector<uint32_t> order(h.tensors.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
   const std::vector<TensorInfo>& ts = h.tensors;
@@ -398,32 +158,53 @@ HeaderResult parse_owned_sized(std::unique_ptr<char[]> text, size_t n, uint64_t 
   for (uint32_t i : order) {
     const TensorInfo* t = &ts[i];
     if (t->begin != start || t->end < t->begin)
-      return failure("invalid_offset",
-                     fmt::format("tensor '{}': data_offsets [{}, {}] leave a gap or overlap (expected begin {})",
-                                 t->name, t->begin, t->end, start));
+      return bad("invalid_offset", fmt::format("tensor '{}': data_offsets [{}, {}] leave a gap or overlap (expected begin {})",
+                                               t->name, t->begin, t->end, start));
     start = t->end;
     uint64_t count = 1;
     for (uint64_t d : h.shape(*t)) {
       if (d != 0 && count > UINT64_MAX / d)
-        return failure("validation_overflow", fmt::format("tensor '{}': element count overflows", t->name));
+        return bad("validation_overflow", fmt::format("tensor '{}': element count overflows", t->name));
       count *= d;
     }
     const uint64_t bits = static_cast<uint64_t>(kDtypes[t->dtype_id].bits);
-    if (count > UINT64_MAX / bits)
-      return failure("validation_overflow", fmt::format("tensor '{}': byte size overflows", t->name));
+    if (count > UINT64_MAX / bits) return bad("validation_overflow", fmt::format("tensor '{}': byte size overflows", t->name));
     const uint64_t total_bits = count * bits;
     if (total_bits % 8 != 0)
-      return failure("misaligned_slice",
-                     fmt::format("tensor '{}': {} elements of {} bits do not fill whole bytes", t->name, count, bits));
+      return bad("misaligned_slice",
+                 fmt::format("tensor '{}': {} elements of {} bits do not fill whole bytes", t->name, count, bits));
     if (t->end - t->begin != total_bits / 8)
-      return failure("tensor_invalid_info",
-                     fmt::format("tensor '{}': {} bytes stored but {} x {} needs {}", t->name, t->end - t->begin,
-                                 t->dtype, fmt::join(h.shape(*t), "x"), total_bits / 8));
+      return bad("tensor_invalid_info", fmt::format("tensor '{}': {} bytes stored but {} x {} needs {}", t->name,
+                                                    t->end - t->begin, t->dtype, fmt::join(h.shape(*t), "x"), total_bits / 8));
   }
   // header_size <= kMaxHeaderSize and start fits in the file size (checked by the caller), so no overflow.
-  if (start > UINT64_MAX - 8 - header_size || 8 + header_size + start != file_size)
-    return failure("incomplete_buffer",
-                   fmt::format("8 + header {} + data {} bytes != file size {}", header_size, start, file_size));
+  if (start > UINT64_MAX - 8 - h.header_size || 8 + h.header_size + start != h.file_size)
+    return bad("incomplete_buffer",
+               fmt::format("8 + header {} + data {} bytes != file size {}", h.header_size, start, h.file_size));
+  return std::nullopt;
+}
+
+// Parses TEXT (N bytes, owned; strings are unescaped in place) into a validated header.
+HeaderResult parse_owned_sized(std::unique_ptr<char[]> text, size_t n, uint64_t header_size, uint64_t file_size) {
+  // Unknown keys' values are skipped the way this reader always has (JsonScanOptions).
+  JsonScanner p(text.get(), n, {.max_depth = 64, .lax_skipped_numbers = true});
+  if (!p.validate_utf8()) return failure("invalid_utf8", "header is not valid UTF-8");
+  ShardHeader h;
+  h.header_size = header_size;
+  h.file_size = file_size;
+  if (!p.peek('{')) return failure("not_object", "header is not a JSON object");
+  // Nothing is reserved from N: a hostile header near the cap must cost memory only for what it
+  // really holds (the tables grow geometrically, a few times per shard).
+  NameIndex seen;
+  ShardError why;
+  const bool ok = p.members([&](std::string_view key) {
+    if (!seen.insert(key, 0).second)
+      return reject(why, "duplicate_tensor", fmt::format("tensor '{}' appears twice in the header", key));
+    return key == "__metadata__" ? read_metadata(p, h, why) : read_tensor(p, key, h, why);
+  });
+  if (!ok) return why.code.empty() ? failure("invalid_json", p.error()) : failure(why.code, why.message);
+  if (!p.at_end()) return failure("invalid_json", "trailing characters after the header object");
+  if (auto bad = validate_layout(h)) return failure(bad->code, bad->message);
   h.text = std::move(text);
   HeaderResult r;
   r.header = std::move(h);
