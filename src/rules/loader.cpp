@@ -242,8 +242,10 @@ Expected<std::vector<Rule>> load_rules(const std::string& dir) {
       const std::string p = e.path().string();
       std::error_code type_ec;
       const bool descend = e.is_directory(type_ec) && !e.is_symlink(type_ec);
-      if (e.is_regular_file(type_ec) && p.ends_with(".yaml") && !p.ends_with(".test.yaml") &&
-          e.path().parent_path().filename() != "data") {
+      // Data tables (rules/data/**: version tables, option tables) are not rules.
+      const fs::path rel = fs::relative(e.path(), dir);
+      const bool in_data = std::any_of(rel.begin(), rel.end(), [](const fs::path& c) { return c == "data"; });
+      if (e.is_regular_file(type_ec) && p.ends_with(".yaml") && !p.ends_with(".test.yaml") && !in_data) {
         std::ifstream in(e.path(), std::ios::binary);
         if (!in) return input_error(fmt::format("--rules-dir: cannot open the rule file: {}", std::strerror(errno)), {p});
         std::string text;
@@ -254,7 +256,8 @@ Expected<std::vector<Rule>> load_rules(const std::string& dir) {
             return input_error(fmt::format("--rules-dir: rule file is larger than {} bytes", kMaxRuleFileBytes), {p});
         }
         if (in.bad()) return input_error("--rules-dir: cannot read the rule file", {p});
-        files.emplace_back(fs::relative(e.path(), fs::path(dir).parent_path()).string(), std::move(text));
+        // Named from the rules directory itself ("rules/3xxx/SP3001-....yaml"), whatever the cwd.
+        files.emplace_back(fs::relative(fs::absolute(e.path()), fs::absolute(dir).parent_path()).string(), std::move(text));
       }
       // Stepping fails when the entry is a directory that cannot be opened, or when the
       // directory being listed cannot be read further: name whichever it was.

@@ -198,3 +198,16 @@ TEST_CASE("a probe child killed while generating inputs reports a host phase, no
   CHECK(j[0]["phase"] == "generate inputs");
   CHECK(j[0]["reason"].get<std::string>().find("longer --timeout") != std::string::npos);
 }
+
+TEST_CASE("rules list with a relative --rules-dir; data tables below it are not rules", "[e2e][cli]") {
+  // `--rules-dir rules` from the repository root once failed ("file name must start with its id")
+  // because the file names were taken relative to the directory's empty parent; rules/data/**
+  // (version and option tables) must be skipped at any depth.
+  const std::string src = SPECPROBE_SOURCE_DIR;
+  for (const char* dir : {"rules", "rules/", "./rules"}) {
+    auto r = run_specprobe(std::string("rules list --format json --rules-dir ") + dir, src);
+    INFO(dir << ": " << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("\"SP3001\"") != std::string::npos);
+  }
+}
