@@ -3,8 +3,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
+#include <iterator>
 
 #include <CLI/CLI.hpp>
 
@@ -28,12 +31,19 @@ std::string source_root() {
 
 void add_check_options(CLI::App& app, CheckOptions& o) {
   CheckRequest& r = o.request;
-  app.add_option("file", r.file, "vLLM --config file (YAML/JSON) or a script holding a vllm/sglang command line");
+  app.add_option("file", o.files,
+                 "deploy file(s): vLLM --config YAML/JSON, a script, docker run, compose, Kubernetes YAML, Dockerfile or "
+                 "start-up log; `-` reads stdin. Each server in each file gets its own report");
   app.add_option("--model", r.model, "checkpoint directory (or Hugging Face cache repo dir, or config.json)");
   app.add_option("--gpu", r.gpu, "auto (query the Driver API), or a GPU name / arch to evaluate offline (H100, H200, B200, GB10, RTX5090, A100, L4, sm_90, sm_121, ...)");
   app.add_option("--python", r.python, "the deployment's Python (venv bin/python or prefix): read installed library versions from its site-packages");
-  app.add_option("--site-packages", r.site_packages, "a site-packages directory to read library versions from");
-  app.add_option("--lib", r.libs, "set a library version: NAME=VERSION (vllm, sglang, torch, triton, flashinfer, deep_gemm, flash_attn); a git hash in the local part (2.5.0+a6b593d) names the build");
+  // Repeatable options take one value each time, so that a FILE after them stays a FILE.
+  app.add_option("--site-packages", r.site_packages, "a site-packages directory to read library versions from (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--lib", r.libs, "set a library version: NAME=VERSION (vllm, sglang, torch, triton, flashinfer, deep_gemm, flash_attn); a git hash in the local part (2.5.0+a6b593d) names the build (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--env", r.env, "NAME=VALUE (repeatable): a variable of the environment the deploy file runs in, for values it leaves to it ($TP, ${MODEL:-...}); over specprobe's own environment")
+      ->allow_extra_args(false);
   app.add_option("--engine", r.engine, "force the engine: vllm or sglang")->check(CLI::IsMember({"vllm", "sglang"}));
   app.add_option("--probes", r.probes, "run probe kernels: auto (when a GPU is present), off, all")->check(CLI::IsMember({"auto", "off", "all"}));
   app.add_flag("--no-matrix", o.no_matrix, "skip the what-if support matrix");
@@ -59,7 +69,8 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--json", o.json_file, "also write the JSON report to FILE");
   app.add_flag("--github", o.github, "also print GitHub Actions annotations and append a job summary to $GITHUB_STEP_SUMMARY");
   app.add_flag("--exit-zero", o.exit_zero, "exit 0 even when findings are at or above --fail-on (usage and environment errors still exit 2/3)");
-  app.add_option("--ignore", r.ignore, "suppress rule SPnnnn (repeatable); the finding stays in the report, marked suppressed");
+  app.add_option("--ignore", r.ignore, "suppress rule SPnnnn (repeatable); the finding stays in the report, marked suppressed")
+      ->allow_extra_args(false);
   app.add_flag("--no-suppressions", o.no_suppressions, "ignore .specprobe.yaml next to the config");
 }
 
@@ -100,6 +111,10 @@ int exit_code_for(const Report& report, const std::string& fail_on) {
 }
 
 int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* stream) {
+  return emit_check_reports(o, {report}, stream);
+}
+
+int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports, std::FILE* stream) {
   RenderOptions ro;
   ro.color = o.output.empty() && want_color(o.color, fileno(stream));
   ro.verbose = o.verbose;
@@ -113,7 +128,7 @@ int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* st
   if (o.github || o.format == "github")
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
       outputs.push_back({"github-summary", summary, nullptr, true});
-  const std::vector<Error> problems = emit_report(report, outputs, ro, stream);
+  const std::vector<Error> problems = emit_reports(reports, outputs, ro, stream);
   for (const auto& e : problems) std::fprintf(stderr, "specprobe: %s\n", e.str().c_str());
   return problems.empty() ? 0 : 3;
 }
@@ -121,14 +136,38 @@ int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* st
 int run_check_command(CheckOptions o) {
   auto services = cli_services(o);
   if (!services) return exit_code(services.error().kind);
-  auto report = run_check(check_request(o), *services);
-  if (!report) {
-    std::fprintf(stderr, "specprobe: %s\n", report.error().str().c_str());
-    return exit_code(report.error().kind);
+  // Each FILE (or the command line after --): every server it starts; the exit code is the worst.
+  std::vector<std::string> files = o.files;
+  if (files.empty()) files.push_back("");
+  std::vector<Report> reports;
+  int worst = 0;
+  bool stdin_read = false;
+  for (const std::string& file : files) {
+    CheckRequest req = check_request(o);
+    req.file = file;
+    if (file == "-") {
+      if (stdin_read) {
+        std::fprintf(stderr, "specprobe: error: `-` (stdin) given more than once\n");
+        return 2;
+      }
+      stdin_read = true;
+      req.text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    }
+    auto rs = run_checks(req, *services);
+    if (!rs) {
+      std::fprintf(stderr, "specprobe: %s\n", rs.error().str().c_str());
+      worst = std::max(worst, exit_code(rs.error().kind));
+      continue;
+    }
+    for (Report& r : *rs) {
+      r.exit_code = o.exit_zero ? 0 : exit_code_for(r, o.fail_on);
+      worst = std::max(worst, r.exit_code);
+      reports.push_back(std::move(r));
+    }
   }
-  report->exit_code = o.exit_zero ? 0 : exit_code_for(*report, o.fail_on);
-  if (const int rc = emit_check_report(o, *report, stdout); rc != 0) return rc;
-  return report->exit_code;
+  if (reports.empty()) return worst;
+  if (const int rc = emit_check_reports(o, reports, stdout); rc != 0) return rc;
+  return worst;
 }
 
 }  // namespace specprobe

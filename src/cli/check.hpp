@@ -18,6 +18,7 @@ namespace specprobe {
 
 struct CheckOptions {
   CheckRequest request;               // what to check (file/argv, model, gpu, libraries, evidence, gating)
+  std::vector<std::string> files;     // FILE...: one report per server of each ("-": stdin)
   std::string rules_dir;              // --rules-dir (development)
   std::string advisories_dir;         // --advisories-dir (development)
   std::string advisories_before;      // --advisories-before DATE: only advisories published before it
@@ -63,5 +64,8 @@ int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* st
 
 // 1 when an unsuppressed failed rule is at or above FAIL_ON ("none": never), else 0.
 int exit_code_for(const Report& report, const std::string& fail_on);
+
+// Several reports at once (emit_reports); same outputs and return as emit_check_report.
+int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports, std::FILE* stream);
 
 }  // namespace specprobe

@@ -49,9 +49,9 @@ Expected<std::vector<RawOption>> read_yaml_options(const std::string& text, cons
                                                    std::vector<ReaderNote>& notes);
 Expected<std::vector<RawOption>> read_json_options(const std::string& text, const LineIndex& index);
 
-// Command readers (serving_command.cpp).
-Expected<ParsedServing> read_command_text(const std::string& text, const LineIndex& index);
-Expected<ParsedServing> read_command_argv(const std::vector<std::string>& argv);
+// The command line after `specprobe check --` (serving_command.cpp); scripts and the other deploy
+// forms: serving_forms.hpp.
+Expected<ParsedServing> read_command_argv(const std::vector<std::string>& argv, const ReadOptions& options);
 
 }  // namespace specprobe::serving
 

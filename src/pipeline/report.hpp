@@ -24,6 +24,7 @@ struct Report {
   std::vector<std::string> argv;
   std::string input_path;
   std::string input_form;  // "vllm-yaml", ...
+  std::string server;      // which server of the file ("service vllm"); empty when it starts one
   std::string engine;
   std::string verdict;     // "supported" | "not-supported" | "unknown"
   Json facts = Json::object();

@@ -26,18 +26,52 @@ std::string value_text(const Json& v) {
 
 }  // namespace
 
-Status read_plan(const CheckRequest& req, Report& report, Json& facts, std::map<std::string, SourceLocation>& locations) {
+Expected<ServingFile> read_plans(const CheckRequest& req) {
   if (req.file.empty() && req.argv.empty())
     return usage_error("check needs a FILE, or a command line after `--` (specprobe check -- vllm serve MODEL ...)");
-  Expected<ParsedServing> parsed = req.argv.empty() ? read_serving_file(req.file) : read_serving_argv(req.argv);
-  if (!parsed) return parsed.error();
-  facts = std::move(parsed->facts);
+  ReadOptions options;
+  options.process_environment = req.process_environment;
+  for (const auto& kv : req.env) {
+    const size_t eq = kv.find('=');
+    const std::string name = kv.substr(0, eq);
+    if (eq == std::string::npos || name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        }) || std::isdigit(static_cast<unsigned char>(name[0])))
+      return usage_error(fmt::format("--env expects NAME=VALUE, got '{}'", kv));
+    options.env[name] = kv.substr(eq + 1);
+  }
+  if (!req.argv.empty()) {
+    auto parsed = read_serving_argv(req.argv, options);
+    if (!parsed) return parsed.error();
+    ServingFile f;
+    f.path = parsed->path;
+    f.plans.push_back(std::move(*parsed));
+    return f;
+  }
+  auto f = req.file == "-" ? read_serving_text(req.text, "<stdin>", options) : read_serving_plans(req.file, options);
+  if (!f) return f.error();
+  if (f->plans.empty()) {
+    std::string why;
+    for (const auto& n : f->notes) why += fmt::format("\n  {}: {}", n.where.known() ? n.where.str() : f->path, n.message);
+    return input_error(fmt::format("no vLLM or SGLang server is started here (expected `vllm serve MODEL ...`, `python "
+                                   "-m vllm.entrypoints.openai.api_server ...`, `python -m sglang.launch_server ...`, "
+                                   "`sglang serve ...`, or a container running one){}",
+                                   why),
+                       SourceLocation{f->path});
+  }
+  return f;
+}
+
+Status use_plan(const CheckRequest& req, ParsedServing plan, Report& report, Json& facts,
+                std::map<std::string, SourceLocation>& locations) {
+  facts = std::move(plan.facts);
   if (!req.engine.empty()) facts["engine"]["name"] = req.engine;
-  locations = std::move(parsed->locations);
-  report.input_path = parsed->path;
-  report.input_form = std::string(to_string(parsed->form));
-  for (const auto& n : parsed->notes) report.notes.push_back({n.severity, n.message, n.where});
-  for (const auto& u : parsed->unknown)
+  locations = std::move(plan.locations);
+  report.input_path = plan.path;
+  report.input_form = std::string(to_string(plan.form));
+  report.server = plan.server;
+  for (const auto& n : plan.notes) report.notes.push_back({n.severity, n.message, n.where});
+  for (const auto& u : plan.unknown)
     report.notes.push_back(
         {"info", fmt::format("option '{}' is not modelled by specprobe; kept as given ({})", u.name, value_text(u.value)),
          u.where});
@@ -75,6 +109,18 @@ Status add_libs(const CheckRequest& req, Json& facts) {
     if (!l) return l.error();
     libs.push_back(*l);
   }
+  // What the deploy file states (image tag, pip line, pins next to it) for the libraries that
+  // nothing above gives.
+  auto given = [&](const std::string& key) {
+    return std::any_of(libs.begin(), libs.end(), [&](const LibVersion& l) { return l.key == key; });
+  };
+  const std::string engine = fact_string(facts, "engine.name").value_or("vllm");
+  if (auto v = fact_string(facts, "deploy.engine_version"); v && !given(engine))
+    libs.push_back({engine, *v, fact_string(facts, "deploy.engine_version_source").value_or("the deploy file")});
+  if (const Json* pins = find_fact(facts, "deploy.lib_pins"); pins && pins->is_object())
+    for (auto it = pins->begin(); it != pins->end(); ++it)
+      if (!given(it.key()) && it.value().contains("version") && it.value()["version"].is_string())
+        libs.push_back({it.key(), it.value()["version"].get<std::string>(), it.value().value("source", "a pin next to the deploy file")});
   add_lib_facts(facts, libs);
   return Ok{};
 }
