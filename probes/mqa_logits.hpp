@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 #include "kernels/kernel_abi.hpp"
 #include "probes/probe_common.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 
 namespace specprobe::probes {
 

@@ -1,35 +1,26 @@
-// Runs probes in child processes so that a faulting or hanging kernel becomes a result about
-// that shape and the rest of the report completes. The child is a re-exec of this binary
+// Probes run in child processes so that a faulting or hanging kernel becomes a result about that
+// shape and the rest of the report completes. The child is a re-exec of this binary
 // (/proc/self/exe __probe-child --specs JSON) that runs each probe in a fresh CUDA context and
-// prints one line per probe:  "@@specprobe begin <i>"  then  "@@specprobe result <json>",
-// with "@@specprobe phase host|device <name>" lines between them as the probe starts each step
-// (probe_common.hpp probe_phase). The parent enforces a per-probe timeout (SIGKILL to the
-// child's process group, then reap), turns a death by signal or a timeout into a "crash" result
-// (an "error" when the probe's last phase was host work: the kernel is not what stopped; the
-// record's "phase" names it), and restarts a child for the probes left. A child stops after a
-// probe reports "crash" (its context is unusable).
-// GPU-independent: tests drive it with scripted fake children.
+// speaks the isolated runner's line protocol (common/isolated_runner.hpp), with phase markers
+// from probe_common.hpp's probe_phase. A child stops after a probe reports "crash" (its context
+// is unusable). This file holds the probe table, the child side and the parent's entry point.
 #pragma once
 #include <string>
 #include <vector>
 
-#include "facts/facts.hpp"
+#include "common/isolated_runner.hpp"
+#include "common/json.hpp"
 
 namespace specprobe::probes {
 
-struct RunnerOptions {
-  std::vector<std::string> child_command;  // argv prefix; "--specs <json>" is appended
-  double timeout_s = 30;                   // per probe, from its "begin" line
-};
+// The isolated runner (common/isolated_runner.hpp) with probe result records (make_result).
+using specprobe::RunnerOptions;
 
 // {"/proc/self/exe", "__probe-child"}
 std::vector<std::string> self_child_command();
 
 // One result per spec, in order. Never throws for child failures.
 std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const RunnerOptions& opts);
-
-// "SIGSEGV" etc.
-std::string signal_name(int sig);
 
 // The child side: runs each spec in-process, printing the protocol lines to stdout.
 // Returns the number of probes run.

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 #include "kernels/kernel_abi.hpp"
 #include "probes/probe_common.hpp"
 

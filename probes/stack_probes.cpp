@@ -12,6 +12,7 @@
 #include <set>
 
 #include "common/embedded.hpp"
+#include "inputs/python_env.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
 
@@ -107,58 +108,16 @@ std::string validate_case(const Json& c, const std::string& lib, Json& out) {
   return "";
 }
 
-// The parent's environment as NAME=VALUE entries.
-std::vector<std::string> parent_env() {
-  std::vector<std::string> parent;
-  for (char** e = environ; e && *e; ++e) parent.emplace_back(*e);
-  return parent;
-}
-
-// An adapter's phase name as specprobe repeats it: printable ASCII, at most 100 characters.
-std::string clean_phase(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  if (s.size() > 100) s = s.substr(0, 100) + "...";
-  for (auto& c : s)
-    if (c < 0x20 || c > 0x7e) c = '?';
-  return s;
-}
-
 // The last "@@specprobe phase NAME" line in an adapter's stderr tail, or "".
 std::string phase_from_stderr(const std::string& err) {
   static const std::string kMarker = "@@specprobe phase ";
   const size_t at = err.rfind(kMarker);
   if (at == std::string::npos || (at > 0 && err[at - 1] != '\n')) return "";
   const size_t end = err.find('\n', at);
-  return clean_phase(err.substr(at + kMarker.size(), end == std::string::npos ? std::string::npos : end - at - kMarker.size()));
+  return clean_child_text(err.substr(at + kMarker.size(), end == std::string::npos ? std::string::npos : end - at - kMarker.size()));
 }
 
 std::string format_seconds(double s) { return fmt::format("{:g} s", s); }
-
-// Asks the interpreter where it imports from; prints the runner protocol. Python 3.3+ (-I: 3.4+).
-// Site-packages candidates are site.getsitepackages() (venv-aware, includes the base's with
-// --system-site-packages), sysconfig's purelib/platlib and any other site-packages / dist-packages
-// directory on sys.path (one a .pth file chains in), ordered as they appear on sys.path.
-constexpr const char* kInspectCode = R"py(import json, os, site, sys, sysconfig
-cand = [p for p in sys.path if os.path.basename(p.rstrip("/")) in ("site-packages", "dist-packages")]
-try:
-    cand += list(site.getsitepackages())
-except Exception:
-    pass
-for key in ("purelib", "platlib"):
-    try:
-        cand.append(sysconfig.get_paths()[key])
-    except Exception:
-        pass
-order = {p: i for i, p in reversed(list(enumerate(sys.path)))}
-seen = []
-for p in sorted(cand, key=lambda p: order.get(p, len(sys.path))):
-    if p not in seen:
-        seen.append(p)
-print("@@specprobe begin 0")
-print("@@specprobe result " + json.dumps({"specprobe_python": 1, "executable": sys.executable or "",
-      "prefix": sys.prefix, "base_prefix": getattr(sys, "base_prefix", sys.prefix),
-      "version": "%d.%d.%d" % tuple(sys.version_info[:3]), "site_packages": seen}))
-)py";
 
 std::string private_dir_template() {
   const char* t = std::getenv("TMPDIR");
@@ -171,97 +130,6 @@ std::string private_dir_template() {
 const std::vector<std::string>& stack_libraries() {
   static const std::vector<std::string> kLibs = {"deep_gemm", "flashinfer", "triton"};
   return kLibs;
-}
-
-Expected<std::string> resolve_python(const std::string& python) {
-  if (python.empty()) return usage_error("no Python given (--python PATH)");
-  std::error_code ec;
-  if (python.find('/') != std::string::npos) {
-    if (fs::is_regular_file(python, ec) && access(python.c_str(), X_OK) == 0) return python;
-    if (fs::is_directory(python, ec))
-      for (const char* rel : {"bin/python3", "bin/python"})
-        if (fs::is_regular_file(fs::path(python) / rel, ec)) return (fs::path(python) / rel).string();
-    return input_error(fmt::format("{}: not an executable Python", python));
-  }
-  const char* path = std::getenv("PATH");
-  std::string p = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t pos = 0;
-  while (pos <= p.size()) {
-    const size_t colon = p.find(':', pos);
-    const std::string dir = p.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
-    if (!dir.empty()) {
-      const fs::path cand = fs::path(dir) / python;
-      if (fs::is_regular_file(cand, ec) && access(cand.c_str(), X_OK) == 0) return cand.string();
-    }
-    if (colon == std::string::npos) break;
-    pos = colon + 1;
-  }
-  return input_error(fmt::format("{}: not found on PATH", python));
-}
-
-std::vector<std::string> python_inspect_env(const std::vector<std::string>& parent) {
-  std::vector<std::string> env;
-  bool have_path = false;
-  for (const auto& e : parent) {
-    const std::string name = e.substr(0, e.find('='));
-    if (name == "PATH" || name == "HOME" || name == "LD_LIBRARY_PATH" || name.rfind("PYENV_", 0) == 0) {
-      env.push_back(e);
-      have_path |= name == "PATH";
-    }
-  }
-  if (!have_path) env.push_back("PATH=/usr/local/bin:/usr/bin:/bin");
-  env.push_back("PYTHONDONTWRITEBYTECODE=1");
-  std::sort(env.begin(), env.end());
-  return env;
-}
-
-Expected<PythonEnv> inspect_python(const std::string& python, double timeout_s, const std::string& env_program) {
-  auto resolved = resolve_python(python);
-  if (!resolved) return resolved.error();
-  const std::string& py = *resolved;
-  RunnerOptions ro;
-  ro.timeout_s = timeout_s;
-  ro.child_command = {env_program, "-i"};
-  for (auto& e : python_inspect_env(parent_env())) ro.child_command.push_back(e);
-  ro.child_command.insert(ro.child_command.end(), {py, "-I", "-B", "-c", kInspectCode});
-  const auto raw = run_probes_isolated({Json{{"probe", "python_env"}}}, ro);
-  const Json r = raw.empty() ? Json() : raw[0];
-  auto fail = [&](const std::string& why) {
-    return input_error(fmt::format("{}: asking the interpreter where it imports from failed: {}", py, why));
-  };
-  if (!r.is_object()) return fail("no answer");
-  if (!r.contains("specprobe_python")) {
-    // A runner record: hung, crashed, exited early (not Python 3, a broken shim) or printed garbage.
-    std::string why = r.value("reason", Json()).is_string() ? r["reason"].get<std::string>() : "";
-    if (why.empty()) why = "it printed no valid answer";
-    if (r.contains("timeout_s")) why = fmt::format("no answer within {}", format_seconds(timeout_s));
-    if (r.value("stderr_tail", Json()).is_string()) {
-      std::string tail = r["stderr_tail"].get<std::string>();
-      while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
-      const size_t nl = tail.rfind('\n');
-      if (!tail.empty()) why += ": " + clean_phase(nl == std::string::npos ? tail : tail.substr(nl + 1));
-    }
-    return fail(why);
-  }
-  auto str = [&](const char* key) { return r.value(key, Json()).is_string() ? r[key].get<std::string>() : std::string(); };
-  PythonEnv env;
-  env.given = py;
-  env.executable = str("executable");
-  env.prefix = str("prefix");
-  env.base_prefix = str("base_prefix");
-  env.version = str("version");
-  if (env.executable.empty() || env.executable.front() != '/') return fail("sys.executable is not an absolute path");
-  std::error_code ec;
-  if (!fs::is_regular_file(env.executable, ec) || access(env.executable.c_str(), X_OK) != 0)
-    return fail(fmt::format("sys.executable {} is not an executable file", env.executable));
-  if (!r.value("site_packages", Json()).is_array()) return fail("no site-packages list");
-  for (const auto& d : r["site_packages"]) {
-    if (!d.is_string() || d.get<std::string>().empty() || d.get<std::string>().front() != '/') continue;
-    if (fs::is_directory(d.get<std::string>(), ec)) env.site_packages.push_back(d.get<std::string>());
-  }
-  if (env.site_packages.empty())
-    return fail(fmt::format("it reports no existing site-packages directory (sys.prefix {})", env.prefix));
-  return env;
 }
 
 std::vector<std::string> stack_child_env(const std::string& private_dir, const std::vector<std::string>& parent) {
@@ -382,7 +250,7 @@ Json validate_stack_result(const Json& raw, const Json& spec) {
     };
     const std::string st = text("status", kError);
     std::string why = text("reason", "no result");
-    std::string phase = clean_phase(text("phase", ""));
+    std::string phase = clean_child_text(text("phase", ""));
     if (phase.empty()) phase = phase_from_stderr(text("stderr_tail", ""));
     const std::string in_phase = phase.empty() ? "" : " in phase '" + phase + "'";
     std::string reason;
@@ -483,7 +351,7 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
   const std::string script_path = dir + "/" + script_name;
   std::ofstream(script_path, std::ios::binary) << script;
   std::ofstream(dir + "/" + kStackCommon, std::ios::binary) << common;
-  const std::vector<std::string> parent = parent_env();
+  const std::vector<std::string> parent = process_env();
   RunnerOptions ro;
   ro.timeout_s = opts.timeout_s;
   // env -i NAME=VALUE... python -s -B script   (the runner appends --specs JSON)

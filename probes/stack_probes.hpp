@@ -12,15 +12,13 @@
 // / error (crash, hang, unparseable or invalid output, JIT or environment failure: never trusted).
 // Results become facts under "stack." (names in probes/README.md). Touches no GPU itself; the
 // adapters do, in their own process.
-//
-// inspect_python asks the interpreter itself where it imports from (sys.executable, prefixes,
-// site-packages, version), so that shims (pyenv), symlinks and venvs are read as Python reads them.
+// The interpreter is found and asked about itself by inputs/python_env.hpp.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 
 namespace specprobe::probes {
 
@@ -28,25 +26,6 @@ inline constexpr const char* kStackSchema = "specprobe-stack/1";
 
 // The libraries with an adapter, in run order.
 const std::vector<std::string>& stack_libraries();
-
-// What an interpreter says about itself (inspect_python).
-struct PythonEnv {
-  std::string given;                       // as passed (--python), PATH-resolved
-  std::string executable;                  // sys.executable: what the adapters run
-  std::string prefix, base_prefix;         // sys.prefix, sys.base_prefix (they differ in a venv)
-  std::string version;                     // "3.12.3"
-  std::vector<std::string> site_packages;  // existing site-packages dirs, in import (sys.path) order
-};
-
-// Runs PYTHON once as `env -i PATH HOME LD_LIBRARY_PATH PYENV_* PYTHON -I -B -c <code>` (what a
-// pyenv shim needs, nothing else) in an isolated child with a timeout, and validates its JSON answer.
-// Input error naming PYTHON when it cannot be run, hangs, crashes, prints no valid answer or
-// reports no existing site-packages directory. Writes nothing (-B, no user site).
-Expected<PythonEnv> inspect_python(const std::string& python, double timeout_s = 30,
-                                   const std::string& env_program = "/usr/bin/env");
-
-// The environment inspect_python gives the interpreter, from PARENT ("NAME=VALUE" entries).
-std::vector<std::string> python_inspect_env(const std::vector<std::string>& parent);
 
 struct StackProbeOptions {
   std::string python;                 // interpreter path, or a name looked up on PATH ("python3")
@@ -58,9 +37,6 @@ struct StackProbeOptions {
   std::string adapter_dir;            // tests: read stack_<library>.py from here, not the binary
   std::string env_program = "/usr/bin/env";  // starts the interpreter with exactly the child env
 };
-
-// PATH lookup for a name without '/'; an existing path is returned as is. Input error when neither.
-Expected<std::string> resolve_python(const std::string& python);
 
 // The child's environment: PATH, LD_LIBRARY_PATH, LD_PRELOAD, CUDA_VISIBLE_DEVICES,
 // CUDA_DEVICE_ORDER, CUDA_HOME, CUDA_PATH and the names listed in SPECPROBE_STACK_PASS_ENV

@@ -2,7 +2,7 @@
 // with an illegal address (reported as crash + CUDA_ERROR_ILLEGAL_ADDRESS), one hangs (killed by
 // the runner's timeout). Touch the GPU.
 #pragma once
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 
 namespace specprobe::probes {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 #include "inputs/checkpoint/safetensors.hpp"
 
 namespace specprobe::test {
