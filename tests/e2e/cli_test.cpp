@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/cuda_session.hpp"
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 #include "run_binary.hpp"
 
 using nlohmann::json;

@@ -17,7 +17,7 @@
 
 #include "build_info.hpp"
 #include "../e2e/run_binary.hpp"
-#include "facts/facts.hpp"
+#include "common/json.hpp"
 
 using specprobe::Json;
 using specprobe::test::shell_quote;

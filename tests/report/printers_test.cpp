@@ -7,7 +7,7 @@
 
 #include "../e2e/run_binary.hpp"
 #include "report/printers.hpp"
-#include "report/suppressions.hpp"
+#include "pipeline/suppressions.hpp"
 
 using namespace specprobe;
 
