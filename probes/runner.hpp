@@ -23,7 +23,10 @@ std::vector<std::string> self_child_command();
 std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const RunnerOptions& opts);
 
 // The child side: runs each spec in-process, printing the protocol lines to stdout.
-// Returns the number of probes run.
+// Returns the number of probes run. With SPECPROBE_CHILD_TIMEOUT_S set (the runner sets it), each
+// probe runs under a watchdog that kills the child's process group that many seconds plus
+// kChildWatchdogGraceS after its "begin" (common/run_cleanup.hpp), parent or no parent.
+inline constexpr double kChildWatchdogGraceS = 2;
 int run_probe_child(const std::vector<Json>& specs);
 
 // Runs one spec in this process (dispatch over the probe table).
