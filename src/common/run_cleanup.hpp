@@ -25,14 +25,20 @@
 
 namespace specprobe {
 
+// The scopes below stand for a state of the process (handlers, a signal mask, a directory on
+// disk): none is copied.
+struct ScopedState {
+  ScopedState() = default;
+  ScopedState(const ScopedState&) = delete;
+  ScopedState& operator=(const ScopedState&) = delete;
+};
+
 // Installs the handlers when it is the outermost live scope; the outermost one restores them on
 // destruction and then calls finish_if_interrupted(). Main thread only.
-class InterruptScope {
+class InterruptScope : ScopedState {
  public:
   InterruptScope();
   ~InterruptScope();
-  InterruptScope(const InterruptScope&) = delete;
-  InterruptScope& operator=(const InterruptScope&) = delete;
 };
 
 // The signal the handler caught (0: none).
@@ -55,12 +61,10 @@ void kill_group_and_wait(pid_t pgid, double max_wait_s = 1.0);
 
 // The signals the handler takes, blocked across a fork (so that the child never runs the parent's
 // handler) or across creating and tracking a directory. Restores the previous mask on destruction.
-class BlockInterrupts {
+class BlockInterrupts : ScopedState {
  public:
   BlockInterrupts();
   ~BlockInterrupts();
-  BlockInterrupts(const BlockInterrupts&) = delete;
-  BlockInterrupts& operator=(const BlockInterrupts&) = delete;
   // In a forked child before exec: default dispositions for the handled signals (SIG_IGN ones stay
   // ignored), then the mask from before the block. Async-signal-safe.
   void reset_in_child() const;
@@ -71,13 +75,11 @@ class BlockInterrupts {
 
 // A private directory from mkdtemp(TEMPLATE), tracked while it lives and removed (recursively)
 // by its destructor, by finish_if_interrupted() or by the guardian, whichever comes first.
-class PrivateDir {
+class PrivateDir : ScopedState {
  public:
   // Empty path() and errno set when mkdtemp fails.
   explicit PrivateDir(std::string tmpl);
   ~PrivateDir();
-  PrivateDir(const PrivateDir&) = delete;
-  PrivateDir& operator=(const PrivateDir&) = delete;
   const std::string& path() const { return path_; }
 
  private:

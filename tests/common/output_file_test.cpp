@@ -20,13 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // The directory's entries other than NAME.
 std::vector<std::string> others(const std::string& dir, const std::string& name) {
   std::vector<std::string> out;
@@ -48,7 +41,7 @@ TEST_CASE("write_file_atomic writes the content and leaves no temporary file", "
   const std::string dir = test::temp_dir();
   const std::string path = dir + "/report.json";
   REQUIRE(write_file_atomic(path, "{\"a\": 1}\n"));
-  CHECK(slurp(path) == "{\"a\": 1}\n");
+  CHECK(test::file_text(path) == "{\"a\": 1}\n");
   CHECK(others(dir, "report.json").empty());
   struct stat st {};
   REQUIRE(stat(path.c_str(), &st) == 0);
@@ -60,7 +53,7 @@ TEST_CASE("write_file_atomic writes the content and leaves no temporary file", "
   REQUIRE(write_file_atomic(path, "two\n"));
   REQUIRE(stat(path.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0640);
-  CHECK(slurp(path) == "two\n");
+  CHECK(test::file_text(path) == "two\n");
 }
 
 TEST_CASE("write_file_atomic renames only after the whole content is written; a failure keeps the old file", "[common][output]") {
@@ -71,8 +64,8 @@ TEST_CASE("write_file_atomic renames only after the whole content is written; a 
   std::string seen_tmp;
   auto st = write_file_atomic(path, content, [&](const std::string& tmp) -> Status {
     seen_tmp = tmp;
-    CHECK(slurp(path) == "old report\n");  // the target is untouched while the new one is written
-    CHECK(slurp(tmp) == content);          // and the temporary file holds all of it
+    CHECK(test::file_text(path) == "old report\n");  // the target is untouched while the new one is written
+    CHECK(test::file_text(tmp) == content);          // and the temporary file holds all of it
     return io_error("injected failure after the write");
   });
   REQUIRE_FALSE(st);
@@ -80,7 +73,7 @@ TEST_CASE("write_file_atomic renames only after the whole content is written; a 
   CHECK(st.error().message == "injected failure after the write");
   CHECK(fs::path(seen_tmp).parent_path() == fs::path(dir));  // same directory: rename is atomic
   CHECK(fs::path(seen_tmp).filename().string().rfind(".report.json.tmp.", 0) == 0);
-  CHECK(slurp(path) == "old report\n");
+  CHECK(test::file_text(path) == "old report\n");
   CHECK(others(dir, "report.json").empty());
 }
 
@@ -108,7 +101,7 @@ TEST_CASE("a reader polling the report file never sees half a report", "[common]
   INFO(reads << " reads");
   CHECK(reads > 0);
   CHECK(bad == 0);
-  CHECK(Json::parse(slurp(path))["version"] == 19);
+  CHECK(Json::parse(test::file_text(path))["version"] == 19);
   CHECK(others(dir, "report.json").empty());
 }
 
@@ -119,7 +112,7 @@ TEST_CASE("write_file_atomic follows a symbolic link and keeps it", "[common][ou
   fs::create_symlink("real/r.json", dir + "/link.json");
   REQUIRE(write_file_atomic(dir + "/link.json", "new\n"));
   CHECK(fs::is_symlink(dir + "/link.json"));
-  CHECK(slurp(dir + "/real/r.json") == "new\n");
+  CHECK(test::file_text(dir + "/real/r.json") == "new\n");
   CHECK(others(dir + "/real", "r.json").empty());
 }
 
@@ -150,5 +143,5 @@ TEST_CASE("failed writes are io errors naming the destination", "[common][output
   const std::string log = dir + "/summary.md";
   REQUIRE(append_file(log, "one\n"));
   REQUIRE(append_file(log, "two\n"));
-  CHECK(slurp(log) == "one\ntwo\n");
+  CHECK(test::file_text(log) == "one\ntwo\n");
 }

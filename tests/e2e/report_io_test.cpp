@@ -8,11 +8,11 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "../hostile/bounded_run.hpp"
 #include "run_binary.hpp"
 
+using specprobe::test::file_text;
 using specprobe::test::run_specprobe;
 using specprobe::test::shell_quote;
 using specprobe::test::temp_dir;
@@ -30,13 +30,6 @@ std::string config_dir() {
   const std::string d = temp_dir();
   fs::copy_file(kSeeds + "/turboquant-ngram.yaml", d + "/serve.yaml");
   return d;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 std::vector<std::string> entries(const std::string& dir) {
@@ -95,7 +88,7 @@ TEST_CASE("report I/O: on a full disk the old report stays whole and no temporar
     INFO(opt << ": " << r.err);
     CHECK(r.exit_code == 4);
     CHECK(r.err.find("cannot write report.json: " + std::string(std::strerror(EFBIG))) != std::string::npos);
-    CHECK(slurp(d + "/report.json") == "old report\n");
+    CHECK(file_text(d + "/report.json") == "old report\n");
     CHECK(entries(d) == std::vector<std::string>{"report.json", "serve.yaml"});
   }
   // `check --format json > report.json` on a full disk: exit 4, not 0 with a cut file.
@@ -105,7 +98,7 @@ TEST_CASE("report I/O: on a full disk the old report stays whole and no temporar
   // matrix -o: the same.
   auto m = run_on_full_disk(kMatrix + " --format json -o report.json", d);
   CHECK(m.exit_code == 4);
-  CHECK(slurp(d + "/report.json") == "old report\n");
+  CHECK(file_text(d + "/report.json") == "old report\n");
 }
 
 TEST_CASE("report I/O: -o into a read-only directory exits 4 and leaves nothing there", "[e2e][io]") {
@@ -128,10 +121,10 @@ TEST_CASE("report I/O: report files are replaced, never left beside a temporary 
   std::ofstream(d + "/report.json") << "old report\n";
   auto r = run_specprobe(kCheck + " --format json -o report.json --sarif out.sarif", d);
   CHECK(r.exit_code == 1);
-  CHECK(slurp(d + "/report.json").find("\"verdict\": \"not-supported\"") != std::string::npos);
+  CHECK(file_text(d + "/report.json").find("\"verdict\": \"not-supported\"") != std::string::npos);
   CHECK(entries(d) == std::vector<std::string>{"out.sarif", "report.json", "serve.yaml"});
   const std::string nfd = temp_dir();
   CHECK(run_specprobe(kMatrix + " --format nfd -o " + shell_quote(nfd + "/specprobe")).exit_code == 0);
-  CHECK(slurp(nfd + "/specprobe").find("specprobe.io/") != std::string::npos);
+  CHECK(file_text(nfd + "/specprobe").find("specprobe.io/") != std::string::npos);
   CHECK(entries(nfd) == std::vector<std::string>{"specprobe"});
 }
