@@ -280,6 +280,7 @@ void untrack_dir(const std::string& path) {
 InterruptScope::InterruptScope() {
   if (g_depth++ > 0) return;
   g_caught = 0;
+  ensure_guardian();  // before any child: the guardian inherits none of its pipes
   int p[2];
   if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0) {
     g_wake_read = p[0];

@@ -11,12 +11,13 @@
 //  - The child side: every isolated child gets PR_SET_PDEATHSIG(SIGKILL) between fork and exec
 //    (isolated_runner.cpp), and our own probe children arm a watchdog (arm_child_watchdog) from
 //    SPECPROBE_CHILD_TIMEOUT_S, so a hung child dies at its timeout even when the parent is gone.
-//  - A guardian process, started on the first tracked child or directory: a double-forked process
-//    in its own session that ignores job-control and termination signals and holds one end of a
-//    socket whose other end only this process holds. When this process dies in any way (SIGKILL
-//    included) the socket reads EOF and the guardian kills the groups and removes the directories
-//    still tracked (a JIT compiler started by the Python adapter is in its group), then exits. It
-//    uses raw system calls only (it is a fork of a possibly threaded process).
+//  - A guardian process, started by the first InterruptScope (or tracked child or directory): a
+//    double-forked process in its own session that ignores job-control and termination signals
+//    and holds one end of a socket whose other end only this process holds. When this process
+//    dies in any way (SIGKILL included) the socket reads EOF and the guardian kills the groups and
+//    removes the directories still tracked (a JIT compiler started by the Python adapter is in its
+//    group), then exits. It uses raw system calls only (it is a fork of a possibly threaded
+//    process), and exits with this process in the normal case too.
 #pragma once
 #include <signal.h>
 #include <sys/types.h>
