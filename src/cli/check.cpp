@@ -68,7 +68,8 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--junit", o.junit_file, "also write a JUnit XML report (GitLab, Jenkins) to FILE");
   app.add_option("--json", o.json_file, "also write the JSON report to FILE");
   app.add_flag("--github", o.github, "also print GitHub Actions annotations and append a job summary to $GITHUB_STEP_SUMMARY");
-  app.add_flag("--exit-zero", o.exit_zero, "exit 0 even when findings are at or above --fail-on (usage and environment errors still exit 2/3)");
+  app.add_flag("--exit-zero", o.exit_zero, "exit 0 even when findings are at or above --fail-on or the verdict is unknown (usage, environment and write errors still exit 2/3/5)");
+  app.add_flag("--unknown-ok", o.unknown_ok, "an unknown verdict (a plan specprobe could not decide) exits 0 instead of 4; it is still reported");
   app.add_option("--ignore", r.ignore, "suppress rule SPnnnn (repeatable); the finding stays in the report, marked suppressed")
       ->allow_extra_args(false);
   app.add_flag("--no-suppressions", o.no_suppressions, "ignore .specprobe.yaml next to the config");
@@ -102,11 +103,15 @@ std::function<void(const std::string&)> terminal_progress(bool quiet) {
   };
 }
 
-int exit_code_for(const Report& report, const std::string& fail_on) {
-  if (fail_on == "none") return 0;
-  const Severity threshold = *parse_severity(fail_on);
-  for (const auto& r : report.results)
-    if (r.status == ResultStatus::fail && !r.suppressed && r.severity >= threshold) return 1;
+int exit_code_for(const Report& report, const std::string& fail_on, bool unknown_ok) {
+  if (fail_on != "none") {
+    const Severity threshold = *parse_severity(fail_on);
+    for (const auto& r : report.results)
+      if (r.status == ResultStatus::fail && !r.suppressed && r.severity >= threshold) return 1;
+  }
+  // A plan specprobe could not decide is not a pass: a CI gate (and `exec`) must not treat it as
+  // one unless told to (--unknown-ok), like a linter's "could not analyse" being an error.
+  if (report.verdict == "unknown" && !unknown_ok) return kExitUnknown;
   return 0;
 }
 
@@ -129,9 +134,24 @@ int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
       outputs.push_back({"github-summary", summary, nullptr, true});
   const std::vector<Error> problems = emit_reports(reports, outputs, ro, stream);
-  for (const auto& e : problems) std::fprintf(stderr, "specprobe: %s\n", e.str().c_str());
-  return problems.empty() ? 0 : 3;
+  int rc = 0;
+  for (const auto& e : problems) {
+    std::fprintf(stderr, "specprobe: %s\n", e.str().c_str());
+    rc = std::max(rc, exit_code(e.kind));  // a report not written (5) over an internal error (3)
+  }
+  return rc;
 }
+
+namespace {
+
+// Several reports: the exit code that says most. Errors (5 a report not written, 3 environment or
+// internal, 2 usage or input) over an unknown verdict (4) over findings (1) over 0.
+int worse_exit(int a, int b) {
+  auto rank = [](int c) { return c == 5 ? 6 : c == 3 ? 5 : c == 2 ? 4 : c == 4 ? 3 : c == 1 ? 2 : c == 0 ? 0 : 1; };
+  return rank(b) > rank(a) ? b : a;
+}
+
+}  // namespace
 
 int run_check_command(CheckOptions o) {
   auto services = cli_services(o);
@@ -156,12 +176,12 @@ int run_check_command(CheckOptions o) {
     auto rs = run_checks(req, *services);
     if (!rs) {
       std::fprintf(stderr, "specprobe: %s\n", rs.error().str().c_str());
-      worst = std::max(worst, exit_code(rs.error().kind));
+      worst = worse_exit(worst, exit_code(rs.error().kind));
       continue;
     }
     for (Report& r : *rs) {
-      r.exit_code = o.exit_zero ? 0 : exit_code_for(r, o.fail_on);
-      worst = std::max(worst, r.exit_code);
+      r.exit_code = o.exit_zero ? 0 : exit_code_for(r, o.fail_on, o.unknown_ok);
+      worst = worse_exit(worst, r.exit_code);
       reports.push_back(std::move(r));
     }
   }
