@@ -12,6 +12,7 @@
 // ignored, unreadable results become "error" records.
 // GPU-independent: tests drive it with scripted fake children.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct RunnerOptions {
   std::vector<std::string> child_command;  // argv prefix; "--specs <json>" is appended
   double timeout_s = 30;                   // per spec, from its "begin" line
   RunnerRecordFn record = basic_runner_record;
+  // Called with each phase marker's name as the child reports it (progress lines); may be empty.
+  std::function<void(const std::string& phase)> on_phase;
 };
 
 // One result per spec, in order. Never throws for child failures.
