@@ -86,9 +86,14 @@ void suggest_for_parse_error(const CLI::App& app, const std::vector<std::string>
       } else {
         w += c;
       }
-  } else if (cmd == &app) {
-    // "A subcommand is required": the first word that is not an option.
-    for (size_t i = 1; i < args.size(); ++i)
+  } else if (!subcommands.empty()) {
+    // "A subcommand is required": the first word after the command's own name that is not an option.
+    size_t i = 1;  // after the program's name; for a subcommand, after its own name
+    if (cmd != &app) {
+      while (i < args.size() && args[i] != cmd->get_name()) ++i;
+      ++i;
+    }
+    for (; i < args.size(); ++i)
       if (!args[i].empty() && args[i][0] != '-') {
         words.push_back(args[i]);
         break;
