@@ -175,6 +175,19 @@ int run_stack_probe_command(const ProbeOptions& o) {
 
 }  // namespace
 
+std::string common_error(const std::vector<Json>& results) {
+  if (results.size() < 2) return {};
+  std::string reason;
+  for (const auto& r : results) {
+    if (r.value("status", "") != probes::kError) return {};
+    std::string why = r.value("reason", "");
+    if (r.contains("cuda_error") && r["cuda_error"].is_string()) why = r["cuda_error"].get<std::string>() + ": " + why;
+    if (why.empty() || (!reason.empty() && why != reason)) return {};
+    reason = why;
+  }
+  return reason;
+}
+
 std::string format_probe_table(const std::vector<Json>& results) {
   std::string out = fmt::format("{:<72} {:<6} {:>9} {:>10} {:>5} {:>7} {:>4}  {}\n", "probe", "status", "max_rel",
                                 "time_us", "regs", "smem_KB", "occ", "reason / evidence");
@@ -270,6 +283,9 @@ int run_probe_command(const ProbeOptions& o, const std::vector<probes::ProbeKind
   }
   if (o.format == "json") {
     std::printf("%s\n", Json(results).dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+  } else if (const std::string why = common_error(results); !why.empty()) {
+    // Every probe stopped on the same thing (no driver, no GPU): one line, not a row per probe.
+    std::fprintf(stderr, "specprobe: error: %s (%zu probe%s not run)\n", why.c_str(), results.size(), results.size() == 1 ? "" : "s");
   } else {
     std::fputs(format_probe_table(results).c_str(), stdout);
   }

@@ -68,6 +68,9 @@ Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& opts,
                                                      const std::vector<probes::ProbeKind>& kinds = probes::probe_kinds());
 // The stack-probe specs `probe --stack` runs (one per library in stack_libs).
 Expected<std::vector<Json>> stack_specs_from_options(const ProbeOptions& opts);
+// The reason every record gives when all of them are errors with the same reason (no driver, no
+// GPU), else "": `probe` then prints that one line instead of a table of identical rows.
+std::string common_error(const std::vector<Json>& results);
 // Fixed-width table of result records (what `probe` prints).
 std::string format_probe_table(const std::vector<Json>& results);
 
