@@ -23,7 +23,7 @@ _specprobe() {
   local matrix_opts="--model --gpu --config --engine --python --site-packages --lib --probes --format
     --output -o --junit --model-name --rules-dir --quiet -q --help -h"
   local probe_opts="--probe --next-n --heads --head-dim --block-kv --gqa --kv-dtype --k --sv-head-dim
-    --block-size --heads-kv --batch --context --seed --bench --tiles-per-cta --lengths --splits
+    --block-size --mla-heads --mla-latent-dim --mla-rope-dim --mla-v-dim --mla-topk --heads-kv --batch --context --seed --bench --tiles-per-cta --lengths --splits
     --timeout --format --in-process --stack --python --stack-lib --stack-timeout --help -h"
 
   # The subcommand (and rules' sub-subcommand); stop at `--` (a serving command line follows).
@@ -64,6 +64,7 @@ _specprobe() {
       esac
       return 0 ;;
     --stack-timeout|--timeout|--heads|--head-dim|--block-kv|--gqa|--k|--sv-head-dim|--block-size|\
+    --mla-heads|--mla-latent-dim|--mla-rope-dim|--mla-v-dim|--mla-topk|\
     --heads-kv|--batch|--context|--seed|--tiles-per-cta|--splits|--next-n|--ignore|--model-name)
       return 0 ;;
   esac
