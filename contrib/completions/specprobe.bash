@@ -24,7 +24,7 @@ _specprobe() {
     --output -o --junit --model-name --nfd-expiry --nfd-include-warnings --rules-dir --quiet -q --progress
     --help -h"
   local probe_opts="--probe --next-n --heads --head-dim --block-kv --gqa --kv-dtype --k --sv-head-dim
-    --block-size --heads-kv --batch --context --seed --bench --tiles-per-cta --lengths --splits
+    --block-size --mla-heads --mla-latent-dim --mla-rope-dim --mla-v-dim --mla-topk --heads-kv --batch --context --seed --bench --tiles-per-cta --lengths --splits
     --timeout --format --in-process --stack --python --stack-lib --stack-timeout --help -h"
 
   # The subcommand (and rules' sub-subcommand); stop at `--` (a serving command line follows).
@@ -65,6 +65,7 @@ _specprobe() {
       esac
       return 0 ;;
     --stack-timeout|--timeout|--heads|--head-dim|--block-kv|--gqa|--k|--sv-head-dim|--block-size|\
+    --mla-heads|--mla-latent-dim|--mla-rope-dim|--mla-v-dim|--mla-topk|\
     --heads-kv|--batch|--context|--seed|--tiles-per-cta|--splits|--next-n|--ignore|--model-name|\
     --sarif-category)
       return 0 ;;
