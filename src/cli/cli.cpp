@@ -20,7 +20,7 @@ namespace {
 
 constexpr const char* kExitCodes =
     "Exit codes: 0 no finding at or above --fail-on; 1 findings; 2 usage or input error; "
-    "3 environment or internal error.";
+    "3 environment or internal error; 4 verdict unknown (the plan could not be decided; --unknown-ok).";
 
 }  // namespace
 

@@ -37,7 +37,8 @@ std::string failing_config_dir() {
   return d;
 }
 
-const std::string kFailing = "check serve.yaml --gpu RTX5090 --no-matrix --advisories-dir no-advisories";
+const std::string kFailing = "check serve.yaml --gpu RTX5090 --no-matrix --advisories-dir no-advisories --model " +
+                             std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/llama-3.1-8b";
 
 }  // namespace
 
