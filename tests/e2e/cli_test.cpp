@@ -153,8 +153,9 @@ TEST_CASE("exit 2: malformed input names the file and place", "[e2e][cli][malfor
 }
 
 TEST_CASE("exit 3: environment errors", "[e2e][cli]") {
+  // A report that cannot be written is the I/O code, 5 (it was 3 before it existed).
   auto out = run_specprobe("check --gpu H100 --output /nonexistent-dir/report.json -- vllm serve m");
-  CHECK(out.exit_code == 3);
+  CHECK(out.exit_code == 5);
   // `gpu` on a machine without a GPU or driver: a clear message and exit 3; with one: exit 0.
   auto gpu = run_specprobe("gpu --format json");
   if (gpu.exit_code == 0) {
