@@ -16,6 +16,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/run_cleanup.hpp"
 #include "probes/mqa_logits.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/spec_verify.hpp"
@@ -76,8 +77,12 @@ Json run_probe_in_process(const Json& spec, const std::vector<ProbeKind>& kinds)
 
 int run_probe_child(const std::vector<Json>& specs, const std::vector<ProbeKind>& kinds) {
   enable_probe_phase_markers(true);
+  // The parent kills a probe at its timeout; should the parent be gone or stuck, the child's own
+  // watchdog does, a little later (so that the parent's kill, with its report, normally comes first).
+  const double timeout_s = child_timeout_from_env();
   int n = 0;
   for (size_t i = 0; i < specs.size(); ++i) {
+    if (timeout_s > 0) arm_child_watchdog(timeout_s + kChildWatchdogGraceS);
     std::printf("@@specprobe begin %zu\n", i);
     std::fflush(stdout);
     Json r = run_probe_in_process(specs[i], kinds);
@@ -86,6 +91,7 @@ int run_probe_child(const std::vector<Json>& specs, const std::vector<ProbeKind>
     ++n;
     if (r.value("status", "") == kCrash) break;
   }
+  arm_child_watchdog(0);
   return n;
 }
 

@@ -22,6 +22,10 @@ std::vector<std::string> self_child_command();
 // One result per spec, in order. Never throws for child failures.
 std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const RunnerOptions& opts);
 
+// A probe child runs under a watchdog (SPECPROBE_CHILD_TIMEOUT_S, set by the runner) that kills
+// its process group that many seconds plus kChildWatchdogGraceS after each "begin"
+// (common/run_cleanup.hpp), parent or no parent.
+inline constexpr double kChildWatchdogGraceS = 2;
 
 struct ProbeKind {
   const char* name;

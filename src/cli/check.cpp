@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -58,7 +59,8 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--junit", o.junit_file, "also write a JUnit XML report (GitLab, Jenkins) to FILE");
   app.add_option("--json", o.json_file, "also write the JSON report to FILE");
   app.add_flag("--github", o.github, "also print GitHub Actions annotations and append a job summary to $GITHUB_STEP_SUMMARY");
-  app.add_flag("--exit-zero", o.exit_zero, "exit 0 even when findings are at or above --fail-on (usage and environment errors still exit 2/3)");
+  app.add_flag("--exit-zero", o.exit_zero, "exit 0 even when findings are at or above --fail-on or the verdict is unknown (usage, environment and write errors still exit 2/3/5)");
+  app.add_flag("--unknown-ok", o.unknown_ok, "an unknown verdict (a plan specprobe could not decide) exits 0 instead of 4; it is still reported");
   app.add_option("--ignore", r.ignore, "suppress rule SPnnnn (repeatable); the finding stays in the report, marked suppressed");
   app.add_flag("--no-suppressions", o.no_suppressions, "ignore .specprobe.yaml next to the config");
 }
@@ -91,11 +93,15 @@ std::function<void(const std::string&)> terminal_progress(bool quiet) {
   };
 }
 
-int exit_code_for(const Report& report, const std::string& fail_on) {
-  if (fail_on == "none") return 0;
-  const Severity threshold = *parse_severity(fail_on);
-  for (const auto& r : report.results)
-    if (r.status == ResultStatus::fail && !r.suppressed && r.severity >= threshold) return 1;
+int exit_code_for(const Report& report, const std::string& fail_on, bool unknown_ok) {
+  if (fail_on != "none") {
+    const Severity threshold = *parse_severity(fail_on);
+    for (const auto& r : report.results)
+      if (r.status == ResultStatus::fail && !r.suppressed && r.severity >= threshold) return 1;
+  }
+  // A plan specprobe could not decide is not a pass: a CI gate (and `exec`) must not treat it as
+  // one unless told to (--unknown-ok), like a linter's "could not analyse" being an error.
+  if (report.verdict == "unknown" && !unknown_ok) return kExitUnknown;
   return 0;
 }
 
@@ -114,8 +120,12 @@ int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* st
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
       outputs.push_back({"github-summary", summary, nullptr, true});
   const std::vector<Error> problems = emit_report(report, outputs, ro, stream);
-  for (const auto& e : problems) std::fprintf(stderr, "specprobe: %s\n", e.str().c_str());
-  return problems.empty() ? 0 : 3;
+  int rc = 0;
+  for (const auto& e : problems) {
+    std::fprintf(stderr, "specprobe: %s\n", e.str().c_str());
+    rc = std::max(rc, exit_code(e.kind));  // a report not written (4) over an internal error (3)
+  }
+  return rc;
 }
 
 int run_check_command(CheckOptions o) {
@@ -126,7 +136,7 @@ int run_check_command(CheckOptions o) {
     std::fprintf(stderr, "specprobe: %s\n", report.error().str().c_str());
     return exit_code(report.error().kind);
   }
-  report->exit_code = o.exit_zero ? 0 : exit_code_for(*report, o.fail_on);
+  report->exit_code = o.exit_zero ? 0 : exit_code_for(*report, o.fail_on, o.unknown_ok);
   if (const int rc = emit_check_report(o, *report, stdout); rc != 0) return rc;
   return report->exit_code;
 }

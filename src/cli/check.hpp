@@ -33,7 +33,8 @@ struct CheckOptions {
   std::string junit_file;             // --junit FILE
   std::string json_file;              // --json FILE
   bool github = false;                // --github: workflow annotations on stdout + $GITHUB_STEP_SUMMARY
-  bool exit_zero = false;             // --exit-zero: findings never make the exit code 1
+  bool exit_zero = false;             // --exit-zero: findings and an unknown verdict never fail the exit code
+  bool unknown_ok = false;            // --unknown-ok: an unknown verdict exits 0 (still reported)
   bool no_suppressions = false;       // --no-suppressions: ignore .specprobe.yaml
   bool no_matrix = false;             // --no-matrix
 };
@@ -61,7 +62,9 @@ std::function<void(const std::string&)> terminal_progress(bool quiet);
 // 3 when a file cannot be written. Used by check and exec.
 int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* stream);
 
-// 1 when an unsuppressed failed rule is at or above FAIL_ON ("none": never), else 0.
-int exit_code_for(const Report& report, const std::string& fail_on);
+// The exit code of a completed check: 1 when an unsuppressed finding is at or above FAIL_ON
+// ("none": never), else kExitUnknown when the verdict is unknown (unless UNKNOWN_OK), else 0.
+inline constexpr int kExitUnknown = 4;
+int exit_code_for(const Report& report, const std::string& fail_on, bool unknown_ok = false);
 
 }  // namespace specprobe

@@ -13,6 +13,7 @@
 #include "cli/info_commands.hpp"
 #include "cli/matrix.hpp"
 #include "cli/probe.hpp"
+#include "common/output_file.hpp"
 
 namespace specprobe {
 
@@ -20,11 +21,11 @@ namespace {
 
 constexpr const char* kExitCodes =
     "Exit codes: 0 no finding at or above --fail-on; 1 findings; 2 usage or input error; "
-    "3 environment or internal error.";
+    "3 environment or internal error; 4 verdict unknown (the plan could not be decided; --unknown-ok); "
+    "5 the report or other output could not be written in full (full disk, unwritable directory; the "
+    "message names where).";
 
-}  // namespace
-
-int run_cli(int argc, char** argv) {
+int run_command(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   // `check -- vllm serve ...`: everything after the first `--` is the serving command line.
   std::vector<std::string> after_dashes;
@@ -140,5 +141,9 @@ int run_cli(int argc, char** argv) {
   }
   return 2;
 }
+
+}  // namespace
+
+int run_cli(int argc, char** argv) { return finish_stdout(run_command(argc, argv)); }
 
 }  // namespace specprobe

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 #include <CLI/CLI.hpp>
 
+#include "common/output_file.hpp"
 #include "report/printers.hpp"
 
 namespace specprobe {
@@ -107,23 +107,16 @@ int run_matrix_command(const MatrixOptions& o) {
                                          o.config.empty() ? "" : o.config);
     out = render_matrix_table(gpus, reports, what);
   }
+  // Files are replaced atomically (common/output_file.hpp): NFD's worker may read features.d at
+  // any moment, and skips the dot-prefixed temporary file.
+  std::vector<Error> problems;
+  if (auto st = o.output.empty() ? write_stream(stdout, out) : write_file_atomic(o.output, out); !st) problems.push_back(st.error());
+  if (!o.junit_file.empty())
+    if (auto st = write_file_atomic(o.junit_file, reports_to_junit(reports)); !st) problems.push_back(st.error());
   int rc = 0;
-  if (o.output.empty()) {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-  } else {
-    // Written beside and renamed into place: NFD's worker may read features.d at any moment.
-    const std::string tmp = o.output + ".tmp";
-    bool ok = static_cast<bool>(std::ofstream(tmp, std::ios::binary) << out);
-    ok = ok && std::rename(tmp.c_str(), o.output.c_str()) == 0;
-    if (!ok) {
-      std::remove(tmp.c_str());
-      std::fprintf(stderr, "specprobe: error: cannot write %s\n", o.output.c_str());
-      rc = 3;
-    }
-  }
-  if (!o.junit_file.empty() && !(std::ofstream(o.junit_file, std::ios::binary) << reports_to_junit(reports))) {
-    std::fprintf(stderr, "specprobe: error: cannot write %s\n", o.junit_file.c_str());
-    rc = 3;
+  for (const auto& e : problems) {
+    std::fprintf(stderr, "specprobe: %s\n", e.str().c_str());
+    rc = exit_code(e.kind);
   }
   return rc;
 }

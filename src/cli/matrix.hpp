@@ -25,7 +25,8 @@ struct MatrixOptions {
 
 CLI::App* add_matrix_command(CLI::App& app, MatrixOptions& o);
 
-// 0 when every matrix was computed; 2 usage/input errors; 3 environment errors.
+// 0 when every matrix was computed and written; 2 usage/input errors; 3 environment errors; 4 an
+// output (stdout, --output, --junit) could not be written.
 int run_matrix_command(const MatrixOptions& o);
 
 }  // namespace specprobe

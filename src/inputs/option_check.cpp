@@ -550,8 +550,9 @@ void derive_option_checks(Json& f) {
   Json& out = f["options"];
   if (!out.is_object()) out = Json::object();
   Checker c{**table, select_releases(**table, fact_string(f, "engine.version")), engine == "vllm", f, {}, {}, {}, {}};
-  if (const Json* given = find_fact(f, "options.given"); given && given->is_array())
+  if (const Json* given = find_fact(f, "options.given"); given && given->is_array()) {
     for (size_t i = 0; i < given->size(); ++i) c.check_given(i, (*given)[i]);
+  }
   c.check_ranges(f);
   c.finish_narrowing();
   out["table"] = c.sel.label;

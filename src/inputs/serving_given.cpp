@@ -2,6 +2,8 @@
 // and SGLang builders: what the engine calls an option (aliases, negations, abbreviations) and
 // whether it takes a value. The per-release check itself runs later (option_check.cpp), once the
 // engine version is known.
+#include <set>
+
 #include "inputs/option_tables.hpp"
 #include "inputs/serving_options.hpp"
 
@@ -41,11 +43,18 @@ Arity table_arity(std::string_view engine, std::string_view canonical) {
 void record_given_options(const std::vector<RawOption>& options, PlanWriter& w) {
   Json given = Json::array();
   std::vector<std::pair<std::string, SourceLocation>> places;
-  for (size_t i = 0; i < options.size(); ++i) {
-    const RawOption& o = options[i];
-    const std::string at = fmt::format("options.given.{}", i);
+  // An option written again with the same value says nothing new to the checks, and a file that
+  // repeats one flag 200000 times must not carry 200000 entries into every what-if cell: the first
+  // occurrence stands for the rest.
+  std::set<std::string> seen;
+  for (const RawOption& o : options) {
+    const std::string flag = o.textual ? (o.short_form ? "-" : "--") + o.name : o.name;
+    if (!seen.insert(flag + '\0' + (o.textual ? "c" : "f") + '\0' + (o.value.is_string() ? o.value.get<std::string>() : o.value.dump()))
+             .second)
+      continue;
+    const std::string at = fmt::format("options.given.{}", given.size());
     Json g = Json::object();
-    g["flag"] = o.textual ? (o.short_form ? "-" : "--") + o.name : o.name;
+    g["flag"] = flag;
     g["source"] = o.textual ? "command" : "config";
     Json value = o.value;
     places.emplace_back(at, o.where);

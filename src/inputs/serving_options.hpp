@@ -106,7 +106,8 @@ TableName table_name(std::string_view engine, const std::string& flag);
 enum class Arity { unknown, flag, list, value };
 Arity table_arity(std::string_view engine, std::string_view canonical);
 
-// Writes options.given: every option as written, in order (flag with its dashes, or the config
+// Writes options.given: every option as written, in order, a repetition with the same value once
+// (flag with its dashes, or the config
 // key; source command|config; value, JSON text parsed), located at options.given.<i> and each key
 // of a mapping value at options.given.<i>.value.<key>. The per-release check reads it.
 void record_given_options(const std::vector<RawOption>& options, PlanWriter& w);

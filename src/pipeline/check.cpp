@@ -1,6 +1,8 @@
 // run_check: the pipeline in order (see check.hpp).
 #include "pipeline/check.hpp"
 
+#include <set>
+
 #include "facts/derive.hpp"
 #include "pipeline/stages.hpp"
 #include "pipeline/verdict.hpp"
@@ -61,9 +63,16 @@ Expected<Report> run_check(const CheckRequest& req, const Services& services) {
   for (const auto& a : catalog.advisories)
     report.results.push_back(evaluate_advisory(a, facts, locations, report.input_path));
   if (auto st = stages::add_suppressions(req, services, report); !st) return st.error();
-  if (req.matrix) report.matrix = sweep_support_matrix(catalog, inputs, facts);
+  // The matrix ignores what the user suppressed, as the verdict does.
+  std::set<std::string> suppressed;
+  for (const auto& r : report.results)
+    if (r.suppressed) suppressed.insert(r.id);
+  if (req.matrix) report.matrix = sweep_support_matrix(catalog, inputs, facts, {}, suppressed);
   report.engine = fact_string(facts, "engine.name").value_or("vllm");
-  report.verdict = verdict_of(report.results);
+  Decision decision = decide(report.results, facts);
+  report.verdict = decision.verdict;
+  report.missing = std::move(decision.missing);
+  report.assumptions = std::move(decision.assumptions);
   report.facts = std::move(facts);
   report.duration_ms = std::chrono::duration<double, std::milli>(services.clock() - t0).count();
   return report;

@@ -39,7 +39,9 @@ struct ReportOutput {
   bool append = false;          // add to the file (the GitHub job summary)
 };
 
-// Renders and writes each output. Errors name the file; every output is attempted.
+// Renders and writes each output (common/output_file.hpp: files replaced atomically, appends and
+// streams checked). Errors (io_error for a failed write) name the destination; every output is
+// attempted.
 std::vector<Error> emit_report(const Report& report, const std::vector<ReportOutput>& outputs,
                                const RenderOptions& options, std::FILE* stream);
 

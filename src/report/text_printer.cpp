@@ -133,6 +133,19 @@ std::string render_text(const Report& r, const TextStyle& style) {
       out += fmt::format("  {}{}: {}\n", loc.empty() ? "" : loc + ": ", n.severity, n.message);
     }
   }
+  // What the evaluation assumed and what it could not decide: shown in every mode, -q included.
+  if (!r.assumptions.empty()) {
+    out += "\nassumed:\n";
+    for (const auto& a : r.assumptions) out += fmt::format("  {}\n", a);
+  }
+  if (!r.missing.empty()) {
+    out += "\ncould not decide without:\n";
+    for (const auto& m : r.missing) {
+      std::string by;
+      for (const auto& b : m.needed_by) by += (by.empty() ? "" : ", ") + b;
+      out += fmt::format("  {} (needed by {}): {}\n", m.fact, by, m.supply);
+    }
+  }
   if (style.verbose && !style.quiet) {
     out += "\nfacts:\n";
     const Json flat = flatten_facts(r.facts);

@@ -37,7 +37,8 @@ std::string failing_config_dir() {
   return d;
 }
 
-const std::string kFailing = "check serve.yaml --gpu RTX5090 --no-matrix --advisories-dir no-advisories";
+const std::string kFailing = "check serve.yaml --gpu RTX5090 --no-matrix --advisories-dir no-advisories --model " +
+                             std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/llama-3.1-8b";
 
 }  // namespace
 
@@ -58,8 +59,8 @@ TEST_CASE("outputs: --sarif --junit --json --github next to the text on stdout",
   CHECK(j.out.rfind("<?xml", 0) == 0);
   auto g = run_specprobe(kFailing + " --format github", d);
   CHECK(g.out.rfind("::error ", 0) == 0);
-  // A report file that cannot be written is an environment error.
-  CHECK(run_specprobe(kFailing + " --sarif /nonexistent-dir/x.sarif", d).exit_code == 3);
+  // A report file that cannot be written is an I/O error (exit 5; it was 3 before the I/O code existed).
+  CHECK(run_specprobe(kFailing + " --sarif /nonexistent-dir/x.sarif", d).exit_code == 5);
 }
 
 TEST_CASE("outputs: the job summary is appended to $GITHUB_STEP_SUMMARY", "[e2e][outputs]") {
