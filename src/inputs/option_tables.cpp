@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/embedded.hpp"
+#include "common/suggest.hpp"
 #include "common/version.hpp"
 #include "common/yaml_json.hpp"
 #include "inputs/serving_text.hpp"
@@ -222,21 +223,6 @@ int highest(const ReleaseSet& s) {
   for (int i = static_cast<int>(kMaxReleases) - 1; i >= 0; --i)
     if (s.test(static_cast<size_t>(i))) return i;
   return -1;
-}
-
-// Optimal string alignment distance (Levenshtein with adjacent transpositions).
-size_t osa_distance(std::string_view a, std::string_view b) {
-  const size_t n = a.size(), m = b.size();
-  std::vector<std::vector<size_t>> d(n + 1, std::vector<size_t>(m + 1));
-  for (size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (size_t j = 0; j <= m; ++j) d[0][j] = j;
-  for (size_t i = 1; i <= n; ++i)
-    for (size_t j = 1; j <= m; ++j) {
-      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[n][m];
 }
 
 std::string fold(std::string_view s) {
@@ -464,7 +450,7 @@ std::string did_you_mean(std::string_view written, const std::vector<std::string
              f.find('-') == f.size() - w.size() - 1)  // one word missing, not several ("version")
       score = 2;
     else {
-      score = osa_distance(w, f);
+      score = edit_distance(w, f);  // common/suggest: the one distance of every suggestion
       special = false;
     }
     if (!special && (score > limit || w.size() < min_length)) continue;
