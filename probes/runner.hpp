@@ -33,8 +33,8 @@ struct ProbeKind {
   Json (*run)(const Json& spec);
 };
 // The product's probe table, explicit (no static registration): mqa_logits, spec_verify,
-// graph_replay. A test binary passes its own table (these plus its test-only probes) to the
-// functions below and acts as the probe child itself (tests/support/test_main.hpp).
+// graph_replay, mla_verify. A test binary passes its own table (these plus its test-only probes)
+// to the functions below and acts as the probe child itself (tests/support/test_main.hpp).
 const std::vector<ProbeKind>& probe_kinds();
 
 // The child side: runs each spec in-process, printing the protocol lines to stdout.

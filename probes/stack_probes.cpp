@@ -363,6 +363,10 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
   ro.child_command = {opts.env_program, "-i"};
   for (auto& e : stack_child_env(dir, parent)) ro.child_command.push_back(e);
   ro.child_command.insert(ro.child_command.end(), {*python, "-s", "-B", script_path});
+  if (opts.progress) {
+    opts.progress(fmt::format("stack probe {}: starting {}", lib, *python));
+    ro.on_phase = [&](const std::string& phase) { opts.progress(fmt::format("stack probe {}: {}", lib, phase)); };
+  }
   Json s = spec;
   auto raw = run_probes_isolated({s}, ro);
   if (!raw.empty() && raw[0].is_object() && !raw[0].contains("schema")) {

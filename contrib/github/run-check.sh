@@ -133,6 +133,8 @@ args=(check)
 for lib in $(tr ',\n' '  ' <<<"${INPUT_LIB:-}"); do args+=(--lib "$lib"); done
 [ -n "${INPUT_FAIL_ON:-}" ] && args+=(--fail-on "$INPUT_FAIL_ON")
 args+=(--sarif "$sarif" --json "$json" --github)
+# upload-sarif keeps the category a SARIF file names, so the category goes into the file.
+[ -z "${INPUT_SARIF_CATEGORY:-}" ] || args+=(--sarif-category "$INPUT_SARIF_CATEGORY")
 if [ -n "${INPUT_ARGS:-}" ]; then
   read -r -a extra <<<"$(tr '\n' ' ' <<<"$INPUT_ARGS")"
   args+=("${extra[@]}")

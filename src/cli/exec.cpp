@@ -45,6 +45,7 @@ int run_exec_command(const ExecOptions& o) {
   auto services = cli_services(o.check);
   if (!services) return exit_code(services.error().kind);
   auto report = run_check(check_request(o.check), *services);
+  services->progress = nullptr;  // the progress line is cleared before the report
   if (!report) {
     std::fprintf(stderr, "specprobe: %s\n", report.error().str().c_str());
     std::fprintf(stderr, "specprobe: refusing to start %s: the command line could not be checked\n", argv[0].c_str());

@@ -220,6 +220,7 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
               }
             } else if (line.rfind("@@specprobe phase ", 0) == 0 && current >= 0) {
               std::tie(phase_on_host, phase) = parse_phase_marker(line.substr(18));
+              if (opts.on_phase && !phase.empty()) opts.on_phase(phase);
             } else if (line.rfind("@@specprobe result ", 0) == 0 && current >= 0 &&
                        current < static_cast<long>(specs.size())) {
               Json r = Json::parse(line.substr(19), nullptr, false);

@@ -20,6 +20,7 @@
 // process does the same when this process is killed outright.
 // GPU-independent: tests drive it with scripted fake children.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ struct RunnerOptions {
   std::vector<std::string> child_command;  // argv prefix; "--specs <json>" is appended
   double timeout_s = 30;                   // per spec, from its "begin" line
   RunnerRecordFn record = basic_runner_record;
+  // Called with each phase marker's name as the child reports it (progress lines); may be empty.
+  std::function<void(const std::string& phase)> on_phase;
 };
 
 // One result per spec, in order. Never throws for child failures.

@@ -1,5 +1,5 @@
 // Writing output so that it is never lost silently and never seen half-written. Every write is
-// checked (short writes, fflush, ferror, fsync, close); a failure is an io_error (exit 4) whose
+// checked (short writes, fflush, ferror, fsync, close); a failure is an io_error (exit 5) whose
 // message names the destination.
 //
 // Report files are replaced atomically: the content goes to a dot-prefixed temporary file in the

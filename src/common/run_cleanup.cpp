@@ -1,4 +1,7 @@
 // Cleanup of child process groups and private directories on every exit path (see run_cleanup.hpp).
+// Signal masks are set with sigprocmask, which on Linux (glibc) changes the calling thread's mask
+// exactly as pthread_sigmask does; pthread_sigmask moved to libc with a new symbol version in
+// glibc 2.32, and the binary must run on 2.31 (tests/package/check_glibc_symbols.sh).
 #include "common/run_cleanup.hpp"
 
 #include <fcntl.h>
@@ -218,14 +221,14 @@ void ensure_guardian() {
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return;
   sigset_t all, old;
   sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);  // no handler of ours runs in the forks
+  sigprocmask(SIG_BLOCK, &all, &old);  // no handler of ours runs in the forks
   const pid_t mid = fork();
   if (mid == 0) {
     close(sv[0]);
     if (fork() == 0) guardian_main(sv[1]);  // double fork: not our child, never our zombie
     _exit(0);
   }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  sigprocmask(SIG_SETMASK, &old, nullptr);
   close(sv[1]);
   if (mid < 0) {
     close(sv[0]);
@@ -334,7 +337,7 @@ void finish_if_interrupted() {
   sigset_t s;
   sigemptyset(&s);
   sigaddset(&s, sig);
-  pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
+  sigprocmask(SIG_UNBLOCK, &s, nullptr);
   raise(sig);
   _exit(128 + sig);  // not reached: the default action of SIGINT/SIGTERM/SIGHUP terminates
 }
@@ -366,10 +369,10 @@ BlockInterrupts::BlockInterrupts() {
   sigset_t s;
   sigemptyset(&s);
   for (int sig : kSignals) sigaddset(&s, sig);
-  pthread_sigmask(SIG_BLOCK, &s, &saved_);
+  sigprocmask(SIG_BLOCK, &s, &saved_);
 }
 
-BlockInterrupts::~BlockInterrupts() { pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
+BlockInterrupts::~BlockInterrupts() { sigprocmask(SIG_SETMASK, &saved_, nullptr); }
 
 void BlockInterrupts::reset_in_child() const {
   struct sigaction dfl {};

@@ -214,6 +214,21 @@ void apply_unresolved(ParsedServing& plan, const std::vector<UnresolvedUse>& use
     for (const auto& n : all) list.push_back(n);
     PlanWriter(plan).set("deploy.unresolved", list, SourceLocation{plan.path});
   }
+  // The options as written (options.given) show the value as written, `$NAME` included, not the
+  // neutral stand-in the builder got: the option checks leave such a value alone.
+  if (Json* given = plan.facts.contains("options") && plan.facts["options"].is_object() && plan.facts["options"].contains("given")
+                        ? &plan.facts["options"]["given"]
+                        : nullptr;
+      given && given->is_array()) {
+    for (size_t i = 0; i < given->size(); ++i) {
+      Json& g = (*given)[i];
+      if (!g.is_object()) continue;
+      auto at = plan.locations.find(fmt::format("options.given.{}", i));
+      for (const UnresolvedUse& use : uses)
+        if (at != plan.locations.end() && same_place(at->second, use.where)) g["value"] = show_unresolved(use.text);
+      if (g.contains("value")) clean_json(g["value"]);
+    }
+  }
   for (auto& n : plan.notes)
     if (has_unresolved(n.message)) n.message = show_unresolved(n.message);
   for (auto& u : plan.unknown) clean_json(u.value);

@@ -130,14 +130,26 @@ Status add_model(const CheckRequest& req, Report& report, Json& facts, std::stri
   if (dir.empty()) {
     const auto id = fact_string(facts, "model.id");
     std::error_code ec;
-    if (id && fs::exists(*id, ec)) dir = *id;
-    else if (id)
+    if (id && fs::exists(*id, ec)) {
+      dir = *id;
+    } else if (auto cached = id ? find_in_hf_cache(*id) : std::nullopt) {
+      dir = *cached;
+      report.notes.push_back({"info", fmt::format("model '{}' read from the Hugging Face cache: {}", *id, *cached), {}});
+    } else if (id && looks_like_repo_id(*id)) {
+      report.notes.push_back({"info",
+                              fmt::format("model '{}' is not a local directory and not in the Hugging Face cache "
+                                          "(HF_HUB_CACHE, HF_HOME/hub or ~/.cache/huggingface/hub): model facts are "
+                                          "unknown (pass --model DIR or populate the HF cache; specprobe never "
+                                          "downloads)",
+                                          *id),
+                              {}});
+    } else if (id) {
       report.notes.push_back({"info",
                               fmt::format("model '{}' is not a local directory: model facts are unknown (pass "
                                           "--model DIR with the checkpoint or its config.json)",
                                           *id),
                               {}});
-    else
+    } else
       report.notes.push_back({"info", "no model given: model facts are unknown (pass --model DIR)", {}});
   }
   if (dir.empty()) return Ok{};
@@ -223,7 +235,6 @@ void add_probes(const CheckRequest& req, const Services& services, Report& repor
   po.mode = req.probes;
   po.gpu_present = gpu_present;
   probes::ProbeRun run = services.run_probes(facts, po);
-  if (services.progress) services.progress("");
   inputs.merge_patch(run.facts_patch);
   report.probes = run.results;
 }
@@ -238,6 +249,7 @@ void add_stack_probes(const CheckRequest& req, const Services& services, const s
   probes::StackProbeOptions so;
   so.python = req.python;
   so.timeout_s = req.stack_timeout_s;
+  so.progress = services.progress;
   if (!python_executable.empty()) {  // the interpreter answered add_libs already
     so.python = python_executable;
     so.ask_interpreter = false;

@@ -101,8 +101,8 @@ TEST_CASE("exit 2: usage errors, including CLI11's own", "[e2e][cli]") {
   CHECK(ex.err.find("did you mean SP3001") != std::string::npos);
   // The test-only probes are not the product's: neither accepted nor named in the help.
   check_run("probe --probe test_fault,test_hang --timeout 3", 2,
-            "unknown probe 'test_fault' (mqa_logits, spec_verify, graph_replay, all)");
-  check_run("probe --help", 0, "mqa_logits, spec_verify, graph_replay, all");
+            "unknown probe 'test_fault' (mqa_logits, spec_verify, graph_replay, mla_verify, all)");
+  check_run("probe --help", 0, "mqa_logits, spec_verify, graph_replay, mla_verify, all");
   CHECK(run_specprobe("probe --help").out.find("test_") == std::string::npos);
   CHECK(run_specprobe("--help").exit_code == 0);
   CHECK(run_specprobe("--version").exit_code == 0);
