@@ -16,11 +16,11 @@ _specprobe() {
 
   local gpus="auto H100 H200 B200 GB10 RTX5090 A100 L4 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 sm_121"
   local check_opts="--model --gpu --python --site-packages --lib --env --engine --probes --no-matrix
-    --stack-probes --stack-timeout --format --output -o --fail-on --color --quiet -q --verbose -v
+    --stack-probes --stack-timeout --no-engine --no-cache --engine-timeout --format --output -o --fail-on --color --quiet -q --verbose -v
     --rules-dir --advisories-dir --advisories-before --sarif --junit --json --github --exit-zero --unknown-ok
     --ignore --no-suppressions --progress --source-root --sarif-category --help -h"
   local exec_opts="$check_opts --dry-run"
-  local matrix_opts="--model --gpu --config --engine --python --site-packages --lib --probes --format
+  local matrix_opts="--model --gpu --config --engine --python --no-engine --no-cache --site-packages --lib --probes --format
     --output -o --junit --model-name --nfd-expiry --nfd-include-warnings --rules-dir --quiet -q --progress
     --help -h"
   local probe_opts="--probe --next-n --heads --head-dim --block-kv --gqa --kv-dtype --k --sv-head-dim
@@ -64,7 +64,7 @@ _specprobe() {
         *) COMPREPLY=($(compgen -W "text json" -- "$cur")) ;;
       esac
       return 0 ;;
-    --stack-timeout|--timeout|--heads|--head-dim|--block-kv|--gqa|--k|--sv-head-dim|--block-size|\
+    --stack-timeout|--engine-timeout|--timeout|--heads|--head-dim|--block-kv|--gqa|--k|--sv-head-dim|--block-size|\
     --mla-heads|--mla-latent-dim|--mla-rope-dim|--mla-v-dim|--mla-topk|\
     --heads-kv|--batch|--context|--seed|--tiles-per-cta|--splits|--next-n|--ignore|--model-name|\
     --sarif-category)

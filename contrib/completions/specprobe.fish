@@ -40,6 +40,9 @@ complete -c specprobe -n $ce -l probes -x -a 'auto off all' -d 'run probe kernel
 complete -c specprobe -n $ce -l no-matrix -d 'skip the what-if support matrix'
 complete -c specprobe -n $ce -l stack-probes -x -a 'auto off' -d 'stack probes in --python'
 complete -c specprobe -n $ce -l stack-timeout -x -d 'seconds one stack probe may run'
+complete -c specprobe -n $ce -l no-engine -d 'with --python: do not ask the installed engine'
+complete -c specprobe -n $ce -l no-cache -d 'run the engine check again, not from the cache'
+complete -c specprobe -n $ce -l engine-timeout -x -d 'seconds the engine check may run'
 complete -c specprobe -n $ce -l format -x -a 'text json sarif junit github' -d 'output format'
 complete -c specprobe -n $ce -s o -l output -r -F -d 'write the report to FILE'
 complete -c specprobe -n $ce -l fail-on -x -a 'error warning info none' -d 'severity that exits 1'
@@ -69,6 +72,8 @@ complete -c specprobe -n $m -l gpu -x -a "$gpus" -d 'comma-separated GPUs, or au
 complete -c specprobe -n $m -l config -r -F -d 'a serving config whose other options hold'
 complete -c specprobe -n $m -l engine -x -a 'vllm sglang' -d 'engine'
 complete -c specprobe -n $m -l python -r -F -d "the deployment's Python"
+complete -c specprobe -n $m -l no-engine -d 'with --python: do not ask the installed engine'
+complete -c specprobe -n $m -l no-cache -d 'run the engine check again, not from the cache'
 complete -c specprobe -n $m -l site-packages -x -a '(__fish_complete_directories)' -d 'site-packages directory'
 complete -c specprobe -n $m -l lib -x -d 'NAME=VERSION'
 complete -c specprobe -n $m -l probes -x -a 'auto off all' -d 'run probe kernels'

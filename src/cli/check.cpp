@@ -48,7 +48,7 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
                  "start-up log; `-` reads stdin. Each server in each file gets its own report");
   app.add_option("--model", r.model, "checkpoint directory (or Hugging Face cache repo dir, or config.json)");
   app.add_option("--gpu", r.gpu, "auto (query the Driver API), or a GPU name / arch to evaluate offline (H100, H200, B200, GB10, RTX5090, A100, L4, sm_90, sm_121, ...)");
-  app.add_option("--python", r.python, "the deployment's Python (venv bin/python or prefix): read installed library versions from its site-packages");
+  app.add_option("--python", r.python, "the deployment's Python (venv bin/python or prefix): read installed library versions from its site-packages and ask its vLLM / SGLang about the plan");
   // Repeatable options take one value each time, so that a FILE after them stays a FILE.
   app.add_option("--site-packages", r.site_packages, "a site-packages directory to read library versions from (repeatable)")
       ->allow_extra_args(false);
@@ -62,6 +62,12 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_flag("--no-matrix", o.no_matrix, "skip the what-if support matrix");
   app.add_option("--stack-probes", r.stack_probes, "with --python: run the plan's DeepGEMM / FlashInfer / Triton stack probes in that Python: auto, off")->check(CLI::IsMember({"auto", "off"}));
   app.add_option("--stack-timeout", r.stack_timeout_s, "seconds one stack probe (one library, JIT build included) may run")
+      ->check(seconds_validator());
+  app.add_flag_callback("--no-engine", [&r] { r.engine_check = false; },
+                        "with --python: do not ask the installed vLLM / SGLang about the plan (engine check)");
+  app.add_flag_callback("--no-cache", [&r] { r.engine_cache = false; },
+                        "run the engine check again instead of answering it from $XDG_CACHE_HOME/specprobe/engine");
+  app.add_option("--engine-timeout", r.engine_timeout_s, "seconds the engine check (engine import, plan and matrix cells) may run")
       ->check(seconds_validator());
   app.add_option("--format", o.format, "output format: text, json, sarif, junit or github")
       ->check(CLI::IsMember(selectable_format_names()));

@@ -67,7 +67,12 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
     stages::add_stack_probes(req, services, python_executable, report, facts, inputs);
     return Ok{};
   });
-  facts = derived();  // probe and stack answers take precedence over version knowledge
+  phase("asking the installed engine");
+  stage("probes.engine", [&]() -> Status {
+    stages::add_engine_check(req, services, python_executable, model_dir, report, facts, inputs);
+    return Ok{};
+  });
+  facts = derived();  // probe, stack and engine answers take precedence over version knowledge
 
   const Catalog& catalog = *services.catalog;
   phase("evaluating the rules and advisories");

@@ -40,6 +40,9 @@ struct CheckRequest {
   std::string probes = "auto";        // auto (when a GPU is present) | off | all
   std::string stack_probes = "auto";  // auto (with python) | off
   double stack_timeout_s = 600;       // per library
+  bool engine_check = true;           // with python: ask the installed engine (--no-engine: false)
+  bool engine_cache = true;           // answer a repeated engine check from the cache (--no-cache: false)
+  double engine_timeout_s = 180;      // the whole engine adapter run
   bool matrix = true;                 // the what-if sweep
   // Gating.
   std::string fail_on = "error";      // recorded in the report

@@ -16,6 +16,7 @@ Expected<Services> system_services(const CatalogSource& source) {
   s.discover_python = [](const std::string& python) { return discover_python(python); };
   s.run_probes = probes::run_plan_probes;
   s.run_stack_probes = probes::run_stack_probes;
+  s.run_engine_check = probes::run_engine_check;
   s.clock = std::chrono::steady_clock::now;
   s.today = today_iso;
   return s;

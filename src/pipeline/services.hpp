@@ -12,6 +12,7 @@
 #include "facts/derive.hpp"
 #include "gpu/driver.hpp"
 #include "inputs/python_env.hpp"
+#include "probes/engine_check.hpp"
 #include "probes/plan_probes.hpp"
 #include "probes/stack_probes.hpp"
 #include "rules/catalog.hpp"
@@ -24,6 +25,7 @@ struct Services {
   std::function<Expected<PythonDiscovery>(const std::string& python)> discover_python;
   std::function<probes::ProbeRun(const Json& facts, const probes::PlanProbeOptions&)> run_probes;
   std::function<probes::StackRun(const Json& facts, const probes::StackProbeOptions&)> run_stack_probes;
+  std::function<Json(const Json& request, const probes::EngineCheckOptions&)> run_engine_check;
   std::function<std::chrono::steady_clock::time_point()> clock;
   std::function<std::string()> today;  // "YYYY-MM-DD", for suppression expiry
   // One line of progress ("" clears it); empty function = silent.

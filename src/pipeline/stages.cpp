@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "facts/derive.hpp"
 #include "gpu/gpu_info.hpp"
@@ -11,6 +12,7 @@
 #include "inputs/model_config.hpp"
 #include "inputs/serving.hpp"
 #include "pipeline/suppressions.hpp"
+#include "rules/sweep.hpp"
 
 namespace fs = std::filesystem;
 
@@ -265,6 +267,123 @@ void add_stack_probes(const CheckRequest& req, const Services& services, const s
     if (r.value("error_text", Json()).is_string()) msg += ": `" + r["error_text"].get<std::string>() + "`";
     report.notes.push_back({st == "error" ? "warning" : "info", msg, {}});
   }
+}
+
+void add_engine_check(const CheckRequest& req, const Services& services, const std::string& python_executable,
+                      const std::string& model_dir, Report& report, const Json& facts, Json& inputs) {
+  Json& ec = inputs["engine_check"];
+  if (req.python.empty() || !req.engine_check) {
+    ec["requested"] = false;
+    ec["ran"] = false;
+    ec["reason"] = req.python.empty() ? "no --python given" : "--no-engine";
+    return;
+  }
+  const std::string engine = fact_string(facts, "engine.name").value_or("vllm");
+  const std::string label = engine == "sglang" ? "SGLang" : "vLLM";
+  // Installed in that Python: its version was read from one of the interpreter's site-packages.
+  bool installed = false;
+  const std::string source = fact_string(facts, "lib." + engine + ".source").value_or("");
+  if (const Json* dirs = find_fact(facts, "python.site_packages"); dirs && dirs->is_array())
+    for (const auto& d : *dirs)
+      installed |= d.is_string() && source == "site-packages:" + d.get<std::string>();
+  if (!installed) {
+    ec["requested"] = true;
+    ec["ran"] = false;
+    ec["engine"] = engine;
+    ec["engine_label"] = label;
+    ec["outcome"] = "not-installed";
+    ec["status"] = nullptr;
+    ec["reason"] = fmt::format("{} is not installed in {}: install {} in --python, or omit --python (or pass --no-engine)",
+                               label, req.python, engine);
+    report.notes.push_back({"warning", "engine check: " + ec["reason"].get<std::string>(), {}});
+    return;
+  }
+  // The matrix cells the installed engine re-evaluates: every k for the plan's backend and KV dtype,
+  // and every backend and KV dtype for the plan's k (one adapter run answers them all).
+  Json cells = Json::array();
+  if (req.matrix && fact_bool(facts, "spec.enabled").value_or(false)) {
+    const SupportMatrix axes = sweep_axes(facts);
+    const bool vllm_backends = engine == "vllm" && fact_string(facts, "gpu.vendor").value_or("nvidia") == "nvidia";
+    const std::string b0 = fact_string(facts, "attention.selected").value_or("");
+    const std::string kv0 = fact_string(facts, "serve.kv_cache_dtype").value_or("auto");
+    const int k0 = static_cast<int>(fact_int(facts, "spec.k").value_or(0));
+    std::set<std::string> ids;
+    auto add = [&](int k, const std::string& b, const std::string& kv) {
+      if (k < 1) return;
+      const std::string backend = vllm_backends ? b : std::string();
+      if (ids.insert(engine_cell_id(k, backend, kv)).second) cells.push_back(probes::engine_cell(engine, k, backend, kv));
+    };
+    for (int k : axes.ks) add(k, b0, kv0);
+    for (const auto& b : axes.backends)
+      for (const auto& kv : axes.kv_cache_dtypes) add(k0, b, kv);
+  }
+  std::vector<std::string> unresolved;
+  Json request = probes::engine_request(facts, model_dir, cells, unresolved);
+  probes::EngineCheckOptions eo;
+  eo.python = python_executable.empty() ? req.python : python_executable;
+  eo.timeout_s = req.engine_timeout_s;
+  eo.use_cache = req.engine_cache;
+  eo.progress = services.progress;
+  if (const Json* dirs = find_fact(facts, "python.site_packages"); dirs && dirs->is_array())
+    for (const auto& d : *dirs)
+      if (d.is_string()) eo.site_packages.push_back(d.get<std::string>());
+  const Json record = services.run_engine_check(request, eo);
+  inputs.merge_patch(probes::engine_facts_patch(record, unresolved));
+  // Where the finding anchors: the first option as written whose name the engine's message
+  // mentions (--kv-cache-dtype, kv_cache_dtype, a speculative-config key), else the model.
+  std::string at = "model.id";
+  const std::string message = fact_string(inputs, "engine_check.message").value_or("");
+  if (const Json* given = find_fact(facts, "options.given"); given && given->is_array() && !message.empty()) {
+    auto mentions = [&](std::string name) {
+      while (!name.empty() && name[0] == '-') name.erase(0, 1);
+      if (name.size() < 3) return false;
+      std::string under = name, dash = name;
+      std::replace(under.begin(), under.end(), '-', '_');
+      std::replace(dash.begin(), dash.end(), '_', '-');
+      auto word = [&](const std::string& w) {  // as a whole word: "port" is not in "supported"
+        auto inner = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
+        for (size_t p = message.find(w); p != std::string::npos; p = message.find(w, p + 1))
+          if ((p == 0 || !inner(message[p - 1])) && (p + w.size() >= message.size() || !inner(message[p + w.size()])))
+            return true;
+        return false;
+      };
+      return word(under) || word(dash);
+    };
+    for (size_t i = 0; i < given->size() && at == "model.id"; ++i) {
+      const Json& g = (*given)[i];
+      if (!g.is_object() || !g.value("flag", Json()).is_string()) continue;
+      if (g.value("value", Json()).is_object())
+        for (const auto& [key, _] : g["value"].items())
+          if (mentions(key)) {
+            at = fmt::format("options.given.{}.value.{}", i, key);
+            break;
+          }
+      if (at == "model.id" && mentions(g["flag"].get<std::string>())) at = fmt::format("options.given.{}", i);
+    }
+  }
+  inputs["engine_check"]["at"] = at;
+  Json r = record;
+  r["probe"] = "engine_" + engine;
+  r["name"] = "engine check " + engine;
+  report.probes.push_back(r);
+  const std::string outcome = record.value("status", "adapter-error");
+  const std::string version = record.value("version", Json()).is_string() ? record["version"].get<std::string>() : "(version unknown)";
+  std::string msg = fmt::format("engine check: {} {} says {}", label, version, outcome);
+  const double took = record.value("duration_s", Json(0.0)).is_number() ? record["duration_s"].get<double>() : 0.0;
+  if (record.value("cached", false)) msg += fmt::format(" (answered from the cache in {:.3f} s)", took);
+  else if (record.value("timing_s", Json()).is_object() && record["timing_s"].value("import", Json()).is_number())
+    msg += fmt::format(" ({:.1f} s: engine import {:.1f} s, plan {:.1f} s)", took, record["timing_s"]["import"].get<double>(),
+                       record["timing_s"].value("plan", Json(0.0)).is_number() ? record["timing_s"]["plan"].get<double>() : 0.0);
+  if (!cells.empty()) msg += fmt::format("; {} matrix cells asked", cells.size());
+  if (!unresolved.empty()) {
+    std::string list;
+    for (const auto& u : unresolved) list += (list.empty() ? "" : ", ") + u;
+    msg += "; not shown to the engine (value unresolved here, unknown to this check): " + list;
+  }
+  if (outcome == "adapter-error") msg += ": " + record.value("reason", std::string());
+  if (outcome == "missing-input" && record["plan"].is_object() && record["plan"]["missing"].is_string())
+    msg += ": supply " + record["plan"]["missing"].get<std::string>();
+  report.notes.push_back({outcome == "adapter-error" || !unresolved.empty() ? "warning" : "info", msg, {}});
 }
 
 Status add_suppressions(const CheckRequest& req, const Services& services, Report& report) {

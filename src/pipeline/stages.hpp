@@ -50,6 +50,12 @@ void add_probes(const CheckRequest& req, const Services& services, Report& repor
 void add_stack_probes(const CheckRequest& req, const Services& services, const std::string& python_executable,
                       Report& report, const Json& facts, Json& inputs);
 
+// engine_check.*: the installed engine (--python) asked about the plan and the matrix cells, in one
+// adapter run (probes/engine_check.hpp). Skipped without --python or with --no-engine; an engine
+// not installed in that Python is said so (engine_check.outcome not-installed).
+void add_engine_check(const CheckRequest& req, const Services& services, const std::string& python_executable,
+                      const std::string& model_dir, Report& report, const Json& facts, Json& inputs);
+
 // --ignore and .specprobe.yaml: unknown ids are errors with a "did you mean"; suppressed findings
 // stay in the report.
 Status add_suppressions(const CheckRequest& req, const Services& services, Report& report);

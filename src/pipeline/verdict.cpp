@@ -47,9 +47,28 @@ void plan_path(const Json& facts, std::vector<MissingFact>& missing) {
 
 }  // namespace
 
+// The engine check could not answer (it lacked an input, its adapter failed, the engine is not
+// installed in --python): what to do about it, before SP4100's "could not determine" names the fact.
+void engine_check_missing(const Json& facts, std::vector<MissingFact>& missing) {
+  if (!fact_bool(facts, "engine_check.requested").value_or(false) || fact_string(facts, "engine_check.status")) return;
+  const std::string outcome = fact_string(facts, "engine_check.outcome").value_or("");
+  const std::string label = fact_string(facts, "engine_check.engine_label").value_or("the engine");
+  std::string supply;
+  if (outcome == "missing-input")
+    supply = fmt::format("the installed {} could not check the plan without: {} (or pass --no-engine)", label,
+                         fact_string(facts, "engine_check.missing").value_or("an input"));
+  else if (outcome == "not-installed")
+    supply = fact_string(facts, "engine_check.reason").value_or("install the engine in --python, or pass --no-engine");
+  else
+    supply = fmt::format("{} (fix it, rerun with --engine-timeout or --no-cache, or pass --no-engine)",
+                         fact_string(facts, "engine_check.reason").value_or("the engine check failed"));
+  add_missing(missing, "engine_check.status", "the installed engine", supply);
+}
+
 Decision decide(const std::vector<RuleResult>& results, const Json& facts) {
   Decision d;
   bool fails = false, undecided = false;
+  engine_check_missing(facts, d.missing);
   for (const auto& r : results) {
     if (r.suppressed) continue;
     if (r.status == ResultStatus::fail && r.severity == Severity::error) fails = true;

@@ -64,10 +64,12 @@ Json report_to_json(const Report& r) {
     mj["backends"] = m.backends;
     mj["kv_cache_dtypes"] = m.kv_cache_dtypes;
     Json cells = Json::array();
-    for (const auto& c : m.cells)
+    for (const auto& c : m.cells) {
       cells.push_back({{"k", c.k}, {"backend", c.backend}, {"kv_cache_dtype", c.kv_cache_dtype}, {"verdict", c.verdict},
                        {"indexer", c.indexer.empty() ? Json(nullptr) : Json(c.indexer)}, {"errors", c.errors},
                        {"warnings", c.warnings}});
+      if (!c.evidence.empty()) cells.back()["evidence"] = c.evidence;
+    }
     mj["cells"] = cells;
     mj["working_k"] = m.working_k;
     mj["max_working_k"] = m.max_working_k ? Json(*m.max_working_k) : Json(nullptr);

@@ -5,6 +5,7 @@
 
 #include "facts/backends.hpp"
 #include "facts/derive.hpp"
+#include "facts/engine_cells.hpp"
 #include "rules/advisory.hpp"
 #include "rules/engine.hpp"
 
@@ -49,6 +50,23 @@ MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::s
     if (k > 0) spec["attention_backend"] = backend;
   }
   facts["serve"]["kv_cache_dtype"] = kv;
+  // The installed engine's answer for this cell (engine_check.cells.<id>) stands for the engine
+  // check's own facts; a cell it was not asked about is not engine-checked (the plan's answer
+  // says nothing about another k, backend or KV dtype).
+  if (fact_bool(facts, "engine_check.requested").value_or(false)) {
+    Json& ec = facts["engine_check"];
+    const Json* answer = find_fact(facts, "engine_check.cells." + engine_cell_id(k, backend, kv));
+    if (answer && answer->is_object()) {
+      const std::string st = answer->value("status", "");
+      ec["ran"] = true;
+      ec["outcome"] = st;
+      ec["status"] = st == "ok" || st == "refused" ? Json(st) : Json();
+      for (const char* key : {"stage", "message", "missing", "raised_at"}) ec[key] = answer->value(key, Json());
+    } else {
+      ec["requested"] = false;
+      ec["ran"] = false;
+    }
+  }
   derive_facts(facts);
   bool unknown = false, fails = false;
   for (const auto& r : catalog.rules) {
@@ -81,27 +99,26 @@ MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::s
     // the rules on the cell's path decide that; the advisory's own result says it.
   }
   if (const Json* m = find_fact(facts, "dsa.indexer_mode"); m && m->is_string()) cell.indexer = m->get<std::string>();
+  if (fact_string(facts, "engine_check.status").value_or("") == "refused" && fact_bool(facts, "engine_check.ran").value_or(false))
+    cell.evidence.push_back(fmt::format("{} {} ({}): {}", fact_string(facts, "engine_check.engine_label").value_or("engine"),
+                                        fact_string(facts, "engine_check.version").value_or("?"),
+                                        fact_string(facts, "engine_check.stage").value_or("?"),
+                                        fact_string(facts, "engine_check.message").value_or("")));
   cell.verdict = fails ? "fails" : unknown ? "unknown" : "works";
   return cell;
 }
 
 }  // namespace
 
-SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_facts, const Json& plan_facts,
-                                   const SweepOptions& options, const std::set<std::string>& ignored) {
+SupportMatrix sweep_axes(const Json& plan_facts, const SweepOptions& options) {
   SupportMatrix m;
-  const Json inputs = slim(input_facts);
-  const Json base = slim(plan_facts);
+  const Json& base = plan_facts;
   // Backend variants come from the vLLM selector emulation, which is CUDA's; on other GPUs (and
   // for SGLang) the matrix varies k and the KV dtype for the plan's own backend.
   const bool vllm = fact_string(base, "engine.name").value_or("vllm") == "vllm" &&
                     fact_string(base, "gpu.vendor").value_or("nvidia") == "nvidia";
   const std::string requested_backend = fact_string(base, "attention.selected").value_or("");
   const std::string requested_kv = fact_string(base, "serve.kv_cache_dtype").value_or("auto");
-  const int requested_k = static_cast<int>(fact_int(base, "spec.k").value_or(0));
-  std::string method = fact_string(base, "spec.method").value_or("");
-  if (method.empty()) method = fact_int(base, "model.mtp_depth").value_or(0) > 0 ? "mtp" : "draft_model";
-
   for (int k = 0; k <= options.max_k; ++k) m.ks.push_back(k);
   // Backends the engine offers for this model on this GPU (valid with some kv dtype), in priority order.
   if (vllm) {
@@ -118,6 +135,21 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
   }
   m.kv_cache_dtypes = {"auto", "fp8"};
   if (!contains(m.kv_cache_dtypes, requested_kv)) m.kv_cache_dtypes.push_back(requested_kv);
+  return m;
+}
+
+SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_facts, const Json& plan_facts,
+                                   const SweepOptions& options, const std::set<std::string>& ignored) {
+  const Json inputs = slim(input_facts);
+  const Json base = slim(plan_facts);
+  SupportMatrix m = sweep_axes(base, options);
+  const bool vllm = fact_string(base, "engine.name").value_or("vllm") == "vllm" &&
+                    fact_string(base, "gpu.vendor").value_or("nvidia") == "nvidia";
+  const std::string requested_backend = fact_string(base, "attention.selected").value_or("");
+  const std::string requested_kv = fact_string(base, "serve.kv_cache_dtype").value_or("auto");
+  const int requested_k = static_cast<int>(fact_int(base, "spec.k").value_or(0));
+  std::string method = fact_string(base, "spec.method").value_or("");
+  if (method.empty()) method = fact_int(base, "model.mtp_depth").value_or(0) > 0 ? "mtp" : "draft_model";
 
   for (int k : m.ks)
     for (const auto& b : m.backends)

@@ -23,6 +23,9 @@ struct MatrixCell {
   std::string indexer;               // "native" | "flattened" | "blocked" | "" (no DSA indexer)
   std::vector<std::string> errors;   // ids of error-severity findings
   std::vector<std::string> warnings; // ids of warning-severity findings
+  // The installed engine's own words for this cell when it refused it (engine_check.cells.<id>):
+  // "vLLM 0.33.0 (config): <message>".
+  std::vector<std::string> evidence;
 };
 
 struct SupportMatrix {
@@ -48,6 +51,12 @@ struct SweepOptions {
 // document (the requested backend, k and KV dtype the summary refers to).
 // IGNORED: rule and advisory ids the user suppressed (they do not fail a cell, as they do not
 // fail the verdict).
+// The axes alone (ks, backends, kv_cache_dtypes; no cells) the sweep would use for PLAN_FACTS: the
+// engine check sends the cells it re-evaluates to the installed engine before the sweep runs.
+// A cell's engine answer is read from the input facts' engine_check.cells.<id>
+// (probes/engine_check.hpp engine_cell_id); a cell without one is not engine-checked.
+SupportMatrix sweep_axes(const Json& plan_facts, const SweepOptions& options = {});
+
 SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_facts, const Json& plan_facts,
                                    const SweepOptions& options = {}, const std::set<std::string>& ignored = {});
 

@@ -1,0 +1,537 @@
+// The engine check: the installed vLLM / SGLang asked through its adapter (see engine_check.hpp).
+#include "probes/engine_check.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include "common/embedded.hpp"
+#include "common/output_file.hpp"
+#include "common/run_cleanup.hpp"
+#include "inputs/python_env.hpp"
+#include "probes/probe_common.hpp"
+#include "probes/runner.hpp"
+#include "probes/stack_probes.hpp"
+
+namespace fs = std::filesystem;
+
+namespace specprobe::probes {
+
+namespace {
+
+constexpr size_t kMaxText = 4000;
+constexpr const char* kCacheSchema = "specprobe-engine-cache/1";
+
+const std::set<std::string>& statuses() {
+  static const std::set<std::string> s = {"ok", "refused", "missing-input", "adapter-error"};
+  return s;
+}
+const std::set<std::string>& stages() {
+  static const std::set<std::string> s = {"argparse", "config", "model-interface", "backend-selection",
+                                          "request", "import", "adapter"};
+  return s;
+}
+const std::set<std::string>& verdict_stages() {
+  static const std::set<std::string> s = {"argparse", "config", "model-interface", "backend-selection"};
+  return s;
+}
+
+std::string engine_label(const std::string& engine) { return engine == "sglang" ? "SGLang" : "vLLM"; }
+
+// FNV-1a, 64 bits, from BASIS.
+uint64_t fnv1a(std::string_view s, uint64_t basis) {
+  uint64_t h = basis;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+struct Hasher {
+  uint64_t a = 14695981039346656037ull, b = 0x9ae16a3b2f90404full;
+  void add(std::string_view s) {
+    a = fnv1a(s, a);
+    b = fnv1a(s, b ^ 0x5bd1e995u);
+    a = fnv1a(std::string_view("\x1f", 1), a);  // separates fields
+    b = fnv1a(std::string_view("\x1e", 1), b);
+  }
+  std::string hex() const { return fmt::format("{:016x}{:016x}", a, b); }
+};
+
+std::string read_text(const std::string& path, size_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::string s;
+  s.resize(limit);
+  in.read(s.data(), static_cast<std::streamsize>(limit));
+  s.resize(static_cast<size_t>(in.gcount()));
+  return s;
+}
+
+// A shell variable or placeholder left in a value: $NAME, ${NAME}, $(...), `...`.
+bool unresolved_text(const std::string& s) {
+  static const std::regex re(R"(\$\{?[A-Za-z_][A-Za-z0-9_]*|\$\(|`)");
+  return std::regex_search(s, re);
+}
+
+bool any_unresolved(const Json& v) {
+  if (v.is_string()) return unresolved_text(v.get<std::string>());
+  if (v.is_array() || v.is_object())
+    for (const auto& x : v)
+      if (any_unresolved(x)) return true;
+  return false;
+}
+
+std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+bool is_model_flag(const std::string& engine, std::string name) {
+  while (!name.empty() && name[0] == '-') name.erase(0, 1);
+  std::replace(name.begin(), name.end(), '_', '-');
+  return engine == "sglang" ? name == "model-path" || name == "model" : name == "model";
+}
+
+// A string, clipped; null stays null; anything else is invalid.
+bool text_field(const Json& obj, const char* key, Json& out) {
+  if (!obj.contains(key) || obj[key].is_null()) {
+    out = nullptr;
+    return true;
+  }
+  if (!obj[key].is_string()) return false;
+  std::string s = obj[key].get<std::string>();
+  if (s.size() > kMaxText) s = s.substr(0, kMaxText) + "...";
+  out = s;
+  return true;
+}
+
+// One plan / cell record; "" when valid (OUT filled).
+std::string validate_record(const Json& r, Json& out) {
+  if (!r.is_object()) return "a record is not an object";
+  const Json st = r.value("status", Json());
+  if (!st.is_string() || !statuses().count(st.get<std::string>())) return "status is not ok, refused, missing-input or adapter-error";
+  const std::string status = st.get<std::string>();
+  const Json stage = r.value("stage", Json());
+  if (!stage.is_null() && (!stage.is_string() || !stages().count(stage.get<std::string>())))
+    return "stage " + stage.dump() + " is not one of the engine-check stages";
+  out = {{"status", status}, {"stage", stage}};
+  for (const char* key : {"exception", "message", "missing", "raised_at"}) {
+    Json t;
+    if (!text_field(r, key, t)) return std::string(key) + " is not a string";
+    out[key] = t;
+  }
+  if (r.contains("facts") && !r["facts"].is_null()) {
+    if (!r["facts"].is_object()) return "facts is not an object";
+    if (r["facts"].dump().size() > 64 * 1024) return "facts are too large";
+    out["facts"] = r["facts"];
+  } else {
+    out["facts"] = Json::object();
+  }
+  if (r.contains("notes") && r["notes"].is_array()) {
+    Json notes = Json::array();
+    for (const auto& n : r["notes"])
+      if (n.is_string() && notes.size() < 16) notes.push_back(n.get<std::string>().substr(0, 500));
+    out["notes"] = notes;
+  }
+  if (status == "refused") {
+    if (!stage.is_string() || !verdict_stages().count(stage.get<std::string>()))
+      return "refused without the stage it would be raised at";
+    if (!out["message"].is_string() || out["message"].get<std::string>().empty()) return "refused without the engine's message";
+  }
+  if (status == "missing-input" && (!out["missing"].is_string() || out["missing"].get<std::string>().empty()))
+    return "missing-input without what to supply";
+  if (status == "ok" && !stage.is_null()) return "ok with a stage";
+  return "";
+}
+
+Json error_record(const std::string& engine, const std::string& reason) {
+  return {{"status", "adapter-error"}, {"reason", reason}, {"engine", engine}, {"version", nullptr},
+          {"plan", nullptr}, {"cells", Json::array()}, {"platform", nullptr}, {"skipped", Json::array()}};
+}
+
+std::string private_dir_template() {
+  const char* t = std::getenv("TMPDIR");
+  std::string base = t && *t ? t : "/tmp";
+  return base + "/specprobe-engine-XXXXXX";
+}
+
+// The engine's dist-info RECORD in SITE_PACKAGES ("" when none).
+std::string find_record(const std::string& engine, const std::vector<std::string>& site_packages) {
+  for (const auto& sp : site_packages) {
+    std::error_code ec;
+    for (fs::directory_iterator it(sp, ec), end; !ec && it != end; it.increment(ec)) {
+      std::string name = it->path().filename().string();
+      std::string lower = name;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (lower.rfind(engine + "-", 0) == 0 && lower.size() > 10 && lower.substr(lower.size() - 10) == ".dist-info") {
+        const std::string record = it->path().string() + "/RECORD";
+        if (fs::is_regular_file(record, ec)) return record;
+      }
+    }
+  }
+  return "";
+}
+
+void add_file(Hasher& h, const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    h.add("missing:" + path);
+    return;
+  }
+  h.add(fmt::format("{}:{}:{}.{}", path, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec));
+  h.add(read_text(path, 32u << 20));
+}
+
+// The checkpoint metadata of every local directory the request names: its top-level .json and
+// .py files (config.json, tokenizer and quantization configs, remote code).
+void add_dirs(Hasher& h, const Json& v, std::set<std::string>& seen) {
+  if (v.is_string()) {
+    std::string s = v.get<std::string>();
+    if (s.size() > 1 && s[0] == '{') {
+      Json inner = Json::parse(s, nullptr, false);
+      if (!inner.is_discarded()) add_dirs(h, inner, seen);
+      return;
+    }
+    std::error_code ec;
+    if (s.empty() || s[0] != '/' || !fs::is_directory(s, ec) || !seen.insert(s).second) return;
+    std::vector<std::string> files;
+    for (fs::directory_iterator it(s, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string ext = it->path().extension().string();
+      if ((ext == ".json" || ext == ".py") && it->is_regular_file(ec)) files.push_back(it->path().string());
+    }
+    std::sort(files.begin(), files.end());
+    h.add("dir:" + s);
+    for (const auto& f : files) add_file(h, f);
+  } else if (v.is_array() || v.is_object()) {
+    for (const auto& x : v) add_dirs(h, x, seen);
+  }
+}
+
+std::string load_script(const std::string& name, const EngineCheckOptions& opts) {
+  if (!opts.adapter_dir.empty()) return read_text((fs::path(opts.adapter_dir) / name).string(), 4u << 20);
+  if (auto t = embedded_file("engines/" + name)) return std::string(*t);
+  return {};
+}
+
+}  // namespace
+
+Json engine_cell(const std::string& engine, int k, const std::string& backend, const std::string& kv) {
+  Json o = Json::object();
+  // The sweep's "fp8" is SGLang's fp8_e4m3 (SGLang has no plain "fp8" choice).
+  const std::string dtype = engine == "sglang" && kv == "fp8" ? "fp8_e4m3" : kv;
+  if (engine == "sglang") {
+    o["--speculative-num-steps"] = std::to_string(k);
+    o["--speculative-num-draft-tokens"] = std::to_string(k + 1);
+  } else {
+    o["--speculative-config"] = {{"num_speculative_tokens", k}};
+  }
+  if (!backend.empty()) o["--attention-backend"] = backend;
+  o["--kv-cache-dtype"] = dtype;
+  return {{"id", engine_cell_id(k, backend, kv)}, {"args_override", o}};
+}
+
+Json engine_request(const Json& facts, const std::string& model_dir, const Json& cells, std::vector<std::string>& unresolved) {
+  const std::string engine = fact_string(facts, "engine.name").value_or("vllm");
+  const std::string model_id = fact_string(facts, "model.id").value_or("");
+  Json args = Json::array();
+  bool model_given = false;
+  std::vector<std::string> flags;
+  if (const Json* given = find_fact(facts, "options.given"); given && given->is_array()) {
+    for (const auto& g : *given) {
+      if (!g.is_object() || !g.contains("flag") || !g["flag"].is_string()) continue;
+      std::string flag = g["flag"].get<std::string>();
+      const Json value = g.value("value", Json(true));
+      const bool config = g.value("source", "") == "config";
+      if (config) {
+        // A --config file's key, as vLLM's own config-file loader turns it into arguments.
+        if (flag == "model") {
+          if (!value.is_string()) continue;
+          model_given = engine == "sglang";
+          if (engine == "sglang") flag = "--model-path";
+          else continue;  // the positional model comes from model.id below
+        } else {
+          flag = "--" + flag;
+        }
+      }
+      if (any_unresolved(value) || unresolved_text(flag)) {
+        unresolved.push_back(flag + (value.is_boolean() ? "" : " " + value_text(value)));
+        continue;
+      }
+      if (is_model_flag(engine, flag)) model_given = true;
+      if (value.is_boolean()) {
+        if (value.get<bool>()) args.push_back(flag);
+        else if (!config) args.push_back(flag);  // never produced by the readers; kept as written
+        continue;
+      }
+      if (value.is_null()) {
+        args.push_back(flag);
+        continue;
+      }
+      if (value.is_array()) {
+        args.push_back(flag);
+        for (const auto& x : value) args.push_back(value_text(x));
+        continue;
+      }
+      args.push_back(flag);
+      args.push_back(value_text(value));
+    }
+  }
+  // The model: what the plan names (model.id), else the checkpoint dir itself.
+  std::string model = model_id;
+  if (model.empty() || unresolved_text(model)) {
+    if (!model.empty()) unresolved.push_back("model " + model);
+    model = model_dir;
+  }
+  if (!model_given && !model.empty()) {
+    if (engine == "sglang") args.insert(args.begin(), {Json("--model-path"), Json(model)});
+    else args.insert(args.begin(), model);
+  }
+  Json req = {{"engine", engine}, {"args", args}, {"model_dir", model_dir.empty() ? Json() : Json(model_dir)},
+              {"model_id", model_id.empty() ? Json() : Json(model_id)}, {"cells", cells.is_array() ? cells : Json::array()},
+              {"allow_remote_code", false}};
+  if (fact_string(facts, "gpu.vendor").value_or("nvidia") == "nvidia" && fact_int(facts, "gpu.cc_major")) {
+    Json gpu = {{"name", fact_string(facts, "gpu.name").value_or("")},
+                {"cc", {*fact_int(facts, "gpu.cc_major"), fact_int(facts, "gpu.cc_minor").value_or(0)}},
+                {"declared", fact_string(facts, "gpu.source").value_or("declared") != "driver"},
+                {"count", std::clamp<int64_t>(fact_int(facts, "gpu.count").value_or(1), 1, 4096)}};
+    if (auto mem = fact_int(facts, "gpu.memory_bytes"); mem && *mem > 0) gpu["memory_gib"] = *mem / (1024.0 * 1024 * 1024);
+    req["gpu"] = gpu;
+  }
+  return req;
+}
+
+Json validate_engine_result(const Json& raw, const Json& request) {
+  const std::string engine = request.value("engine", "vllm");
+  if (!raw.is_object()) return error_record(engine, "the adapter printed no result object; not trusted");
+  if (!raw.contains("schema")) {
+    // A runner record: killed at the timeout, died, printed nothing or an unparseable line.
+    auto text = [&](const char* key) { return raw.contains(key) && raw[key].is_string() ? raw[key].get<std::string>() : std::string(); };
+    std::string phase = clean_child_text(text("phase"));
+    const std::string in_phase = phase.empty() ? "" : " in phase '" + phase + "'";
+    std::string reason;
+    if (raw.contains("timeout_s") && raw["timeout_s"].is_number())
+      reason = fmt::format("the {} adapter timed out after {:g} s{} and was killed (importing the engine takes 15-70 s "
+                           "on a slow machine: rerun with a larger --engine-timeout)",
+                           engine_label(engine), raw["timeout_s"].get<double>(), in_phase);
+    else
+      reason = fmt::format("the {} adapter failed{}: {}", engine_label(engine), in_phase,
+                           text("reason").empty() ? "no result" : text("reason"));
+    Json r = error_record(engine, reason + "; not trusted");
+    if (!phase.empty()) r["phase"] = phase;
+    for (const char* key : {"signal", "timeout_s", "stderr_tail"})
+      if (raw.contains(key)) r[key] = raw[key];
+    return r;
+  }
+  auto invalid = [&](const std::string& why) {
+    Json r = error_record(engine, "the " + engine_label(engine) + " adapter's result is invalid (" + why + "); not trusted");
+    r["raw"] = raw.dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 2000);
+    return r;
+  };
+  if (raw["schema"] != kEngineSchema) return invalid(std::string("schema is not ") + kEngineSchema);
+  if (raw.value("engine", Json()) != engine) return invalid("engine is not " + engine);
+  Json version;
+  if (!text_field(raw, "version", version)) return invalid("version is not a string");
+  Json plan;
+  if (auto why = validate_record(raw.value("plan", Json()), plan); !why.empty()) return invalid("plan: " + why);
+  const std::string pst = plan["status"];
+  if (version.is_null() && pst != "adapter-error" && pst != "missing-input") return invalid("a verdict without the engine's version");
+  if (!raw.contains("cells") || !raw["cells"].is_array()) return invalid("cells is not a list");
+  std::map<std::string, Json> answered;
+  for (const auto& c : raw["cells"]) {
+    if (!c.is_object() || !c.contains("id") || !c["id"].is_string()) return invalid("a cell has no id");
+    Json out;
+    if (auto why = validate_record(c, out); !why.empty()) return invalid("cell " + c["id"].get<std::string>() + ": " + why);
+    out["id"] = c["id"];
+    if (!answered.emplace(c["id"].get<std::string>(), out).second) return invalid("cell " + c["id"].get<std::string>() + " answered twice");
+  }
+  Json cells = Json::array();
+  std::set<std::string> asked;
+  for (const auto& c : request.value("cells", Json::array())) {
+    const std::string id = c.value("id", "");
+    asked.insert(id);
+    auto it = answered.find(id);
+    if (it == answered.end()) return invalid("cell " + id + " is not answered");
+    cells.push_back(it->second);
+  }
+  for (const auto& [id, _] : answered)
+    if (!asked.count(id)) return invalid("cell " + id + " was not asked");
+  Json r = {{"status", pst}, {"reason", nullptr}, {"engine", engine}, {"version", version}, {"plan", plan},
+            {"cells", cells}, {"platform", raw.value("platform", Json()).is_object() ? raw["platform"] : Json()},
+            {"skipped", Json::array()}, {"timing_s", raw.value("timing_s", Json()).is_object() ? raw["timing_s"] : Json()}};
+  for (const auto& s : raw.value("skipped", Json::array()))
+    if (s.is_object() && s.value("what", Json()).is_string() && s.value("why", Json()).is_string() && r["skipped"].size() < 32)
+      r["skipped"].push_back({{"what", s["what"]}, {"why", s["why"]}});
+  if (pst == "adapter-error") {
+    std::string why = plan["message"].is_string() ? plan["message"].get<std::string>() : "no reason given";
+    r["reason"] = fmt::format("the {} adapter failed at stage {}: {}; not trusted", engine_label(engine),
+                              plan["stage"].is_string() ? plan["stage"].get<std::string>() : "?", why);
+  }
+  return r;
+}
+
+std::string engine_cache_dir(const EngineCheckOptions& opts) {
+  if (!opts.cache_dir.empty()) return opts.cache_dir;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg == '/') return std::string(xdg) + "/specprobe/engine";
+  const char* home = std::getenv("HOME");
+  if (home && *home == '/') return std::string(home) + "/.cache/specprobe/engine";
+  return "";
+}
+
+std::string engine_cache_key(const Json& request, const EngineCheckOptions& opts) {
+  const std::string engine = request.value("engine", "vllm");
+  const std::string record = find_record(engine, opts.site_packages);
+  if (record.empty()) return "";
+  Hasher h;
+  h.add(kEngineSchema);
+  add_file(h, record);  // the engine's build: its files' hashes, size and mtime
+  h.add(opts.python);
+  add_file(h, opts.python);
+  h.add(load_script("common.py", opts));
+  h.add(load_script(engine + "_adapter.py", opts));
+  h.add(request.dump());
+  for (const char* name : {"CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "SPECPROBE_STACK_PASS_ENV"}) {
+    const char* v = std::getenv(name);
+    h.add(v ? v : "");
+  }
+  std::set<std::string> seen;
+  add_dirs(h, request, seen);
+  return h.hex();
+}
+
+namespace {
+Json run_engine_check_timed(const Json& request, const EngineCheckOptions& opts);
+}
+
+Json run_engine_check(const Json& request, const EngineCheckOptions& opts) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Json r = run_engine_check_timed(request, opts);
+  r["duration_s"] = std::round(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1000) / 1000;
+  return r;
+}
+
+namespace {
+Json run_engine_check_timed(const Json& request, const EngineCheckOptions& opts) {
+  const std::string engine = request.value("engine", "vllm");
+  const std::string key = opts.use_cache ? engine_cache_key(request, opts) : "";
+  const std::string cache_dir = engine_cache_dir(opts);
+  const std::string cache_file = key.empty() || cache_dir.empty() ? "" : cache_dir + "/" + key + ".json";
+  if (!cache_file.empty()) {
+    const std::string text = read_text(cache_file, 16u << 20);
+    if (!text.empty()) {
+      Json entry = Json::parse(text, nullptr, false);
+      if (entry.is_object() && entry.value("schema", Json()) == kCacheSchema && entry.value("key", Json()) == key && entry.contains("raw")) {
+        Json r = validate_engine_result(entry["raw"], request);
+        if (r["status"] != "adapter-error") {
+          r["cached"] = true;
+          r["python"] = opts.python;
+          r["cache_key"] = key;
+          return r;
+        }
+      }
+      // Unreadable, for other inputs, or invalid: ignored (and replaced below).
+    }
+  }
+  auto fail = [&](const std::string& why) {
+    Json r = error_record(engine, why);
+    r["cached"] = false;
+    r["python"] = opts.python;
+    return r;
+  };
+  auto python = resolve_python(opts.python);
+  if (!python) return fail("cannot run the engine adapter: " + python.error().message);
+  const std::string adapter = engine + "_adapter.py";
+  const std::string script = load_script(adapter, opts);
+  const std::string common = load_script("common.py", opts);
+  if (script.empty() || common.empty()) return fail("no engine adapter script " + adapter);
+
+  InterruptScope interrupts;
+  const PrivateDir private_dir(private_dir_template());
+  if (private_dir.path().empty()) return fail("cannot create a private temp dir: " + std::string(std::strerror(errno)));
+  const std::string& dir = private_dir.path();
+  std::error_code ec;
+  fs::create_directories(dir + "/tmp", ec);
+  fs::create_directories(dir + "/cache", ec);
+  std::ofstream(dir + "/" + adapter, std::ios::binary) << script;
+  std::ofstream(dir + "/common.py", std::ios::binary) << common;
+  RunnerOptions ro;
+  ro.timeout_s = opts.timeout_s;
+  // env -i NAME=VALUE... python -s -B adapter   (the runner appends --specs JSON)
+  ro.child_command = {opts.env_program, "-i"};
+  for (auto& e : stack_child_env(dir, process_env())) ro.child_command.push_back(e);
+  ro.child_command.push_back("SPECPROBE_ENGINE_PHASE_FILE=" + dir + "/phase");
+  ro.child_command.push_back("SPECPROBE_ENGINE_PRIVATE_DIR=" + dir);
+  ro.child_command.insert(ro.child_command.end(), {*python, "-s", "-B", dir + "/" + adapter});
+  if (opts.progress) {
+    opts.progress(fmt::format("engine check {}: starting {}", engine, *python));
+    ro.on_phase = [&](const std::string& phase) { opts.progress(fmt::format("engine check {}: {}", engine, phase)); };
+  }
+  Json spec = {{"probe", "engine_" + engine}, {"params", request}};
+  auto raw = run_probes_isolated({spec}, ro);
+  Json first = raw.empty() ? Json() : raw[0];
+  if (first.is_object() && !first.contains("schema")) {
+    // Killed or died: the phase the adapter last recorded says where (the file survives the kill).
+    std::string phase = read_text(dir + "/phase", 200);
+    while (!phase.empty() && (phase.back() == '\n' || phase.back() == ' ')) phase.pop_back();
+    if (!phase.empty()) first["phase"] = phase;
+  }
+  Json r = validate_engine_result(first, request);
+  r["cached"] = false;
+  r["python"] = *python;
+  if (!cache_file.empty() && r["status"] != "adapter-error") {
+    fs::create_directories(cache_dir, ec);
+    Json entry = {{"schema", kCacheSchema}, {"key", key}, {"raw", first}};
+    // A cache that cannot be written only costs the next run its time.
+    if (write_file_atomic(cache_file, entry.dump())) r["cache_key"] = key;
+  }
+  return r;
+}
+}  // namespace
+
+Json engine_facts_patch(const Json& record, const std::vector<std::string>& unresolved) {
+  Json f = Json::object();
+  const std::string engine = record.value("engine", "vllm");
+  const std::string status = record.value("status", "adapter-error");
+  const Json plan = record.value("plan", Json());
+  set_fact(f, "engine_check.requested", true);
+  set_fact(f, "engine_check.ran", true);
+  set_fact(f, "engine_check.engine", engine);
+  set_fact(f, "engine_check.engine_label", engine_label(engine));
+  set_fact(f, "engine_check.outcome", status);
+  set_fact(f, "engine_check.status", status == "ok" || status == "refused" ? Json(status) : Json());
+  set_fact(f, "engine_check.version", record.value("version", Json()));
+  set_fact(f, "engine_check.python", record.value("python", Json()));
+  set_fact(f, "engine_check.cached", record.value("cached", false));
+  set_fact(f, "engine_check.duration_s", record.value("duration_s", Json()));
+  const Json timing = record.value("timing_s", Json());
+  set_fact(f, "engine_check.timing_s", timing.is_object() ? timing : Json());
+  Json unres = Json::array();
+  for (const auto& u : unresolved) unres.push_back(u);
+  set_fact(f, "engine_check.unresolved", unres);
+  set_fact(f, "engine_check.reason", record.value("reason", Json()));
+  set_fact(f, "engine_check.phase", record.value("phase", Json()));
+  for (const char* key : {"stage", "exception", "message", "missing", "raised_at"})
+    set_fact(f, std::string("engine_check.") + key, plan.is_object() ? plan.value(key, Json()) : Json());
+  set_fact(f, "engine_check.facts", plan.is_object() ? plan.value("facts", Json::object()) : Json::object());
+  set_fact(f, "engine_check.skipped", record.value("skipped", Json::array()));
+  set_fact(f, "engine_check.platform", record.value("platform", Json()));
+  Json cells = Json::object();
+  for (const auto& c : record.value("cells", Json::array())) {
+    Json cell = {{"status", c["status"]}, {"stage", c["stage"]}, {"message", c["message"]},
+                 {"missing", c["missing"]}, {"raised_at", c["raised_at"]}};
+    for (const char* k : {"attention_backend", "drafter_attention_backend", "cudagraph_mode"})
+      if (c["facts"].contains(k)) cell[k] = c["facts"][k];
+    cells[c["id"].get<std::string>()] = cell;
+  }
+  set_fact(f, "engine_check.cells", cells);
+  return f;
+}
+
+}  // namespace specprobe::probes

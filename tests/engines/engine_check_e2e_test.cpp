@@ -1,0 +1,234 @@
+// The engine check end to end with the real engines: `specprobe check --python <venv>/bin/python`
+// against the pinned vLLM and SGLang releases that tests/engines/setup_engines.sh installs into
+// BUILD_DIR/engines/<name>/ (vllm-0.33.0, vllm-0.15.1, sglang-0.5.23). No GPU: the GPU is declared
+// (--gpu H100). Each case is one plan the engine refuses at config, argparse or backend-selection
+// time with its own words (the same plans and messages as tests/engines/test_engine_adapters.py),
+// and the same plan accepted by a release where it works; missing inputs end as verdict unknown
+// (exit 4); a repeated check comes from the cache. Hidden tag [.engines]: ctest runs them under the
+// label "engines" (tests/CMakeLists.txt); without the venvs each case is skipped with a WARN.
+// Checkpoint metadata: tests/data/checkpoint/ (copies of shared/fixtures/checkpoints, SOURCE.txt there).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "../e2e/run_binary.hpp"
+#include "common/json.hpp"
+
+using namespace specprobe;
+using namespace specprobe::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kData = std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint";
+const std::string kLlama = kData + "/llama-3.1-8b";
+const std::string kDraft = kData + "/eagle3-llama3.1-8b-draft";
+
+std::string venv_python(const std::string& name) {
+  return (fs::path(SPECPROBE_BINARY).parent_path() / "engines" / name / "bin" / "python").string();
+}
+
+bool have(const std::string& name) {
+  if (fs::exists(venv_python(name))) return true;
+  WARN(name << " is not installed under " << fs::path(SPECPROBE_BINARY).parent_path() / "engines"
+            << " (tests/engines/setup_engines.sh BUILD_DIR): skipped");
+  return false;
+}
+
+struct EngineRun {
+  int exit_code = -1;
+  Json report;
+  std::string err;
+  const Json* result(const std::string& id) const {
+    for (const auto& r : report.value("results", Json::array()))
+      if (r.value("id", "") == id) return &r;
+    return nullptr;
+  }
+  std::string sp4100_status() const {
+    const Json* r = result("SP4100");
+    return r ? r->value("status", "") : "absent";
+  }
+  std::string message() const {
+    const Json* r = result("SP4100");
+    return r ? r->value("message", "") : "";
+  }
+  Json fact(const std::string& dotted) const {
+    const Json* f = find_fact(report.value("facts", Json::object()), dotted);
+    return f ? *f : Json();
+  }
+};
+
+// specprobe check --python VENV --gpu H100 --format json [OPTIONS] -- COMMAND, with its own cache dir.
+EngineRun check(const std::string& venv, const std::string& options, const std::string& command, const std::string& cache = "") {
+  const std::string cache_dir = cache.empty() ? temp_dir() : cache;
+  setenv("XDG_CACHE_HOME", cache_dir.c_str(), 1);
+  RunResult rr = run_specprobe("check --python " + shell_quote(venv_python(venv)) +
+                               " --gpu H100 --format json --stack-probes off --probes off --engine-timeout 400 " + options +
+                               " -- " + command);
+  unsetenv("XDG_CACHE_HOME");
+  EngineRun r;
+  r.exit_code = rr.exit_code;
+  r.err = rr.err;
+  r.report = Json::parse(rr.out, nullptr, false);
+  INFO("stderr: " << rr.err.substr(0, 2000));
+  REQUIRE(r.report.is_object());
+  return r;
+}
+
+std::string llama_eagle3(const std::string& spec_extra = "", const std::string& extra = "") {
+  const std::string spec = R"({"method": "eagle3", "model": ")" + kDraft + R"(", "num_speculative_tokens": 3)" + spec_extra + "}";
+  return "vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 1 --speculative-config " + shell_quote(spec) + " " + extra;
+}
+
+std::string model() { return "--model " + shell_quote(kLlama); }
+
+}  // namespace
+
+TEST_CASE("vLLM 0.33.0 refuses an unknown speculative-config key; 0.15.1 accepts the same plan", "[.engines][vllm]") {
+  const std::string cmd = llama_eagle3(R"(, "num_speculative_tokenz": 2)");
+  if (have("vllm-0.33.0")) {
+    EngineRun r = check("vllm-0.33.0", model() + " --no-matrix", cmd);
+    INFO(r.message());
+    CHECK(r.sp4100_status() == "fail");
+    CHECK(r.message().find("vLLM 0.33.0") != std::string::npos);
+    CHECK(r.message().find("at config") != std::string::npos);
+    CHECK(r.message().find("num_speculative_tokenz") != std::string::npos);
+    CHECK(r.message().find("Unexpected keyword argument") != std::string::npos);
+    CHECK(r.fact("engine_check.status") == "refused");
+    CHECK(r.exit_code == 1);
+  }
+  if (have("vllm-0.15.1")) {
+    EngineRun r = check("vllm-0.15.1", model() + " --no-matrix", cmd);
+    INFO(r.message() << " " << r.fact("engine_check.reason").dump());
+    CHECK(r.sp4100_status() == "pass");
+    CHECK(r.fact("engine_check.status") == "ok");
+    CHECK(r.fact("engine_check.version") == "0.15.1");
+    CHECK(r.fact("engine_check.facts.method") == "eagle3");
+  }
+}
+
+TEST_CASE("vLLM 0.33.0 refuses an invalid KV-cache dtype with the valid list", "[.engines][vllm]") {
+  if (!have("vllm-0.33.0")) return;
+  EngineRun r = check("vllm-0.33.0", model() + " --no-matrix", llama_eagle3("", "--kv-cache-dtype int8"));
+  INFO(r.message());
+  CHECK(r.sp4100_status() == "fail");
+  CHECK(r.message().find("Invalid kv_cache_dtype: 'int8'") != std::string::npos);
+  CHECK(r.message().find("Valid values are") != std::string::npos);
+  CHECK(r.exit_code == 1);
+}
+
+TEST_CASE("vLLM refuses mtp on a model without MTP layers; the repeat comes from the cache", "[.engines][vllm]") {
+  if (!have("vllm-0.33.0")) return;
+  const std::string cache = temp_dir();
+  const std::string cmd = "vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config " +
+                          shell_quote(R"({"method": "mtp", "num_speculative_tokens": 1})");
+  EngineRun r = check("vllm-0.33.0", model() + " --no-matrix", cmd, cache);
+  INFO(r.message());
+  CHECK(r.sp4100_status() == "fail");
+  CHECK(r.message().find("Unsupported speculative method: 'mtp'") != std::string::npos);
+  CHECK(r.fact("engine_check.cached") == false);
+  EngineRun again = check("vllm-0.33.0", model() + " --no-matrix", cmd, cache);
+  CHECK(again.fact("engine_check.cached") == true);
+  CHECK(again.message() == r.message());
+  CHECK(again.exit_code == 1);
+  // --no-cache asks the engine again.
+  EngineRun fresh = check("vllm-0.33.0", model() + " --no-matrix --no-cache", cmd, cache);
+  CHECK(fresh.fact("engine_check.cached") == false);
+  CHECK(fresh.message() == r.message());
+}
+
+TEST_CASE("vLLM 0.15.1's parser refuses an unknown flag, in its own words", "[.engines][vllm]") {
+  if (!have("vllm-0.15.1")) return;
+  EngineRun r = check("vllm-0.15.1", model() + " --no-matrix", llama_eagle3("", "--speculative-tokens 3"));
+  INFO(r.message());
+  CHECK(r.sp4100_status() == "fail");
+  CHECK(r.message().find("at argparse") != std::string::npos);
+  CHECK(r.message().find("unrecognized arguments: --speculative-tokens 3") != std::string::npos);
+}
+
+TEST_CASE("vLLM 0.33.0's backend selection refuses FLASH_ATTN with fp8 KV and block size 8 (matrix evidence); 0.15.1 takes it",
+          "[.engines][vllm]") {
+  const std::string cmd = llama_eagle3("", "--attention-backend FLASH_ATTN --kv-cache-dtype fp8 --block-size 8");
+  if (have("vllm-0.33.0")) {
+    EngineRun r = check("vllm-0.33.0", model(), cmd);
+    INFO(r.message());
+    CHECK(r.sp4100_status() == "fail");
+    CHECK(r.message().find("at backend-selection") != std::string::npos);
+    CHECK(r.message().find("FLASH_ATTN is not valid") != std::string::npos);
+    CHECK(r.message().find("block_size not supported") != std::string::npos);
+    // The matrix's cells were asked in the same engine run: FLASH_ATTN + fp8 cells carry the
+    // engine's words as their evidence.
+    const Json cells = r.report["matrix"]["cells"];
+    int refused = 0;
+    for (const auto& c : cells)
+      if (c.contains("evidence")) {
+        ++refused;
+        CHECK(c["verdict"] == "fails");
+        CHECK(c["evidence"][0].get<std::string>().find("block_size not supported") != std::string::npos);
+      }
+    CHECK(refused > 0);
+    CHECK(r.fact("engine_check.cells").size() > 1);
+  }
+  if (have("vllm-0.15.1")) {
+    EngineRun r = check("vllm-0.15.1", model() + " --no-matrix", cmd);
+    INFO(r.message() << " " << r.fact("engine_check.reason").dump());
+    CHECK(r.sp4100_status() == "pass");
+    CHECK(r.fact("engine_check.facts.attention_backend") == "FLASH_ATTN");
+  }
+}
+
+TEST_CASE("a draft model given as a Hub id is a missing input: verdict unknown, exit 4, naming it", "[.engines][vllm]") {
+  if (!have("vllm-0.15.1")) return;
+  const std::string cmd = "vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config " +
+                          shell_quote(R"({"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3})");
+  EngineRun r = check("vllm-0.15.1", model() + " --no-matrix", cmd);
+  CHECK(r.fact("engine_check.outcome") == "missing-input");
+  CHECK(r.sp4100_status() == "error");
+  CHECK(r.report["verdict"] == "unknown");
+  CHECK(r.exit_code == 4);
+  bool named = false;
+  for (const auto& m : r.report["missing"])
+    named |= m.dump().find("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B") != std::string::npos;
+  CHECK(named);
+}
+
+namespace {
+std::string sglang_cmd(const std::string& extra, int draft_tokens = 4) {
+  return "python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --tp 8 --speculative-draft-model-path " +
+         shell_quote(kDraft) + " --speculative-num-steps 3 --speculative-num-draft-tokens " + std::to_string(draft_tokens) + " " + extra;
+}
+}  // namespace
+
+TEST_CASE("SGLang 0.5.23's ServerArgs refuse three plans in their own words", "[.engines][sglang]") {
+  if (!have("sglang-0.5.23")) return;
+  SECTION("a misspelt speculative algorithm") {
+    EngineRun r = check("sglang-0.5.23", model() + " --no-matrix", sglang_cmd("--speculative-algorithm EAGEL3 --speculative-eagle-topk 1"));
+    INFO(r.message());
+    CHECK(r.sp4100_status() == "fail");
+    CHECK(r.message().find("SGLang 0.5.23") != std::string::npos);
+    CHECK(r.message().find("Unknown speculative algorithm name: EAGEL3") != std::string::npos);
+  }
+  SECTION("trtllm_mha with topk 4") {
+    EngineRun r = check("sglang-0.5.23", model() + " --no-matrix",
+                        sglang_cmd("--speculative-algorithm EAGLE3 --attention-backend trtllm_mha --speculative-eagle-topk 4", 8));
+    INFO(r.message());
+    CHECK(r.sp4100_status() == "fail");
+    CHECK(r.message().find("trtllm_mha backend only supports topk = 1 for speculative decoding") != std::string::npos);
+  }
+  SECTION("DP attention with dp 3 on tp 8") {
+    EngineRun r = check("sglang-0.5.23", model() + " --no-matrix",
+                        sglang_cmd("--speculative-algorithm EAGLE3 --speculative-eagle-topk 1 --enable-dp-attention --dp 3"));
+    INFO(r.message());
+    CHECK(r.sp4100_status() == "fail");
+    CHECK(r.fact("engine_check.exception") == "AssertionError");
+    CHECK(r.fact("engine_check.stage") == "config");
+  }
+  SECTION("the same plan with topk 1 and dp 2 passes") {
+    EngineRun r = check("sglang-0.5.23", model() + " --no-matrix",
+                        sglang_cmd("--speculative-algorithm EAGLE3 --speculative-eagle-topk 1 --enable-dp-attention --dp 2"));
+    INFO(r.fact("engine_check.reason").dump() << r.fact("engine_check.message").dump());
+    CHECK(r.sp4100_status() == "pass");
+    CHECK(r.fact("engine_check.status") == "ok");
+  }
+}
