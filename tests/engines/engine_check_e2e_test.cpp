@@ -41,7 +41,8 @@ struct EngineRun {
   Json report;
   std::string err;
   const Json* result(const std::string& id) const {
-    for (const auto& r : report.value("results", Json::array()))
+    if (!report.contains("results") || !report["results"].is_array()) return nullptr;
+    for (const auto& r : report["results"])  // a reference into the report, not a copy
       if (r.value("id", "") == id) return &r;
     return nullptr;
   }
@@ -54,7 +55,8 @@ struct EngineRun {
     return r ? r->value("message", "") : "";
   }
   Json fact(const std::string& dotted) const {
-    const Json* f = find_fact(report.value("facts", Json::object()), dotted);
+    if (!report.contains("facts")) return Json();
+    const Json* f = find_fact(report["facts"], dotted);
     return f ? *f : Json();
   }
 };
