@@ -62,6 +62,7 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
   record_given_options(options, w);
 
   std::map<std::string, Entry> opts;
+  RepeatedOptions repeated;
   for (const RawOption& o : options) {
     std::string name = canonical_name(o.name);
     // The tables name the option (aliases, unambiguous prefixes); names no release accepts are
@@ -78,7 +79,7 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
       }
       if (auto s = kSpellings.find(name); s != kSpellings.end()) name = s->second;
     }
-    if (opts.count(name)) w.note("info", fmt::format("--{} is given more than once; the later value wins", name), o.where);
+    if (opts.count(name)) repeated.again("--" + name, o.where);
     Json value = o.value;
     if (tn.negative) {
       auto b = to_bool(o.value, o.name, o.where);
@@ -87,6 +88,7 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
     }
     opts[name] = Entry{o.name, std::move(value), o.where};
   }
+  repeated.note_all(w);
 
   write_common_facts(w, ctx, "sglang");
   std::set<std::string> used;

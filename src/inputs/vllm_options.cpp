@@ -114,6 +114,7 @@ bool dotted_python_path(const std::string& s) {
 Expected<std::map<std::string, Entry>> fold_options(const std::vector<RawOption>& options, PlanWriter& w,
                                                     ParsedServing& out) {
   std::map<std::string, Entry> opts;
+  RepeatedOptions repeated;
   // Options no release accepts are reported by SP1014 (option_check.cpp); the rest that the
   // builder does not model stay notes.
   auto keep_unknown = [&](const RawOption& o, bool known) {
@@ -217,12 +218,13 @@ Expected<std::map<std::string, Entry>> fold_options(const std::vector<RawOption>
       }
     }
     if (auto old = opts.find(root); old != opts.end()) {
-      w.note("info", fmt::format("{} is given more than once; the later value wins", root), o.where);
+      repeated.again(root, o.where);
       // a full JSON value after dotted keys: vLLM keeps the last; dotted keys after it merge (above)
       opts.erase(old);
     }
     opts.emplace(root, std::move(e));
   }
+  repeated.note_all(w);
   return opts;
 }
 

@@ -469,3 +469,27 @@ TEST_CASE("a file that starts no server says why, without an error", "[inputs][f
   REQUIRE(!e);
   CHECK(e.error().message.find("no serve command found") != std::string::npos);
 }
+
+TEST_CASE("an option given many times is one note with the count at the value that wins", "[inputs][forms]") {
+  std::string many = "vllm serve m";
+  for (int i = 0; i < 5000; ++i) many += " --enable-prefix-caching";
+  many += " -tp 2 --tensor-parallel-size 4\n";
+  const ParsedServing v = one(many);
+  size_t repeat_notes = 0;
+  for (const auto& n : v.notes) {
+    if (n.message.find(" times; the last value wins") == std::string::npos) continue;
+    ++repeat_notes;
+    if (n.message.find("enable-prefix-caching") != std::string::npos) {
+      CHECK(n.message == "enable-prefix-caching is given 5000 times; the last value wins");
+      CHECK(n.where.column == 13 + 24 * 4999 + 1);  // the 5000th flag
+    } else {
+      CHECK(n.message == "tensor-parallel-size is given 2 times; the last value wins");
+    }
+  }
+  CHECK(repeat_notes == 2);
+  CHECK(fact(v, "serve.tp") == Json(4));
+
+  const ParsedServing s = one("python -m sglang.launch_server --model-path m --tp 2 --tp 8 --tp 4\n");
+  CHECK(note(s, "--tp-size is given 3 times; the last value wins"));
+  CHECK(fact(s, "serve.tp") == Json(4));
+}
