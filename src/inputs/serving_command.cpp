@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "common/excerpt.hpp"
+#include "common/paths.hpp"
 #include "inputs/serving_options.hpp"
 #include "inputs/shell_words.hpp"
 
@@ -296,6 +298,15 @@ class CommandReader {
     std::error_code ec;
     for (const fs::path& p : candidates) {
       if (!fs::is_regular_file(p, ec)) continue;
+      // A script under review may name any local file: only its own directory tree is read.
+      if (from_file_ && !inside_tree(p, fs::path(path_).parent_path())) {
+        ctx.notes.push_back({"warning",
+                             fmt::format("--config {} lies outside the directory of {}: not read; its options are not checked",
+                                         excerpt_name(given), fs::path(path_).filename().string()),
+                             o.where});
+        ctx.unknown.push_back({o.name, o.value, o.where});
+        return Ok{};
+      }
       auto text = read_text_file(p.string());
       if (!text) return text.error();
       LineIndex index(p.string(), *text);
@@ -310,7 +321,7 @@ class CommandReader {
       return Ok{};
     }
     ctx.notes.push_back(
-        {"warning", fmt::format("--config {} cannot be read here; its options are not checked", given), o.where});
+        {"warning", fmt::format("--config {} cannot be read here; its options are not checked", excerpt_name(given)), o.where});
     ctx.unknown.push_back({o.name, o.value, o.where});
     return Ok{};
   }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "common/excerpt.hpp"
+#include "common/paths.hpp"
 #include "facts/derive.hpp"
 #include "gpu/gpu_info.hpp"
 #include "inputs/checkpoint/checkpoint.hpp"
@@ -20,10 +22,6 @@ namespace {
 // The GPU evaluated when the driver reports none and none was declared.
 constexpr const char* kFallbackGpu = "H100";
 
-std::string value_text(const Json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 }  // namespace
 
 Status read_plan(const CheckRequest& req, Report& report, Json& facts, std::map<std::string, SourceLocation>& locations) {
@@ -39,7 +37,7 @@ Status read_plan(const CheckRequest& req, Report& report, Json& facts, std::map<
   for (const auto& n : parsed->notes) report.notes.push_back({n.severity, n.message, n.where});
   for (const auto& u : parsed->unknown)
     report.notes.push_back(
-        {"info", fmt::format("option '{}' is not modelled by specprobe; kept as given ({})", u.name, value_text(u.value)),
+        {"info", fmt::format("option '{}' is not modelled by specprobe; kept as given ({})", excerpt(u.name), excerpt(u.value)),
          u.where});
   return Ok{};
 }
@@ -84,12 +82,20 @@ Status add_model(const CheckRequest& req, Report& report, Json& facts, std::stri
   if (dir.empty()) {
     const auto id = fact_string(facts, "model.id");
     std::error_code ec;
-    if (id && fs::exists(*id, ec)) dir = *id;
+    if (id && fs::exists(*id, ec) && !req.argv.empty()) dir = *id;  // a command line: named by the user
+    else if (id && fs::exists(*id, ec) && inside_tree(*id, fs::path(req.file).parent_path()))
+      dir = *id;
+    else if (id && fs::exists(*id, ec))  // a config under review may name any local path (SECURITY.md)
+      report.notes.push_back({"warning",
+                              fmt::format("model '{}' lies outside the directory of {}: not read (pass --model "
+                                          "DIR to check that checkpoint)",
+                                          excerpt_name(*id), fs::path(req.file).filename().string()),
+                              {}});
     else if (id)
       report.notes.push_back({"info",
                               fmt::format("model '{}' is not a local directory: model facts are unknown (pass "
                                           "--model DIR with the checkpoint or its config.json)",
-                                          *id),
+                                          excerpt_name(*id)),
                               {}});
     else
       report.notes.push_back({"info", "no model given: model facts are unknown (pass --model DIR)", {}});
@@ -221,7 +227,7 @@ Status add_suppressions(const CheckRequest& req, const Services& services, Repor
     if (services.catalog->find(e.id) || services.catalog->find_advisory(e.id)) continue;
     const std::string near = services.catalog->closest_id(e.id);
     const std::string msg =
-        fmt::format("unknown rule id '{}'{}", e.id, near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+        fmt::format("unknown rule id '{}'{}", excerpt(e.id), near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
     return e.source == "--ignore" ? usage_error("--ignore: " + msg) : input_error(msg, e.where);
   }
   apply_suppressions(report, *entries, services.today());

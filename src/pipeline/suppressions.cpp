@@ -9,6 +9,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/excerpt.hpp"
+
 namespace fs = std::filesystem;
 
 namespace specprobe {
@@ -62,7 +64,7 @@ Expected<std::vector<IgnoreEntry>> read_suppression_file(const std::string& path
   for (const auto& kv : root) {
     const std::string key = scalar(kv.first);
     if (key != "ignore")
-      return input_error(fmt::format("unknown key '{}' (the file holds `ignore:` only)", key), at(path, kv.first));
+      return input_error(fmt::format("unknown key '{}' (the file holds `ignore:` only)", excerpt(key)), at(path, kv.first));
   }
   const YAML::Node list = root["ignore"];
   if (!list || list.IsNull()) return out;
@@ -72,7 +74,7 @@ Expected<std::vector<IgnoreEntry>> read_suppression_file(const std::string& path
     for (const auto& kv : item) {
       const std::string key = scalar(kv.first);
       if (key != "id" && key != "reason" && key != "until")
-        return input_error(fmt::format("unknown key '{}' in an ignore entry (id, reason, until)", key), at(path, kv.first));
+        return input_error(fmt::format("unknown key '{}' in an ignore entry (id, reason, until)", excerpt(key)), at(path, kv.first));
     }
     IgnoreEntry e;
     const YAML::Node id = item["id"];
@@ -88,7 +90,7 @@ Expected<std::vector<IgnoreEntry>> read_suppression_file(const std::string& path
     if (const YAML::Node until = item["until"]) {
       e.until = scalar(until);
       if (!is_iso_date(e.until))
-        return input_error(fmt::format("`until` must be a date YYYY-MM-DD, not '{}'", e.until), at(path, until));
+        return input_error(fmt::format("`until` must be a date YYYY-MM-DD, not '{}'", excerpt(e.until)), at(path, until));
     }
     e.source = fmt::format("{}:{}", path, e.where.line);
     out.push_back(std::move(e));
