@@ -58,11 +58,14 @@ $SP probe --probe mqa_logits --next-n 1-8 --heads 64,128 --batch 48 --context 15
 log "extra shapes: mqa H=16,128 D=64,128 block_kv 32,256 next_n 1,3,8; spec_verify D=64,256, k=0,7, block 32,128"
 $SP probe --probe mqa_logits --next-n 1,3,8 --heads 16,128 --head-dim 64,128 --block-kv 32,256 --format json > "$OUT/extra_mqa.json"; echo "rc=$?"
 $SP probe --probe spec_verify --gqa 6,12 --k 0,7 --sv-head-dim 64,256 --kv-dtype bf16,fp8 --block-size 32,128 --format json > "$OUT/extra_sv.json"; echo "rc=$?"
+log "matrix: mla_verify, DeepSeek-V3 rows (512 + 64, dense) and V4 rows (448 + 64, output 512; dense and top-k 512)"
+$SP probe --probe mla_verify --mla-heads 16,128 --k 1,3,7 --kv-dtype bf16,fp8 --block-size 1,64 --format json > "$OUT/matrix_mla_v3.json"; echo "rc=$?"
+$SP probe --probe mla_verify --mla-heads 16,64 --mla-latent-dim 448 --mla-v-dim 512 --mla-topk 0,512 --k 1,3,7 --kv-dtype bf16,fp8 --block-size 1,64 --format json > "$OUT/matrix_mla_v4.json"; echo "rc=$?"
 } 2>&1 | tee -a "$OUT/summary.txt"
 python3 - "$OUT" <<'PY' 2>&1 | tee -a "$OUT/summary.txt"
 import json, sys, collections
 out = sys.argv[1]
-for f in ["matrix_mqa.json", "matrix_mqa_tma.json", "matrix_mqa_mma.json", "medium_mqa.json", "matrix_sv.json", "matrix_sv_cpasync.json", "extra_mqa.json", "extra_sv.json"]:
+for f in ["matrix_mqa.json", "matrix_mqa_tma.json", "matrix_mqa_mma.json", "medium_mqa.json", "matrix_sv.json", "matrix_sv_cpasync.json", "extra_mqa.json", "extra_sv.json", "matrix_mla_v3.json", "matrix_mla_v4.json"]:
     try: rs = json.load(open(f"{out}/{f}"))
     except Exception as e: print(f, "unreadable", e); continue
     c = collections.Counter(r["status"] for r in rs)

@@ -25,7 +25,7 @@ if(SPECPROBE_GLIBC_COMPAT_ACTIVE)
     __libc_start_main
     pthread_create pthread_join pthread_detach pthread_once pthread_key_create __pthread_key_create
     pthread_key_delete pthread_getspecific pthread_setspecific
-    pthread_rwlock_rdlock pthread_rwlock_wrlock pthread_rwlock_unlock
+    pthread_rwlock_rdlock pthread_rwlock_wrlock pthread_rwlock_unlock pthread_sigmask
     dlopen dlsym dlclose dlerror dladdr
     stat lstat fstat stat64 lstat64 fstat64 fstatat fstatat64)
   foreach(sym ${_specprobe_wrapped})

@@ -212,4 +212,47 @@ struct SpecVerifyCombineParams {
   int tiles_per_split;
 };
 
+// kernels/mla_verify.cu: MLA spec-verify attention in the absorbed-weight form the MLA decode
+// kernels run ("MQA over the latent": FlashMLA, vLLM's *_MLA backends, SGLang's MLA backends).
+// Each cached token is one row of kv_dim = latent + rope values that every query head shares
+// (DeepSeek V3/R1/V3.2, Kimi K2: [c_kv 512 | k_pe 64]; DeepSeek-V4: one 512-value row, 448 + 64);
+// q is already absorbed ([q_nope W_UK | q_pe], kv_dim values per head). Scores run over all
+// kv_dim values; the output is P times the first v_dim values of each row, in latent space
+// (V3: the 512 latent values; V4: the whole row, K and V being one vector). Row j of request b
+// sits at position seq_lens[b] - num_q + j and sees positions <= its own (dense), or, in the
+// sparse (DSA) variant, the positions of its own topk list that are <= its own (-1 = no entry).
+struct MlaVerifyParams {
+  uint64_t q;             // bf16 [batch, num_q, heads, kv_dim]
+  uint64_t kv_cache;      // bf16 or e4m3 [num_blocks, block_size, kv_dim]
+  uint64_t block_table;   // int32 [batch, block_table_stride]
+  uint64_t seq_lens;      // int32 [batch]: cached tokens including the num_q verify tokens
+  uint64_t topk_indices;  // int32 [batch, num_q, topk]: token positions in the request (sparse only)
+  uint64_t out;           // bf16 [batch, num_q, heads, v_dim]
+  int batch;
+  int num_q;  // k + 1
+  int heads;  // query heads on this rank
+  int kv_dim;
+  int v_dim;
+  int block_size;
+  int block_table_stride;
+  int topk;  // 0: dense
+  float sm_scale;
+  float kv_scale;  // fp8: per-tensor dequant scale of the whole cache (1 for bf16)
+};
+// One CTA per (request, verify row, group of kMlaVerifyHeadsPerCta heads); tiles of
+// kMlaVerifyTileTokens tokens, one (head, token) score per thread.
+inline constexpr int kMlaVerifyThreads = 256;
+inline constexpr int kMlaVerifyHeadsPerCta = 16;
+inline constexpr int kMlaVerifyTileTokens = 16;
+// kv_dim and v_dim at most this (each thread holds kMlaVerifyMaxDim / kMlaVerifyThreads output
+// columns of every head of its group in registers); kv_dim a multiple of 16 (16-byte row loads).
+inline constexpr int kMlaVerifyMaxDim = 1024;
+// Shared memory: q rows and the tile's KV rows in bf16 (row stride kv_dim + 8), the [heads][tokens]
+// scores, per-head running max / sum / rescale factor, the tile's token positions.
+SPK_ABI_FN inline constexpr int mla_verify_row_stride(int kv_dim) { return kv_dim + 8; }
+inline constexpr int mla_verify_smem_bytes(int kv_dim) {
+  return (kMlaVerifyHeadsPerCta + kMlaVerifyTileTokens) * mla_verify_row_stride(kv_dim) * 2 +
+         kMlaVerifyHeadsPerCta * kMlaVerifyTileTokens * 4 + 3 * kMlaVerifyHeadsPerCta * 4 + kMlaVerifyTileTokens * 4;
+}
+
 }  // namespace specprobe_kernels

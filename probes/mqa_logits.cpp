@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "gpu/cuda_session.hpp"
+#include "probes/probe_gpu.hpp"
 
 namespace specprobe::probes {
 
@@ -334,10 +335,8 @@ Json run_mqa_logits_probe(const Json& spec) {
   const uint64_t seed = spec.value("seed", 1);
   const bool full = spec.value("lengths", std::string("random")) == "full";
   const uint64_t need_host = mqa_input_bytes(batch, next_n, heads, head_dim, block_kv, context, seed, full).total();
-  if (auto why = memory_problem(need_host, host_memory_bytes(), "host memory for the inputs and the downloaded logits",
-                                "this machine has");
-      !why.empty())
-    return make_result(spec, kSkip, why);
+  if (Json sk = host_memory_skip(spec, need_host, "host memory for the inputs and the downloaded logits"); !sk.is_null())
+    return sk;
   if (probe_kernels_fatbin().empty()) return make_result(spec, kSkip, kNoKernelsReason);
   probe_phase(PhaseWhere::kHost, "generate inputs");
   const MqaInputs in = make_mqa_inputs(batch, next_n, heads, head_dim, block_kv, context, seed, full);
@@ -346,15 +345,7 @@ Json run_mqa_logits_probe(const Json& spec) {
   if (!sess) return make_result(spec, kError, sess.error().message);
   GpuSession& s = **sess;
   Json res = make_result(spec, kPass);
-  auto fail_cuda = [&](const Error& e) {
-    Json r = make_result(spec, kError, e.message);
-    const auto r_code = s.driver().last_result();
-    if (r_code != 0) {
-      r["cuda_error"] = s.driver().result_name(r_code);
-      if (r_code == 700 || r_code == 715 || r_code == 716 || r_code == 719) r["status"] = kCrash;
-    }
-    return r;
-  };
+  auto fail_cuda = [&](const Error& e) { return cuda_failure(s, spec, e); };
   // Kernel family: the sm_90a copy-engine + wgmma kernel where it applies and fits, else the
   // portable mma.sync one; within sm_90a the warp-specialized kernel where mqa_ws_variant has
   // one for the shape, else the two-CTA one. SPECPROBE_MQA_KERNEL (or the spec's "kernel") =
@@ -376,14 +367,11 @@ Json run_mqa_logits_probe(const Json& spec) {
     l.grid_x = static_cast<unsigned>(std::max<int64_t>(1, s.gpu().sm_count) * per_sm);
   }
   if (!use_tma) l = mqa_launch_config(in.batch, in.next_n, in.heads, in.head_dim, in.max_context, spec.value("tiles_per_cta", 4));
-  if (static_cast<int64_t>(l.smem) > s.gpu().smem_per_block_optin)
-    return make_result(spec, kSkip, fmt::format("needs {} KB shared memory per block, device allows {} KB",
-                                                (l.smem + 1023) / 1024, s.gpu().smem_per_block_optin / 1024));
+  if (Json sk = smem_skip(s, spec, l.smem); !sk.is_null()) return sk;
   auto f = s.function(l.kernel);
   if (!f) return fail_cuda(f.error());
   const uint64_t need_device = mqa_buffer_bytes(batch, next_n, heads, head_dim, block_kv, context, in.num_blocks).total();
-  if (auto why = memory_problem(need_device, s.device_free_bytes(), "device memory", "the device has free"); !why.empty())
-    return make_result(spec, kSkip, why);
+  if (Json sk = device_memory_skip(s, spec, need_device); !sk.is_null()) return sk;
   const size_t logits_elems = static_cast<size_t>(in.batch) * in.next_n * in.logits_stride;
   auto d_q = s.alloc(in.q.size());
   auto d_kv = s.alloc(in.kv.size());

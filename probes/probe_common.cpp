@@ -117,6 +117,16 @@ void ErrorStats::add(double out, double ref) {
   sq_ref += ref * ref;
 }
 
+void ErrorStats::add_bf16(const uint16_t* out, const double* ref, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (out[i] == kPoisonBf16) {
+      ++unwritten;
+      continue;
+    }
+    add(bf16_to_float(out[i]), ref[i]);
+  }
+}
+
 double ErrorStats::norm_rel() const {
   if (nonfinite) return std::numeric_limits<double>::infinity();
   return sq_ref > 0 ? std::sqrt(sq_err / sq_ref) : std::sqrt(sq_err);
@@ -132,6 +142,24 @@ Json ErrorStats::json() const {
           {"out_of_range_writes", out_of_range}};
 }
 
+std::vector<int> requests_or_all(const std::vector<int>& requests, int batch) {
+  std::vector<int> reqs = requests;
+  if (reqs.empty())
+    for (int b = 0; b < batch; ++b) reqs.push_back(b);
+  return reqs;
+}
+
+Json comparison_result(const Json& spec, const ErrorStats& e, bool passes, double norm_limit, double max_limit) {
+  Json res = make_result(spec, passes ? kPass : kFail);
+  res["metrics"] = e.json();
+  res["metrics"]["threshold_norm_rel_err"] = norm_limit;
+  res["metrics"]["threshold_max_rel_err"] = max_limit;
+  if (!passes)
+    res["reason"] = fmt::format("norm rel err {:.3g} (limit {:.0e}), max rel err {:.3g} (limit {:.0e}), {} unwritten, {} non-finite",
+                                e.norm_rel(), norm_limit, e.max_rel(), max_limit, e.unwritten, e.nonfinite);
+  return res;
+}
+
 std::vector<int> make_block_table(Rng& rng, const std::vector<int>& blocks_per_seq, int stride, int num_blocks) {
   std::vector<int> pool(static_cast<size_t>(num_blocks));
   std::iota(pool.begin(), pool.end(), 0);
@@ -141,6 +169,22 @@ std::vector<int> make_block_table(Rng& rng, const std::vector<int>& blocks_per_s
   for (size_t b = 0; b < blocks_per_seq.size(); ++b)
     for (int j = 0; j < blocks_per_seq[b]; ++j) table[b * static_cast<size_t>(stride) + static_cast<size_t>(j)] = pool[next++];
   return table;
+}
+
+PagedRequests make_paged_requests(Rng& rng, int batch, int min_len, int context, int block_size, bool with_table) {
+  PagedRequests r;
+  r.seq_lens = draw_request_lengths(rng, batch, min_len, context, false);
+  std::vector<int> blocks;
+  blocks.reserve(r.seq_lens.size());
+  int used = 0;
+  for (int L : r.seq_lens) {
+    blocks.push_back((L + block_size - 1) / block_size);
+    used += blocks.back();
+  }
+  r.bt_stride = (context + block_size - 1) / block_size + 1;
+  r.num_blocks = used + 3;
+  if (with_table) r.block_table = make_block_table(rng, blocks, r.bt_stride, r.num_blocks);
+  return r;
 }
 
 std::vector<int> draw_request_lengths(Rng& rng, int batch, int min_len, int context, bool full) {
@@ -170,6 +214,12 @@ uint64_t host_memory_bytes() {
 std::string memory_problem(uint64_t need, uint64_t have, const std::string& what, const std::string& have_what) {
   if (have == 0 || need <= have) return "";
   return fmt::format("needs {} of {}, {} {}", format_gib(need), what, have_what, format_gib(have));
+}
+
+Json host_memory_skip(const Json& spec, uint64_t need, const std::string& what) {
+  if (auto why = memory_problem(need, host_memory_bytes(), what, "this machine has"); !why.empty())
+    return make_result(spec, kSkip, why);
+  return nullptr;
 }
 
 namespace {

@@ -57,10 +57,20 @@ struct ErrorStats {
   long long nonfinite = 0;     // NaN/inf that is not the poison
   long long out_of_range = 0;  // written where the contract says "not written"
   void add(double out, double ref);
+  // n bf16 outputs against their references; a value still holding kPoisonBf16 counts as unwritten.
+  void add_bf16(const uint16_t* out, const double* ref, size_t n);
   double max_rel() const { return max_abs_ref > 0 ? max_abs_err / max_abs_ref : max_abs_err; }
   double norm_rel() const;
   Json json() const;
 };
+
+// The record of a comparison against a reference with a norm and a max relative-error limit:
+// pass when `passes`, else fail with both errors, their limits and the unwritten and non-finite
+// counts as the reason; metrics = e.json() plus threshold_norm_rel_err / threshold_max_rel_err.
+Json comparison_result(const Json& spec, const ErrorStats& e, bool passes, double norm_limit, double max_limit);
+
+// The requests a check covers: `requests`, or every one of `batch` when it is empty.
+std::vector<int> requests_or_all(const std::vector<int>& requests, int batch);
 
 // Request lengths: L_b in [min_len, context] from `rng` (one draw per request but the last), the
 // last request (every request when `full`) exactly `context`. The probes' inputs and their memory
@@ -92,6 +102,10 @@ uint64_t host_memory_bytes();            // physical memory of this machine; 0 w
 // "needs 35.20 GiB of <what>, <have_what> 7.75 GiB".
 std::string memory_problem(uint64_t need, uint64_t have, const std::string& what, const std::string& have_what);
 
+// A `skip` result naming both figures when `need` bytes of host memory (described by `what`:
+// "host memory for the inputs and the downloaded outputs") exceed this machine's; null otherwise.
+Json host_memory_skip(const Json& spec, uint64_t need, const std::string& what);
+
 // Phase markers of the runner protocol (probes/runner.hpp): inside a probe child, each probe marks
 // the step it starts, "@@specprobe phase host <name>" or "@@specprobe phase device <name>", so
 // that a timeout can tell a hung kernel (device) from host work that needs a longer --timeout
@@ -104,5 +118,16 @@ void probe_phase(PhaseWhere where, const char* name);
 // A shuffled block table: `blocks_per_seq[b]` distinct physical blocks for request b, taken
 // from a pool of `num_blocks` (>= the sum); unused entries of the [batch, stride] table are -1.
 std::vector<int> make_block_table(Rng& rng, const std::vector<int>& blocks_per_seq, int stride, int num_blocks);
+
+// The paged request set of the KV-cache probes: lengths from draw_request_lengths(rng, batch,
+// min_len, context, false), a block table of stride ceil(context / block_size) + 1 over a pool of
+// the blocks in use plus 3 spare ones (make_block_table, drawn after the lengths). with_table
+// false draws only the lengths (memory estimates: the same counts, block_table left empty).
+struct PagedRequests {
+  std::vector<int> seq_lens;     // [batch]
+  std::vector<int> block_table;  // [batch, bt_stride]
+  int bt_stride = 0, num_blocks = 0;
+};
+PagedRequests make_paged_requests(Rng& rng, int batch, int min_len, int context, int block_size, bool with_table = true);
 
 }  // namespace specprobe::probes

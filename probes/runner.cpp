@@ -16,6 +16,8 @@
 #include <tuple>
 #include <utility>
 
+#include "common/run_cleanup.hpp"
+#include "probes/mla_verify.hpp"
 #include "probes/mqa_logits.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/spec_verify.hpp"
@@ -27,6 +29,8 @@ const std::vector<ProbeKind>& probe_kinds() {
       {"mqa_logits", "paged MQA logits (DSA indexer) for one next_n / heads / head_dim / block_kv", run_mqa_logits_probe},
       {"spec_verify", "spec-verify attention over a paged KV cache for one k / GQA / head_dim / KV dtype", run_spec_verify_probe},
       {"graph_replay", "CUDA-graph capture + replay of spec-verify with new seq lens and block tables", run_graph_replay_probe},
+      {"mla_verify", "MLA verify attention over a paged latent cache for one k / heads / latent + rope dims / KV dtype, dense or top-k sparse",
+       run_mla_verify_probe},
   };
   return kKinds;
 }
@@ -39,7 +43,8 @@ namespace {
 // converted to int out of range.
 std::string spec_type_problem(const Json& spec) {
   static const char* const kInts[] = {"next_n", "heads", "head_dim", "block_kv", "batch", "context", "seed",
-                                      "k", "gqa", "heads_kv", "block_size", "splits", "tiles_per_cta"};
+                                      "k", "gqa", "heads_kv", "block_size", "splits", "tiles_per_cta",
+                                      "latent_dim", "rope_dim", "v_dim", "topk"};
   static const char* const kBools[] = {"bench", "time"};
   static const char* const kStrings[] = {"probe", "lengths", "kv_dtype"};
   for (const char* key : kInts)
@@ -76,8 +81,12 @@ Json run_probe_in_process(const Json& spec, const std::vector<ProbeKind>& kinds)
 
 int run_probe_child(const std::vector<Json>& specs, const std::vector<ProbeKind>& kinds) {
   enable_probe_phase_markers(true);
+  // The parent kills a probe at its timeout; should the parent be gone or stuck, the child's own
+  // watchdog does, a little later (so that the parent's kill, with its report, normally comes first).
+  const double timeout_s = child_timeout_from_env();
   int n = 0;
   for (size_t i = 0; i < specs.size(); ++i) {
+    if (timeout_s > 0) arm_child_watchdog(timeout_s + kChildWatchdogGraceS);
     std::printf("@@specprobe begin %zu\n", i);
     std::fflush(stdout);
     Json r = run_probe_in_process(specs[i], kinds);
@@ -86,6 +95,7 @@ int run_probe_child(const std::vector<Json>& specs, const std::vector<ProbeKind>
     ++n;
     if (r.value("status", "") == kCrash) break;
   }
+  arm_child_watchdog(0);
   return n;
 }
 

@@ -22,6 +22,10 @@ std::vector<std::string> self_child_command();
 // One result per spec, in order. Never throws for child failures.
 std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const RunnerOptions& opts);
 
+// A probe child runs under a watchdog (SPECPROBE_CHILD_TIMEOUT_S, set by the runner) that kills
+// its process group that many seconds plus kChildWatchdogGraceS after each "begin"
+// (common/run_cleanup.hpp), parent or no parent.
+inline constexpr double kChildWatchdogGraceS = 2;
 
 struct ProbeKind {
   const char* name;
@@ -29,8 +33,8 @@ struct ProbeKind {
   Json (*run)(const Json& spec);
 };
 // The product's probe table, explicit (no static registration): mqa_logits, spec_verify,
-// graph_replay. A test binary passes its own table (these plus its test-only probes) to the
-// functions below and acts as the probe child itself (tests/support/test_main.hpp).
+// graph_replay, mla_verify. A test binary passes its own table (these plus its test-only probes)
+// to the functions below and acts as the probe child itself (tests/support/test_main.hpp).
 const std::vector<ProbeKind>& probe_kinds();
 
 // The child side: runs each spec in-process, printing the protocol lines to stdout.

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "gpu/cuda_session.hpp"
+#include "probes/probe_gpu.hpp"
 
 namespace specprobe::probes {
 
@@ -24,14 +25,11 @@ SpecVerifyInputs make_spec_verify_inputs(int batch, int k, int gqa, int heads_kv
   in.fp8 = fp8;
   in.k_scale = fp8 ? 0.5f : 1.f;  // powers of two: dequantised values stay exact in bf16
   in.v_scale = fp8 ? 0.25f : 1.f;
-  in.seq_lens = draw_request_lengths(rng, batch, in.num_q, context, false);
-  std::vector<int> blocks(static_cast<size_t>(batch));
-  for (int b = 0; b < batch; ++b) blocks[static_cast<size_t>(b)] = (in.seq_lens[static_cast<size_t>(b)] + block_size - 1) / block_size;
-  in.bt_stride = (context + block_size - 1) / block_size + 1;
-  int used = 0;
-  for (int n : blocks) used += n;
-  in.num_blocks = used + 3;
-  in.block_table = make_block_table(rng, blocks, in.bt_stride, in.num_blocks);
+  PagedRequests paged = make_paged_requests(rng, batch, in.num_q, context, block_size);
+  in.seq_lens = std::move(paged.seq_lens);
+  in.block_table = std::move(paged.block_table);
+  in.bt_stride = paged.bt_stride;
+  in.num_blocks = paged.num_blocks;
   in.q.resize(in.out_elems());
   for (auto& v : in.q) v = float_to_bf16(rng.nonzero(0.1, 1.0));
   const size_t elems = static_cast<size_t>(in.num_blocks) * block_size * heads_kv * head_dim;
@@ -73,10 +71,8 @@ SpecVerifyBytes buffer_bytes(int batch, int num_q, int heads_q, int heads_kv, in
 SpecVerifyBytes spec_verify_input_bytes(int batch, int k, int gqa, int heads_kv, int head_dim, bool fp8, int block_size,
                                         int context, uint64_t seed) {
   Rng rng(seed);
-  int64_t blocks = 3;  // as make_spec_verify_inputs: the spare blocks past the used ones
-  for (int L : draw_request_lengths(rng, batch, k + 1, context, false)) blocks += (L + block_size - 1) / block_size;
-  const int64_t bt_stride = (context + block_size - 1) / block_size + 1;  // as make_spec_verify_inputs
-  return buffer_bytes(batch, k + 1, heads_kv * gqa, heads_kv, head_dim, fp8, block_size, bt_stride, blocks, 0);
+  const PagedRequests paged = make_paged_requests(rng, batch, k + 1, context, block_size, false);
+  return buffer_bytes(batch, k + 1, heads_kv * gqa, heads_kv, head_dim, fp8, block_size, paged.bt_stride, paged.num_blocks, 0);
 }
 
 SpecVerifyBytes spec_verify_buffer_bytes(const SpecVerifyInputs& in, int num_splits) {
@@ -133,22 +129,13 @@ std::vector<double> spec_verify_reference(const SpecVerifyInputs& in, int b, int
 }
 
 ErrorStats check_spec_verify(const SpecVerifyInputs& in, const std::vector<uint16_t>& out, const std::vector<int>& requests) {
-  std::vector<int> reqs = requests;
-  if (reqs.empty())
-    for (int b = 0; b < in.batch; ++b) reqs.push_back(b);
   ErrorStats st;
-  for (int b : reqs)
+  for (int b : requests_or_all(requests, in.batch))
     for (int j = 0; j < in.num_q; ++j)
       for (int h = 0; h < in.heads_q; ++h) {
         const auto ref = spec_verify_reference(in, b, j, h);
-        const uint16_t* o = out.data() + ((static_cast<size_t>(b) * in.num_q + j) * in.heads_q + h) * in.head_dim;
-        for (int d = 0; d < in.head_dim; ++d) {
-          if (o[d] == kPoisonBf16) {
-            ++st.unwritten;
-            continue;
-          }
-          st.add(bf16_to_float(o[d]), ref[static_cast<size_t>(d)]);
-        }
+        st.add_bf16(out.data() + ((static_cast<size_t>(b) * in.num_q + j) * in.heads_q + h) * in.head_dim, ref.data(),
+                    static_cast<size_t>(in.head_dim));
       }
   return st;
 }
@@ -247,13 +234,7 @@ Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInp
                                          copy_engine);
   auto& p = dev.params;
   const size_t rows_out = static_cast<size_t>(in.batch) * in.num_q * in.heads_q;
-  auto up = [&](const void* data, size_t bytes) -> Expected<unsigned long long> {
-    auto d = s.alloc(bytes);
-    if (!d) return d.error();
-    if (data)
-      if (auto st = s.upload(*d, data, bytes); !st) return st.error();
-    return *d;
-  };
+  auto up = [&](const void* data, size_t bytes) { return upload_buffer(s, data, bytes); };
   auto q = up(in.q.data(), in.q.size() * 2);
   auto kc = up(in.k_cache.data(), in.k_cache.size());
   auto vc = up(in.v_cache.data(), in.v_cache.size());
@@ -265,8 +246,7 @@ Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInp
   auto pl = up(nullptr, splits > 1 ? splits * rows_out * 4 : 16);
   for (auto* a : {&q, &kc, &vc, &bt, &sl, &out, &po, &pl})
     if (!*a) return a->error();
-  // Poison: two bf16 poison values per 32-bit word.
-  if (auto st = s.fill32(*out, (uint32_t{kPoisonBf16} << 16) | kPoisonBf16, in.out_elems() / 2); !st) return st.error();
+  if (auto st = poison_bf16(s, *out, in.out_elems()); !st) return st.error();
   p.q = *q;
   p.k_cache = *kc;
   p.v_cache = *vc;
@@ -329,16 +309,6 @@ Status launch_spec_verify(GpuSession& s, const SpecVerifyDevice& dev) {
 
 namespace {
 
-Json cuda_failure(GpuSession& s, const Json& spec, const Error& e) {
-  Json r = make_result(spec, kError, e.message);
-  const auto code = s.driver().last_result();
-  if (code != 0) {
-    r["cuda_error"] = s.driver().result_name(code);
-    if (code == 700 || code == 715 || code == 716 || code == 719) r["status"] = kCrash;
-  }
-  return r;
-}
-
 // Kernel family: the spec's "kernel", else SPECPROBE_SV_KERNEL, else auto (the copy-engine
 // variant where spec_verify_launch_config takes it). cp_async forces the portable kernel, so a
 // Hopper run can still measure and check it. Sets `copy_engine`; an error message otherwise.
@@ -373,27 +343,14 @@ Json host_precheck(const Json& spec, int input_sets, int outputs) {
                                                     spec.value("head_dim", 128), spec.value("kv_dtype", "bf16") == "fp8",
                                                     spec.value("block_size", 16), context, spec.value("seed", 1));
   const uint64_t need = b.inputs() * static_cast<uint64_t>(input_sets) + b.out * static_cast<uint64_t>(outputs);
-  if (auto why = memory_problem(need, host_memory_bytes(), "host memory for the inputs and the downloaded outputs",
-                                "this machine has");
-      !why.empty())
-    return make_result(spec, kSkip, why);
-  return nullptr;
+  return host_memory_skip(spec, need, "host memory for the inputs and the downloaded outputs");
 }
 
 // Before upload_spec_verify allocates: its buffers against the device's free memory (skip).
 Json device_precheck(const Json& spec, GpuSession& s, const SpecVerifyInputs& in, int num_splits) {
   const SpecVerifyLaunch l =
       spec_verify_launch_config(in, num_splits, s.gpu().sm_count, static_cast<int>(s.gpu().smem_per_block_optin));
-  const uint64_t need = spec_verify_buffer_bytes(in, l.num_splits).device();
-  if (auto why = memory_problem(need, s.device_free_bytes(), "device memory", "the device has free"); !why.empty())
-    return make_result(spec, kSkip, why);
-  return nullptr;
-}
-
-Json skip_for_smem(const Json& spec, GpuSession& s, unsigned smem) {
-  if (static_cast<int64_t>(smem) <= s.gpu().smem_per_block_optin) return nullptr;
-  return make_result(spec, kSkip, fmt::format("needs {} KB shared memory per block, device allows {} KB",
-                                              (smem + 1023) / 1024, s.gpu().smem_per_block_optin / 1024));
+  return device_memory_skip(s, spec, spec_verify_buffer_bytes(in, l.num_splits).device());
 }
 
 }  // namespace
@@ -415,25 +372,16 @@ Json run_spec_verify_probe(const Json& spec) {
   if (Json r = device_precheck(spec, s, in, spec.value("splits", 0)); !r.is_null()) return r;
   auto dev = upload_spec_verify(s, in, spec.value("splits", 0), copy_engine);
   if (!dev) return cuda_failure(s, spec, dev.error());
-  if (Json sk = skip_for_smem(spec, s, dev->launch.smem); !sk.is_null()) return sk;
-  if (auto st = launch_spec_verify(s, *dev); !st) return cuda_failure(s, spec, st.error());
-  if (auto st = s.sync(); !st) return cuda_failure(s, spec, st.error());
+  if (Json sk = smem_skip(s, spec, dev->launch.smem); !sk.is_null()) return sk;
   std::vector<uint16_t> out(in.out_elems());
-  if (auto st = s.download(out.data(), dev->d_out, out.size() * 2); !st) return cuda_failure(s, spec, st.error());
-  std::vector<int> reqs;
-  if (bench) reqs = {0, in.batch - 1};
+  if (auto st = launch_and_download(s, [&] { return launch_spec_verify(s, *dev); }, dev->d_out, out); !st)
+    return cuda_failure(s, spec, st.error());
   probe_phase(PhaseWhere::kHost, "check against the CPU reference");
-  const ErrorStats err = check_spec_verify(in, out, reqs);
-  Json res = make_result(spec, spec_verify_passes(err) ? kPass : kFail);
-  res["metrics"] = err.json();
-  res["metrics"]["threshold_norm_rel_err"] = kSpecVerifyNormRel;
-  res["metrics"]["threshold_max_rel_err"] = kSpecVerifyMaxRel;
+  const ErrorStats err = check_spec_verify(in, out, bench ? std::vector<int>{0, in.batch - 1} : std::vector<int>{});
+  Json res = comparison_result(spec, err, spec_verify_passes(err), kSpecVerifyNormRel, kSpecVerifyMaxRel);
   res["metrics"]["num_splits"] = dev->launch.num_splits;
   res["metrics"]["tiles_per_split"] = dev->launch.tiles_per_split;
   res["metrics"]["stages"] = dev->launch.stages;
-  if (res["status"] == kFail)
-    res["reason"] = fmt::format("norm rel err {:.3g} (limit {:.0e}), max rel err {:.3g} (limit {:.0e}), {} unwritten, {} non-finite",
-                                err.norm_rel(), kSpecVerifyNormRel, err.max_rel(), kSpecVerifyMaxRel, err.unwritten, err.nonfinite);
   const auto& l = dev->launch;
   if (auto f = s.function(l.kernel)) res["evidence"] = s.kernel_evidence(*f, l.kernel, LaunchShape{l.grid_x, l.grid_y, l.grid_z, l.threads, l.smem});
   res["evidence"]["gpu"] = s.gpu().name;
@@ -478,7 +426,7 @@ Json run_graph_replay_probe(const Json& spec) {
   // Splits > 1 so the graph holds two dependent launches (main + combine).
   auto dev = upload_spec_verify(s, a, spec.value("splits", 2), copy_engine);
   if (!dev) return cuda_failure(s, spec, dev.error());
-  if (Json sk = skip_for_smem(spec, s, dev->launch.smem); !sk.is_null()) return sk;
+  if (Json sk = smem_skip(s, spec, dev->launch.smem); !sk.is_null()) return sk;
   cu::Driver& d = s.driver();
   cu::CUgraph graph = nullptr;
   cu::CUgraphExec exec = nullptr;
@@ -494,7 +442,7 @@ Json run_graph_replay_probe(const Json& spec) {
     SP_CU_TRY(d, cuGraphLaunch(exec, s.stream()));
     if (auto st = s.sync(); !st) return st;
     if (auto st = s.download(r.data(), dev->d_out, r.size() * 2); !st) return st;
-    if (auto st = s.fill32(dev->d_out, (uint32_t{kPoisonBf16} << 16) | kPoisonBf16, in.out_elems() / 2); !st) return st;
+    if (auto st = poison_bf16(s, dev->d_out, in.out_elems()); !st) return st;
     if (auto st = launch_spec_verify(s, *dev); !st) return st;
     if (auto st = s.sync(); !st) return st;
     return s.download(e.data(), dev->d_out, e.size() * 2);
@@ -519,7 +467,7 @@ Json run_graph_replay_probe(const Json& spec) {
   for (auto st : {s.upload(dev->d_seq_lens, b.seq_lens.data(), b.seq_lens.size() * 4),
                   s.upload(dev->d_block_table, b.block_table.data(), b.block_table.size() * 4),
                   s.upload(dev->d_q, b.q.data(), b.q.size() * 2),
-                  s.fill32(dev->d_out, (uint32_t{kPoisonBf16} << 16) | kPoisonBf16, b.out_elems() / 2)})
+                  poison_bf16(s, dev->d_out, b.out_elems())})
     if (!st) return fail(st.error());
   std::vector<uint16_t> eager_b(b.out_elems()), replay_b(b.out_elems());
   if (auto st = run_both(b, eager_b, replay_b); !st) return fail(st.error());

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "common/embedded.hpp"
+#include "common/run_cleanup.hpp"
 #include "inputs/python_env.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
@@ -342,9 +343,13 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
   const std::string common = load(kStackCommon);
   if (common.empty()) return base_record(spec, kError, std::string("no adapter module ") + kStackCommon);
 
-  std::string tmpl = private_dir_template();
-  if (!mkdtemp(tmpl.data())) return base_record(spec, kError, "cannot create a private temp dir: " + std::string(std::strerror(errno)));
-  const std::string dir = tmpl;
+  // The private dir goes on every exit path: its destructor, a caught SIGINT/SIGTERM/SIGHUP
+  // (the scope re-raises it after the cleanup), or the guardian when this process is killed.
+  InterruptScope interrupts;
+  const PrivateDir private_dir(private_dir_template());
+  if (private_dir.path().empty())
+    return base_record(spec, kError, "cannot create a private temp dir: " + std::string(std::strerror(errno)));
+  const std::string& dir = private_dir.path();
   std::error_code ec;
   fs::create_directories(dir + "/tmp", ec);
   fs::create_directories(dir + "/cache", ec);
@@ -358,6 +363,10 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
   ro.child_command = {opts.env_program, "-i"};
   for (auto& e : stack_child_env(dir, parent)) ro.child_command.push_back(e);
   ro.child_command.insert(ro.child_command.end(), {*python, "-s", "-B", script_path});
+  if (opts.progress) {
+    opts.progress(fmt::format("stack probe {}: starting {}", lib, *python));
+    ro.on_phase = [&](const std::string& phase) { opts.progress(fmt::format("stack probe {}: {}", lib, phase)); };
+  }
   Json s = spec;
   auto raw = run_probes_isolated({s}, ro);
   if (!raw.empty() && raw[0].is_object() && !raw[0].contains("schema")) {
@@ -368,7 +377,6 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
     phase.resize(static_cast<size_t>(in.gcount()));
     if (!phase.empty()) raw[0]["phase"] = phase;
   }
-  fs::remove_all(dir, ec);
   Json r = validate_stack_result(raw.empty() ? Json() : raw[0], spec);
   r["python"] = *python;
   return r;

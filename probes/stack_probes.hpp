@@ -14,6 +14,7 @@
 // adapters do, in their own process.
 // The interpreter is found and asked about itself by inputs/python_env.hpp.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct StackProbeOptions {
   std::vector<int> next_n;            // DeepGEMM next_n values; empty = {1, the plan's next_n}
   std::string adapter_dir;            // tests: read stack_<library>.py from here, not the binary
   std::string env_program = "/usr/bin/env";  // starts the interpreter with exactly the child env
+  // "stack probe deep_gemm: <phase>" as each adapter starts and reports its phases (a JIT build
+  // on first use can take minutes); empty = silent.
+  std::function<void(const std::string&)> progress;
 };
 
 // The child's environment: PATH, LD_LIBRARY_PATH, LD_PRELOAD, CUDA_VISIBLE_DEVICES,

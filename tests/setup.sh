@@ -11,8 +11,9 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   cmake ninja-build g++ make git \
   libcli11-dev nlohmann-json3-dev libfmt-dev catch2 libyaml-cpp-dev \
   python3 python3-jsonschema python3-yaml libxml2-utils \
-  clang libclang-rt-14-dev \
+  clang clang-format libclang-rt-14-dev \
   binutils dpkg-dev file curl >/dev/null
 # binutils: objdump for ctest glibc_symbols; dpkg-dev: dpkg-deb and dpkg-shlibdeps for CPack's
-# .deb (ctest package_contents); python3-yaml: the action / pre-commit / GitLab template tests.
+# .deb (ctest package_contents); python3-yaml: the action / pre-commit / GitLab template tests;
+# clang-format: ctest clang_format (.clang-format).
 echo "setup: done"

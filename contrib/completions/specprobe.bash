@@ -17,13 +17,14 @@ _specprobe() {
   local gpus="auto H100 H200 B200 GB10 RTX5090 A100 L4 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 sm_121"
   local check_opts="--model --gpu --python --site-packages --lib --engine --probes --no-matrix
     --stack-probes --stack-timeout --format --output -o --fail-on --color --quiet -q --verbose -v
-    --rules-dir --advisories-dir --advisories-before --sarif --junit --json --github --exit-zero --ignore
-    --no-suppressions --help -h"
+    --rules-dir --advisories-dir --advisories-before --sarif --junit --json --github --exit-zero --unknown-ok
+    --ignore --no-suppressions --progress --source-root --sarif-category --help -h"
   local exec_opts="$check_opts --dry-run"
   local matrix_opts="--model --gpu --config --engine --python --site-packages --lib --probes --format
-    --output -o --junit --model-name --rules-dir --quiet -q --help -h"
+    --output -o --junit --model-name --nfd-expiry --nfd-include-warnings --rules-dir --quiet -q --progress
+    --help -h"
   local probe_opts="--probe --next-n --heads --head-dim --block-kv --gqa --kv-dtype --k --sv-head-dim
-    --block-size --heads-kv --batch --context --seed --bench --tiles-per-cta --lengths --splits
+    --block-size --mla-heads --mla-latent-dim --mla-rope-dim --mla-v-dim --mla-topk --heads-kv --batch --context --seed --bench --tiles-per-cta --lengths --splits
     --timeout --format --in-process --stack --python --stack-lib --stack-timeout --help -h"
 
   # The subcommand (and rules' sub-subcommand); stop at `--` (a serving command line follows).
@@ -39,7 +40,7 @@ _specprobe() {
   done
 
   case "$prev" in
-    --site-packages|--rules-dir|--advisories-dir) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+    --site-packages|--rules-dir|--advisories-dir|--source-root) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
     --model) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;  # a directory or a config.json
     --python|--output|-o|--sarif|--junit|--json|--config)
       COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
@@ -64,8 +65,11 @@ _specprobe() {
       esac
       return 0 ;;
     --stack-timeout|--timeout|--heads|--head-dim|--block-kv|--gqa|--k|--sv-head-dim|--block-size|\
-    --heads-kv|--batch|--context|--seed|--tiles-per-cta|--splits|--next-n|--ignore|--model-name)
+    --mla-heads|--mla-latent-dim|--mla-rope-dim|--mla-v-dim|--mla-topk|\
+    --heads-kv|--batch|--context|--seed|--tiles-per-cta|--splits|--next-n|--ignore|--model-name|\
+    --sarif-category)
       return 0 ;;
+    --nfd-expiry) COMPREPLY=($(compgen -W "24h 1h 90m 2d 0" -- "$cur")); return 0 ;;
   esac
 
   case "$sub" in

@@ -16,12 +16,12 @@
 # 3. Writes step outputs to $GITHUB_OUTPUT:
 #      specprobe       path of the binary used
 #      version         `specprobe --version`
-#      exit-code       specprobe's exit code (0 pass, 1 findings, 2 usage/input, 3 environment)
+#      exit-code       specprobe's exit code (0 pass, 1 findings, 2 usage/input, 3 environment, 4 verdict unknown, 5 report not written)
 #      verdict         the plan's verdict from the JSON report (supported, not-supported, unknown)
 #      sarif-file      the SARIF report (empty when none was written)
 #      sarif-category  the code-scanning category (INPUT_SARIF_CATEGORY, default specprobe/<gpu>)
 #      json-file       the JSON report
-# Exits 0 when specprobe ran and wrote its SARIF (exit codes 0 and 1: the action uploads the SARIF,
+# Exits 0 when specprobe ran and wrote its SARIF (exit codes 0, 1 and 4: the action uploads the SARIF,
 # then fails the job on exit-code != 0 in a later step); otherwise exits with specprobe's code.
 #
 # Inputs (env): INPUT_CONFIG INPUT_MODEL INPUT_GPU INPUT_PYTHON INPUT_LIB INPUT_FAIL_ON
@@ -133,6 +133,8 @@ args=(check)
 for lib in $(tr ',\n' '  ' <<<"${INPUT_LIB:-}"); do args+=(--lib "$lib"); done
 [ -n "${INPUT_FAIL_ON:-}" ] && args+=(--fail-on "$INPUT_FAIL_ON")
 args+=(--sarif "$sarif" --json "$json" --github)
+# upload-sarif keeps the category a SARIF file names, so the category goes into the file.
+[ -z "${INPUT_SARIF_CATEGORY:-}" ] || args+=(--sarif-category "$INPUT_SARIF_CATEGORY")
 if [ -n "${INPUT_ARGS:-}" ]; then
   read -r -a extra <<<"$(tr '\n' ' ' <<<"$INPUT_ARGS")"
   args+=("${extra[@]}")
@@ -160,5 +162,5 @@ else
   out sarif-file ""
 fi
 log "exit code $rc${verdict:+, verdict $verdict}"
-if [ -s "$sarif" ] && [ "$rc" -le 1 ]; then exit 0; fi
+if [ -s "$sarif" ] && { [ "$rc" -le 1 ] || [ "$rc" -eq 4 ]; }; then exit 0; fi
 exit "$rc"

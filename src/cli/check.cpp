@@ -3,12 +3,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/probe.hpp"
+#include "cli/progress.hpp"
+#include "cli/source_root.hpp"
+#include "common/suggest.hpp"
+#include "inputs/installed_libs.hpp"
 #include "report/printers.hpp"
 
 namespace fs = std::filesystem;
@@ -16,15 +21,23 @@ namespace fs = std::filesystem;
 namespace specprobe {
 namespace {
 
-// GitHub wants paths relative to the checkout: $GITHUB_WORKSPACE there, else the cwd.
-std::string source_root() {
-  if (const char* ws = std::getenv("GITHUB_WORKSPACE"); ws && *ws) return ws;
-  std::error_code ec;
-  const auto cwd = fs::current_path(ec);
-  return ec ? std::string() : cwd.string();
-}
+const std::vector<std::string> kLibraries = {"vllm", "sglang", "torch", "triton", "flashinfer", "deep_gemm", "flash_attn"};
 
 }  // namespace
+
+CLI::Validator lib_name_validator() {
+  return CLI::Validator(
+      [](std::string& arg) -> std::string {
+        const size_t eq = arg.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size()) return "expected NAME=VERSION, got '" + arg + "'";
+        const std::string name = arg.substr(0, eq);
+        if (!lib_key(name).empty()) return {};
+        std::string known;
+        for (const auto& l : kLibraries) known += (known.empty() ? "" : ", ") + l;
+        return fmt::format("unknown library '{}'{}; tracked: {}", name, did_you_mean(closest_match(name, kLibraries)), known);
+      },
+      "NAME=VERSION");
+}
 
 void add_check_options(CLI::App& app, CheckOptions& o) {
   CheckRequest& r = o.request;
@@ -33,7 +46,8 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--gpu", r.gpu, "auto (query the Driver API), or a GPU name / arch to evaluate offline (H100, H200, B200, GB10, RTX5090, A100, L4, sm_90, sm_121, ...)");
   app.add_option("--python", r.python, "the deployment's Python (venv bin/python or prefix): read installed library versions from its site-packages");
   app.add_option("--site-packages", r.site_packages, "a site-packages directory to read library versions from");
-  app.add_option("--lib", r.libs, "set a library version: NAME=VERSION (vllm, sglang, torch, triton, flashinfer, deep_gemm, flash_attn); a git hash in the local part (2.5.0+a6b593d) names the build");
+  app.add_option("--lib", r.libs, "set a library version: NAME=VERSION (vllm, sglang, torch, triton, flashinfer, deep_gemm, flash_attn); a git hash in the local part (2.5.0+a6b593d) names the build")
+      ->check(lib_name_validator());
   app.add_option("--engine", r.engine, "force the engine: vllm or sglang")->check(CLI::IsMember({"vllm", "sglang"}));
   app.add_option("--probes", r.probes, "run probe kernels: auto (when a GPU is present), off, all")->check(CLI::IsMember({"auto", "off", "all"}));
   app.add_flag("--no-matrix", o.no_matrix, "skip the what-if support matrix");
@@ -48,6 +62,7 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--color", o.color, "auto, always, never (NO_COLOR is honoured)")->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("--quiet,-q", o.quiet, "print only failures and the summary");
   app.add_flag("--verbose,-v", o.verbose, "print every fact and every rule's evaluation");
+  app.add_flag("--progress", o.progress, "show progress on stderr also when it is not a terminal (one line per phase, for CI logs)");
   app.add_option("--rules-dir", o.rules_dir, "load rules from DIR instead of the built-in catalog (development)");
   app.add_option("--advisories-dir", o.advisories_dir, "load advisories from DIR instead of the built-in database (development)");
   app.add_option("--advisories-before", o.advisories_before, "use only advisories published before DATE (YYYY-MM-DD), to measure how the database generalizes to later reports")
@@ -58,7 +73,10 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--junit", o.junit_file, "also write a JUnit XML report (GitLab, Jenkins) to FILE");
   app.add_option("--json", o.json_file, "also write the JSON report to FILE");
   app.add_flag("--github", o.github, "also print GitHub Actions annotations and append a job summary to $GITHUB_STEP_SUMMARY");
-  app.add_flag("--exit-zero", o.exit_zero, "exit 0 even when findings are at or above --fail-on (usage and environment errors still exit 2/3)");
+  app.add_option("--source-root", o.source_root, "report paths (SARIF, annotations) relative to DIR; default $GITHUB_WORKSPACE, $CI_PROJECT_DIR, the git work tree of the config, the working directory");
+  app.add_option("--sarif-category", o.sarif_category, "the SARIF code-scanning category (automationDetails.id); default specprobe/<config path>/<gpu>");
+  app.add_flag("--exit-zero", o.exit_zero, "exit 0 even when findings are at or above --fail-on or the verdict is unknown (usage, environment and write errors still exit 2/3/5)");
+  app.add_flag("--unknown-ok", o.unknown_ok, "an unknown verdict (a plan specprobe could not decide) exits 0 instead of 4; it is still reported");
   app.add_option("--ignore", r.ignore, "suppress rule SPnnnn (repeatable); the finding stays in the report, marked suppressed");
   app.add_flag("--no-suppressions", o.no_suppressions, "ignore .specprobe.yaml next to the config");
 }
@@ -77,25 +95,26 @@ Expected<Services> cli_services(const CheckOptions& o) {
     std::fprintf(stderr, "specprobe: %s\n", services.error().str().c_str());
     return services.error();
   }
-  services->progress = terminal_progress(o.quiet);
+  if (auto st = require_rules(*services->catalog); !st) {
+    std::fprintf(stderr, "specprobe: %s\n", st.error().str().c_str());
+    return st.error();
+  }
+  services->progress = progress_sink(progress_options(o.quiet, o.progress));
   return services;
 }
 
-std::function<void(const std::string&)> terminal_progress(bool quiet) {
-  // Progress on a terminal only: CI logs and pipes stay clean.
-  if (quiet || isatty(STDERR_FILENO) != 1) return nullptr;
-  return [](const std::string& line) {
-    if (line.empty()) std::fputs("\r\033[K", stderr);
-    else std::fprintf(stderr, "\rspecprobe: %s\033[K", line.c_str());
-    std::fflush(stderr);
-  };
+Status require_rules(const Catalog& catalog) {
+  if (!catalog.rules_dir.empty() && catalog.rules.empty())
+    return input_error(fmt::format("no rules found in {} (rule files are <band>/SPnnnn-slug.yaml)", catalog.rules_dir));
+  return Ok{};
 }
 
-int exit_code_for(const Report& report, const std::string& fail_on) {
-  if (fail_on == "none") return 0;
-  const Severity threshold = *parse_severity(fail_on);
+int exit_code_for(const Report& report, const std::string& fail_on, bool unknown_ok) {
   for (const auto& r : report.results)
-    if (r.status == ResultStatus::fail && !r.suppressed && r.severity >= threshold) return 1;
+    if (fails_gate(r, fail_on)) return 1;
+  // A plan specprobe could not decide is not a pass: a CI gate (and `exec`) must not treat it as
+  // one unless told to (--unknown-ok), like a linter's "could not analyse" being an error.
+  if (report.verdict == "unknown" && !unknown_ok) return kExitUnknown;
   return 0;
 }
 
@@ -104,7 +123,14 @@ int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* st
   ro.color = o.output.empty() && want_color(o.color, fileno(stream));
   ro.verbose = o.verbose;
   ro.quiet = o.quiet;
-  ro.source_root = source_root();
+  std::error_code ec;
+  ro.paths.root = find_source_root(o.source_root, o.request.file, [](const char* n) { return std::getenv(n); });
+  ro.paths.working_dir = fs::current_path(ec).string();
+  ro.sarif_category = o.sarif_category;
+  if (!o.sarif_file.empty() || o.format == "sarif")
+    if (report.input_path == kCommandLineInput)
+      std::fprintf(stderr, "specprobe: note: a command line given after `--` is in no file: its SARIF results have no file "
+                           "location, which GitHub code scanning requires; check the deploy script or config file instead\n");
   std::vector<ReportOutput> outputs = {{o.format, o.output}};
   if (!o.json_file.empty()) outputs.push_back({"json", o.json_file});
   if (!o.sarif_file.empty()) outputs.push_back({"sarif", o.sarif_file});
@@ -114,19 +140,24 @@ int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* st
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
       outputs.push_back({"github-summary", summary, nullptr, true});
   const std::vector<Error> problems = emit_report(report, outputs, ro, stream);
-  for (const auto& e : problems) std::fprintf(stderr, "specprobe: %s\n", e.str().c_str());
-  return problems.empty() ? 0 : 3;
+  int rc = 0;
+  for (const auto& e : problems) {
+    std::fprintf(stderr, "specprobe: %s\n", e.str().c_str());
+    rc = std::max(rc, exit_code(e.kind));  // a report not written (4) over an internal error (3)
+  }
+  return rc;
 }
 
 int run_check_command(CheckOptions o) {
   auto services = cli_services(o);
   if (!services) return exit_code(services.error().kind);
   auto report = run_check(check_request(o), *services);
+  services->progress = nullptr;  // the line is cleared before anything else is printed
   if (!report) {
     std::fprintf(stderr, "specprobe: %s\n", report.error().str().c_str());
     return exit_code(report.error().kind);
   }
-  report->exit_code = o.exit_zero ? 0 : exit_code_for(*report, o.fail_on);
+  report->exit_code = o.exit_zero ? 0 : exit_code_for(*report, o.fail_on, o.unknown_ok);
   if (const int rc = emit_check_report(o, *report, stdout); rc != 0) return rc;
   return report->exit_code;
 }

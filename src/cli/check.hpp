@@ -12,6 +12,7 @@
 
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace specprobe {
@@ -28,12 +29,16 @@ struct CheckOptions {
   std::string color = "auto";         // auto | always | never
   bool quiet = false;
   bool verbose = false;
+  bool progress = false;              // --progress: the progress line also when stderr is no terminal
   // Further reports written next to the --format output (see docs/ci.md).
   std::string sarif_file;             // --sarif FILE
   std::string junit_file;             // --junit FILE
   std::string json_file;              // --json FILE
   bool github = false;                // --github: workflow annotations on stdout + $GITHUB_STEP_SUMMARY
-  bool exit_zero = false;             // --exit-zero: findings never make the exit code 1
+  std::string source_root;            // --source-root DIR: report paths relative to it (cli/source_root.hpp)
+  std::string sarif_category;         // --sarif-category: the code-scanning category
+  bool exit_zero = false;             // --exit-zero: findings and an unknown verdict never fail the exit code
+  bool unknown_ok = false;            // --unknown-ok: an unknown verdict exits 0 (still reported)
   bool no_suppressions = false;       // --no-suppressions: ignore .specprobe.yaml
   bool no_matrix = false;             // --no-matrix
 };
@@ -47,21 +52,27 @@ int run_check_command(CheckOptions o);
 // The request as the flags give it (fail_on, suppressions; file and argv as set by the caller).
 CheckRequest check_request(const CheckOptions& o);
 
-// The real services with the catalog the options name, and a progress line on a terminal unless
-// --quiet. Prints the error and
-// returns it when the catalog or the version tables do not load.
+// The real services with the catalog the options name, and the progress line (cli/progress.hpp)
+// unless --quiet. Prints the error and returns it when the catalog or the version tables do not
+// load, or when --rules-dir holds no rule.
 Expected<Services> cli_services(const CheckOptions& o);
 
-// A progress sink that rewrites one line on stderr when it is a terminal (nullptr when QUIET or
-// not a terminal).
-std::function<void(const std::string&)> terminal_progress(bool quiet);
+// --lib NAME=VERSION: a tracked library name (did you mean ...? for a near miss). For the CLI11
+// option's check; the version itself is checked where it is read.
+CLI::Validator lib_name_validator();
 
 // Renders the report in the --format (to STREAM or --output) and writes --sarif/--junit/--json
 // files and --github annotations (stdout) and job summary ($GITHUB_STEP_SUMMARY). Returns 0, or
 // 3 when a file cannot be written. Used by check and exec.
 int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* stream);
 
-// 1 when an unsuppressed failed rule is at or above FAIL_ON ("none": never), else 0.
-int exit_code_for(const Report& report, const std::string& fail_on);
+// An input error when a --rules-dir catalog holds no rule (a typo in the path must not read as
+// "0 rules: supported").
+Status require_rules(const Catalog& catalog);
+
+// The exit code of a completed check: 1 when an unsuppressed finding is at or above FAIL_ON
+// ("none": never), else kExitUnknown when the verdict is unknown (unless UNKNOWN_OK), else 0.
+inline constexpr int kExitUnknown = 4;
+int exit_code_for(const Report& report, const std::string& fail_on, bool unknown_ok = false);
 
 }  // namespace specprobe

@@ -2,6 +2,7 @@
 #include "cli/cli.hpp"
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,18 +14,108 @@
 #include "cli/info_commands.hpp"
 #include "cli/matrix.hpp"
 #include "cli/probe.hpp"
+#include "common/output_file.hpp"
+#include "common/suggest.hpp"
 
 namespace specprobe {
 
 namespace {
 
-constexpr const char* kExitCodes =
-    "Exit codes: 0 no finding at or above --fail-on; 1 findings; 2 usage or input error; "
+// Each command's exit codes, in its --help.
+constexpr const char* kTopExitCodes =
+    "Exit codes: 0 success; 1 findings (check, exec, matrix and probe: see their --help); 2 usage or input error; "
     "3 environment or internal error.";
+constexpr const char* kCheckExitCodes =
+    "Exit codes: 0 no finding at or above --fail-on; 1 findings; 2 usage or input error; "
+    "3 environment or internal error; 4 verdict unknown (the plan could not be decided; --unknown-ok); "
+    "5 the report or other output could not be written in full (full disk, unwritable directory; the "
+    "message names where).";
+constexpr const char* kExecExitCodes =
+    "Exit codes: when the check passes, COMMAND's own (specprobe execs it); else 1 findings at or above --fail-on; "
+    "2 usage or input error; 3 environment or internal error; 4 verdict unknown (not started; --unknown-ok); "
+    "126 COMMAND cannot be run; 127 COMMAND not found.";
+constexpr const char* kMatrixExitCodes =
+    "Exit codes: 0 the plan is supported on every GPU; 1 not-supported on at least one (the matrix is still written); "
+    "2 usage or input error; 3 environment or internal error; 5 an output could not be written.";
+constexpr const char* kGpuExitCodes = "Exit codes: 0 at least one GPU answered; 3 no CUDA driver or no GPU.";
+constexpr const char* kProbeExitCodes =
+    "Exit codes: 0 every probe passed or skipped; 1 a probe failed or crashed; 2 bad arguments; "
+    "3 a probe could not determine (no GPU or driver, a timeout in host work).";
+constexpr const char* kInfoExitCodes =
+    "Exit codes: 0 printed; 2 usage error, unknown id or an unusable --rules-dir/--advisories-dir; 3 the built-in "
+    "catalog did not load.";
 
-}  // namespace
+// `exec`'s usage line names the command after `--` (taken off the argument list before CLI11
+// sees it).
+class ExecFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    std::string u = CLI::Formatter::make_usage(app, std::move(name));
+    if (!u.empty() && u.back() == '\n') u.pop_back();
+    return u + " -- COMMAND [ARG...]\n";
+  }
+};
 
-int run_cli(int argc, char** argv) {
+// The subcommand ARGS name (the deepest one whose name appears in order), for suggestions.
+const CLI::App* context_of(const CLI::App& app, const std::vector<std::string>& args) {
+  const CLI::App* cur = &app;
+  for (size_t i = 1; i < args.size(); ++i)
+    for (const CLI::App* sub : cur->get_subcommands({}))
+      if (!sub->get_name().empty() && sub->get_name() == args[i]) {
+        cur = sub;
+        break;
+      }
+  return cur;
+}
+
+// "did you mean" lines for the words CLI11 did not expect: an option of the command in use, or a
+// subcommand's name.
+void suggest_for_parse_error(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& e) {
+  const CLI::App* cmd = context_of(app, args);
+  std::vector<std::string> options, subcommands;
+  for (const CLI::Option* opt : cmd->get_options()) {
+    for (const auto& n : opt->get_lnames()) options.push_back("--" + n);
+    for (const auto& n : opt->get_snames()) options.push_back("-" + n);
+  }
+  for (const CLI::App* sub : cmd->get_subcommands({}))
+    if (!sub->get_name().empty() && sub->get_group() != "") subcommands.push_back(sub->get_name());
+  std::vector<std::string> words;
+  const std::string what = e.what();
+  if (const size_t colon = what.find("not expected: "); colon != std::string::npos) {
+    std::string rest = what.substr(colon + 14), w;
+    for (char c : rest + " ")
+      if (c == ' ') {
+        if (!w.empty()) words.push_back(w);
+        w.clear();
+      } else {
+        w += c;
+      }
+  } else if (!subcommands.empty()) {
+    // "A subcommand is required": the first word after the command's own name that is not an option.
+    size_t i = 1;  // after the program's name; for a subcommand, after its own name
+    if (cmd != &app) {
+      while (i < args.size() && args[i] != cmd->get_name()) ++i;
+      ++i;
+    }
+    for (; i < args.size(); ++i)
+      if (!args[i].empty() && args[i][0] != '-') {
+        words.push_back(args[i]);
+        break;
+      }
+  }
+  const std::string where = cmd == &app ? std::string("specprobe") : "specprobe " + cmd->get_name();
+  for (std::string w : words) {
+    const bool option = w.rfind("-", 0) == 0;
+    if (option)
+      if (const size_t eq = w.find('='); eq != std::string::npos) w.resize(eq);
+    const std::string near = closest_match(w, option ? options : subcommands);
+    if (!near.empty())
+      std::fprintf(stderr, "specprobe: %s: %s '%s'; did you mean %s?\n", where.c_str(),
+                   option ? "unknown option" : "unknown command", w.c_str(), near.c_str());
+  }
+}
+
+int run_command(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   // `check -- vllm serve ...`: everything after the first `--` is the serving command line.
   std::vector<std::string> after_dashes;
@@ -37,17 +128,19 @@ int run_cli(int argc, char** argv) {
 
   CLI::App app{"specprobe: will this speculative-decoding serving configuration work on this GPU, with this "
                "checkpoint and these libraries?"};
-  app.footer(kExitCodes);
+  app.footer(kTopExitCodes);
   app.set_version_flag("--version", fmt::format("specprobe {} ({})", kToolVersion, kGitSha));
   app.require_subcommand(1);
 
   CheckOptions check;
   CLI::App* check_cmd = app.add_subcommand("check", "check a serving configuration (file, or `-- vllm serve ...`)");
   add_check_options(*check_cmd, check);
+  check_cmd->footer(kCheckExitCodes);
 
   std::string gpu_format = "text";
   CLI::App* gpu_cmd = app.add_subcommand("gpu", "show what the CUDA Driver API reports for each visible GPU");
   gpu_cmd->add_option("--format", gpu_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  gpu_cmd->footer(kGpuExitCodes);
 
   std::string rules_format = "text", rules_dir;
   CLI::App* rules_cmd = app.add_subcommand("rules", "the rule catalog");
@@ -64,7 +157,8 @@ int run_cli(int argc, char** argv) {
   AdvisoriesOptions adv;
   CLI::App* adv_cmd = app.add_subcommand("advisories", "the known-issues database: public failure reports with their versions, filtered");
   adv_cmd->add_option("--engine", adv.engine, "only advisories for vllm or sglang deployments")->check(CLI::IsMember({"vllm", "sglang"}));
-  adv_cmd->add_option("--lib", adv.libs, "NAME=VERSION (repeatable): only advisories that affect these versions, e.g. --lib vllm=0.25.1");
+  adv_cmd->add_option("--lib", adv.libs, "NAME=VERSION (repeatable): only advisories that affect these versions, e.g. --lib vllm=0.25.1")
+      ->check(lib_name_validator());
   adv_cmd->add_option("--gpu", adv.gpu, "only advisories for this GPU's architecture (or any GPU): H100, B200, GB10, MI300X, sm_90 ...");
   adv_cmd->add_option("--format", adv.format, "text or json")->check(CLI::IsMember({"text", "json"}));
   adv_cmd->add_option("--advisories-dir", adv.advisories_dir, "load advisories from DIR instead of the built-in database (development)");
@@ -81,8 +175,13 @@ int run_cli(int argc, char** argv) {
 
   ExecOptions exec_opts;
   CLI::App* exec_cmd = add_exec_command(app, exec_opts);
+  exec_cmd->formatter(std::make_shared<ExecFormatter>());
+  exec_cmd->footer(kExecExitCodes);
   MatrixOptions matrix_opts;
   CLI::App* matrix_cmd = add_matrix_command(app, matrix_opts);
+  matrix_cmd->footer(kMatrixExitCodes);
+  probe_cmd->footer(kProbeExitCodes);
+  for (CLI::App* info : {rules_cmd, rules_list, facts_cmd, adv_cmd, explain_cmd}) info->footer(kInfoExitCodes);
 
   std::vector<const char*> cargs;
   for (const auto& a : args) cargs.push_back(a.c_str());
@@ -97,6 +196,7 @@ int run_cli(int argc, char** argv) {
     return 0;
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    suggest_for_parse_error(app, args, e);
     return 2;  // CLI11's own codes (100+) map to usage error
   }
   if (!after_dashes.empty() && !check_cmd->parsed() && !exec_cmd->parsed()) {
@@ -140,5 +240,9 @@ int run_cli(int argc, char** argv) {
   }
   return 2;
 }
+
+}  // namespace
+
+int run_cli(int argc, char** argv) { return finish_stdout(run_command(argc, argv)); }
 
 }  // namespace specprobe

@@ -45,13 +45,21 @@ int run_exec_command(const ExecOptions& o) {
   auto services = cli_services(o.check);
   if (!services) return exit_code(services.error().kind);
   auto report = run_check(check_request(o.check), *services);
+  services->progress = nullptr;  // the progress line is cleared before the report
   if (!report) {
     std::fprintf(stderr, "specprobe: %s\n", report.error().str().c_str());
     std::fprintf(stderr, "specprobe: refusing to start %s: the command line could not be checked\n", argv[0].c_str());
     return exit_code(report.error().kind);
   }
-  report->exit_code = o.check.exit_zero ? 0 : exit_code_for(*report, o.check.fail_on);
+  report->exit_code = o.check.exit_zero ? 0 : exit_code_for(*report, o.check.fail_on, o.check.unknown_ok);
   if (const int rc = emit_check_report(o.check, *report, stderr); rc != 0) return rc;
+  if (report->exit_code == kExitUnknown) {
+    std::fprintf(stderr,
+                 "specprobe: refusing to start %s: the plan could not be decided (see \"could not decide without\" "
+                 "above; supply those facts, or pass --unknown-ok to start it anyway)\n",
+                 argv[0].c_str());
+    return report->exit_code;
+  }
   if (report->exit_code != 0) {
     std::fprintf(stderr,
                  "specprobe: refusing to start %s: findings at or above --fail-on %s (fix them, or suppress them with a "

@@ -5,6 +5,7 @@
 #include <map>
 #include <cstdio>
 
+#include "cli/check.hpp"
 #include "common/embedded.hpp"
 #include "common/json.hpp"
 #include "gpu/driver.hpp"
@@ -74,12 +75,24 @@ int run_gpu_command(const std::string& format) {
   return 0;
 }
 
-int run_rules_list_command(const std::string& format, const std::string& rules_dir) {
-  auto catalog = load_catalog({rules_dir});
-  if (!catalog) {
-    std::fprintf(stderr, "specprobe: %s\n", catalog.error().str().c_str());
-    return exit_code(catalog.error().kind);
+namespace {
+
+// The catalog for `rules list` and `explain`: a --rules-dir with no rule is an input error.
+Expected<std::shared_ptr<const Catalog>> info_catalog(const std::string& rules_dir) {
+  auto catalog = load_catalog({rules_dir, "", ""});
+  Status st = catalog ? require_rules(**catalog) : Status(catalog.error());
+  if (!st) {
+    std::fprintf(stderr, "specprobe: %s\n", st.error().str().c_str());
+    return st.error();
   }
+  return catalog;
+}
+
+}  // namespace
+
+int run_rules_list_command(const std::string& format, const std::string& rules_dir) {
+  auto catalog = info_catalog(rules_dir);
+  if (!catalog) return exit_code(catalog.error().kind);
   const std::vector<Rule>* rules = &(*catalog)->rules;
   if (format == "json") {
     Json a = Json::array();
@@ -109,11 +122,8 @@ int run_rules_list_command(const std::string& format, const std::string& rules_d
 }
 
 int run_explain_command(const std::string& id_in, const std::string& rules_dir) {
-  auto catalog = load_catalog({rules_dir});
-  if (!catalog) {
-    std::fprintf(stderr, "specprobe: %s\n", catalog.error().str().c_str());
-    return 3;
-  }
+  auto catalog = info_catalog(rules_dir);
+  if (!catalog) return exit_code(catalog.error().kind);
   if (const Advisory* a = (*catalog)->find_advisory(id_in)) {
     print(describe_advisory(*a));
     return 0;
@@ -121,8 +131,7 @@ int run_explain_command(const std::string& id_in, const std::string& rules_dir) 
   const Rule* found = (*catalog)->find(id_in);
   if (!found) {
     const std::string near = (*catalog)->closest_id(id_in);
-    std::fprintf(stderr, "specprobe: error: unknown rule id '%s'%s\n", id_in.c_str(),
-                 near.empty() ? "" : fmt::format(" (did you mean {}?)", near).c_str());
+    std::fprintf(stderr, "specprobe: error: unknown rule id '%s'%s\n", id_in.c_str(), did_you_mean(near).c_str());
     return 2;
   }
   const Rule& r = *found;

@@ -1,13 +1,20 @@
 // `specprobe matrix` (see matrix.hpp).
 #include "cli/matrix.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <ctime>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/progress.hpp"
+#include "common/output_file.hpp"
 #include "report/printers.hpp"
+
+namespace fs = std::filesystem;
 
 namespace specprobe {
 namespace {
@@ -29,6 +36,30 @@ std::vector<std::string> split_gpus(const std::string& s) {
 
 }  // namespace
 
+Expected<long> parse_duration(const std::string& text) {
+  if (text == "0") return 0L;
+  size_t used = 0;
+  long n = -1;
+  try {
+    n = std::stol(text, &used);
+  } catch (const std::exception&) {
+  }
+  const std::string unit = used < text.size() ? text.substr(used) : "";
+  const long mult = unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : 0;
+  if (n <= 0 || mult == 0 || n > 366L * 86400 / mult)
+    return usage_error(fmt::format("'{}' is not a duration (a whole number with s, m, h or d, e.g. 24h; 0 for none)", text));
+  return n * mult;
+}
+
+std::string rfc3339_utc(long long seconds) {
+  const std::time_t t = static_cast<std::time_t>(seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 CLI::App* add_matrix_command(CLI::App& app, MatrixOptions& o) {
   CLI::App* cmd = app.add_subcommand("matrix", "the support matrix (k x backend x kv-cache dtype) for each GPU: a table, JSON, or an NFD feature file");
   cmd->add_option("--model", o.check.request.model, "checkpoint directory (or its config.json)");
@@ -37,15 +68,18 @@ CLI::App* add_matrix_command(CLI::App& app, MatrixOptions& o) {
   cmd->add_option("--engine", o.check.request.engine, "vllm or sglang")->check(CLI::IsMember({"vllm", "sglang"}));
   cmd->add_option("--python", o.check.request.python, "the deployment's Python: read installed library versions from its site-packages");
   cmd->add_option("--site-packages", o.check.request.site_packages, "a site-packages directory to read library versions from");
-  cmd->add_option("--lib", o.check.request.libs, "set a library version: NAME=VERSION");
+  cmd->add_option("--lib", o.check.request.libs, "set a library version: NAME=VERSION")->check(lib_name_validator());
   cmd->add_option("--probes", o.check.request.probes, "run probe kernels: auto, off, all")->check(CLI::IsMember({"auto", "off", "all"}));
   cmd->add_option("--format", o.format, "text, json, or nfd (Node Feature Discovery feature file; one GPU)")
       ->check(CLI::IsMember({"text", "json", "nfd"}));
   cmd->add_option("--output,-o", o.output, "write to FILE instead of stdout");
   cmd->add_option("--junit", o.junit_file, "also write JUnit XML, one testsuite per GPU, to FILE");
   cmd->add_option("--model-name", o.model_name, "the model's name in NFD labels (default: the --model directory's name)");
+  cmd->add_option("--nfd-expiry", o.nfd_expiry, "with --format nfd: NFD drops the labels this long after writing (# +expiry-time): 24h (default), 90m, 2d; 0 for never");
+  cmd->add_flag("--nfd-include-warnings", o.nfd_include_warnings, "with --format nfd: count cells that work with warnings as working (default: only cells with no finding)");
   cmd->add_option("--rules-dir", o.check.rules_dir, "load rules from DIR instead of the built-in catalog (development)");
   cmd->add_flag("--quiet,-q", o.check.quiet, "no progress on stderr");
+  cmd->add_flag("--progress", o.check.progress, "show progress on stderr also when it is not a terminal (one line per phase, for CI logs)");
   return cmd;
 }
 
@@ -63,11 +97,21 @@ int run_matrix_command(const MatrixOptions& o) {
     std::fprintf(stderr, "specprobe: error: --format nfd describes one node: give one --gpu (or auto)\n");
     return 2;
   }
-  CheckOptions quiet = o.check;
-  quiet.quiet = true;  // one progress line per GPU, not per probe
-  auto services = cli_services(quiet);
+  long expiry_s = 0;
+  if (o.format == "nfd") {
+    auto d = parse_duration(o.nfd_expiry);
+    if (!d) {
+      std::fprintf(stderr, "specprobe: error: --nfd-expiry: %s\n", d.error().message.c_str());
+      return 2;
+    }
+    expiry_s = *d;
+  }
+  auto services = cli_services(o.check);
   if (!services) return exit_code(services.error().kind);
-  const auto show = terminal_progress(o.check.quiet);
+  // Each GPU's phases, prefixed with which GPU it is.
+  const ProgressSink sink = std::move(services->progress);
+  std::string prefix;
+  if (sink) services->progress = [&](const std::string& line) { sink(line.empty() ? line : prefix + line); };
   std::vector<Report> reports;
   for (size_t i = 0; i < gpus.size(); ++i) {
     CheckRequest c = check_request(o.check);
@@ -80,16 +124,16 @@ int run_matrix_command(const MatrixOptions& o) {
                    ? std::vector<std::string>{"python3", "-m", "sglang.launch_server", "--model-path", o.check.request.model}
                    : std::vector<std::string>{"vllm", "serve", o.check.request.model};
     }
-    if (show) show(fmt::format("[{}/{}] {} ...", i + 1, gpus.size(), gpus[i]));
+    prefix = fmt::format("[{}/{}] {}: ", i + 1, gpus.size(), gpus[i]);
     auto r = run_check(c, *services);
     if (!r) {
-      if (show) show("");
+      services->progress = nullptr;
       std::fprintf(stderr, "specprobe: %s\n", r.error().str().c_str());
       return exit_code(r.error().kind);
     }
     reports.push_back(std::move(*r));
   }
-  if (show) show("");
+  services->progress = nullptr;
 
   std::string out;
   if (o.format == "json") {
@@ -98,32 +142,38 @@ int run_matrix_command(const MatrixOptions& o) {
               .dump(2, ' ', false, Json::error_handler_t::replace) +
           "\n";
   } else if (o.format == "nfd") {
-    std::string model = o.model_name;
-    if (model.empty()) model = !o.check.request.model.empty() ? o.check.request.model : fact_string(reports[0].facts, "model.id").value_or("model");
-    out = render_nfd(reports[0], model);
+    NfdOptions no;
+    no.model = o.model_name;
+    if (no.model.empty()) no.model = !o.check.request.model.empty() ? o.check.request.model : fact_string(reports[0].facts, "model.id").value_or("model");
+    no.include_warnings = o.nfd_include_warnings;
+    if (expiry_s > 0)
+      no.expiry = rfc3339_utc(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count() + expiry_s);
+    auto nfd = render_nfd(reports[0], no);
+    if (!nfd) {
+      std::fprintf(stderr, "specprobe: %s\n", nfd.error().str().c_str());
+      return exit_code(nfd.error().kind);
+    }
+    for (const auto& n : nfd->notes) std::fprintf(stderr, "specprobe: note: %s\n", n.c_str());
+    out = nfd->text;
   } else {
     const std::string what = fmt::format("{}{}{}", o.check.request.model.empty() ? "" : o.check.request.model,
                                          o.check.request.model.empty() || o.config.empty() ? "" : " with ",
                                          o.config.empty() ? "" : o.config);
     out = render_matrix_table(gpus, reports, what);
   }
+  // Not supported on some GPU: exit 1, as check does (the matrix is the report either way).
   int rc = 0;
-  if (o.output.empty()) {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-  } else {
-    // Written beside and renamed into place: NFD's worker may read features.d at any moment.
-    const std::string tmp = o.output + ".tmp";
-    bool ok = static_cast<bool>(std::ofstream(tmp, std::ios::binary) << out);
-    ok = ok && std::rename(tmp.c_str(), o.output.c_str()) == 0;
-    if (!ok) {
-      std::remove(tmp.c_str());
-      std::fprintf(stderr, "specprobe: error: cannot write %s\n", o.output.c_str());
-      rc = 3;
-    }
-  }
-  if (!o.junit_file.empty() && !(std::ofstream(o.junit_file, std::ios::binary) << reports_to_junit(reports))) {
-    std::fprintf(stderr, "specprobe: error: cannot write %s\n", o.junit_file.c_str());
-    rc = 3;
+  for (const auto& r : reports)
+    if (r.verdict == "not-supported") rc = 1;
+  // Files are replaced atomically (common/output_file.hpp): NFD's worker may read features.d at
+  // any moment, and skips the dot-prefixed temporary file.
+  std::vector<Error> problems;
+  if (auto st = o.output.empty() ? write_stream(stdout, out) : write_file_atomic(o.output, out); !st) problems.push_back(st.error());
+  if (!o.junit_file.empty())
+    if (auto st = write_file_atomic(o.junit_file, reports_to_junit(reports)); !st) problems.push_back(st.error());
+  for (const auto& e : problems) {
+    std::fprintf(stderr, "specprobe: %s\n", e.str().c_str());
+    rc = exit_code(e.kind);
   }
   return rc;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "probes/mla_verify.hpp"
 #include "probes/mqa_logits.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
@@ -50,7 +51,7 @@ Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o, cons
   std::vector<std::string> kinds;
   for (const auto& k : o.kinds) {
     if (k == "all") {
-      kinds.insert(kinds.end(), {"mqa_logits", "spec_verify", "graph_replay"});
+      kinds.insert(kinds.end(), {"mqa_logits", "spec_verify", "graph_replay", "mla_verify"});
       continue;
     }
     bool known = false;
@@ -100,6 +101,27 @@ Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o, cons
                     return usage_error("--batch / --context: " + why);
                 specs.push_back(s);
               }
+    } else if (kind == "mla_verify") {
+      for (const auto& dt : o.kv_dtype)
+        for (int h : o.mla_heads)
+          for (int latent : o.mla_latent_dim)
+            for (int rope : o.mla_rope_dim)
+              for (int topk : o.mla_topk)
+                for (int k : o.k)
+                  for (int bs : o.block_size) {
+                    Json s = common({{"probe", kind}, {"k", k}, {"heads", h}, {"latent_dim", latent}, {"rope_dim", rope},
+                                     {"v_dim", o.mla_v_dim > 0 ? o.mla_v_dim : latent}, {"topk", topk}, {"kv_dtype", dt},
+                                     {"block_size", bs}});
+                    // A shape no model has is a usage error naming the key; one past the kernel's
+                    // limits stays a skip at run time, as for the other probes.
+                    if (const auto sp = probes::mla_verify_spec_problem(s); sp.status == probes::kError)
+                      return usage_error("--mla-*, --k, --kv-dtype, --block-size: " + sp.reason);
+                    const auto [batch, context] = probes::mla_verify_probe_size(s);
+                    if (k >= 0)
+                      if (auto why = probes::probe_size_problem(batch, context, k + 1, "k + 1"); !why.empty())
+                        return usage_error("--batch / --context: " + why);
+                    specs.push_back(s);
+                  }
     } else {  // a probe without shape keys (a test binary's own)
       specs.push_back(common({{"probe", kind}}));
     }
@@ -175,6 +197,19 @@ int run_stack_probe_command(const ProbeOptions& o) {
 
 }  // namespace
 
+std::string common_error(const std::vector<Json>& results) {
+  if (results.size() < 2) return {};
+  std::string reason;
+  for (const auto& r : results) {
+    if (r.value("status", "") != probes::kError) return {};
+    std::string why = r.value("reason", "");
+    if (r.contains("cuda_error") && r["cuda_error"].is_string()) why = r["cuda_error"].get<std::string>() + ": " + why;
+    if (why.empty() || (!reason.empty() && why != reason)) return {};
+    reason = why;
+  }
+  return reason;
+}
+
 std::string format_probe_table(const std::vector<Json>& results) {
   std::string out = fmt::format("{:<72} {:<6} {:>9} {:>10} {:>5} {:>7} {:>4}  {}\n", "probe", "status", "max_rel",
                                 "time_us", "regs", "smem_KB", "occ", "reason / evidence");
@@ -217,16 +252,25 @@ CLI::Validator seconds_validator() {
 
 CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
   CLI::App* cmd = app.add_subcommand("probe", "Run the probe kernels on this GPU with explicit shapes");
-  cmd->add_option("--probe", o.kinds, "mqa_logits, spec_verify, graph_replay, all")->delimiter(',');
+  cmd->add_option("--probe", o.kinds, "mqa_logits, spec_verify, graph_replay, mla_verify, all")->delimiter(',');
   cmd->add_option("--next-n", o.next_n, "MQA logits next_n values: 1-8, 1,2,4");
   cmd->add_option("--heads", o.heads, "MQA logits (indexer) heads: 16,32,64,128")->delimiter(',');
   cmd->add_option("--head-dim", o.head_dim, "MQA logits head_dim: 64,128")->delimiter(',');
   cmd->add_option("--block-kv", o.block_kv, "MQA logits block_kv: 32,64,256")->delimiter(',');
   cmd->add_option("--gqa", o.gqa, "spec-verify GQA ratios (1-16)")->delimiter(',');
-  cmd->add_option("--kv-dtype", o.kv_dtype, "spec-verify KV dtype: bf16,fp8")->delimiter(',');
-  cmd->add_option("--k", o.k, "spec-verify num_speculative_tokens (query rows = k+1)")->delimiter(',');
+  cmd->add_option("--kv-dtype", o.kv_dtype, "spec-verify and MLA verify KV dtype: bf16,fp8")->delimiter(',');
+  cmd->add_option("--k", o.k, "spec-verify and MLA verify num_speculative_tokens (query rows = k+1)")->delimiter(',');
   cmd->add_option("--sv-head-dim", o.sv_head_dim, "spec-verify head_dim: 64,128,256")->delimiter(',');
-  cmd->add_option("--block-size", o.block_size, "spec-verify KV block size")->delimiter(',');
+  cmd->add_option("--block-size", o.block_size, "spec-verify and MLA verify KV block size: 1,16,64")->delimiter(',');
+  cmd->add_option("--mla-heads", o.mla_heads, "MLA verify query heads per rank (1-128; default 16,128)")->delimiter(',');
+  cmd->add_option("--mla-latent-dim", o.mla_latent_dim, "MLA verify latent dims (kv_lora_rank: 512; DeepSeek-V4: 448)")
+      ->delimiter(',');
+  cmd->add_option("--mla-rope-dim", o.mla_rope_dim, "MLA verify rope dims (qk_rope_head_dim: 64)")->delimiter(',');
+  cmd->add_option("--mla-v-dim", o.mla_v_dim,
+                  "MLA verify output dims: the latent (default) or latent + rope (DeepSeek-V4: 512, K and V one row)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--mla-topk", o.mla_topk, "MLA verify top-k per row: 0 = dense, else sparse (index_topk: 2048, 512)")
+      ->delimiter(',');
   // Sizes are checked here (exit 2): 0 or a negative value is a typing error, not "the default".
   cmd->add_option("--heads-kv", o.heads_kv, "spec-verify KV heads (default 2, 8 with --bench)")->check(CLI::Range(1, 128));
   cmd->add_option("--batch", o.batch, "requests (default: tiny; 256 / 64 with --bench)")
@@ -270,6 +314,9 @@ int run_probe_command(const ProbeOptions& o, const std::vector<probes::ProbeKind
   }
   if (o.format == "json") {
     std::printf("%s\n", Json(results).dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+  } else if (const std::string why = common_error(results); !why.empty()) {
+    // Every probe stopped on the same thing (no driver, no GPU): one line, not a row per probe.
+    std::fprintf(stderr, "specprobe: error: %s (%zu probe%s not run)\n", why.c_str(), results.size(), results.size() == 1 ? "" : "s");
   } else {
     std::fputs(format_probe_table(results).c_str(), stdout);
   }

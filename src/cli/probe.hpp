@@ -15,7 +15,7 @@
 namespace specprobe {
 
 struct ProbeOptions {
-  std::vector<std::string> kinds{"mqa_logits", "spec_verify", "graph_replay"};  // or "all"
+  std::vector<std::string> kinds{"mqa_logits", "spec_verify", "graph_replay", "mla_verify"};  // or "all"
   std::string next_n = "1-8";
   std::vector<int> heads{64};
   std::vector<int> head_dim{128};
@@ -25,6 +25,13 @@ struct ProbeOptions {
   std::vector<int> k{3};
   std::vector<int> sv_head_dim{128};
   std::vector<int> block_size{16};
+  // MLA verify: query heads per rank, latent (kv_lora_rank) and rope dims, the output's dims (0 =
+  // the latent), top-k (0 = dense). --k, --kv-dtype and --block-size apply as to spec-verify.
+  std::vector<int> mla_heads{16, 128};
+  std::vector<int> mla_latent_dim{512};
+  std::vector<int> mla_rope_dim{64};
+  int mla_v_dim = 0;
+  std::vector<int> mla_topk{0};
   int heads_kv = 0;  // 0 = probe default
   int batch = 0;     // 0 = probe default (tiny; bench sizes with --bench)
   int context = 0;
@@ -68,6 +75,9 @@ Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& opts,
                                                      const std::vector<probes::ProbeKind>& kinds = probes::probe_kinds());
 // The stack-probe specs `probe --stack` runs (one per library in stack_libs).
 Expected<std::vector<Json>> stack_specs_from_options(const ProbeOptions& opts);
+// The reason every record gives when all of them are errors with the same reason (no driver, no
+// GPU), else "": `probe` then prints that one line instead of a table of identical rows.
+std::string common_error(const std::vector<Json>& results);
 // Fixed-width table of result records (what `probe` prints).
 std::string format_probe_table(const std::vector<Json>& results);
 

@@ -23,6 +23,8 @@ int exit_code(ErrorKind kind) {
     case ErrorKind::environment:
     case ErrorKind::internal:
       return 3;
+    case ErrorKind::io:
+      return kIoErrorExit;
   }
   return 3;
 }
@@ -33,5 +35,6 @@ Error input_error(std::string message, SourceLocation where) {
 }
 Error environment_error(std::string message) { return {ErrorKind::environment, std::move(message), {}}; }
 Error internal_error(std::string message) { return {ErrorKind::internal, std::move(message), {}}; }
+Error io_error(std::string message) { return {ErrorKind::io, std::move(message), {}}; }
 
 }  // namespace specprobe

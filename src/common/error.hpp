@@ -15,7 +15,12 @@ enum class ErrorKind {
   input,        // unreadable or invalid input file (exit 2)
   environment,  // driver, GPU, child process, filesystem outside the input (exit 3)
   internal,     // a bug or an embedded file that does not load (exit 3)
+  io,           // the report (or other output) could not be written in full (exit 5)
 };
+
+// The exit code of a run whose output could not be written (ErrorKind::io): distinct from 3, so
+// that CI can tell "the report is lost" from "the configuration could not be checked".
+inline constexpr int kIoErrorExit = 5;
 
 // A place in a user's file. line/column are 1-based; 0 means unknown.
 struct SourceLocation {
@@ -45,6 +50,7 @@ Error usage_error(std::string message);
 Error input_error(std::string message, SourceLocation where = {});
 Error environment_error(std::string message);
 Error internal_error(std::string message);
+Error io_error(std::string message);
 
 // A minimal std::expected stand-in (C++23's is not in g++ 12).
 template <class T>

@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -159,6 +160,8 @@ SPECPROBE_WRAP(int, pthread_setspecific, (pthread_key_t k, const void* v), (k, v
 SPECPROBE_WRAP(int, pthread_rwlock_rdlock, (pthread_rwlock_t * l), (l))
 SPECPROBE_WRAP(int, pthread_rwlock_wrlock, (pthread_rwlock_t * l), (l))
 SPECPROBE_WRAP(int, pthread_rwlock_unlock, (pthread_rwlock_t * l), (l))
+// New default version in 2.32 (run_cleanup.cpp blocks signals around its forks).
+SPECPROBE_WRAP(int, pthread_sigmask, (int how, const sigset_t* set, sigset_t* old), (how, set, old))
 SPECPROBE_WRAP(void*, dlopen, (const char* f, int m), (f, m))
 SPECPROBE_WRAP(void*, dlsym, (void* h, const char* s), (h, s))
 SPECPROBE_WRAP(int, dlclose, (void* h), (h))

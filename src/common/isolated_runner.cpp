@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,8 +12,13 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <string_view>
 #include <tuple>
 #include <utility>
+
+#include "common/run_cleanup.hpp"
+
+extern char** environ;
 
 namespace specprobe {
 
@@ -51,7 +57,18 @@ struct Child {
   int err = -1;
 };
 
-bool spawn(const std::vector<std::string>& argv, Child& c) {
+// The child's environment: this process's, with the timeout the parent enforces (the child side
+// arms a watchdog from it: run_cleanup.hpp).
+std::vector<std::string> child_env(double timeout_s) {
+  const std::string key = std::string(kChildTimeoutEnv) + "=";
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e)
+    if (std::string_view(*e).rfind(key, 0) != 0) env.emplace_back(*e);
+  env.push_back(key + fmt::format("{:g}", timeout_s));
+  return env;
+}
+
+bool spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, Child& c) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0) return false;
   if (pipe2(err, O_CLOEXEC) != 0) {
@@ -59,25 +76,67 @@ bool spawn(const std::vector<std::string>& argv, Child& c) {
     close(out[1]);
     return false;
   }
-  std::vector<char*> args;
+  std::vector<char*> args, envp;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const pid_t parent = getpid();
+  BlockInterrupts block;  // the child never runs our handler; a signal now is taken after tracking
   const pid_t pid = fork();
-  if (pid < 0) return false;
   if (pid == 0) {
+    block.reset_in_child();
+    // Dies with this process, however it ends (SIGKILL included); if it is already gone, go too.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     setpgid(0, 0);  // own process group: a timeout kills the child and anything it started
     dup2(out[1], 1);
     dup2(err[1], 2);
-    execv(args[0], args.data());
+    execve(args[0], args.data(), envp.data());
     _exit(127);
   }
+  if (pid < 0) {
+    const int e = errno;
+    for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
+    errno = e;
+    return false;
+  }
   setpgid(pid, pid);
+  track_child_group(pid);
   close(out[1]);
   close(err[1]);
   c.pid = pid;
   c.out = out[0];
   c.err = err[0];
   return true;
+}
+
+// Waits for the child to exit without reaping it (its pid still names its group), killing its
+// group at DEADLINE or on an interrupt; then kills what is left of the group, reaps the child and
+// waits for the group to go. Returns the wait status; TIMED_OUT is set when the deadline killed it.
+int finish_child(const Child& c, Clock::time_point deadline, bool& timed_out) {
+  bool killed = timed_out || interrupted_signal() != 0;
+  if (killed) kill(-c.pid, SIGKILL);
+  for (;;) {
+    siginfo_t si{};
+    const int r = waitid(P_PID, static_cast<id_t>(c.pid), &si, WEXITED | WNOHANG | WNOWAIT);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 || si.si_pid == c.pid) break;
+    if (!killed && (interrupted_signal() != 0 || Clock::now() >= deadline)) {
+      timed_out = interrupted_signal() == 0;
+      kill(-c.pid, SIGKILL);
+      killed = true;
+    }
+    pollfd wake{interrupt_wake_fd(), POLLIN, 0};
+    poll(&wake, 1, 10);
+  }
+  kill(-c.pid, SIGKILL);  // whatever it started and left behind
+  int wstatus = 0;
+  while (waitpid(c.pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  kill_group_and_wait(c.pid);
+  untrack_child_group(c.pid);
+  return wstatus;
 }
 
 std::string tail(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(s.size() - n); }
@@ -104,6 +163,8 @@ std::pair<bool, std::string> parse_phase_marker(const std::string& text) {
 }  // namespace
 
 std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptions& opts) {
+  InterruptScope interrupts;  // SIGINT/SIGTERM/SIGHUP: kill the child's group, clean up, re-raise
+  const std::vector<std::string> env = child_env(opts.timeout_s);
   std::vector<Json> results(specs.size());
   size_t next = 0;
   while (next < specs.size()) {
@@ -112,7 +173,7 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
     argv.push_back("--specs");
     argv.push_back(Json(rest).dump());
     Child c;
-    if (!spawn(argv, c)) {
+    if (!spawn(argv, env, c)) {
       for (size_t i = next; i < specs.size(); ++i)
         results[i] = opts.record(specs[i], "error", std::string("cannot start the probe child: ") + std::strerror(errno));
       break;
@@ -121,17 +182,17 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
     std::string phase;  // the probe in progress's last phase marker ("" = none)
     bool phase_on_host = false;
     std::string out_buf, err_buf;
-    auto deadline = Clock::now() + std::chrono::duration<double>(opts.timeout_s);
+    Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opts.timeout_s));
     bool timed_out = false;
     bool out_open = true, err_open = true;
-    while (out_open || err_open) {
+    while ((out_open || err_open) && interrupted_signal() == 0) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) {
         timed_out = true;
         break;
       }
-      pollfd fds[2] = {{out_open ? c.out : -1, POLLIN, 0}, {err_open ? c.err : -1, POLLIN, 0}};
-      const int pr = poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
+      pollfd fds[3] = {{out_open ? c.out : -1, POLLIN, 0}, {err_open ? c.err : -1, POLLIN, 0}, {interrupt_wake_fd(), POLLIN, 0}};
+      const int pr = poll(fds, 3, static_cast<int>(std::min<long long>(left, 1000)));
       if (pr < 0 && errno != EINTR) break;
       char buf[4096];
       if (out_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -155,10 +216,11 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
                 current = static_cast<long>(next + i);
                 phase.clear();
                 phase_on_host = false;
-                deadline = Clock::now() + std::chrono::duration<double>(opts.timeout_s);
+                deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opts.timeout_s));
               }
             } else if (line.rfind("@@specprobe phase ", 0) == 0 && current >= 0) {
               std::tie(phase_on_host, phase) = parse_phase_marker(line.substr(18));
+              if (opts.on_phase && !phase.empty()) opts.on_phase(phase);
             } else if (line.rfind("@@specprobe result ", 0) == 0 && current >= 0 &&
                        current < static_cast<long>(specs.size())) {
               Json r = Json::parse(line.substr(19), nullptr, false);
@@ -177,12 +239,10 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
         else err_buf = tail(err_buf + std::string(buf, static_cast<size_t>(n)), 2000);
       }
     }
-    if (timed_out) kill(-c.pid, SIGKILL);
-    int wstatus = 0;
-    while (waitpid(c.pid, &wstatus, 0) < 0 && errno == EINTR) {
-    }
+    const int wstatus = finish_child(c, deadline, timed_out);
     close(c.out);
     close(c.err);
+    finish_if_interrupted();  // a caught signal ends the run here, its child reaped
     if (current >= 0) {
       const Json& spec = specs[static_cast<size_t>(current)];
       // In a host phase the kernel is not what stopped: the probe could not determine (error).

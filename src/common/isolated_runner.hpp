@@ -10,8 +10,17 @@
 // the last phase was host work: the kernel is not what stopped; the record's "phase" names it),
 // and restarts a child for the specs left. Child output is never trusted: malformed lines are
 // ignored, unreadable results become "error" records.
+//
+// Nothing outlives the run (common/run_cleanup.hpp): each child leads its own process group, gets
+// PR_SET_PDEATHSIG(SIGKILL) (checked against a parent that died before it was set) and
+// SPECPROBE_CHILD_TIMEOUT_S (the per-spec timeout, for the child's own watchdog) in its
+// environment; when a child exits, whatever it left in its group is killed before it is reaped;
+// SIGINT/SIGTERM/SIGHUP during a run kill the child's group, and once it is reaped the run's
+// private dirs are removed and the signal is re-raised with its default action; a guardian
+// process does the same when this process is killed outright.
 // GPU-independent: tests drive it with scripted fake children.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +38,8 @@ struct RunnerOptions {
   std::vector<std::string> child_command;  // argv prefix; "--specs <json>" is appended
   double timeout_s = 30;                   // per spec, from its "begin" line
   RunnerRecordFn record = basic_runner_record;
+  // Called with each phase marker's name as the child reports it (progress lines); may be empty.
+  std::function<void(const std::string& phase)> on_phase;
 };
 
 // One result per spec, in order. Never throws for child failures.

@@ -3,6 +3,8 @@
 // vllm/platforms/cuda.py L79-147; CUDA-graph resolution from vllm/config/compilation.py L1318-1440.
 #include "facts/backends.hpp"
 
+#include "common/version.hpp"
+
 #include <algorithm>
 #include <array>
 
@@ -263,20 +265,35 @@ void derive_vllm_attention(Json& facts) {
   facts["attention"]["cg_support"] = sel.name.empty() ? Json(nullptr) : Json(to_string(sel.cg_support));
   facts["attention"]["spec_as_decode"] = sel.spec_as_decode;
 
-  // The drafter selects its own backend unless speculative-config.attention_backend is set
-  // (vllm#44879); for MTP and EAGLE the draft layers share the target's shape.
+  // The drafter's backend. speculative-config attention_backend, when set, wins. Otherwise vLLM
+  // >= 0.21.0 never inherits --attention-backend and auto-selects for the draft layers
+  // (v0.21.0 vllm/v1/spec_decode/llm_base_proposer.py: "Never inherit the attention backend from
+  // base"; vllm#44879), while earlier releases built the draft layers with the target's attention
+  // config and so ran the requested backend. Unknown version: the newest release's behaviour.
   BackendVerdict draft = sel;
   const bool spec = fact_bool(facts, "spec.enabled").value_or(false);
   if (spec) {
+    const auto version = fact_string(facts, "engine.version");
+    const bool inherits = version && version_satisfies(*version, "<0.21.0");
+    std::string source;
     if (auto d = fact_string(facts, "spec.attention_backend"); d && !d->empty() && *d != "auto") {
       std::string up = *d;
       for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
       draft = validate(c, up);
+      source = "speculative-config";
+    } else if (requested && !requested->empty() && inherits) {
+      draft = sel;
+      source = "inherited";
     } else {
       auto it = std::find_if(cands.begin(), cands.end(), [](const auto& b) { return b.valid; });
       if (it != cands.end()) draft = *it;
+      source = "auto";
     }
     facts["attention"]["drafter"] = draft.name.empty() ? Json(nullptr) : Json(draft.name);
+    facts["attention"]["drafter_source"] = source;
+  } else {
+    facts["attention"].erase("drafter");
+    facts["attention"].erase("drafter_source");
   }
 
   // CUDA-graph mode resolution: minimum declared support over all attention groups.

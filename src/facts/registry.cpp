@@ -121,7 +121,8 @@ Expected<FactRegistry> FactRegistry::parse(std::string_view text, const std::str
   for (const auto& w : (*doc)["writers"]) {
     if (!w.is_object() || !w.value("name", Json()).is_string() || !w.value("what", Json()).is_string())
       return input_error("a writer needs `name` and `what`", {file});
-    reg.writers_.push_back({w["name"].get<std::string>(), w["what"].get<std::string>(), w.value("input", false)});
+    reg.writers_.push_back({w["name"].get<std::string>(), w["what"].get<std::string>(), w.value("input", false),
+                            w.value("supply", Json("")).is_string() ? w.value("supply", std::string()) : std::string()});
   }
   std::set<std::string> names;
   for (const auto& f : (*doc)["facts"]) {

@@ -30,7 +30,8 @@ class FactRegistry {
   struct Writer {
     std::string name;
     std::string what;
-    bool input;  // a reader of the user's files or machine (fixtures may set its facts)
+    bool input;          // a reader of the user's files or machine (fixtures may set its facts)
+    std::string supply;  // how a user supplies this writer's facts when they are unknown
   };
 
   const std::vector<FactSpec>& facts() const { return facts_; }

@@ -1,6 +1,8 @@
 // run_check: the pipeline in order (see check.hpp).
 #include "pipeline/check.hpp"
 
+#include <set>
+
 #include "facts/derive.hpp"
 #include "pipeline/stages.hpp"
 #include "pipeline/verdict.hpp"
@@ -22,6 +24,10 @@ Expected<Report> run_check(const CheckRequest& req, const Services& services) {
   std::map<std::string, SourceLocation> locations;
   std::string model_dir, python_executable;
   // Each input stage writes only its own facts (src/facts/registry.yaml); Services::audit checks it.
+  // What is going on, for a progress line (the CLI shows it once a phase takes over a second).
+  auto phase = [&](const std::string& what) {
+    if (services.progress) services.progress(what);
+  };
   auto stage = [&](std::string_view writer, auto&& run) -> Status {
     if (!services.audit) return run();
     const Json before = inputs;
@@ -34,16 +40,20 @@ Expected<Report> run_check(const CheckRequest& req, const Services& services) {
     derive_facts(facts, services.audit);
     return facts;
   };
+  phase("reading the serving plan");
   if (auto st = stage("inputs.serving", [&] { return stages::read_plan(req, report, inputs, locations); }); !st)
     return st.error();
+  if (!req.python.empty()) phase("asking " + req.python + " where it imports from");
   if (auto st = stage("inputs.python_env", [&] { return stages::add_python(req, services, report, inputs, python_executable); }); !st)
     return st.error();
   if (auto st = stage("inputs.installed_libs", [&] { return stages::add_libs(req, inputs); }); !st)
     return st.error();
+  phase("reading the model config and checkpoint headers");
   if (auto st = stage("inputs.model_config", [&] { return stages::add_model(req, report, inputs, model_dir); }); !st)
     return st.error();
   if (auto st = stage("inputs.checkpoint", [&] { return stages::add_checkpoint(model_dir, report, inputs); }); !st)
     return st.error();
+  phase(req.gpu == "auto" ? "querying the GPU" : "looking up " + req.gpu);
   if (auto st = stage("gpu", [&] { return stages::add_gpu(req, services, report, inputs); }); !st) return st.error();
   Json facts = derived();
   stage("probes.plan", [&]() -> Status {
@@ -57,13 +67,25 @@ Expected<Report> run_check(const CheckRequest& req, const Services& services) {
   facts = derived();  // probe and stack answers take precedence over version knowledge
 
   const Catalog& catalog = *services.catalog;
+  phase("evaluating the rules and advisories");
   report.results = evaluate_rules(catalog.rules, facts, locations, report.input_path);
   for (const auto& a : catalog.advisories)
     report.results.push_back(evaluate_advisory(a, facts, locations, report.input_path));
   if (auto st = stages::add_suppressions(req, services, report); !st) return st.error();
-  if (req.matrix) report.matrix = sweep_support_matrix(catalog, inputs, facts);
+  // The matrix ignores what the user suppressed, as the verdict does.
+  std::set<std::string> suppressed;
+  for (const auto& r : report.results)
+    if (r.suppressed) suppressed.insert(r.id);
+  if (req.matrix) {
+    phase("sweeping the support matrix (k x backend x kv-cache dtype)");
+    report.matrix = sweep_support_matrix(catalog, inputs, facts, {}, suppressed);
+  }
+  phase("");
   report.engine = fact_string(facts, "engine.name").value_or("vllm");
-  report.verdict = verdict_of(report.results);
+  Decision decision = decide(report.results, facts);
+  report.verdict = decision.verdict;
+  report.missing = std::move(decision.missing);
+  report.assumptions = std::move(decision.assumptions);
   report.facts = std::move(facts);
   report.duration_ms = std::chrono::duration<double, std::milli>(services.clock() - t0).count();
   return report;

@@ -10,6 +10,7 @@
 #include "common/json.hpp"
 #include "rules/catalog.hpp"
 #include "rules/result.hpp"
+#include "pipeline/verdict.hpp"
 #include "rules/sweep.hpp"
 
 namespace specprobe {
@@ -25,7 +26,9 @@ struct Report {
   std::string input_path;
   std::string input_form;  // "vllm-yaml", ...
   std::string engine;
-  std::string verdict;     // "supported" | "not-supported" | "unknown"
+  std::string verdict;     // "supported" | "not-supported" | "unknown" (pipeline/verdict.hpp)
+  std::vector<MissingFact> missing;       // why the verdict is unknown, and how to supply each fact
+  std::vector<std::string> assumptions;   // what the evaluation assumed (a declared GPU, ...)
   Json facts = Json::object();
   std::vector<RuleResult> results;   // one per rule, in rule-id order
   std::optional<SupportMatrix> matrix;

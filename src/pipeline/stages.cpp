@@ -183,7 +183,6 @@ void add_probes(const CheckRequest& req, const Services& services, Report& repor
   po.mode = req.probes;
   po.gpu_present = gpu_present;
   probes::ProbeRun run = services.run_probes(facts, po);
-  if (services.progress) services.progress("");
   inputs.merge_patch(run.facts_patch);
   report.probes = run.results;
 }
@@ -198,6 +197,7 @@ void add_stack_probes(const CheckRequest& req, const Services& services, const s
   probes::StackProbeOptions so;
   so.python = req.python;
   so.timeout_s = req.stack_timeout_s;
+  so.progress = services.progress;
   if (!python_executable.empty()) {  // the interpreter answered add_libs already
     so.python = python_executable;
     so.ask_interpreter = false;

@@ -1,14 +1,43 @@
-// The verdict for the requested plan, decided in one place and rendered by every printer:
-// not-supported when an unsuppressed error-severity finding fired, unknown when a rule on the
-// plan's path could not decide, supported otherwise.
+// The verdict for the requested plan, decided in one place and rendered by every printer (text,
+// JSON, SARIF, JUnit, GitHub, NFD) and by the exit code:
+//
+//   not-supported  an unsuppressed error-severity finding (rule or advisory) fired;
+//   unknown        the plan could not be decided: a fact on its path is unknown (the model's
+//                  metadata, the speculative depth, the attention backend the engine would pick,
+//                  or a fact a rule on the path needs); the report lists each missing fact and how
+//                  to supply it;
+//   supported      the plan was evaluated (engine, model and GPU known or declared, every rule on
+//                  its path decided) and nothing at error severity fired.
+//
+// Findings below error severity do not change the verdict; --fail-on decides whether they fail the
+// exit code. Assumptions (a GPU declared because none was visible, an unknown engine version) are
+// listed in every format.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "common/json.hpp"
 #include "rules/result.hpp"
+#include "rules/sweep.hpp"
 
 namespace specprobe {
 
+struct MissingFact {
+  std::string fact;                    // "model.architecture"
+  std::string supply;                  // how to give it: "pass --model DIR ..."
+  std::vector<std::string> needed_by;  // rule / advisory ids, or "the plan"
+};
+
+struct Decision {
+  std::string verdict;  // supported | not-supported | unknown
+  std::vector<MissingFact> missing;
+  std::vector<std::string> assumptions;
+};
+
+// RESULTS as evaluated (suppressions applied), FACTS the plan's derived facts.
+Decision decide(const std::vector<RuleResult>& results, const Json& facts);
+
+// Kept for callers that need only the word.
 std::string verdict_of(const std::vector<RuleResult>& results);
 
 }  // namespace specprobe

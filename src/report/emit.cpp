@@ -1,8 +1,7 @@
 // The format table and report writing (see emit.hpp).
 #include "report/emit.hpp"
 
-#include <fstream>
-
+#include "common/output_file.hpp"
 #include "report/printers.hpp"
 
 namespace specprobe {
@@ -17,18 +16,12 @@ std::string render_json_format(const Report& r, const RenderOptions&) { return d
 std::string render_sarif_format(const Report& r, const RenderOptions& o) {
   static const std::vector<Rule> kNoRules;
   return dump(report_to_sarif(r, r.catalog ? r.catalog->rules : kNoRules,
-                              SarifOptions{o.source_root, r.catalog ? &r.catalog->advisories : nullptr}));
+                              SarifOptions{o.paths, o.sarif_category, r.catalog ? &r.catalog->advisories : nullptr}));
 }
 std::string render_junit_format(const Report& r, const RenderOptions&) { return reports_to_junit({r}); }
-std::string render_github_format(const Report& r, const RenderOptions& o) { return render_github(r, o.source_root).commands; }
+std::string render_github_format(const Report& r, const RenderOptions& o) { return render_github(r, o.paths).commands; }
 std::string render_github_summary(const Report& r, const RenderOptions& o) {
-  return render_github(r, o.source_root).summary_markdown;
-}
-
-Status write_file(const std::string& path, const std::string& content, bool append) {
-  std::ofstream f(path, std::ios::binary | (append ? std::ios::app : std::ios::trunc));
-  if (!(f << content)) return environment_error(fmt::format("cannot write {}", path));
-  return Ok{};
+  return render_github(r, o.paths).summary_markdown;
 }
 
 }  // namespace
@@ -70,14 +63,15 @@ std::vector<Error> emit_report(const Report& report, const std::vector<ReportOut
     RenderOptions o = options;
     if (!out.path.empty()) o.color = false;
     const std::string text = f->render(report, o);
+    Status st = Ok{};
     if (out.path.empty()) {
       std::FILE* fp = out.stream ? out.stream : stream;
-      std::fflush(stream);
-      std::fwrite(text.data(), 1, text.size(), fp);
-      std::fflush(fp);
-    } else if (auto st = write_file(out.path, text, out.append); !st) {
-      problems.push_back(st.error());
+      std::fflush(stream);  // what went to STREAM before stays ahead (checked when it is written to)
+      st = write_stream(fp, text);
+    } else {
+      st = out.append ? append_file(out.path, text) : write_file_atomic(out.path, text);
     }
+    if (!st) problems.push_back(st.error());
   }
   return problems;
 }

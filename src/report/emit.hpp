@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "pipeline/report.hpp"
+#include "report/printers.hpp"
 
 namespace specprobe {
 
@@ -16,7 +17,8 @@ struct RenderOptions {
   bool color = false;        // text only, and only when its destination is a terminal
   bool verbose = false;      // text: every fact and every rule's evaluation
   bool quiet = false;        // text: failures and the summary line only
-  std::string source_root;   // SARIF / GitHub: input paths are made relative to it
+  PathBase paths;            // SARIF / GitHub: input paths are made relative to paths.root
+  std::string sarif_category;  // SARIF automationDetails category (--sarif-category)
 };
 
 struct ReportFormat {
@@ -39,7 +41,9 @@ struct ReportOutput {
   bool append = false;          // add to the file (the GitHub job summary)
 };
 
-// Renders and writes each output. Errors name the file; every output is attempted.
+// Renders and writes each output (common/output_file.hpp: files replaced atomically, appends and
+// streams checked). Errors (io_error for a failed write) name the destination; every output is
+// attempted.
 std::vector<Error> emit_report(const Report& report, const std::vector<ReportOutput>& outputs,
                                const RenderOptions& options, std::FILE* stream);
 

@@ -18,31 +18,36 @@ std::string_view command_of(Severity s) {
   return "warning";
 }
 
-std::string relative_path(const std::string& path, const std::string& root) {
-  if (root.empty() || path.empty() || path.front() != '/') return path;
-  std::string r = root;
-  if (r.back() != '/') r += '/';
-  return path.rfind(r, 0) == 0 ? path.substr(r.size()) : path;
+// "file:line:col" with the file relative to the repository root.
+std::string where(const SourceLocation& l, const PathBase& paths) {
+  SourceLocation r = l;
+  r.file = root_relative(l.file, paths);
+  return r.str();
 }
 
-// A Markdown table cell: pipes escaped, newlines as <br>.
-std::string cell(std::string_view s) {
+// Markdown text that GitHub renders as written: HTML's <, > and & escaped (a `<command line>` is
+// otherwise taken for a tag and disappears); in a table cell also pipes, and newlines as <br>.
+std::string md_text(std::string_view s, bool in_cell = false) {
   std::string out;
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += "<br>";
-    else if (c != '\r') out += c;
+    if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '&') out += "&amp;";
+    else if (in_cell && c == '|') out += "\\|";
+    else if (in_cell && c == '\n') out += "<br>";
+    else if (!in_cell || c != '\r') out += c;
   }
   return out;
 }
+std::string cell(std::string_view s) { return md_text(s, true); }
 
-std::string annotation(const RuleResult& r, const std::string& root) {
+std::string annotation(const RuleResult& r, const PathBase& paths) {
   std::string props;
   auto add = [&](std::string_view key, const std::string& value) {
     props += fmt::format("{}{}={}", props.empty() ? "" : ",", key, github_escape_property(value));
   };
-  if (r.location.known() && r.location.file != "<command line>") {
-    add("file", relative_path(r.location.file, root));
+  if (r.location.known() && r.location.file != kCommandLineInput) {
+    add("file", root_relative(r.location.file, paths));
     if (r.location.line > 0) {
       add("line", std::to_string(r.location.line));
       if (r.location.column > 0) add("col", std::to_string(r.location.column));
@@ -81,7 +86,7 @@ std::string github_escape_property(std::string_view s) {
   return out;
 }
 
-GithubOutput render_github(const Report& report, const std::string& source_root) {
+GithubOutput render_github(const Report& report, const PathBase& paths) {
   GithubOutput out;
   std::vector<const RuleResult*> findings;
   for (const auto& r : report.results)
@@ -106,7 +111,7 @@ GithubOutput render_github(const Report& report, const std::string& source_root)
       continue;
     }
     ++shown[lvl];
-    out.commands += annotation(*f, source_root);
+    out.commands += annotation(*f, paths);
   }
   if (left_out > 0)
     out.commands += fmt::format("::notice title={}::{}\n", github_escape_property("specprobe"),
@@ -116,7 +121,8 @@ GithubOutput render_github(const Report& report, const std::string& source_root)
   // Job summary.
   std::string& md = out.summary_markdown;
   const std::string gpu = fact_string(report.facts, "gpu.name").value_or("unknown GPU");
-  md += fmt::format("### specprobe: `{}` on {} — **{}**\n\n", report.input_path.empty() ? "-" : report.input_path, gpu, report.verdict);
+  md += fmt::format("### specprobe: `{}` on {} — **{}**\n\n",
+                    report.input_path.empty() ? "-" : root_relative(report.input_path, paths), md_text(gpu), report.verdict);
   int counts[4] = {0, 0, 0, 0};
   int suppressed = 0;
   for (const auto& r : report.results) {
@@ -129,7 +135,7 @@ GithubOutput render_github(const Report& report, const std::string& source_root)
     md += "| Severity | Rule | Location | Finding | Fix |\n|---|---|---|---|---|\n";
     for (const auto* f : findings)
       md += fmt::format("| {} | {} {} | {} | {} | {} |\n", to_string(f->severity), f->id, cell(f->slug),
-                        cell(f->location.known() ? relative_path(f->location.str(), source_root) : "-"), cell(f->message),
+                        cell(f->location.known() ? where(f->location, paths) : "-"), cell(f->message),
                         cell(f->remediation));
     md += "\n";
   }
@@ -146,12 +152,13 @@ GithubOutput render_github(const Report& report, const std::string& source_root)
   };
   section("Suppressed", [](const RuleResult& r) { return r.suppressed.has_value(); },
           [](const RuleResult& r) {
-            return fmt::format("- {} {}: {} — {} ({})\n", r.id, r.slug, r.message, r.suppressed->reason, r.suppressed->source);
+            return fmt::format("- {} {}: {} — {} ({})\n", r.id, r.slug, md_text(r.message), md_text(r.suppressed->reason),
+                               md_text(r.suppressed->source));
           });
   section("Could not check", [](const RuleResult& r) { return r.status == ResultStatus::error; },
-          [](const RuleResult& r) { return fmt::format("- {} {}: {}\n", r.id, r.slug, r.message); });
+          [](const RuleResult& r) { return fmt::format("- {} {}: {}\n", r.id, r.slug, md_text(r.message)); });
   section("Skipped (not applicable)", [](const RuleResult& r) { return r.status == ResultStatus::skip; },
-          [](const RuleResult& r) { return fmt::format("- {} {}: {}\n", r.id, r.slug, r.message); });
+          [](const RuleResult& r) { return fmt::format("- {} {}: {}\n", r.id, r.slug, md_text(r.message)); });
   if (report.matrix) {
     const SupportMatrix& m = *report.matrix;
     md += fmt::format("Support matrix for {} / kv cache {}: working k {}; largest {}.\n",

@@ -51,6 +51,7 @@ Json report_to_json(const Report& r) {
     x["references"] = res.references;
     x["suppressed"] = res.suppressed ? Json{{"reason", res.suppressed->reason}, {"source", res.suppressed->source}} : Json(nullptr);
     x["advisory"] = res.advisory;
+    x["known_by"] = res.known_by;
     results.push_back(std::move(x));
   }
   summary["findings"] = by_sev;
@@ -80,6 +81,10 @@ Json report_to_json(const Report& r) {
   for (const auto& n : r.notes)
     notes.push_back({{"severity", n.severity}, {"message", n.message}, {"location", location_json(n.where, "")}});
   j["notes"] = notes;
+  Json missing = Json::array();
+  for (const auto& m : r.missing) missing.push_back({{"fact", m.fact}, {"supply", m.supply}, {"needed_by", m.needed_by}});
+  j["missing"] = missing;
+  j["assumptions"] = r.assumptions;
   j["facts"] = r.facts;
   j["probes"] = r.probes;
   j["checkpoint"] = r.checkpoint;

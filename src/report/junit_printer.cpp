@@ -1,6 +1,8 @@
 // JUnit XML printer (see printers.hpp) in the dialect Jenkins' junit plugin and GitLab's test
 // reports read: <testsuites><testsuite><properties/><testcase><skipped|error|failure/>
 // <system-out/></testcase></testsuite></testsuites>. tests/data/schemas/junit.xsd checks it.
+// A <failure> is what makes the exit code 1 (report.fail_on): a finding below --fail-on passes,
+// as the run does, and says so in <system-out>.
 #include <algorithm>
 
 #include "build_info.hpp"
@@ -61,7 +63,7 @@ Counts count(const Report& r) {
   Counts c;
   for (const auto& res : r.results) {
     ++c.tests;
-    if (res.status == ResultStatus::fail && !res.suppressed) ++c.failures;
+    if (fails_gate(res, r.fail_on)) ++c.failures;
     else if (res.status == ResultStatus::error) ++c.errors;
     else if (res.status == ResultStatus::skip || (res.status == ResultStatus::fail && res.suppressed)) ++c.skipped;
   }
@@ -97,6 +99,13 @@ void suite(std::string& out, const Report& r, int id) {
                        xml_escape("specprobe." + (res.category.empty() ? std::string("general") : res.category)),
                        xml_escape(res.location.known() ? res.location.file : config));
     if (res.location.known() && res.location.line > 0) out += fmt::format(" line=\"{}\"", res.location.line);
+    if (res.status == ResultStatus::fail && !res.suppressed && !fails_gate(res, r.fail_on)) {
+      // Below --fail-on: the run passes, and so does the testcase; the finding is kept.
+      out += fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n",
+                         xml_text(fmt::format("{} (below --fail-on {}: does not fail the run)\n{}", finding_line(res),
+                                              r.fail_on, details(res))));
+      continue;
+    }
     switch (res.status) {
       case ResultStatus::pass:
         out += "/>\n";

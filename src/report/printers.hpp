@@ -30,20 +30,44 @@ inline constexpr const char* kReportSchemaVersion = "1.1.0";
 // then isatty(stdout) && TERM != dumb.
 bool want_color(const std::string& flag, int fd);
 
+// Report paths as CI systems read them: relative to the repository root. The report holds paths
+// as they were given (relative to the working directory, or absolute) and "<command line>" for a
+// plan given after `check --`.
+struct PathBase {
+  std::string root;         // the source root (cli/source_root.hpp); empty: paths as given
+  std::string working_dir;  // where the report's relative paths start; empty: the root
+};
+inline constexpr std::string_view kCommandLineInput = "<command line>";
+// PATH relative to BASE.root when it lies under it ("deploy/serve.yaml"), lexically normalised;
+// absolute when it lies outside; unchanged for the command line and without a root.
+std::string root_relative(const std::string& path, const PathBase& base);
+
 // SARIF 2.1.0 as GitHub code scanning reads it: one run; driver.rules from CATALOG (help text
-// and markdown from the embedded docs/rules/SPnnnn.md); one result per failed rule, located at
-// the option that set the offending fact (suppressed ones carry result.suppressions); skipped
-// and errored checks as invocations[0].toolExecutionNotifications. SOURCE_ROOT (the repository
-// checkout, e.g. $GITHUB_WORKSPACE or the cwd) turns absolute input paths into relative URIs.
+// and markdown from the embedded docs/rules/SPnnnn.md, helpUri the page on the web); one result
+// per failed rule, located at the option that set the offending fact (suppressed ones carry
+// result.suppressions), its URI relative to the source root (%SRCROOT%); a plan given on the
+// command line has no file: its results carry a logical location instead. Skipped and errored
+// checks go to invocations[0].toolExecutionNotifications. automationDetails.id is
+// `specprobe/<config path>/<gpu>/` (or `<category>/`): one code-scanning category per config and
+// GPU. partialFingerprints hash the rule, the fact, the config path and the GPU (never the line).
 struct SarifOptions {
-  std::string source_root;
+  PathBase paths;
+  std::string category;                               // --sarif-category; empty: from config and GPU
   const std::vector<Advisory>* advisories = nullptr;  // described after the rules (helpUri: the report)
 };
 Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, const SarifOptions& options = {});
+// The automationDetails.id of REPORT: "<category>/" with CATEGORY, else "specprobe/<config path>/<gpu>/".
+std::string sarif_automation_id(const Report& report, const PathBase& paths, const std::string& category = {});
+
+// Whether R counts against --fail-on FAIL_ON (error, warning, info, none): an unsuppressed failed
+// rule at or above it. What makes the exit code 1, and a JUnit <failure>.
+bool fails_gate(const RuleResult& r, const std::string& fail_on);
 
 // JUnit XML (the Jenkins/GitLab dialect): one <testsuite> per report (config x GPU), one
-// <testcase> per rule; fail -> <failure>, skip -> <skipped>, error -> <error>, suppressed
-// failure -> <skipped message="suppressed: ...">; remediation and evidence in <system-out>.
+// <testcase> per rule; a finding at or above the report's --fail-on -> <failure> (what makes the
+// exit code 1), one below it -> a passing testcase that says so in <system-out>; skip ->
+// <skipped>, error -> <error>, suppressed failure -> <skipped message="suppressed: ...">;
+// remediation and evidence in <system-out>.
 std::string reports_to_junit(const std::vector<Report>& reports);
 
 // GitHub Actions: `::error file=..,line=..::msg` workflow commands for the unsuppressed
@@ -53,7 +77,7 @@ struct GithubOutput {
   std::string commands;
   std::string summary_markdown;
 };
-GithubOutput render_github(const Report& report, const std::string& source_root = {});
+GithubOutput render_github(const Report& report, const PathBase& paths = {});
 inline constexpr int kGithubAnnotationCap = 10;
 // Escaping of workflow commands (actions/toolkit command.ts): data escapes % CR LF; property
 // values also escape : and ,.
@@ -61,11 +85,26 @@ std::string github_escape_data(std::string_view s);
 std::string github_escape_property(std::string_view s);
 
 // Node Feature Discovery feature file (local source, features.d/): `specprobe.io/<model>.<backend>.max-k=N`
-// per attention backend for the plan's kv-cache dtype, for the one GPU of REPORT. MODEL is
-// turned into a label-safe name.
-std::string render_nfd(const Report& report, const std::string& model);
-// A Kubernetes label name segment: [A-Za-z0-9._-], alphanumeric at both ends, at most MAX chars.
+// per attention backend for the plan's kv-cache dtype, for the one GPU of REPORT, after an
+// optional `# +expiry-time=` directive. A cell counts as working when every rule passes (with
+// include_warnings, also when only warnings fire). Every label name is checked with
+// nfd_label_problem; a model name that has to be changed to fit is noted in the file.
+struct NfdOptions {
+  std::string model;              // the model's name; a path: its last component
+  std::string expiry;             // RFC 3339 time for `# +expiry-time=`; empty: no directive
+  bool include_warnings = false;  // count "ok with warnings" cells as working
+};
+struct NfdOutput {
+  std::string text;
+  std::vector<std::string> notes;  // what was changed to make valid label names (also in the file)
+};
+// Input error when the model name has nothing a label can be made of.
+Expected<NfdOutput> render_nfd(const Report& report, const NfdOptions& options);
+// A Kubernetes label name segment: [a-z0-9._-], alphanumeric at both ends, at most MAX chars.
 std::string nfd_label_segment(std::string_view s, size_t max = 63);
+// Why NAME is not a valid Kubernetes label key ("prefix/name": the prefix a DNS subdomain of at
+// most 253 characters, the name at most 63 of [A-Za-z0-9._-], alphanumeric at both ends), or "".
+std::string nfd_label_problem(std::string_view name);
 
 // The support matrix: a cell as one token (ok, ok*, flat, x, ?); the rows of a matrix as a table
 // (DEFAULT_BACKEND names the row of an engine without backend variants); the `matrix` command's

@@ -1,8 +1,11 @@
 // SARIF 2.1.0 printer for GitHub code scanning (see printers.hpp). What GitHub reads (github/docs,
 // content/code-security/reference/code-scanning/sarif-files/sarif-support-for-code-scanning.md):
 // rules need short/full description and help.text; results need message.text, one location with all
-// four region coordinates and partialFingerprints.primaryLocationLineHash; runAutomationDetails.id
-// keeps one category per GPU.
+// four region coordinates (a result without a physical location is rejected) and
+// partialFingerprints.primaryLocationLineHash; relative URIs resolve against the repository root;
+// upload-sarif keeps a runAutomationDetails.id that is already there (its `category` input then
+// does nothing), so the id names the config and the GPU; limits: 20 runs a file, 25,000 results
+// and rules a run, 1,024 characters of description, 255 of a rule name.
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -53,18 +56,13 @@ std::string percent_encode(std::string_view path) {
   return out;
 }
 
-// The URI of a report path: relative to ROOT when the path lies under it (GitHub wants paths
-// relative to the repository root, stable across runs).
-Json artifact_location(const std::string& path, const std::string& root) {
-  std::string p = path;
-  if (!root.empty() && !p.empty() && p.front() == '/') {
-    std::string r = root;
-    if (r.back() != '/') r += '/';
-    if (p.rfind(r, 0) == 0) p = p.substr(r.size());
-  }
-  while (p.rfind("./", 0) == 0) p = p.substr(2);
+// The artifact of a report path: relative to the source root (%SRCROOT%) when it lies under it;
+// a file: URI when it lies outside.
+Json artifact_location(const std::string& path, const PathBase& paths) {
+  const std::string p = root_relative(path, paths);
+  if (!p.empty() && p.front() == '/') return {{"uri", "file://" + percent_encode(p)}};
   Json a = {{"uri", percent_encode(p)}};
-  if (!p.empty() && p.front() != '/' && !root.empty()) a["uriBaseId"] = "%SRCROOT%";
+  if (!paths.root.empty()) a["uriBaseId"] = "%SRCROOT%";
   return a;
 }
 
@@ -76,6 +74,24 @@ Json region_of(const SourceLocation& l) {
   const int end_line = l.end_line >= line ? l.end_line : line;
   const int end_col = l.end_column > 0 ? l.end_column + 1 : col + 1;
   return {{"startLine", line}, {"startColumn", col}, {"endLine", end_line}, {"endColumn", end_col}};
+}
+
+// A location: the file and region, or, for a plan given on specprobe's command line (no file to
+// point at), a logical location naming the option's column on that line.
+Json location_of(const SourceLocation& l, const PathBase& paths) {
+  if (l.file == kCommandLineInput) {
+    Json loc = {{"logicalLocations", Json::array({{{"name", "command line"},
+                                                   {"fullyQualifiedName", fmt::format("command line, column {}", std::max(l.column, 1))},
+                                                   {"kind", "parameter"}}})}};
+    loc["message"] = {{"text", "given on specprobe's command line after `--`: there is no file to point at"}};
+    return loc;
+  }
+  return {{"physicalLocation", {{"artifactLocation", artifact_location(l.file, paths)}, {"region", region_of(l)}}}};
+}
+
+std::string file_uri_of_dir(std::string dir) {
+  if (dir.back() != '/') dir += '/';
+  return "file://" + percent_encode(dir);
 }
 
 Json rule_descriptor(const Rule& r) {
@@ -91,6 +107,7 @@ Json rule_descriptor(const Rule& r) {
     for (const auto& ref : r.references) text += "\n- " + ref;
   }
   d["help"] = {{"text", doc ? std::string(*doc) : text}, {"markdown", doc ? std::string(*doc) : text}};
+  d["helpUri"] = fmt::format("{}/{}.md", kRuleDocsUrl, r.id);
   d["defaultConfiguration"] = {{"level", sarif_level(r.severity)}};
   Json tags = Json::array({r.category, std::string(to_string(r.stage))});
   d["properties"] = {{"tags", tags},
@@ -153,6 +170,25 @@ std::string gpu_slug(const Report& report) {
   return out.empty() ? "unknown-gpu" : out;
 }
 
+std::string sarif_automation_id(const Report& report, const PathBase& paths, const std::string& category) {
+  std::string id = category;
+  if (id.empty()) {
+    std::string config = report.input_path.empty() || report.input_path == kCommandLineInput
+                             ? std::string("command-line")
+                             : root_relative(report.input_path, paths);
+    while (!config.empty() && config.front() == '/') config.erase(0, 1);
+    id = fmt::format("specprobe/{}/{}", config, gpu_slug(report));
+  }
+  while (!id.empty() && id.back() == '/') id.pop_back();
+  return id + "/";  // nothing after the last slash: no run id, the whole id is the category
+}
+
+bool fails_gate(const RuleResult& r, const std::string& fail_on) {
+  if (r.status != ResultStatus::fail || r.suppressed || fail_on == "none") return false;
+  const auto threshold = parse_severity(fail_on);
+  return threshold && r.severity >= *threshold;
+}
+
 Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, const SarifOptions& options) {
   Json rules = Json::array();
   for (const auto& r : catalog) rules.push_back(rule_descriptor(r));
@@ -164,6 +200,7 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
     return -1;
   };
   const std::string gpu = gpu_slug(report);
+  const std::string config = root_relative(report.input_path, options.paths);
 
   Json results = Json::array();
   Json exec_notes = Json::array();
@@ -187,10 +224,9 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
     // GitHub shows the first sentence when space is short: the message comes first.
     x["message"] = {{"text", res.remediation.empty() ? res.message : fmt::format("{}\nfix: {}", res.message, res.remediation)}};
     const SourceLocation loc = res.location.known() ? res.location : SourceLocation{report.input_path, 1, 1};
-    x["locations"] = Json::array({{{"physicalLocation",
-                                    {{"artifactLocation", artifact_location(loc.file, options.source_root)},
-                                     {"region", region_of(loc)}}}}});
-    const std::string key = fmt::format("{}\x1f{}\x1f{}", res.id, res.location_fact, gpu);
+    x["locations"] = Json::array({location_of(loc, options.paths)});
+    // Not the line: the alert is the same while the option moves about in the file.
+    const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}", res.id, res.location_fact, config, gpu);
     x["partialFingerprints"] = {{"primaryLocationLineHash", fmt::format("{:016x}:1", fnv1a64(key))}};
     if (res.suppressed) {
       Json s = {{"kind", "external"}, {"status", "accepted"}, {"justification", res.suppressed->reason}};
@@ -211,10 +247,7 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
   Json config_notes = Json::array();
   for (const auto& n : report.notes) {
     Json c = notification(n.severity == "warning" ? "warning" : "note", n.message, "", -1);
-    if (n.where.known())
-      c["locations"] = Json::array({{{"physicalLocation",
-                                      {{"artifactLocation", artifact_location(n.where.file, options.source_root)},
-                                       {"region", region_of(n.where)}}}}});
+    if (n.where.known()) c["locations"] = Json::array({location_of(n.where, options.paths)});
     config_notes.push_back(std::move(c));
   }
 
@@ -225,11 +258,7 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
   if (!cmdline.empty()) invocation["commandLine"] = cmdline;
   if (report.argv.size() > 1) invocation["arguments"] = std::vector<std::string>(report.argv.begin() + 1, report.argv.end());
   invocation["exitCode"] = report.exit_code;
-  if (!options.source_root.empty()) {
-    std::string root = options.source_root;
-    if (root.back() != '/') root += '/';
-    invocation["workingDirectory"] = {{"uri", "file://" + percent_encode(root)}};
-  }
+  if (!options.paths.root.empty()) invocation["workingDirectory"] = {{"uri", file_uri_of_dir(options.paths.root)}};
   invocation["toolExecutionNotifications"] = exec_notes;
   invocation["toolConfigurationNotifications"] = config_notes;
   invocation["properties"] = {{"verdict", report.verdict}, {"failOn", report.fail_on}, {"durationMs", report.duration_ms}};
@@ -239,13 +268,12 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
                   {{"name", "specprobe"},
                    {"version", kToolVersion},
                    {"semanticVersion", kToolVersion},
+                   {"informationUri", kProjectUrl},
                    {"rules", rules}}}};
-  run["automationDetails"] = {{"id", fmt::format("specprobe/{}/", gpu)}};
-  if (!options.source_root.empty()) {
-    std::string root = options.source_root;
-    if (root.back() != '/') root += '/';
-    run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", "file://" + percent_encode(root)}}}};
-  }
+  run["automationDetails"] = {{"id", sarif_automation_id(report, options.paths, options.category)}};
+  if (!options.paths.root.empty())
+    run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", file_uri_of_dir(options.paths.root)},
+                                                {"description", {{"text", "the repository root: result paths are relative to it"}}}}}};
   run["invocations"] = Json::array({invocation});
   run["results"] = results;
   run["properties"] = {{"engine", report.engine}, {"inputForm", report.input_form}, {"gitSha", kGitSha}};

@@ -2,6 +2,8 @@
 #include <cstdlib>
 #include <unistd.h>
 
+#include <fmt/color.h>
+
 #include "gpu/gpu_info.hpp"
 #include "report/printers.hpp"
 #include "rules/engine.hpp"
@@ -9,21 +11,26 @@
 namespace specprobe {
 namespace {
 
+// Colour through fmt's text styles; plain text when colour is off (want_color: --color,
+// NO_COLOR, a terminal).
 struct Paint {
   bool on;
-  std::string operator()(std::string_view code, std::string_view text) const {
-    if (!on) return std::string(text);
-    return fmt::format("\033[{}m{}\033[0m", code, text);
+  std::string operator()(const fmt::text_style& style, std::string_view text) const {
+    return on ? fmt::format("{}", fmt::styled(text, style)) : std::string(text);
   }
 };
 
-std::string_view sev_color(Severity s) {
+const fmt::text_style kBold = fmt::emphasis::bold;
+const fmt::text_style kDim = fmt::emphasis::faint;
+fmt::text_style bold(fmt::terminal_color c) { return fmt::fg(c) | fmt::emphasis::bold; }
+
+fmt::text_style sev_color(Severity s) {
   switch (s) {
-    case Severity::error: return "1;31";
-    case Severity::warning: return "1;33";
-    case Severity::info: return "1;36";
+    case Severity::error: return bold(fmt::terminal_color::red);
+    case Severity::warning: return bold(fmt::terminal_color::yellow);
+    case Severity::info: return bold(fmt::terminal_color::cyan);
   }
-  return "0";
+  return {};
 }
 
 void print_summary_header(std::string& out, const Report& r, const Paint& paint) {
@@ -32,7 +39,7 @@ void print_summary_header(std::string& out, const Report& r, const Paint& paint)
     const Json* v = find_fact(f, path);
     return v && !v->is_null() ? display_value(*v) : fallback;
   };
-  out += fmt::format("{} {}: {} ({}), engine {}{}\n", paint("1", "specprobe"), r.input_path.empty() ? "-" : "check",
+  out += fmt::format("{} {}: {} ({}), engine {}{}\n", paint(kBold, "specprobe"), r.input_path.empty() ? "-" : "check",
                      r.input_path, r.input_form, r.engine,
                      f.contains("engine") && !f["engine"].value("version", Json(nullptr)).is_null()
                          ? " " + s("engine.version")
@@ -105,7 +112,7 @@ std::string render_text(const Report& r, const TextStyle& style) {
       }
       ids_seen.push_back(res.id);
     } else {
-      out += fmt::format("{}: {} [{}] {}{}\n", paint(res.status == ResultStatus::error ? "35" : "2", to_string(res.status)),
+      out += fmt::format("{}: {} [{}] {}{}\n", paint(res.status == ResultStatus::error ? fmt::fg(fmt::terminal_color::magenta) : kDim, to_string(res.status)),
                          res.title, res.id, res.message.empty() ? "" : "— ", res.message);
     }
     if (style.verbose && !res.evidence.empty()) out += fmt::format("    evidence: {}\n", res.evidence.dump(-1, ' ', false, Json::error_handler_t::replace));
@@ -133,6 +140,19 @@ std::string render_text(const Report& r, const TextStyle& style) {
       out += fmt::format("  {}{}: {}\n", loc.empty() ? "" : loc + ": ", n.severity, n.message);
     }
   }
+  // What the evaluation assumed and what it could not decide: shown in every mode, -q included.
+  if (!r.assumptions.empty()) {
+    out += "\nassumed:\n";
+    for (const auto& a : r.assumptions) out += fmt::format("  {}\n", a);
+  }
+  if (!r.missing.empty()) {
+    out += "\ncould not decide without:\n";
+    for (const auto& m : r.missing) {
+      std::string by;
+      for (const auto& b : m.needed_by) by += (by.empty() ? "" : ", ") + b;
+      out += fmt::format("  {} (needed by {}): {}\n", m.fact, by, m.supply);
+    }
+  }
   if (style.verbose && !style.quiet) {
     out += "\nfacts:\n";
     const Json flat = flatten_facts(r.facts);
@@ -140,8 +160,10 @@ std::string render_text(const Report& r, const TextStyle& style) {
   }
 
   std::string verdict = r.verdict;
-  const std::string vcolor = verdict == "supported" ? "1;32" : verdict == "not-supported" ? "1;31" : "1;35";
-  out += fmt::format("\n{}: {} — {}: {} fail, {} pass, {} skip, {} error\n", paint("1", "verdict"),
+  const fmt::text_style vcolor = bold(verdict == "supported"       ? fmt::terminal_color::green
+                                     : verdict == "not-supported" ? fmt::terminal_color::red
+                                                                  : fmt::terminal_color::magenta);
+  out += fmt::format("\n{}: {} — {}: {} fail, {} pass, {} skip, {} error\n", paint(kBold, "verdict"),
                      paint(vcolor, verdict), evaluated_count(r), counts[1], counts[0], counts[2], counts[3]);
   if (!ids_seen.empty() && !style.quiet) {
     out += "for more information:";

@@ -15,18 +15,6 @@ std::string upper(std::string_view s) {
 
 }  // namespace
 
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 const Rule* Catalog::find(std::string_view id) const {
   const std::string u = upper(id);
   for (const auto& r : rules)
@@ -42,19 +30,10 @@ const Advisory* Catalog::find_advisory(std::string_view id) const {
 }
 
 std::string Catalog::closest_id(std::string_view id) const {
-  const std::string u = upper(id);
-  std::string best;
-  size_t best_d = 3;
-  auto consider = [&](const std::string& known) {
-    const size_t d = edit_distance(u, upper(known));
-    if (d < best_d) {
-      best_d = d;
-      best = known;
-    }
-  };
-  for (const auto& r : rules) consider(r.id);
-  for (const auto& a : advisories) consider(a.id);
-  return best;
+  std::vector<std::string> ids;
+  for (const auto& r : rules) ids.push_back(r.id);
+  for (const auto& a : advisories) ids.push_back(a.id);
+  return closest_match(id, ids);
 }
 
 Expected<std::shared_ptr<const Catalog>> load_catalog(const CatalogSource& source) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/suggest.hpp"
 #include "rules/advisory.hpp"
 #include "rules/rule.hpp"
 
@@ -21,8 +22,8 @@ struct Catalog {
   // The rule with ID (case-insensitive), or nullptr.
   const Rule* find(std::string_view id) const;
   const Advisory* find_advisory(std::string_view id) const;
-  // The known rule or advisory id closest to ID by edit distance (at most 2 edits), or empty: for
-  // "did you mean".
+  // The known rule or advisory id closest to ID (common/suggest.hpp: at most 2 edits, the same
+  // band first), or empty: for "did you mean".
   std::string closest_id(std::string_view id) const;
 };
 
@@ -37,8 +38,5 @@ struct CatalogSource {
 // Loads the catalog. A built-in catalog that does not load is an internal error (exit 3); a
 // --rules-dir or --advisories-dir one an input error.
 Expected<std::shared_ptr<const Catalog>> load_catalog(const CatalogSource& source = {});
-
-// Levenshtein distance, for "did you mean" suggestions.
-size_t edit_distance(std::string_view a, std::string_view b);
 
 }  // namespace specprobe

@@ -77,6 +77,23 @@ std::string render_template(const std::string& tmpl, const Json& params, const J
   return out;
 }
 
+std::string known_by(const Json& evidence) {
+  // The strongest source among the facts a result read: an answer measured on this machine
+  // outranks version knowledge. A fact counts only when it is known.
+  bool probe = false, library = false, engine = false;
+  for (auto it = evidence.begin(); it != evidence.end(); ++it) {
+    if (it.value().is_null()) continue;
+    const std::string& k = it.key();
+    probe |= k.rfind("probe.", 0) == 0 || k.rfind("probe_view.", 0) == 0;
+    library |= k.rfind("stack.", 0) == 0 || k == "dsa.stack_probe" || k.rfind("dsa.stack_probe.", 0) == 0;
+    engine |= k.rfind("engine_check.", 0) == 0;
+  }
+  if (engine) return "engine";
+  if (library) return "library";
+  if (probe) return "probe";
+  return "rule";
+}
+
 SourceLocation anchor_location(const std::string& fact, const std::map<std::string, SourceLocation>& locations,
                                const std::string& default_file) {
   // The fact's own place, else the nearest recorded place under the same prefix, else the top of
@@ -164,14 +181,18 @@ RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std
     std::string names;
     for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
     r.message = "could not determine: unknown " + names;
+    r.missing = missing;
+    r.known_by = "unknown";
     return r;
   }
   const bool fires = eval_truthy(rule.condition, facts, &err);
   if (!err.empty()) {
     r.status = ResultStatus::error;
     r.message = "could not evaluate condition: " + err;
+    r.known_by = "unknown";
     return r;
   }
+  r.known_by = known_by(r.evidence);
   if (!fires) {
     r.status = ResultStatus::pass;
     return r;

@@ -23,6 +23,10 @@ std::vector<RuleResult> evaluate_rules(const std::vector<Rule>& rules, const Jso
                                        const std::map<std::string, SourceLocation>& locations,
                                        const std::string& default_file);
 
+// How a result is known from the facts it read (EVIDENCE: name -> value): "engine", "library",
+// "probe" or "rule" (see RuleResult::known_by).
+std::string known_by(const Json& evidence);
+
 // Where a finding about FACT anchors in the user's file: the fact's recorded place, else the
 // nearest recorded place under the same dotted prefix, else line 1 of DEFAULT_FILE.
 SourceLocation anchor_location(const std::string& fact, const std::map<std::string, SourceLocation>& locations,

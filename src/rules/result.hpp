@@ -38,6 +38,12 @@ struct RuleResult {
   std::string location_fact;  // the fact the location belongs to ("spec.k")
   std::vector<std::string> references;
   std::optional<Suppression> suppressed;
+  // Facts whose being unknown made the result "error" (could not determine).
+  std::vector<std::string> missing;
+  // How the result is known: "probe" (specprobe's kernel on this GPU), "library" (a stack probe
+  // asked the installed library), "engine" (the installed engine said so), "rule" (derived from
+  // facts and versions by a rule or advisory), "unknown" (could not be decided).
+  std::string known_by = "rule";
   // Advisories only (rules/advisory.hpp): {url, published, affected, fixed_in, request_dependent,
   // engine}; null for rules.
   Json advisory = nullptr;

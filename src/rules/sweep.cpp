@@ -26,7 +26,7 @@ Json slim(const Json& facts) {
 // One variant: the plan's inputs with k, the backend and the KV-cache dtype replaced as a user
 // would write them, then derived like the plan itself.
 MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::string& backend,
-                         const std::string& kv, const std::string& method) {
+                         const std::string& kv, const std::string& method, const std::set<std::string>& ignored) {
   MatrixCell cell;
   cell.k = k;
   cell.backend = backend;
@@ -52,7 +52,7 @@ MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::s
   derive_facts(facts);
   bool unknown = false, fails = false;
   for (const auto& r : catalog.rules) {
-    if (r.deprecated) continue;
+    if (r.deprecated || ignored.count(r.id)) continue;
     const ResultStatus s = rule_status(r, facts);
     if (s == ResultStatus::fail) {
       if (r.severity == Severity::error) {
@@ -66,6 +66,7 @@ MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::s
     }
   }
   for (const auto& a : catalog.advisories) {
+    if (ignored.count(a.id)) continue;
     Severity sev = a.severity;
     const ResultStatus s = advisory_status(a, facts, &sev);
     if (s == ResultStatus::fail) {
@@ -87,7 +88,7 @@ MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::s
 }  // namespace
 
 SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_facts, const Json& plan_facts,
-                                   const SweepOptions& options) {
+                                   const SweepOptions& options, const std::set<std::string>& ignored) {
   SupportMatrix m;
   const Json inputs = slim(input_facts);
   const Json base = slim(plan_facts);
@@ -121,7 +122,7 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
   for (int k : m.ks)
     for (const auto& b : m.backends)
       for (const auto& kv : m.kv_cache_dtypes)
-        m.cells.push_back(evaluate_cell(catalog, inputs, k, vllm ? b : std::string(), kv, method));
+        m.cells.push_back(evaluate_cell(catalog, inputs, k, vllm ? b : std::string(), kv, method, ignored));
 
   auto cell = [&](int k, const std::string& b, const std::string& kv) -> const MatrixCell* {
     for (const auto& c : m.cells)

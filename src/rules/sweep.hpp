@@ -4,6 +4,7 @@
 // Probe results enter through the facts, so they count here exactly as in the main verdict.
 #pragma once
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,9 @@ struct SweepOptions {
 // the probes wrote); each cell overrides the inputs a user would change (num_speculative_tokens,
 // --attention-backend, --kv-cache-dtype) and derives the rest. PLAN_FACTS: the plan's derived
 // document (the requested backend, k and KV dtype the summary refers to).
+// IGNORED: rule and advisory ids the user suppressed (they do not fail a cell, as they do not
+// fail the verdict).
 SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_facts, const Json& plan_facts,
-                                   const SweepOptions& options = {});
+                                   const SweepOptions& options = {}, const std::set<std::string>& ignored = {});
 
 }  // namespace specprobe

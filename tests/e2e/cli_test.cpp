@@ -37,9 +37,40 @@ void check_run(const std::string& args, int code, const std::string& text) {
 }  // namespace
 
 TEST_CASE("exit 0: a clean plan", "[e2e][cli]") {
-  auto r = run_specprobe("check --gpu H100 -- vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 1");
+  auto r = run_specprobe("check --gpu H100 --model " + kCkpt +
+                         "/llama-3.1-8b -- vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 1");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("verdict: supported") != std::string::npos);
+}
+
+TEST_CASE("exit 4: a plan that cannot be decided is unknown, says what is missing, and is never a pass", "[e2e][cli]") {
+  // The same plan without the model's metadata: "supported" would claim rules were evaluated that
+  // could not be (issue 36). Every format says unknown and why; -q still shows it.
+  const std::string cmd = " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 1";
+  const std::string plan = "check --gpu H100";
+  auto r = run_specprobe(plan + cmd);
+  CHECK(r.exit_code == 4);
+  CHECK(r.out.find("verdict: unknown") != std::string::npos);
+  CHECK(r.out.find("model.architecture (needed by the plan): pass --model DIR") != std::string::npos);
+  auto q = run_specprobe(plan + " -q" + cmd);
+  CHECK(q.exit_code == 4);
+  CHECK(q.out.find("could not decide without:") != std::string::npos);
+  auto j = run_specprobe(plan + " --format json" + cmd);
+  const json doc = json::parse(j.out);
+  CHECK(doc["verdict"] == "unknown");
+  REQUIRE(doc["missing"].size() >= 1);
+  CHECK(doc["missing"][0]["fact"] == "model.architecture");
+  CHECK(run_specprobe(plan + " --unknown-ok" + cmd).exit_code == 0);
+  CHECK(run_specprobe(plan + " --exit-zero" + cmd).exit_code == 0);
+  // A declared-GPU fallback is an assumption shown in every mode, -q and JSON included.
+  auto fb = run_specprobe("check --format json --unknown-ok -- vllm serve m");
+  const json fj = json::parse(fb.out);
+  if (fj["facts"]["gpu"]["source"] == "declared") {
+    bool listed = false;
+    for (const auto& a : fj["assumptions"]) listed |= a.get<std::string>().find("no GPU was visible") != std::string::npos;
+    CHECK(listed);
+    CHECK(run_specprobe("check -q --unknown-ok -- vllm serve m").out.find("no GPU was visible") != std::string::npos);
+  }
 }
 
 TEST_CASE("exit 1: an error finding; --fail-on moves the threshold", "[e2e][cli]") {
@@ -70,8 +101,8 @@ TEST_CASE("exit 2: usage errors, including CLI11's own", "[e2e][cli]") {
   CHECK(ex.err.find("did you mean SP3001") != std::string::npos);
   // The test-only probes are not the product's: neither accepted nor named in the help.
   check_run("probe --probe test_fault,test_hang --timeout 3", 2,
-            "unknown probe 'test_fault' (mqa_logits, spec_verify, graph_replay, all)");
-  check_run("probe --help", 0, "mqa_logits, spec_verify, graph_replay, all");
+            "unknown probe 'test_fault' (mqa_logits, spec_verify, graph_replay, mla_verify, all)");
+  check_run("probe --help", 0, "mqa_logits, spec_verify, graph_replay, mla_verify, all");
   CHECK(run_specprobe("probe --help").out.find("test_") == std::string::npos);
   CHECK(run_specprobe("--help").exit_code == 0);
   CHECK(run_specprobe("--version").exit_code == 0);
@@ -122,8 +153,9 @@ TEST_CASE("exit 2: malformed input names the file and place", "[e2e][cli][malfor
 }
 
 TEST_CASE("exit 3: environment errors", "[e2e][cli]") {
+  // A report that cannot be written is the I/O code, 5 (it was 3 before it existed).
   auto out = run_specprobe("check --gpu H100 --output /nonexistent-dir/report.json -- vllm serve m");
-  CHECK(out.exit_code == 3);
+  CHECK(out.exit_code == 5);
   // `gpu` on a machine without a GPU or driver: a clear message and exit 3; with one: exit 0.
   auto gpu = run_specprobe("gpu --format json");
   if (gpu.exit_code == 0) {
@@ -136,7 +168,7 @@ TEST_CASE("exit 3: environment errors", "[e2e][cli]") {
 }
 
 TEST_CASE("no GPU: check falls back to a declared GPU and says so", "[e2e][cli]") {
-  auto r = run_specprobe("check --format json -- vllm serve m");
+  auto r = run_specprobe("check --format json --unknown-ok -- vllm serve m");
   REQUIRE(r.exit_code == 0);
   const json j = json::parse(r.out);
   if (j["facts"]["gpu"]["source"] == "declared") {
@@ -153,14 +185,14 @@ TEST_CASE("JSON reports validate against docs/schema/report-1.json", "[e2e][cli]
       "check dsv4-mtp.yaml --model " + kCkpt + "/deepseek-v4-flash --gpu H200 --lib vllm=0.25.1",
       "check gb10-flashinfer-gqa16.json --model " + kCkpt + "/gqa16-mtp --gpu GB10",
       "check turboquant-ngram.sh --gpu RTX5090",
-      "check dsv4-mtp.yaml --gpu H200 --no-matrix",
+      "check dsv4-mtp.yaml --gpu H200 --no-matrix",  // no --model: verdict unknown (exit 4)
   };
   std::string files;
   int i = 0;
   for (const auto& args : runs) {
     const std::string out = d + "/report" + std::to_string(i++) + ".json";
     auto r = run_specprobe(args + " --format json --output " + shell_quote(out), kSeeds);
-    REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+    REQUIRE((r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 4));
     files += " " + shell_quote(out);
   }
   const std::string cmd = "/usr/bin/python3 " + shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/tests/tools/validate_schema.py") +

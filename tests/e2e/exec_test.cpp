@@ -99,6 +99,9 @@ std::vector<std::string> env_for(const Fake& f, const std::string& mode) {
           "DEPLOY_MARK=from-the-deploy-script"};
 }
 
+// The checkpoint metadata of the plan's model: without it the verdict is unknown and exec refuses.
+const std::string kLlama = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/llama-3.1-8b";
+
 const std::vector<std::string> kServe = {"vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size", "1",
                                          "--max-model-len", "8192"};
 
@@ -114,7 +117,7 @@ std::vector<std::string> exec_args(std::vector<std::string> opts, const std::vec
 
 TEST_CASE("exec: a passing plan execs the command unchanged; its exit code passes through", "[e2e][exec]") {
   const Fake f = make_fake();
-  const Child c = spawn(exec_args({"--gpu", "H100", "--quiet"}, kServe), env_for(f, "exit7"), f.dir);
+  const Child c = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlama}, kServe), env_for(f, "exit7"), f.dir);
   INFO("stderr: " << c.err);
   REQUIRE(WIFEXITED(c.status));
   CHECK(WEXITSTATUS(c.status) == 7);
@@ -128,11 +131,11 @@ TEST_CASE("exec: a passing plan execs the command unchanged; its exit code passe
 
 TEST_CASE("exec: exit code 0 and a signal pass through", "[e2e][exec]") {
   const Fake f = make_fake();
-  const Child ok = spawn(exec_args({"--gpu", "H100", "--quiet"}, kServe), env_for(f, "exit0"), f.dir);
+  const Child ok = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlama}, kServe), env_for(f, "exit0"), f.dir);
   REQUIRE(WIFEXITED(ok.status));
   CHECK(WEXITSTATUS(ok.status) == 0);
 
-  const Child sig = spawn(exec_args({"--gpu", "H100", "--quiet"}, kServe), env_for(f, "term"), f.dir);
+  const Child sig = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlama}, kServe), env_for(f, "term"), f.dir);
   INFO("stderr: " << sig.err);
   REQUIRE(WIFSIGNALED(sig.status));
   CHECK(WTERMSIG(sig.status) == SIGTERM);
@@ -144,7 +147,7 @@ TEST_CASE("exec: a failing plan is refused with the report; the command never st
   const std::vector<std::string> bad = {"vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "turboquant_k8v4",
                                         "--speculative-config",
                                         R"({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4})"};
-  const Child c = spawn(exec_args({"--gpu", "RTX5090"}, bad), env_for(f, "exit0"), f.dir);
+  const Child c = spawn(exec_args({"--gpu", "RTX5090", "--model", kLlama}, bad), env_for(f, "exit0"), f.dir);
   REQUIRE(WIFEXITED(c.status));
   CHECK(WEXITSTATUS(c.status) == 1);
   CHECK_FALSE(std::filesystem::exists(f.log + ".pid"));
@@ -153,7 +156,7 @@ TEST_CASE("exec: a failing plan is refused with the report; the command never st
   CHECK(c.out.empty());
 
   // --exit-zero: findings do not gate, so the command runs.
-  const Child z = spawn(exec_args({"--gpu", "RTX5090", "--exit-zero", "--quiet"}, bad), env_for(f, "exit3"), f.dir);
+  const Child z = spawn(exec_args({"--gpu", "RTX5090", "--exit-zero", "--quiet", "--model", kLlama}, bad), env_for(f, "exit3"), f.dir);
   REQUIRE(WIFEXITED(z.status));
   CHECK(WEXITSTATUS(z.status) == 3);
   CHECK(std::filesystem::exists(f.log + ".pid"));
@@ -164,7 +167,7 @@ TEST_CASE("exec --dry-run prints the command and runs nothing", "[e2e][exec]") {
   std::vector<std::string> cmd = kServe;
   cmd.push_back("--served-model-name");
   cmd.push_back("my model's name");
-  const Child c = spawn(exec_args({"--gpu", "H100", "--dry-run", "--quiet"}, cmd), env_for(f, "exit7"), f.dir);
+  const Child c = spawn(exec_args({"--gpu", "H100", "--dry-run", "--quiet", "--model", kLlama}, cmd), env_for(f, "exit7"), f.dir);
   REQUIRE(WIFEXITED(c.status));
   CHECK(WEXITSTATUS(c.status) == 0);
   CHECK(c.out ==
@@ -187,8 +190,23 @@ TEST_CASE("exec: usage errors and a command that cannot start", "[e2e][exec]") {
   // vllm is not on PATH: 127, as env(1) and shells report it.
   std::vector<std::string> env = env_for(f, "exit0");
   env[0] = "PATH=" + f.dir + "/empty";
-  const Child missing = spawn(exec_args({"--gpu", "H100", "--quiet"}, kServe), env, f.dir);
+  const Child missing = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlama}, kServe), env, f.dir);
   REQUIRE(WIFEXITED(missing.status));
   CHECK(WEXITSTATUS(missing.status) == 127);
   CHECK(missing.err.find("cannot run vllm") != std::string::npos);
+}
+
+TEST_CASE("exec: a plan specprobe cannot decide is refused (exit 4) unless --unknown-ok", "[e2e][exec]") {
+  // No checkpoint metadata: the model's shapes are unknown, so the verdict is unknown.
+  const Fake f = make_fake();
+  const Child c = spawn(exec_args({"--gpu", "H100"}, kServe), env_for(f, "exit0"), f.dir);
+  REQUIRE(WIFEXITED(c.status));
+  CHECK(WEXITSTATUS(c.status) == 4);
+  CHECK_FALSE(std::filesystem::exists(f.log + ".pid"));
+  CHECK(c.err.find("could not be decided") != std::string::npos);
+  CHECK(c.err.find("pass --model DIR") != std::string::npos);
+  const Child ok = spawn(exec_args({"--gpu", "H100", "--unknown-ok", "--quiet"}, kServe), env_for(f, "exit7"), f.dir);
+  REQUIRE(WIFEXITED(ok.status));
+  CHECK(WEXITSTATUS(ok.status) == 7);
+  CHECK(std::filesystem::exists(f.log + ".pid"));
 }

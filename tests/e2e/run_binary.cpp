@@ -39,6 +39,13 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+std::string file_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
 std::string temp_dir() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "specprobe-test-XXXXXX").string();
   char* d = mkdtemp(tmpl.data());
@@ -59,10 +66,7 @@ RunResult run_specprobe(const std::string& args, const std::string& dir) {
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
   const int status = pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream e(errfile);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
+  r.err = file_text(errfile);
   return r;
 }
 

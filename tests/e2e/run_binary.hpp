@@ -19,6 +19,9 @@ std::string temp_dir();
 
 std::string shell_quote(const std::string& s);
 
+// The bytes of the file at PATH ("" when it cannot be read).
+std::string file_text(const std::string& path);
+
 // This process's environment with OVERRIDES ("KEY=VALUE", replacing KEY) applied, for execve.
 // Built before fork: a child of a threaded test process may call only async-signal-safe
 // functions (no malloc, no setenv) until it execs, because another thread may have held an

@@ -171,3 +171,26 @@ TEST_CASE("seed: turboquant KV + spec + FULL cudagraphs is an error; PIECEWISE o
   CHECK(check(base + " --compilation-config '{\"cudagraph_mode\":\"PIECEWISE\"}'").exit_code == 0);
   CHECK(check(base + " -cc.cudagraph_mode=FULL_DECODE_ONLY").exit_code == 1);
 }
+
+TEST_CASE("seed 002's own workaround passes: --attention-backend triton_attn, MTP k=2, fp8 KV on GB10", "[e2e][seed]") {
+  // The reported fix ran at 22.4 tok/s (vllm#37754). SP3010 is about the target's packed verify
+  // batch; the drafter's backend (inherited on the seed's vLLM 0.17.1, auto-selected from 0.21.0)
+  // decodes one row per step and does not decide it.
+  const std::string cmd = " -- vllm serve /models/nemotron-3-super --attention-backend triton_attn "
+                          "--speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":2}' "
+                          "--kv-cache-dtype fp8 --no-enable-chunked-prefill";
+  auto o = check("--model " + kCkpt + "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1" + cmd);
+  CHECK(o.exit_code == 0);
+  CHECK(o.verdict == "supported");
+  CHECK(o.failing.empty());
+  CHECK(o.report["facts"]["attention"]["drafter"] == "TRITON_ATTN");
+  // On a current vLLM the drafter auto-selects FlashInfer; still not SP3010.
+  auto now = check("--model " + kCkpt + "/gqa16-mtp --gpu GB10 --lib vllm=0.33.0" + cmd);
+  CHECK(now.failing.count("SP3010") == 0);
+  CHECK(now.report["facts"]["attention"]["drafter_source"] == "auto");
+  // The crashing variant of the same report is still caught.
+  auto crash = check("--model " + kCkpt + "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1 -- vllm serve /models/nemotron-3-super "
+                     "--attention-backend flashinfer --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":2}' "
+                     "--kv-cache-dtype fp8 --no-enable-chunked-prefill");
+  CHECK(crash.failing.count("SP3010") == 1);
+}

@@ -1,5 +1,6 @@
-// GPU tests (ctest label gpu): real kernels against the fp64 references, graph replay, driver
-// query, and the runner's isolation of a faulting and a hanging kernel (re-exec of this binary,
+// GPU tests (ctest label gpu): real kernels against the fp64 references (and, for MLA verify,
+// wrong arguments that must fail), graph replay, check's plan probes, driver query, and the
+// runner's isolation of a faulting and a hanging kernel (re-exec of this binary,
 // which carries the test-only probes: tests/support/test_faults.hpp).
 #include <catch2/catch.hpp>
 
@@ -7,7 +8,11 @@
 
 #include "gpu/cuda_session.hpp"
 #include "gpu/driver.hpp"
+#include "inputs/model_config.hpp"
+#include "probes/mla_verify.hpp"
 #include "probes/mqa_logits.hpp"
+#include "probes/plan_probes.hpp"
+#include "probes/probe_gpu.hpp"
 #include "probes/runner.hpp"
 #include "probes/spec_verify.hpp"
 
@@ -145,6 +150,115 @@ TEST_CASE("spec verify matches the reference while the softmax max climbs by les
       CHECK(probes::spec_verify_passes(e));
     }
   }
+}
+
+// MLA verify at the shapes the MLA backends run: DeepSeek V3/R1/V3.2 (and Kimi K2: the same
+// row) 512 latent + 64 rope, output the latent, sparse over V3.2's index_topk 2048; DeepSeek-V4
+// one 512-value row (448 + 64), output the whole row, sparse over index_topk 512. Heads per rank
+// cycle through 16 / 64 / 128 (20: a partial second group of 16); V3's sparse runs keep 16 heads
+// but at k 1 (128), so the fp64 reference stays a few seconds in all.
+TEST_CASE("mla verify matches the reference at DeepSeek-V3 and V4 shapes, k 1-7, bf16 and fp8, dense and sparse, blocks 1/16/64", "[gpu]") {
+  struct Model {
+    const char* name;
+    int latent, rope, v_dim, topk;
+  };
+  for (const Model m : {Model{"DeepSeek-V3", 512, 64, 512, 2048}, Model{"DeepSeek-V4", 448, 64, 512, 512}})
+    for (const bool sparse : {false, true})
+      for (const char* dt : {"bf16", "fp8"})
+        for (int bs : {1, 16, 64})
+          for (int k = 1; k <= 7; ++k) {
+            const int cycle[] = {16, 64, 128, 20};
+            int heads = cycle[(k + bs) % 4];
+            if (sparse && m.topk == 2048) heads = k == 1 ? 128 : 16;
+            Json spec = {{"probe", "mla_verify"}, {"k", k}, {"heads", heads}, {"latent_dim", m.latent}, {"rope_dim", m.rope},
+                         {"v_dim", m.v_dim}, {"topk", sparse ? m.topk : 0}, {"kv_dtype", dt}, {"block_size", bs},
+                         {"seed", k * 7 + bs}};
+            Json r = run_probe_in_process(spec);
+            INFO(m.name << ": " << r.dump());
+            CHECK(r["status"] == "pass");
+            CHECK(r["evidence"].value("kernel", std::string()) == std::string("mla_verify_") + dt);
+          }
+}
+
+// The probe can fail: the same launch with one argument wrong (a block table one block on, top-k
+// positions one on, the fp8 scale left out) fails the comparison with every element written.
+TEST_CASE("mla verify fails the comparison when a kernel argument is wrong", "[gpu]") {
+  auto sess = GpuSession::open();
+  REQUIRE(sess.has_value());
+  GpuSession& s = **sess;
+  for (const int topk : {0, 512}) {
+    const probes::MlaVerifyShape shape{.k = 3, .heads = 16, .latent_dim = 448, .rope_dim = 64, .v_dim = 512, .topk = topk,
+                                       .block_size = 16, .fp8 = true};
+    const probes::MlaVerifyInputs in = probes::make_mla_verify_inputs(shape, 3, topk + 300, 21);
+    auto dev = probes::upload_mla_verify(s, in);
+    REQUIRE(dev.has_value());
+    auto run = [&](const probes::MlaVerifyDevice& d) {
+      REQUIRE(probes::poison_bf16(s, d.params.out, in.out_elems()).has_value());
+      REQUIRE(probes::launch_mla_verify(s, d).has_value());
+      REQUIRE(s.sync().has_value());
+      std::vector<uint16_t> out(in.out_elems());
+      REQUIRE(s.download(out.data(), d.params.out, out.size() * 2).has_value());
+      return probes::check_mla_verify(in, out, {});
+    };
+    const probes::ErrorStats good = run(*dev);
+    INFO("topk " << topk << ": correct arguments: norm rel " << good.norm_rel());
+    CHECK(probes::mla_verify_passes(good));
+    auto expect_fail = [&](const char* what, const probes::ErrorStats& e) {
+      INFO(what << ": norm rel " << e.norm_rel() << ", max rel " << e.max_rel() << ", unwritten " << e.unwritten);
+      CHECK_FALSE(probes::mla_verify_passes(e));
+      CHECK(e.unwritten == 0);
+      CHECK(e.norm_rel() > 10 * probes::kMlaVerifyNormRel);
+    };
+    std::vector<int> table = in.block_table;
+    for (int& blk : table)
+      if (blk >= 0) blk = (blk + 1) % in.num_blocks;  // still a block of the pool: wrong data, no fault
+    REQUIRE(s.upload(dev->params.block_table, table.data(), table.size() * 4).has_value());
+    expect_fail("block table one block on", run(*dev));
+    REQUIRE(s.upload(dev->params.block_table, in.block_table.data(), in.block_table.size() * 4).has_value());
+    if (topk > 0) {
+      std::vector<int> idx = in.topk_indices;
+      for (int& t : idx)
+        if (t > 0) t -= 1;
+      REQUIRE(s.upload(dev->params.topk_indices, idx.data(), idx.size() * 4).has_value());
+      expect_fail("top-k positions one back", run(*dev));
+      REQUIRE(s.upload(dev->params.topk_indices, in.topk_indices.data(), in.topk_indices.size() * 4).has_value());
+    }
+    probes::MlaVerifyDevice no_scale = *dev;
+    no_scale.params.kv_scale = 1.f;
+    expect_fail("fp8 scale left out", run(no_scale));
+    CHECK(probes::mla_verify_passes(run(*dev)));  // restored: passes again
+  }
+}
+
+TEST_CASE("check's plan probes run mla_verify for DeepSeek-V4-Flash at every k of the sweep in isolated children", "[gpu]") {
+  auto cfg = read_model_config(std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/deepseek-v4-flash");
+  REQUIRE(cfg.has_value());
+  Json facts = model_facts(*cfg, 4);
+  facts["engine"] = {{"name", "vllm"}};
+  facts["serve"] = {{"tp", 4}, {"kv_cache_dtype", "fp8"}, {"block_size", 256}};
+  facts["spec"] = {{"next_n", 3}};
+  probes::PlanProbeOptions po;
+  po.child_command = probes::self_child_command();
+  po.timeout_s = 120;
+  const probes::ProbeRun run = probes::run_plan_probes(facts, po);
+  INFO(run.results.dump());
+  for (int k = 1; k <= probes::kMlaVerifySweepMaxK; ++k) {
+    INFO("k " << k);
+    const Json* st = find_fact(run.facts_patch, "probe.mla_verify.k." + std::to_string(k) + ".status");
+    REQUIRE(st != nullptr);
+    CHECK(*st == "pass");
+  }
+  CHECK(*find_fact(run.facts_patch, "probe.mla_verify.variant") == "sparse");
+  CHECK(*find_fact(run.facts_patch, "probe.mla_verify.kv_dtype") == "fp8");
+  CHECK(*find_fact(run.facts_patch, "probe.mqa_logits.next_n.3.status") == "pass");
+  CHECK(find_fact(run.facts_patch, "probe.spec_verify.status") == nullptr);
+  // The evidence names the kernel that ran at the plan's shape: 16 heads per rank, 3 verify rows.
+  for (const auto& r : run.results)
+    if (r["probe"] == "mla_verify" && r["spec"]["k"] == 2) {
+      CHECK(r["evidence"]["kernel"] == "mla_verify_fp8");
+      CHECK(r["metrics"]["kv_dim"] == 512);
+      CHECK(r["metrics"]["v_dim"] == 512);
+    }
 }
 
 TEST_CASE("graph replay is bit-identical to eager after new seq lens and block tables", "[gpu]") {

@@ -167,7 +167,7 @@ TEST_CASE("inspect_python: a venv reached through a shim and through a symlink (
   for (const auto& d : linked->site_packages) CHECK(fs::is_directory(d));
 
   // specprobe check reads the versions from the site-packages the interpreter reported.
-  auto r = test::run_specprobe("check --gpu H100 --stack-probes off --no-matrix --format json --python " +
+  auto r = test::run_specprobe("check --gpu H100 --stack-probes off --no-matrix --unknown-ok --format json --python " +
                                test::shell_quote(shim.string()) + " -- vllm serve meta-llama/Llama-3.1-8B-Instruct");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -186,7 +186,7 @@ TEST_CASE("check --python: an interpreter that cannot be asked falls back to its
   const fs::path py = t.path / "venv" / "bin" / "python3";
   write_exec(py, "#!/bin/sh\necho 'python3: cannot start' >&2\nexit 99\n");
   const std::string cmd = " -- vllm serve meta-llama/Llama-3.1-8B-Instruct";
-  auto r = test::run_specprobe("check --gpu H100 --stack-probes off --no-matrix --format json --python " +
+  auto r = test::run_specprobe("check --gpu H100 --stack-probes off --no-matrix --unknown-ok --format json --python " +
                                test::shell_quote(py.string()) + cmd);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);

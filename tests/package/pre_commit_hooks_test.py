@@ -64,17 +64,23 @@ with tempfile.TemporaryDirectory() as tmp:
         shutil.copy(seeds / name, repo / "deploy" / name.replace("dsv4-mtp", "serve-dsv4"))
     shutil.copytree(src / "docs/examples/checkpoints/deepseek-v4-flash", repo / "deploy/model-config")
 
-    rc, out = run_hook(cfg, ["deploy/serve-dsv4.yaml", "deploy/serve-dsv4.json"], cwd=repo)
+    with_model = ["--gpu=H100", "--model=deploy/model-config"]
+    rc, out = run_hook(cfg, ["deploy/serve-dsv4.yaml"], cwd=repo)
+    check(f"default args (no --model): the verdict is unknown and the hook fails (exit {rc})",
+          rc == 4 and "could not decide without:" in out)
+    rc, out = run_hook(cfg, ["deploy/serve-dsv4.yaml"], args=["--gpu=H100", "--unknown-ok"], cwd=repo)
+    check(f"--unknown-ok in args accepts an unknown verdict (exit {rc})", rc == 0)
+    rc, out = run_hook(cfg, ["deploy/serve-dsv4.yaml", "deploy/serve-dsv4.json"], args=with_model, cwd=repo)
     check(f"config hook passes on two good configs (exit {rc})", rc == 0)
     check("config hook checked each file", out.count("verdict:") == 2)
-    rc, out = run_hook(cfg, ["deploy/serve-dsv4.yaml", "deploy/turboquant-ngram.yaml"], cwd=repo)
+    rc, out = run_hook(cfg, ["deploy/serve-dsv4.yaml", "deploy/turboquant-ngram.yaml"], args=with_model, cwd=repo)
     check(f"config hook fails when one config has findings (exit {rc})", rc == 1)
     rc, out = run_hook(cfg, ["deploy/serve-dsv4.yaml"],
                        args=["--gpu=GB10", "--model=deploy/model-config", "--fail-on=warning"], cwd=repo)
     check(f"args reach specprobe: GB10, fail-on warning (exit {rc})", rc == 1 and "NVIDIA GB10" in out)
     rc, out = run_hook(cfg, ["deploy/missing.yaml"], cwd=repo)
     check(f"config hook fails on an unreadable file (exit {rc})", rc == 2)
-    rc, out = run_hook(script, ["deploy/serve-dsv4.sh"], cwd=repo)
+    rc, out = run_hook(script, ["deploy/serve-dsv4.sh"], args=with_model, cwd=repo)
     check(f"deploy-script hook passes on a vllm serve script (exit {rc})", rc == 0 and "verdict:" in out)
     rc, out = run_hook(cfg, [], cwd=repo)
     check(f"no files: nothing to do (exit {rc})", rc == 0)

@@ -105,7 +105,7 @@ TEST_CASE("an unknown spec-verify kernel family is an error result naming where 
 TEST_CASE("the product's probe table has no test probes, a test binary's table adds them", "[probes][runner]") {
   std::vector<std::string> names;
   for (const auto& k : probe_kinds()) names.push_back(k.name);
-  CHECK(names == std::vector<std::string>{"mqa_logits", "spec_verify", "graph_replay"});
+  CHECK(names == std::vector<std::string>{"mqa_logits", "spec_verify", "graph_replay", "mla_verify"});
   for (const char* test_probe : {"test_fault", "test_hang"}) {
     Json r = run_probe_in_process({{"probe", test_probe}});
     CHECK(r["status"] == "error");
@@ -115,7 +115,7 @@ TEST_CASE("the product's probe table has no test probes, a test binary's table a
   // test_hang would never return. The next test runs them in a child.
   std::vector<std::string> with_tests;
   for (const auto& k : testing::probe_kinds_with_tests()) with_tests.push_back(k.name);
-  CHECK(with_tests == std::vector<std::string>{"mqa_logits", "spec_verify", "graph_replay", "test_fault", "test_hang"});
+  CHECK(with_tests == std::vector<std::string>{"mqa_logits", "spec_verify", "graph_replay", "mla_verify", "test_fault", "test_hang"});
 }
 
 TEST_CASE("this test binary is a probe child and a probe front end that knows the test probes", "[probes][runner]") {

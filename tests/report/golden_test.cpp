@@ -2,8 +2,10 @@
 // once per case with every output at once (--sarif --junit --json --github, text on stdout, the
 // job summary through $GITHUB_STEP_SUMMARY). Volatile fields (durations, version, git sha,
 // absolute paths) are normalised; the facts block of the JSON report is elided (tests/facts
-// owns it). The raw outputs are validated: SARIF against the published 2.1.0 schema, JUnit
-// against tests/data/schemas/junit.xsd (xmllint) plus check_junit.py, JSON against report-1.json.
+// owns it). The raw outputs are validated: SARIF against the published 2.1.0 schema and what
+// GitHub code scanning accepts (check_sarif_github.py), JUnit against tests/data/schemas/junit.xsd
+// (xmllint) plus check_junit.py, JSON against report-1.json. Paths in SARIF and annotations are
+// relative to the repository (--source-root is the source tree, as GitHub's checkout would be).
 //
 // Regenerate: SPECPROBE_UPDATE_GOLDEN=1 build-ci/tests/specprobe_tests "[golden]"; review the diff.
 #include <catch2/catch.hpp>
@@ -21,6 +23,7 @@
 
 using specprobe::Json;
 using specprobe::test::shell_quote;
+using specprobe::test::file_text;
 using specprobe::test::temp_dir;
 
 namespace {
@@ -28,13 +31,6 @@ namespace {
 const std::string kSrc = SPECPROBE_SOURCE_DIR;
 const std::string kGolden = kSrc + "/tests/golden";
 const std::string kCkpt = kSrc + "/docs/examples/checkpoints";
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
   if (from.empty()) return;
@@ -70,6 +66,13 @@ void normalize_json(Json& j, const Paths& p) {
   }
 }
 
+// The NFD expiry directive: a time 24 h from now.
+std::string normalize_expiry(std::string s) {
+  const std::string key = "# +expiry-time=";
+  if (const size_t p = s.find(key); p != std::string::npos) s.replace(p + key.size(), s.find('\n', p) - p - key.size(), "<now + 24h>");
+  return s;
+}
+
 // time="1.234" -> time="0.000"; the version property.
 std::string normalize_xml(std::string s, const Paths& p) {
   for (size_t pos = 0; (pos = s.find(" time=\"", pos)) != std::string::npos;) {
@@ -91,7 +94,7 @@ void golden(const std::string& case_name, const std::string& name, const std::st
   }
   INFO("golden file " << path << " (regenerate with SPECPROBE_UPDATE_GOLDEN=1 and review the diff)");
   REQUIRE(std::filesystem::exists(path));
-  CHECK(slurp(path) == actual);
+  CHECK(file_text(path) == actual);
 }
 
 struct Run {
@@ -111,7 +114,7 @@ Run run_in(const std::string& dir, const std::string& args, const std::string& s
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
   const int status = pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = slurp(errf);
+  r.err = file_text(errf);
   return r;
 }
 
@@ -123,8 +126,10 @@ int sh(const std::string& cmd) {
 void validate(const std::string& sarif, const std::string& junit, const std::string& json) {
   const std::string py = "/usr/bin/python3 ";
   const std::string tool = shell_quote(kSrc + "/tests/tools/validate_schema.py");
-  if (!sarif.empty())
+  if (!sarif.empty()) {
     CHECK(sh(py + tool + " " + shell_quote(kSrc + "/tests/data/schemas/sarif-schema-2.1.0.json") + " " + shell_quote(sarif)) == 0);
+    CHECK(sh(py + shell_quote(kSrc + "/tests/report/check_sarif_github.py") + " " + shell_quote(sarif)) == 0);
+  }
   if (!json.empty())
     CHECK(sh(py + tool + " " + shell_quote(kSrc + "/docs/schema/report-1.json") + " " + shell_quote(json)) == 0);
   if (!junit.empty()) {
@@ -141,19 +146,19 @@ void check_case(const std::string& case_name, const std::string& args, int expec
   std::ofstream(summary) << "<!-- earlier step -->\n";  // appended to, never overwritten
   const Run r = run_in(kGolden + "/" + case_name,
                        args + " --sarif " + shell_quote(sarif) + " --junit " + shell_quote(junit) + " --json " +
-                           shell_quote(json) + " --github",
+                           shell_quote(json) + " --github --source-root " + shell_quote(kSrc),
                        summary);
   INFO(case_name << ": stderr " << r.err);
   REQUIRE(r.exit_code == expected_exit);
   validate(sarif, junit, json);
 
   golden(case_name, "stdout.txt", normalize_text(r.out, p));
-  golden(case_name, "summary.md", normalize_text(slurp(summary), p));
-  golden(case_name, "report.junit.xml", normalize_xml(slurp(junit), p));
-  Json s = Json::parse(slurp(sarif));
+  golden(case_name, "summary.md", normalize_text(file_text(summary), p));
+  golden(case_name, "report.junit.xml", normalize_xml(file_text(junit), p));
+  Json s = Json::parse(file_text(sarif));
   normalize_json(s, p);
   golden(case_name, "report.sarif", s.dump(2) + "\n");
-  Json j = Json::parse(slurp(json));
+  Json j = Json::parse(file_text(json));
   j["facts"] = "<elided: the facts stage has its own tests>";
   normalize_json(j, p);
   golden(case_name, "report.json", j.dump(2) + "\n");
@@ -166,7 +171,8 @@ TEST_CASE("golden: errors, a warning with escaping, info, skip and could-not-che
 }
 
 TEST_CASE("golden: suppressions from .specprobe.yaml, one of them expired", "[report][golden]") {
-  check_case("suppressed", "check serve.yaml --gpu RTX5090 --rules-dir ../rules --no-matrix --ignore SP9991", 0);
+  // No --model and SP9993 always unknown: the verdict is unknown (exit 4), listed with what is missing.
+  check_case("suppressed", "check serve.yaml --gpu RTX5090 --rules-dir ../rules --no-matrix --ignore SP9991", 4);
 }
 
 TEST_CASE("golden: matrix table, JSON, JUnit per GPU and NFD feature file", "[report][golden]") {
@@ -177,20 +183,20 @@ TEST_CASE("golden: matrix table, JSON, JUnit per GPU and NFD feature file", "[re
   const std::string junit = p.out_dir + "/matrix.junit.xml";
   const Run table = run_in(dir, base + " --gpu H100,GB10 --junit " + shell_quote(junit), p.out_dir + "/unused.md");
   INFO("stderr " << table.err);
-  REQUIRE(table.exit_code == 0);
+  REQUIRE(table.exit_code == 1);  // not supported on GB10
   validate("", junit, "");
   golden(case_name, "matrix.txt", normalize_text(table.out, p));
-  golden(case_name, "matrix.junit.xml", normalize_xml(slurp(junit), p));
+  golden(case_name, "matrix.junit.xml", normalize_xml(file_text(junit), p));
 
   const Run js = run_in(dir, base + " --gpu H100,GB10 --format json", p.out_dir + "/unused.md");
-  REQUIRE(js.exit_code == 0);
+  REQUIRE(js.exit_code == 1);
   Json j = Json::parse(js.out);
   normalize_json(j, p);
   golden(case_name, "matrix.json", j.dump(2) + "\n");
 
   const std::string nfd_file = p.out_dir + "/specprobe.features";
   const Run nfd = run_in(dir, base + " --gpu GB10 --format nfd --output " + shell_quote(nfd_file), p.out_dir + "/unused.md");
-  REQUIRE(nfd.exit_code == 0);
+  REQUIRE(nfd.exit_code == 1);
   CHECK(nfd.out.empty());
-  golden(case_name, "specprobe.features", normalize_text(slurp(nfd_file), p));
+  golden(case_name, "specprobe.features", normalize_expiry(normalize_text(file_text(nfd_file), p)));
 }

@@ -6,6 +6,10 @@
 #include <fstream>
 
 #include "../e2e/run_binary.hpp"
+#include "build_info.hpp"
+#include "cli/matrix.hpp"
+#include "common/output_file.hpp"
+#include "common/suggest.hpp"
 #include "report/printers.hpp"
 #include "pipeline/suppressions.hpp"
 
@@ -136,12 +140,12 @@ TEST_CASE("sarif: rules, regions, fingerprints, suppressions, notifications", "[
   const Report rep = report_with({fail, unlocated, sup, skip, err});
   const std::vector<Rule> catalog = {rule("SP3001", Severity::error), rule("SP3002", Severity::info), rule("SP3003", Severity::warning),
                                      rule("SP3004", Severity::error), rule("SP3005", Severity::error)};
-  const Json s = report_to_sarif(rep, catalog, SarifOptions{"/repo"});
+  const Json s = report_to_sarif(rep, catalog, SarifOptions{PathBase{"/repo", "/repo"}});
   const Json& run = s["runs"][0];
   REQUIRE(run["tool"]["driver"]["rules"].size() == 5);
   CHECK(run["tool"]["driver"]["rules"][0]["fullDescription"]["text"].get<std::string>().size() == 1024);
   CHECK(run["tool"]["driver"]["rules"][1]["defaultConfiguration"]["level"] == "note");
-  CHECK(run["automationDetails"]["id"] == "specprobe/h100/");
+  CHECK(run["automationDetails"]["id"] == "specprobe/serve.yaml/h100/");
   REQUIRE(run["results"].size() == 3);
   const Json& r0 = run["results"][0];
   CHECK(r0["ruleIndex"] == 0);
@@ -165,7 +169,7 @@ TEST_CASE("sarif: rules, regions, fingerprints, suppressions, notifications", "[
   // Absolute paths under the source root become relative URIs, percent-encoded.
   Report abs = rep;
   abs.results[0].location.file = "/repo/deploy/my serve.yaml";
-  const Json a = report_to_sarif(abs, catalog, SarifOptions{"/repo"})["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+  const Json a = report_to_sarif(abs, catalog, SarifOptions{PathBase{"/repo", "/repo"}})["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
   CHECK(a["artifactLocation"]["uri"] == "deploy/my%20serve.yaml");
   CHECK(a["artifactLocation"]["uriBaseId"] == "%SRCROOT%");
 }
@@ -186,17 +190,197 @@ TEST_CASE("nfd: label names are valid Kubernetes label segments", "[report][nfd]
     m.cells.push_back({k, "FLASHINFER", "auto", "fails", "", {}, {}});
   }
   r.matrix = m;
-  const std::string out = render_nfd(r, "/models/" + std::string(80, 'M') + "/");
+  auto rendered = render_nfd(r, NfdOptions{"/models/" + std::string(80, 'M') + "/", "", false});
+  REQUIRE(rendered);
+  const std::string out = rendered->text;
   for (size_t start = 0, end; (end = out.find('\n', start)) != std::string::npos; start = end + 1) {
     const std::string line = out.substr(start, end - start);
     if (line.empty() || line[0] == '#') continue;
     const std::string name = line.substr(0, line.find('='));
     REQUIRE(name.rfind("specprobe.io/", 0) == 0);
     CHECK(name.size() - 13 <= 63);
+    CHECK(nfd_label_problem(name) == "");
   }
   CHECK(out.find(".flash_attn.max-k=2\n") != std::string::npos);
   CHECK(out.find(".flashinfer.max-k=") == std::string::npos);  // no k works: no label
   CHECK(out.find("# specprobe.io/") != std::string::npos);
+}
+
+TEST_CASE("nfd: label keys checked as Kubernetes does; a name with nothing to keep is refused", "[report][nfd]") {
+  CHECK(nfd_label_problem("specprobe.io/m.flashinfer.max-k") == "");
+  CHECK(nfd_label_problem("specprobe.io/.flashinfer.max-k").find("begin and end") != std::string::npos);  // --model-name ___
+  CHECK(nfd_label_problem("specprobe.io/" + std::string(64, 'a')).find("64 characters") != std::string::npos);
+  CHECK(nfd_label_problem("specprobe.io/a b").find("character ' '") != std::string::npos);
+  CHECK(nfd_label_problem("Specprobe.io/a").find("prefix") != std::string::npos);
+  CHECK(nfd_label_problem("-bad.io/a").find("prefix") != std::string::npos);
+  CHECK(nfd_label_problem("a/") == "the name is empty");
+  Report r = report_with({});
+  SupportMatrix m;
+  m.ks = {0, 1, 2};
+  m.backends = {"FLASH_ATTN"};
+  m.kv_cache_dtypes = {"auto"};
+  for (int k : m.ks) m.cells.push_back({k, "FLASH_ATTN", "auto", "works", "", {}, k == 2 ? std::vector<std::string>{"SP3001"} : std::vector<std::string>{}});
+  r.matrix = m;
+  auto bad = render_nfd(r, NfdOptions{"___", "", false});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().kind == ErrorKind::input);
+  CHECK(bad.error().message.find("'___'") != std::string::npos);
+  // A name that has to change says so, in the file and in the notes.
+  auto spaced = render_nfd(r, NfdOptions{"My Model!", "2026-11-26T09:00:00Z", false});
+  REQUIRE(spaced);
+  REQUIRE(spaced->notes.size() == 1);
+  CHECK(spaced->text.find("# note: the model name 'My Model!' is written as 'my-model'") != std::string::npos);
+  // The expiry directive comes first: NFD applies it to the lines after it.
+  CHECK(spaced->text.rfind("# +expiry-time=2026-11-26T09:00:00Z\n", 0) == 0);
+  // "ok with warnings" is not working unless asked for.
+  CHECK(spaced->text.find("specprobe.io/my-model.flash_attn.max-k=1\n") != std::string::npos);
+  auto with_warnings = render_nfd(r, NfdOptions{"m", "", true});
+  REQUIRE(with_warnings);
+  CHECK(with_warnings->text.find("specprobe.io/m.flash_attn.max-k=2\n") != std::string::npos);
+  CHECK(with_warnings->text.find("# +expiry-time") == std::string::npos);
+  CHECK(with_warnings->notes.empty());
+}
+
+TEST_CASE("nfd: expiry times and the feature file's temporary name", "[report][nfd]") {
+  CHECK(*parse_duration("24h") == 86400);
+  CHECK(*parse_duration("90m") == 5400);
+  CHECK(*parse_duration("2d") == 172800);
+  CHECK(*parse_duration("0") == 0);
+  for (const char* bad : {"", "h", "-1h", "1.5h", "10", "3w", "99999d"}) CHECK_FALSE(parse_duration(bad));
+  CHECK(rfc3339_utc(0) == "1970-01-01T00:00:00Z");
+  CHECK(rfc3339_utc(1795684800) == "2026-11-26T09:20:00Z");
+  // The NFD file goes through common/output_file's atomic write (a dot-file beside it, which
+  // nfd-worker skips, then a rename; its own tests cover the temporary file).
+  const std::string d = test::temp_dir();
+  REQUIRE(write_file_atomic(d + "/f", "a=1\n"));
+  REQUIRE(write_file_atomic(d + "/f", "a=2\n"));
+  std::ifstream in(d + "/f");
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "a=2");
+  std::filesystem::create_directory(d + "/dir");
+  CHECK_FALSE(write_file_atomic(d + "/dir", "x"));  // a directory in the way: an error, nothing left behind
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(d)) ++files;
+  CHECK(files == 2);
+}
+
+TEST_CASE("report paths are relative to the source root", "[report][paths]") {
+  const PathBase base{"/repo", "/repo/deploy"};
+  CHECK(root_relative("serve.yaml", base) == "deploy/serve.yaml");
+  CHECK(root_relative("./serve.yaml", base) == "deploy/serve.yaml");
+  CHECK(root_relative("../deploy/../serve.yaml", base) == "serve.yaml");
+  CHECK(root_relative("/repo/deploy/serve.yaml", PathBase{"/repo/", "/elsewhere"}) == "deploy/serve.yaml");
+  CHECK(root_relative("eco/repo/deploy/serve.yaml", PathBase{"/home/u/eco/repo", "/home/u"}) == "deploy/serve.yaml");
+  CHECK(root_relative("/other/serve.yaml", base) == "/other/serve.yaml");
+  CHECK(root_relative("/repository/serve.yaml", base) == "/repository/serve.yaml");  // a sibling, not under /repo
+  CHECK(root_relative("<command line>", base) == "<command line>");
+  CHECK(root_relative("serve.yaml", PathBase{}) == "serve.yaml");
+}
+
+TEST_CASE("sarif: what GitHub resolves and keeps apart", "[report][sarif]") {
+  const std::vector<Rule> catalog = {rule("SP3001", Severity::error)};
+  Report rep = report_with({finding("SP3001", Severity::error)});
+  rep.input_path = "serve.yaml";
+  rep.results[0].location.file = "serve.yaml";
+  const PathBase from_deploy{"/repo", "/repo/deploy"};
+  const Json s = report_to_sarif(rep, catalog, SarifOptions{from_deploy});
+  const Json& run = s["runs"][0];
+  const Json& loc = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+  CHECK(loc["uri"] == "deploy/serve.yaml");
+  CHECK(loc["uriBaseId"] == "%SRCROOT%");
+  CHECK(run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file:///repo/");
+  CHECK(run["invocations"][0]["workingDirectory"]["uri"] == "file:///repo/");
+  // One category per config and GPU (upload-sarif keeps an id that is there); --sarif-category wins.
+  CHECK(run["automationDetails"]["id"] == "specprobe/deploy/serve.yaml/h100/");
+  CHECK(report_to_sarif(rep, catalog, SarifOptions{from_deploy, "serving/h100"})["runs"][0]["automationDetails"]["id"] == "serving/h100/");
+  CHECK(sarif_automation_id(rep, from_deploy, "x/") == "x/");
+  // The same run from elsewhere gives the same paths, ids and fingerprints.
+  Report moved = rep;
+  moved.input_path = moved.results[0].location.file = "eco/repo/deploy/serve.yaml";
+  const Json s2 = report_to_sarif(moved, catalog, SarifOptions{PathBase{"/home/u/eco/repo", "/home/u"}});
+  CHECK(s2["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "deploy/serve.yaml");
+  const std::string fp = run["results"][0]["partialFingerprints"]["primaryLocationLineHash"];
+  CHECK(s2["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"] == fp);
+  CHECK(s2["runs"][0]["automationDetails"] == run["automationDetails"]);
+  // Fingerprints survive the option moving to another line, and tell two configs apart.
+  Report line_moved = rep;
+  line_moved.results[0].location.line = 40;
+  CHECK(report_to_sarif(line_moved, catalog, SarifOptions{from_deploy})["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"] == fp);
+  Report other_config = rep;
+  other_config.input_path = other_config.results[0].location.file = "serve-b.yaml";
+  const Json s3 = report_to_sarif(other_config, catalog, SarifOptions{from_deploy});
+  CHECK(s3["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"] != fp);
+  CHECK(s3["runs"][0]["automationDetails"]["id"] != run["automationDetails"]["id"]);
+  // Rule pages on the web, and the tool's home page.
+  CHECK(run["tool"]["driver"]["rules"][0]["helpUri"] == std::string(kRuleDocsUrl) + "/SP3001.md");
+  CHECK(run["tool"]["driver"]["informationUri"] == kProjectUrl);
+  // A file outside the root keeps an absolute file: URI.
+  Report outside = rep;
+  outside.results[0].location.file = "/opt/models/m/config.json";
+  const Json o = report_to_sarif(outside, catalog, SarifOptions{from_deploy})["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+  CHECK(o["artifactLocation"] == Json{{"uri", "file:///opt/models/m/config.json"}});
+  // A command line has no file: a logical location, never a made-up URI.
+  Report cmd = rep;
+  cmd.input_path = cmd.results[0].location.file = "<command line>";
+  cmd.results[0].location.column = 35;
+  const Json c = report_to_sarif(cmd, catalog, SarifOptions{from_deploy});
+  CHECK(c.dump().find("%3C") == std::string::npos);
+  const Json& cl = c["runs"][0]["results"][0]["locations"][0];
+  CHECK_FALSE(cl.contains("physicalLocation"));
+  CHECK(cl["logicalLocations"][0]["fullyQualifiedName"] == "command line, column 35");
+  CHECK(c["runs"][0]["automationDetails"]["id"] == "specprobe/command-line/h100/");
+}
+
+TEST_CASE("github: annotation paths from the repository root; the summary escapes HTML", "[report][github]") {
+  RuleResult f = finding("SP3001", Severity::error);
+  f.location = SourceLocation{"serve.yaml", 4, 3};
+  const GithubOutput g = render_github(report_with({f}), PathBase{"/repo", "/repo/deploy"});
+  CHECK(g.commands.rfind("::error file=deploy/serve.yaml,line=4,", 0) == 0);
+  CHECK(g.summary_markdown.find("| deploy/serve.yaml:4:3 |") != std::string::npos);
+  RuleResult c = finding("SP3002", Severity::error);
+  c.location = SourceLocation{"<command line>", 1, 35};
+  c.message = "k <= 2 & more";
+  Report cr = report_with({c});
+  cr.input_path = "<command line>";
+  const GithubOutput gc = render_github(cr, PathBase{"/repo", "/repo"});
+  CHECK(gc.commands.find("file=") == std::string::npos);
+  CHECK(gc.summary_markdown.find("| &lt;command line&gt;:1:35 | k &lt;= 2 &amp; more |") != std::string::npos);
+  CHECK(gc.summary_markdown.find("<command line>:") == std::string::npos);
+}
+
+TEST_CASE("junit: a finding below --fail-on passes, as the run does", "[report][junit]") {
+  RuleResult warn = finding("SP3001", Severity::warning);
+  RuleResult err = finding("SP3002", Severity::error);
+  Report r = report_with({warn, err});
+  r.fail_on = "error";
+  std::string x = reports_to_junit({r});
+  CHECK(x.find("tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\"") != std::string::npos);
+  CHECK(count_of(x, "<failure ") == 1);
+  CHECK(x.find("message of SP3001 [SP3001] (below --fail-on error: does not fail the run)") != std::string::npos);
+  r.fail_on = "warning";
+  x = reports_to_junit({r});
+  CHECK(count_of(x, "<failure ") == 2);
+  r.fail_on = "none";
+  CHECK(count_of(reports_to_junit({r}), "<failure ") == 0);
+  CHECK(fails_gate(err, "error"));
+  CHECK_FALSE(fails_gate(warn, "error"));
+  CHECK(fails_gate(warn, "info"));
+  CHECK_FALSE(fails_gate(err, "none"));
+}
+
+TEST_CASE("did you mean: one edit or a swap, the same band first", "[report][suggest]") {
+  const std::vector<std::string> ids = {"SP1001", "SP1101", "SP3001", "SP3010", "SP3020"};
+  CHECK(closest_match("SP3100", ids) == "SP3010");
+  CHECK(closest_match("sp3o20", ids) == "SP3020");
+  CHECK(closest_match("SP9999", ids) == "");
+  CHECK(closest_match("vlm", {"vllm", "sglang", "torch"}) == "vllm");
+  CHECK(closest_match("--gpus", {"--model", "--gpu", "--python"}) == "--gpu");
+  CHECK(closest_match("chek", {"check", "gpu", "rules", "exec"}) == "check");
+  CHECK(closest_match("x", {"gpu", "exec"}) == "");
+  CHECK(edit_distance("ab", "ba") == 1);
+  CHECK(did_you_mean("") == "");
+  CHECK(did_you_mean("SP3001") == " (did you mean SP3001?)");
 }
 
 TEST_CASE("suppressions: .specprobe.yaml entries need an id and a reason; until expires", "[report][suppressions]") {

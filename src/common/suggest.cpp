@@ -1,0 +1,60 @@
+// Suggestions for mistyped words (see suggest.hpp).
+#include "common/suggest.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace specprobe {
+namespace {
+
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+size_t common_prefix(std::string_view a, std::string_view b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && lower(a[n]) == lower(b[n])) ++n;
+  return n;
+}
+
+}  // namespace
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  // Three rows: the one before the previous is needed for transpositions.
+  std::vector<size_t> before(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) cur[j] = std::min(cur[j], before[j - 2] + 1);
+    }
+    std::swap(before, prev);
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates, size_t max_edits) {
+  std::string w(word);
+  std::transform(w.begin(), w.end(), w.begin(), lower);
+  const std::string* best = nullptr;
+  size_t best_d = 0, best_prefix = 0;
+  for (const auto& c : candidates) {
+    std::string lc = c;
+    std::transform(lc.begin(), lc.end(), lc.begin(), lower);
+    const size_t d = edit_distance(w, lc);
+    if (c == word || d > max_edits || (d > 0 && 2 * d >= std::max<size_t>(w.size(), 2))) continue;
+    const size_t prefix = common_prefix(w, lc);
+    if (!best || d < best_d || (d == best_d && prefix > best_prefix)) {
+      best = &c;
+      best_d = d;
+      best_prefix = prefix;
+    }
+  }
+  return best ? *best : std::string();
+}
+
+std::string did_you_mean(const std::string& suggestion) {
+  return suggestion.empty() ? std::string() : " (did you mean " + suggestion + "?)";
+}
+
+}  // namespace specprobe
