@@ -22,7 +22,9 @@ inline constexpr size_t kExcerptMax = 32;
 // invisible format characters that reorder or hide text (bidi overrides and isolates, zero-width
 // characters, BOM), so an excerpt cannot forge a line or hide what it holds.
 std::string excerpt(std::string_view text, size_t max = kExcerptMax);
-inline std::string excerpt(const std::string& text, size_t max = kExcerptMax) { return excerpt(std::string_view(text), max); }
+inline std::string excerpt(const std::string& text, size_t max = kExcerptMax) {
+  return excerpt(std::string_view(text), max);
+}
 inline std::string excerpt(const char* text, size_t max = kExcerptMax) { return excerpt(std::string_view(text), max); }
 
 // A name (tensor, shard, key) for a message: its first and last characters, MAX in all, when it is

@@ -31,8 +31,10 @@
 namespace {
 
 void write_or_unlink(const std::string& path, std::string_view bytes) {
-  if (bytes.empty()) ::unlink(path.c_str());
-  else specprobe::fuzz::write_file(path, bytes);
+  if (bytes.empty())
+    ::unlink(path.c_str());
+  else
+    specprobe::fuzz::write_file(path, bytes);
 }
 
 const specprobe::Services& pipeline_services() {

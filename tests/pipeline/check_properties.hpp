@@ -5,7 +5,7 @@
 #include <string>
 
 #include "pipeline/check.hpp"
-#include "report/printers.hpp"
+#include "report/emit.hpp"
 
 namespace specprobe::testing {
 
@@ -19,20 +19,22 @@ inline std::string error_violation(const Error& e) {
   if (e.message.empty()) return "an error without a message: " + e.str();
   if (e.kind == ErrorKind::input && !e.where.known()) return "an input error that names no file: " + e.str();
   for (const char* s : {"[json.exception", "std::", "basic_string", "bad_variant", "bad_optional", "vector::", "stoi",
-                        "stol", "stod", "bad_alloc", "cannot read serving configuration:", "cannot read the command line:",
-                        "json logic evaluation failed", "cannot use "})
+                        "stol", "stod", "bad_alloc", "cannot read serving configuration:",
+                        "cannot read the command line:", "json logic evaluation failed", "cannot use "})
     if (e.message.find(s) != std::string::npos) return "an exception turned into an input error: " + e.str();
   return {};
 }
 
-// Renders REPORT in every format (text, JSON, SARIF, JUnit, GitHub); throws what a printer
-// throws, and for a note without a message.
+// Renders REPORT in every format of the product's table (text, JSON, SARIF, JUnit, GitHub
+// commands and job summary), plain and verbose; throws what a printer throws, and for a note
+// without a message.
 inline void render_all(const Report& report) {
-  (void)render_text(report, TextStyle{});
-  (void)report_to_json(report).dump();
-  (void)report_to_sarif(report, report.catalog->rules, SarifOptions{"", &report.catalog->advisories}).dump();
-  (void)reports_to_junit({report});
-  (void)render_github(report);
+  RenderOptions verbose;
+  verbose.verbose = true;
+  for (const ReportFormat& f : report_formats()) {
+    (void)f.render(report, RenderOptions{});
+    if (f.name == "text") (void)f.render(report, verbose);
+  }
   for (const auto& n : report.notes)
     if (n.message.empty()) throw std::runtime_error("a note without a message");
 }

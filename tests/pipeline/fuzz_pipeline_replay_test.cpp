@@ -20,7 +20,8 @@ TEST_CASE("fuzz replay: the pipeline harness's corpus and past crashes", "[pipel
   std::vector<fs::path> inputs;
   for (const char* d : {"tests/fuzz/seeds/pipeline", "tests/fuzz/regressions/pipeline"}) {
     std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(root / d, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    for (auto it = fs::recursive_directory_iterator(root / d, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
       if (it->is_regular_file() && it->path().filename() != "README.md") inputs.push_back(it->path());
   }
   std::sort(inputs.begin(), inputs.end());

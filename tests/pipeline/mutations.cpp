@@ -25,42 +25,69 @@ const std::string& long_string() {
   }();
   return s;
 }
-constexpr const char* kUnicode = "\xC3\xA9\xE6\xBC\xA2\xE5\xAD\x97\xF0\x9F\x9A\x80\xE2\x80\x8F\xEF\xBB\xBF";  // é漢字🚀 RLM BOM
+constexpr const char* kUnicode =
+    "\xC3\xA9\xE6\xBC\xA2\xE5\xAD\x97\xF0\x9F\x9A\x80\xE2\x80\x8F\xEF\xBB\xBF";  // é漢字🚀 RLM BOM
 
 ojson edge(size_t i) {
   switch (i) {
-    case 0: return nullptr;
-    case 1: return 0;
-    case 2: return -1;
-    case 3: return "";
-    case 4: return ojson::array();
-    case 5: return ojson::object();
-    case 6: return long_string();
-    case 7: return true;
-    case 8: return 1.5;
-    case 9: return ojson{{"method", ojson{{"a", 1}}}, {"num_speculative_tokens", ojson::array({1, nullptr})}};
-    case 10: return uint64_t{1} << 63;
-    case 11: return std::string(kNanMarker);
-    default: return kUnicode;
+    case 0:
+      return nullptr;
+    case 1:
+      return 0;
+    case 2:
+      return -1;
+    case 3:
+      return "";
+    case 4:
+      return ojson::array();
+    case 5:
+      return ojson::object();
+    case 6:
+      return long_string();
+    case 7:
+      return true;
+    case 8:
+      return 1.5;
+    case 9:
+      return ojson{{"method", ojson{{"a", 1}}}, {"num_speculative_tokens", ojson::array({1, nullptr})}};
+    case 10:
+      return uint64_t{1} << 63;
+    case 11:
+      return std::string(kNanMarker);
+    default:
+      return kUnicode;
   }
 }
 
 // The edge value as one shell word.
 std::string edge_word(size_t i) {
   switch (i) {
-    case 0: return "null";
-    case 1: return "0";
-    case 2: return "-1";
-    case 3: return "''";
-    case 4: return "'[]'";
-    case 5: return "'{}'";
-    case 6: return "'" + long_string() + "'";
-    case 7: return "true";
-    case 8: return "1.5";
-    case 9: return "'" + edge(9).dump() + "'";
-    case 10: return "9223372036854775808";
-    case 11: return "NaN";
-    default: return std::string("'") + kUnicode + "'";
+    case 0:
+      return "null";
+    case 1:
+      return "0";
+    case 2:
+      return "-1";
+    case 3:
+      return "''";
+    case 4:
+      return "'[]'";
+    case 5:
+      return "'{}'";
+    case 6:
+      return "'" + long_string() + "'";
+    case 7:
+      return "true";
+    case 8:
+      return "1.5";
+    case 9:
+      return "'" + edge(9).dump() + "'";
+    case 10:
+      return "9223372036854775808";
+    case 11:
+      return "NaN";
+    default:
+      return std::string("'") + kUnicode + "'";
   }
 }
 
@@ -158,8 +185,10 @@ void to_yaml(YAML::Emitter& out, const ojson& j) {
       out << YAML::EndSeq;
       break;
     case ojson::value_t::string:
-      if (j.get_ref<const std::string&>() == kNanMarker) out << "NaN";
-      else out << YAML::DoubleQuoted << j.get<std::string>();
+      if (j.get_ref<const std::string&>() == kNanMarker)
+        out << "NaN";
+      else
+        out << YAML::DoubleQuoted << j.get<std::string>();
       break;
     case ojson::value_t::null:
       out << YAML::Null;
@@ -188,8 +217,10 @@ void enumerate_tree(const ojson& node, std::vector<Step>& path, std::vector<Muta
                     std::vector<TextMutation>* text_out, size_t site) {
   if (path.size() > kMaxTreeDepth) return;
   auto add = [&](Op op, uint8_t arg) {
-    if (as_text_inner) text_out->push_back({site, op, arg, path});
-    else out.push_back({TreeMutation{path, op, arg}, std::nullopt});
+    if (as_text_inner)
+      text_out->push_back({site, op, arg, path});
+    else
+      out.push_back({TreeMutation{path, op, arg}, std::nullopt});
   };
   auto visit_child = [&](Step step, const ojson& child, const std::string* key) {
     path.push_back(std::move(step));
@@ -242,8 +273,10 @@ void mutate_at(ojson& node, const std::vector<Step>& path, size_t at, Op op, uin
     return;
   }
   if (!last) return mutate_at(node[s.at], path, at + 1, op, arg);
-  if (op == Op::del) node.erase(s.at);
-  else node[s.at] = edge(arg);
+  if (op == Op::del)
+    node.erase(s.at);
+  else
+    node[s.at] = edge(arg);
 }
 
 // ---- option sites in text
@@ -287,11 +320,15 @@ void find_sites(Source& src) {
     } else if (e < t.size() && (t[e] == ' ' || t[e] == '\t')) {
       size_t v = e;
       while (v < t.size()) {
-        if (t[v] == ' ' || t[v] == '\t') ++v;
-        else if (t[v] == '\\' && v + 1 < t.size() && t[v + 1] == '\n') v += 2;
-        else break;
+        if (t[v] == ' ' || t[v] == '\t')
+          ++v;
+        else if (t[v] == '\\' && v + 1 < t.size() && t[v + 1] == '\n')
+          v += 2;
+        else
+          break;
       }
-      const bool negative_number = v + 1 < t.size() && t[v] == '-' && std::isdigit(static_cast<unsigned char>(t[v + 1]));
+      const bool negative_number =
+          v + 1 < t.size() && t[v] == '-' && std::isdigit(static_cast<unsigned char>(t[v + 1]));
       if (v < t.size() && std::string_view("\n\r#\\;|&)").find(t[v]) == std::string_view::npos &&
           (t[v] != '-' || negative_number)) {
         s.value_begin = v;
@@ -344,9 +381,11 @@ void plan_mutations(Source& src) {
     const OptionSite& s = src.sites[i];
     const std::string name = t.substr(s.begin + 2, s.name_end - s.begin - 2);
     src.mutations.push_back({std::nullopt, TextMutation{i, Op::del, 0, {}}});
-    for (size_t e = 0; e < kEdgeCount; ++e) src.mutations.push_back({std::nullopt, TextMutation{i, Op::set, static_cast<uint8_t>(e), {}}});
+    for (size_t e = 0; e < kEdgeCount; ++e)
+      src.mutations.push_back({std::nullopt, TextMutation{i, Op::set, static_cast<uint8_t>(e), {}}});
     for (size_t r = 0; r < kRenameCount; ++r)
-      if (renamed(name, r)) src.mutations.push_back({std::nullopt, TextMutation{i, Op::rename, static_cast<uint8_t>(r), {}}});
+      if (renamed(name, r))
+        src.mutations.push_back({std::nullopt, TextMutation{i, Op::rename, static_cast<uint8_t>(r), {}}});
     if (src.site_json[i].is_object()) {
       std::vector<TextMutation> inner;
       std::vector<Mutation> unused;
@@ -381,11 +420,14 @@ std::string apply(const Source& src, const Mutation& m) {
       t.erase(s.begin, s.value_end - s.begin);
       break;
     case Op::set:
-      if (s.value_end > s.value_begin) t.replace(s.value_begin, s.value_end - s.value_begin, edge_word(tm.arg));
-      else t.insert(s.name_end, " " + edge_word(tm.arg));
+      if (s.value_end > s.value_begin)
+        t.replace(s.value_begin, s.value_end - s.value_begin, edge_word(tm.arg));
+      else
+        t.insert(s.name_end, " " + edge_word(tm.arg));
       break;
     case Op::rename:
-      t.replace(s.begin + 2, s.name_end - s.begin - 2, *renamed(t.substr(s.begin + 2, s.name_end - s.begin - 2), tm.arg));
+      t.replace(s.begin + 2, s.name_end - s.begin - 2,
+                *renamed(t.substr(s.begin + 2, s.name_end - s.begin - 2), tm.arg));
       break;
   }
   return t;
@@ -396,9 +438,12 @@ std::string describe(const Source& src, const Mutation& m) {
     std::string out;
     for (size_t i = from; i < path.size(); ++i) {
       const Step& s = path[i];
-      if (s.kind == Step::key) out += (out.empty() ? "" : ".") + s.name;
-      else if (s.kind == Step::index) out += "[" + std::to_string(s.at) + "]";
-      else out += "<json>";
+      if (s.kind == Step::key)
+        out += (out.empty() ? "" : ".") + s.name;
+      else if (s.kind == Step::index)
+        out += "[" + std::to_string(s.at) + "]";
+      else
+        out += "<json>";
     }
     return out;
   };

@@ -49,8 +49,8 @@ struct TreeMutation {
 
 // An option token in the text: `--name`, then optionally `=VALUE` or spaces and one shell word.
 struct OptionSite {
-  size_t begin = 0;       // the first dash
-  size_t name_end = 0;    // past the name
+  size_t begin = 0;        // the first dash
+  size_t name_end = 0;     // past the name
   size_t value_begin = 0;  // == value_end when the option has no value word
   size_t value_end = 0;
   bool value_single_quoted = false;  // the value is '...' (a JSON object inside is mutated)
@@ -73,9 +73,9 @@ struct Source {
   std::string path;  // on disk
   std::string rel;   // for messages
   std::string text;
-  bool well_formed = true;       // false: malformed on purpose (the "no crash" part only)
-  ojson docs = ojson::array();    // the parsed documents (a JSON file is one); empty when none parsed
-  bool tree_is_json = false;     // written back as JSON (else YAML)
+  bool well_formed = true;      // false: malformed on purpose (the "no crash" part only)
+  ojson docs = ojson::array();  // the parsed documents (a JSON file is one); empty when none parsed
+  bool tree_is_json = false;    // written back as JSON (else YAML)
   std::vector<OptionSite> sites;
   std::vector<ojson> site_json;  // per site: the JSON object in its value (null when none)
   std::vector<Mutation> mutations;
@@ -89,6 +89,5 @@ std::string apply(const Source& source, const Mutation& m);
 
 // "delete spec.k", "set --tp = 10k string", ... (for failure messages).
 std::string describe(const Source& source, const Mutation& m);
-
 
 }  // namespace specprobe::testing::mutate

@@ -51,7 +51,9 @@ struct Outputs {
 Outputs check_everything(const fs::path& dir, const std::string& args) {
   const fs::path summary = dir / "summary.md";
   ::setenv("GITHUB_STEP_SUMMARY", summary.c_str(), 1);
-  auto r = run_specprobe(args + " --gpu H100 --no-matrix --json out.json --sarif out.sarif --junit out.xml --github", dir.string());
+  auto r = run_specprobe(
+      args + " --gpu H100 --no-matrix --unknown-ok --json out.json --sarif out.sarif --junit out.xml --github",
+      dir.string());
   ::unsetenv("GITHUB_STEP_SUMMARY");
   Outputs o;
   o.exit_code = r.exit_code;
@@ -126,6 +128,14 @@ TEST_CASE("no file content: a secret file reached through the config shows nowhe
     spit(repo / "serve2.sh", "vllm serve m --config opts.json\n");
     no_secret(check_everything(repo, "check serve2.sh"), "--config link out");
   }
+  SECTION(".specprobe.yaml next to the config: a link to the secret is refused, not read") {
+    spit(repo / "serve.yaml", "model: m\n");
+    fs::create_symlink(secret, repo / ".specprobe.yaml");
+    auto o = check_everything(repo, "check serve.yaml");
+    no_secret(o, ".specprobe.yaml link out");
+    CHECK(o.exit_code == 2);
+    CHECK(o.all.find("the suppression file is a link out of its directory; not read") != std::string::npos);
+  }
   SECTION("--model naming the directory: at most an excerpt") {
     spit(repo / "serve.yaml", "model: m\n");
     auto o = check_everything(repo, "check serve.yaml --model " + shell_quote((t / "home/secretdir").string()));
@@ -134,7 +144,8 @@ TEST_CASE("no file content: a secret file reached through the config shows nowhe
     CHECK(o.all.find("last read: '") != std::string::npos);
   }
   SECTION("the config itself: a value, an unknown option and a broken speculative-config are excerpts") {
-    spit(repo / "serve.yaml", "model: m\nmy-token: " + kToken + "\nspeculative-config: '{\"method\": \"" + kToken + "\n'\n");
+    spit(repo / "serve.yaml",
+         "model: m\nmy-token: " + kToken + "\nspeculative-config: '{\"method\": \"" + kToken + "\n'\n");
     no_secret(check_everything(repo, "check serve.yaml"), "config values", true);
     spit(repo / "serve2.yaml", "model: m\nsome-option: " + kToken + kToken + "\n");
     auto o = check_everything(repo, "check serve2.yaml");
@@ -149,9 +160,10 @@ TEST_CASE("excerpt: at most 32 characters, control and invisible characters esca
   CHECK(excerpt(std::string(32, 'a')) == std::string(32, 'a'));
   CHECK(excerpt(std::string(40, 'a')) == std::string(32, 'a') + "...");
   CHECK(excerpt("a\nb\r\t\x01\x7F") == "a\\nb\\r\\t\\x01\\x7F");
-  CHECK(excerpt("x\xFFy") == "x\\xFFy");                              // not UTF-8
-  CHECK(excerpt("a\xE2\x80\xAE" "b") == "a\\u{202E}b");              // right-to-left override
-  CHECK(excerpt("\xEF\xBB\xBFz") == "\\u{FEFF}z");                    // BOM / zero-width no-break space
+  CHECK(excerpt("x\xFFy") == "x\\xFFy");  // not UTF-8
+  CHECK(excerpt("a\xE2\x80\xAE"
+                "b") == "a\\u{202E}b");             // right-to-left override
+  CHECK(excerpt("\xEF\xBB\xBFz") == "\\u{FEFF}z");  // BOM / zero-width no-break space
   CHECK(excerpt(std::string(31, 'a') + "\xC3\xA9" + "bc") == std::string(31, 'a') + "\xC3\xA9...");  // whole characters
   CHECK(excerpt("abcdef", 3) == "abc...");
   CHECK(excerpt(specprobe::Json(std::string(10000, 'x'))) == std::string(32, 'x') + "...");
@@ -186,7 +198,8 @@ TEST_CASE("excerpt: nlohmann's last-read token is cut or dropped", "[pipeline][s
     FAIL("parsed");
   } catch (const specprobe::Json::parse_error& e) {
     // A parser error (not the lexer's) carries no "last read": the reason stays as it is.
-    CHECK(json_error_reason(e) == "syntax error while parsing object separator - unexpected number literal; expected ':'");
+    CHECK(json_error_reason(e) ==
+          "syntax error while parsing object separator - unexpected number literal; expected ':'");
     CHECK(json_error_reason(e, false) == json_error_reason(e));
   }
   try {

@@ -75,7 +75,8 @@ std::vector<mut::Source> corpus() {
   auto add_dir = [&](const fs::path& d, bool recursive) {
     std::error_code ec;
     if (recursive) {
-      for (auto it = fs::recursive_directory_iterator(d, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      for (auto it = fs::recursive_directory_iterator(d, ec); !ec && it != fs::recursive_directory_iterator();
+           it.increment(ec))
         if (it->is_regular_file()) files.push_back(it->path());
     } else {
       for (const auto& e : fs::directory_iterator(d, ec))
@@ -124,10 +125,13 @@ std::string scratch_root() {
 struct Tally {
   size_t runs = 0, ok = 0, input_errors = 0, usage_errors = 0, errors_with_line = 0, swept = 0;
   std::vector<std::string> failures;
-  std::string last_error;  // the last run's error, for the unmutated files' check
+  std::vector<std::string> without_line;  // a few input errors that name a file but no line (printed)
+  std::string last_error;                 // the last run's error, for the unmutated files' check
   void fail(std::string what) {
-    if (failures.size() < 40) failures.push_back(std::move(what));
-    else if (failures.size() == 40) failures.push_back("(more failures left out)");
+    if (failures.size() < 40)
+      failures.push_back(std::move(what));
+    else if (failures.size() == 40)
+      failures.push_back("(more failures left out)");
   }
 };
 
@@ -153,7 +157,10 @@ bool check_one(const Services& services, const CheckRequest& req, const std::str
       return false;
     }
     (e.kind == ErrorKind::input ? t.input_errors : t.usage_errors)++;
-    if (e.where.line > 0) ++t.errors_with_line;
+    if (e.where.line > 0)
+      ++t.errors_with_line;
+    else if (e.kind == ErrorKind::input && t.without_line.size() < 5)
+      t.without_line.push_back(what + ": " + e.str());
     return true;
   }
   ++t.ok;
@@ -180,7 +187,8 @@ uint64_t seed() {
 
 }  // namespace
 
-TEST_CASE("pipeline property: mutated configs end in a report or an input error naming the file", "[pipeline][property]") {
+TEST_CASE("pipeline property: mutated configs end in a report or an input error naming the file",
+          "[pipeline][property]") {
   const auto t0 = std::chrono::steady_clock::now();
   auto services = system_services();
   REQUIRE(services.has_value());
@@ -224,11 +232,13 @@ TEST_CASE("pipeline property: mutated configs end in a report or an input error 
     for (int variant = 0; variant < 2; ++variant) {
       CheckRequest req = request_for(file.string(), pick);
       if (variant == 0) req.model.clear();
-      const std::string what = s.rel + " (unmutated, --gpu " + req.gpu + (req.model.empty() ? "" : " --model " + req.model) + ")";
+      const std::string what =
+          s.rel + " (unmutated, --gpu " + req.gpu + (req.model.empty() ? "" : " --model " + req.model) + ")";
       const size_t errors_before = t.input_errors + t.usage_errors;
       const bool ok = check_one(*services, req, what, t);
       ++originals;
-      if (ok && s.well_formed && t.input_errors + t.usage_errors != errors_before) t.fail(what + ": an error for a well-formed file: " + t.last_error);
+      if (ok && s.well_formed && t.input_errors + t.usage_errors != errors_before)
+        t.fail(what + ": an error for a well-formed file: " + t.last_error);
     }
   }
 
@@ -263,6 +273,7 @@ TEST_CASE("pipeline property: mutated configs end in a report or an input error 
                "%zu reports, %zu input and %zu usage errors (%zu with a line), %zu with the sweep; %.1f s\n",
                n, all.size(), static_cast<unsigned long long>(seed()), originals, sources.size(), t.ok, t.input_errors,
                t.usage_errors, t.errors_with_line, t.swept, secs);
+  for (const auto& w : t.without_line) std::fprintf(stderr, "  input error without a line: %s\n", w.c_str());
   for (const auto& f : t.failures) UNSCOPED_INFO(f);
   CHECK(t.failures.empty());
   CHECK(t.runs == n + originals);
