@@ -34,6 +34,7 @@ complete -c specprobe -n $ce -l gpu -x -a "$gpus" -d 'auto, or a GPU name / arch
 complete -c specprobe -n $ce -l python -r -F -d "the deployment's Python"
 complete -c specprobe -n $ce -l site-packages -x -a '(__fish_complete_directories)' -d 'site-packages directory'
 complete -c specprobe -n $ce -l lib -x -a 'vllm= sglang= torch= triton= flashinfer= deep_gemm= flash_attn=' -d 'NAME=VERSION'
+complete -c specprobe -n $ce -l env -x -d 'NAME=VALUE: the deploy file environment'
 complete -c specprobe -n $ce -l engine -x -a 'vllm sglang' -d 'force the engine'
 complete -c specprobe -n $ce -l probes -x -a 'auto off all' -d 'run probe kernels'
 complete -c specprobe -n $ce -l no-matrix -d 'skip the what-if support matrix'

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
+#include <iterator>
 
 #include <CLI/CLI.hpp>
 
@@ -41,13 +43,20 @@ CLI::Validator lib_name_validator() {
 
 void add_check_options(CLI::App& app, CheckOptions& o) {
   CheckRequest& r = o.request;
-  app.add_option("file", r.file, "vLLM --config file (YAML/JSON) or a script holding a vllm/sglang command line");
+  app.add_option("file", o.files,
+                 "deploy file(s): vLLM --config YAML/JSON, a script, docker run, compose, Kubernetes YAML, Dockerfile or "
+                 "start-up log; `-` reads stdin. Each server in each file gets its own report");
   app.add_option("--model", r.model, "checkpoint directory (or Hugging Face cache repo dir, or config.json)");
   app.add_option("--gpu", r.gpu, "auto (query the Driver API), or a GPU name / arch to evaluate offline (H100, H200, B200, GB10, RTX5090, A100, L4, sm_90, sm_121, ...)");
   app.add_option("--python", r.python, "the deployment's Python (venv bin/python or prefix): read installed library versions from its site-packages");
-  app.add_option("--site-packages", r.site_packages, "a site-packages directory to read library versions from");
-  app.add_option("--lib", r.libs, "set a library version: NAME=VERSION (vllm, sglang, torch, triton, flashinfer, deep_gemm, flash_attn); a git hash in the local part (2.5.0+a6b593d) names the build")
-      ->check(lib_name_validator());
+  // Repeatable options take one value each time, so that a FILE after them stays a FILE.
+  app.add_option("--site-packages", r.site_packages, "a site-packages directory to read library versions from (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--lib", r.libs, "set a library version: NAME=VERSION (vllm, sglang, torch, triton, flashinfer, deep_gemm, flash_attn); a git hash in the local part (2.5.0+a6b593d) names the build (repeatable)")
+      ->check(lib_name_validator())
+      ->allow_extra_args(false);
+  app.add_option("--env", r.env, "NAME=VALUE (repeatable): a variable of the environment the deploy file runs in, for values it leaves to it ($TP, ${MODEL:-...}); over specprobe's own environment")
+      ->allow_extra_args(false);
   app.add_option("--engine", r.engine, "force the engine: vllm or sglang")->check(CLI::IsMember({"vllm", "sglang"}));
   app.add_option("--probes", r.probes, "run probe kernels: auto (when a GPU is present), off, all")->check(CLI::IsMember({"auto", "off", "all"}));
   app.add_flag("--no-matrix", o.no_matrix, "skip the what-if support matrix");
@@ -77,7 +86,8 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--sarif-category", o.sarif_category, "the SARIF code-scanning category (automationDetails.id); default specprobe/<config path>/<gpu>");
   app.add_flag("--exit-zero", o.exit_zero, "exit 0 even when findings are at or above --fail-on or the verdict is unknown (usage, environment and write errors still exit 2/3/5)");
   app.add_flag("--unknown-ok", o.unknown_ok, "an unknown verdict (a plan specprobe could not decide) exits 0 instead of 4; it is still reported");
-  app.add_option("--ignore", r.ignore, "suppress rule SPnnnn (repeatable); the finding stays in the report, marked suppressed");
+  app.add_option("--ignore", r.ignore, "suppress rule SPnnnn (repeatable); the finding stays in the report, marked suppressed")
+      ->allow_extra_args(false);
   app.add_flag("--no-suppressions", o.no_suppressions, "ignore .specprobe.yaml next to the config");
 }
 
@@ -119,16 +129,21 @@ int exit_code_for(const Report& report, const std::string& fail_on, bool unknown
 }
 
 int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* stream) {
+  return emit_check_reports(o, {report}, stream);
+}
+
+int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports, std::FILE* stream) {
   RenderOptions ro;
   ro.color = o.output.empty() && want_color(o.color, fileno(stream));
   ro.verbose = o.verbose;
   ro.quiet = o.quiet;
   std::error_code ec;
-  ro.paths.root = find_source_root(o.source_root, o.request.file, [](const char* n) { return std::getenv(n); });
+  const std::string first_file = !o.files.empty() ? o.files.front() : o.request.file;
+  ro.paths.root = find_source_root(o.source_root, first_file, [](const char* n) { return std::getenv(n); });
   ro.paths.working_dir = fs::current_path(ec).string();
   ro.sarif_category = o.sarif_category;
   if (!o.sarif_file.empty() || o.format == "sarif")
-    if (report.input_path == kCommandLineInput)
+    if (std::any_of(reports.begin(), reports.end(), [](const Report& r) { return r.input_path == kCommandLineInput; }))
       std::fprintf(stderr, "specprobe: note: a command line given after `--` is in no file: its SARIF results have no file "
                            "location, which GitHub code scanning requires; check the deploy script or config file instead\n");
   std::vector<ReportOutput> outputs = {{o.format, o.output}};
@@ -139,27 +154,62 @@ int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* st
   if (o.github || o.format == "github")
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
       outputs.push_back({"github-summary", summary, nullptr, true});
-  const std::vector<Error> problems = emit_report(report, outputs, ro, stream);
+  const std::vector<Error> problems = emit_reports(reports, outputs, ro, stream);
   int rc = 0;
   for (const auto& e : problems) {
     std::fprintf(stderr, "specprobe: %s\n", e.str().c_str());
-    rc = std::max(rc, exit_code(e.kind));  // a report not written (4) over an internal error (3)
+    rc = std::max(rc, exit_code(e.kind));  // a report not written (5) over an internal error (3)
   }
   return rc;
 }
 
+namespace {
+
+// Several reports: the exit code that says most. Errors (5 a report not written, 3 environment or
+// internal, 2 usage or input) over an unknown verdict (4) over findings (1) over 0.
+int worse_exit(int a, int b) {
+  auto rank = [](int c) { return c == 5 ? 6 : c == 3 ? 5 : c == 2 ? 4 : c == 4 ? 3 : c == 1 ? 2 : c == 0 ? 0 : 1; };
+  return rank(b) > rank(a) ? b : a;
+}
+
+}  // namespace
+
 int run_check_command(CheckOptions o) {
   auto services = cli_services(o);
   if (!services) return exit_code(services.error().kind);
-  auto report = run_check(check_request(o), *services);
-  services->progress = nullptr;  // the line is cleared before anything else is printed
-  if (!report) {
-    std::fprintf(stderr, "specprobe: %s\n", report.error().str().c_str());
-    return exit_code(report.error().kind);
+  // Each FILE (or the command line after --): every server it starts; the exit code is the worst.
+  std::vector<std::string> files = o.files;
+  if (files.empty()) files.push_back("");
+  std::vector<Report> reports;
+  int worst = 0;
+  bool stdin_read = false;
+  for (const std::string& file : files) {
+    CheckRequest req = check_request(o);
+    req.file = file;
+    if (file == "-") {
+      if (stdin_read) {
+        std::fprintf(stderr, "specprobe: error: `-` (stdin) given more than once\n");
+        return 2;
+      }
+      stdin_read = true;
+      req.text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    }
+    auto rs = run_checks(req, *services);
+    if (!rs) {
+      std::fprintf(stderr, "specprobe: %s\n", rs.error().str().c_str());
+      worst = worse_exit(worst, exit_code(rs.error().kind));
+      continue;
+    }
+    for (Report& r : *rs) {
+      r.exit_code = o.exit_zero ? 0 : exit_code_for(r, o.fail_on, o.unknown_ok);
+      worst = worse_exit(worst, r.exit_code);
+      reports.push_back(std::move(r));
+    }
   }
-  report->exit_code = o.exit_zero ? 0 : exit_code_for(*report, o.fail_on, o.unknown_ok);
-  if (const int rc = emit_check_report(o, *report, stdout); rc != 0) return rc;
-  return report->exit_code;
+  services->progress = nullptr;  // the line is cleared before anything else is printed
+  if (reports.empty()) return worst;
+  if (const int rc = emit_check_reports(o, reports, stdout); rc != 0) return rc;
+  return worst;
 }
 
 }  // namespace specprobe

@@ -19,6 +19,7 @@ namespace specprobe {
 
 struct CheckOptions {
   CheckRequest request;               // what to check (file/argv, model, gpu, libraries, evidence, gating)
+  std::vector<std::string> files;     // FILE...: one report per server of each ("-": stdin)
   std::string rules_dir;              // --rules-dir (development)
   std::string advisories_dir;         // --advisories-dir (development)
   std::string advisories_before;      // --advisories-before DATE: only advisories published before it
@@ -74,5 +75,8 @@ Status require_rules(const Catalog& catalog);
 // ("none": never), else kExitUnknown when the verdict is unknown (unless UNKNOWN_OK), else 0.
 inline constexpr int kExitUnknown = 4;
 int exit_code_for(const Report& report, const std::string& fail_on, bool unknown_ok = false);
+
+// Several reports at once (emit_reports); same outputs and return as emit_check_report.
+int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports, std::FILE* stream);
 
 }  // namespace specprobe

@@ -208,11 +208,11 @@ int run_command(int argc, char** argv) {
     if (check_cmd->parsed()) {
       check.request.argv = after_dashes;
       check.request.invocation.assign(argv, argv + argc);
-      if (!check.request.file.empty() && !check.request.argv.empty()) {
+      if (!check.files.empty() && !check.request.argv.empty()) {
         std::fprintf(stderr, "specprobe: error: give either FILE or a command line after `--`, not both\n");
         return 2;
       }
-      if (check.request.file.empty() && check.request.argv.empty()) {
+      if (check.files.empty() && check.request.argv.empty()) {
         std::fprintf(stderr, "specprobe: error: check needs a FILE, or a command line after `--`\n");
         return 2;
       }

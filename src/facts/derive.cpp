@@ -14,6 +14,8 @@
 #include "facts/derive_sglang.hpp"
 #include "facts/derive_spec_validation.hpp"
 #include "gpu/gpu_info.hpp"
+#include "inputs/option_check.hpp"
+#include "inputs/option_tables.hpp"
 
 namespace specprobe {
 namespace {
@@ -542,6 +544,7 @@ const std::vector<DeriveStep>& derive_steps() {
   static const std::vector<DeriveStep> kSteps = {
       {"facts.spec", derive_spec},
       {"facts.engine", derive_engine},
+      {"facts.options", derive_option_checks},
       {"facts.kv", derive_kv},
       {"facts.defaults", derive_defaults},
       {"facts.backends", derive_attention},
@@ -556,6 +559,8 @@ const std::vector<DeriveStep>& derive_steps() {
 Status check_version_tables() {
   const Tables& t = tables();
   if (!t.error.empty()) return internal_error(t.error);
+  for (const char* engine : {"vllm", "sglang"})  // rules/data/options/<engine>.yaml
+    if (auto table = options::engine_table(engine); !table) return table.error();
   return Ok{};
 }
 

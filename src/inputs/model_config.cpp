@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -114,6 +115,43 @@ bool in_checkpoint_tree(const fs::path& file, const fs::path& dir, const std::st
 
 }  // namespace
 
+bool looks_like_repo_id(std::string_view s) {
+  const size_t slash = s.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == s.size() || s.find('/', slash + 1) != std::string_view::npos)
+    return false;
+  if (s.front() == '.' || s[slash + 1] == '.' || s.size() > 200) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' || c == '_' || c == '-')) return false;
+  return true;
+}
+
+std::optional<std::string> find_in_hf_cache(const std::string& repo_id, std::string* hub_out) {
+  if (!looks_like_repo_id(repo_id)) return std::nullopt;
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+  };
+  // huggingface_hub/constants.py: HF_HUB_CACHE (legacy HUGGINGFACE_HUB_CACHE), default
+  // HF_HOME/hub, HF_HOME defaulting to $XDG_CACHE_HOME/huggingface or ~/.cache/huggingface.
+  fs::path hub;
+  if (!env("HF_HUB_CACHE").empty()) hub = env("HF_HUB_CACHE");
+  else if (!env("HUGGINGFACE_HUB_CACHE").empty()) hub = env("HUGGINGFACE_HUB_CACHE");
+  else if (!env("HF_HOME").empty()) hub = fs::path(env("HF_HOME")) / "hub";
+  else if (!env("XDG_CACHE_HOME").empty()) hub = fs::path(env("XDG_CACHE_HOME")) / "huggingface" / "hub";
+  else if (!env("HOME").empty()) hub = fs::path(env("HOME")) / ".cache" / "huggingface" / "hub";
+  else return std::nullopt;
+  if (hub_out) *hub_out = hub.string();
+  std::string folder = "models--" + repo_id;
+  for (size_t i = 0; (i = folder.find('/', i)) != std::string::npos;) folder.replace(i, 1, "--");
+  const fs::path repo = hub / folder;
+  std::error_code ec;
+  if (!fs::is_directory(repo / "snapshots", ec)) return std::nullopt;
+  ModelConfig probe;
+  auto snap = pick_snapshot(repo, probe);
+  if (!snap || !fs::is_regular_file(*snap / "config.json", ec)) return std::nullopt;
+  return repo.string();
+}
+
 Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
   ModelConfig cfg;
   std::error_code ec;
@@ -209,6 +247,42 @@ Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
   };
   for (const IntKey& k : keys)
     if (auto s = get_int(k.key, *k.out); !s) return s.error();
+  // A count no model has is a corrupt config.json (a truncated or hand-edited file, a number
+  // pasted into the wrong key): an input error naming the field, as for a count of the wrong type.
+  // The bounds are far outside every released model (the largest have ~160 layers, 128 heads,
+  // ~20k hidden size, ~1M vocabulary entries, 10M-token contexts) and below what any engine
+  // could allocate.
+  struct Plausible {
+    const char* key;
+    const std::optional<int64_t>& v;
+    int64_t lo, hi;
+  };
+  const Plausible plausible[] = {
+      {"num_hidden_layers", cfg.num_hidden_layers, 1, 100000},
+      {"num_attention_heads", cfg.num_attention_heads, 1, 1000000},
+      {"num_key_value_heads", cfg.num_kv_heads, 1, 1000000},
+      {"head_dim", raw_head_dim, 1, 1 << 20},
+      {"hidden_size", cfg.hidden_size, 1, 1 << 24},
+      {"vocab_size", cfg.vocab_size, 1, int64_t{1} << 32},
+      {"max_position_embeddings", cfg.max_position_embeddings, 1, int64_t{1} << 40},
+      {"num_nextn_predict_layers", nextn, 0, 1000},
+      {"mtp_num_hidden_layers", mtp_layers, 0, 1000},
+      {"kv_lora_rank", cfg.kv_lora_rank, 1, 1 << 20},
+      {"qk_rope_head_dim", cfg.qk_rope_head_dim, 0, 1 << 20},
+      {"index_n_heads", cfg.index_n_heads, 1, 1000000},
+      {"index_head_dim", cfg.index_head_dim, 1, 1 << 20},
+  };
+  for (const Plausible& p : plausible)
+    if (p.v && (*p.v < p.lo || *p.v > p.hi)) {
+      const bool nested = cfg.has_text_config && cfg.text.contains(p.key);
+      return input_error(fmt::format("{}{} = {} is outside any model's range ({}..{}): a corrupt config.json",
+                                     nested ? "text_config." : "", p.key, *p.v, p.lo, p.hi),
+                         {cfg.path});
+    }
+  if (cfg.num_attention_heads && cfg.num_kv_heads && *cfg.num_kv_heads > *cfg.num_attention_heads)
+    return input_error(fmt::format("num_key_value_heads = {} exceeds num_attention_heads = {}: a corrupt config.json",
+                                   *cfg.num_kv_heads, *cfg.num_attention_heads),
+                       {cfg.path});
 
   if (!cfg.num_kv_heads) cfg.num_kv_heads = cfg.num_attention_heads;
   const bool is_v4 = cfg.model_type == "deepseek_v4" || cfg.text_model_type == "deepseek_v4";
@@ -361,6 +435,23 @@ void add_traits(const ModelConfig& c, Json& m) {
   m["tie_word_embeddings"] = tie && tie->is_boolean() ? *tie : Json(nullptr);
 }
 
+// Whether the engine finds MTP layers to draft with in this checkpoint. vLLM's
+// SpeculativeConfig.hf_config_override (vllm/config/speculative.py @v0.33.0) reads
+// num_nextn_predict_layers or mtp_num_hidden_layers, and defaults the depth to 1 (or a constant)
+// only for these model types and architectures.
+bool has_mtp_layers(const ModelConfig& c) {
+  if (c.mtp_depth) return *c.mtp_depth > 0;
+  static const char* const kDefaultTypes[] = {"dots3_note", "longcat_flash", "step3p5", "step3p7", "step5", "step5_vl"};
+  static const char* const kDefaultArchs[] = {"MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM", "MiMoV2FlashForCausalLM",
+                                              "Step3p5ForCausalLM", "Step3p7ForConditionalGeneration",
+                                              "Step5ForCausalLM", "Step5ForConditionalGeneration"};
+  for (const char* t : kDefaultTypes)
+    if (c.model_type == t || c.text_model_type == t) return true;
+  for (const char* a : kDefaultArchs)
+    if (c.architecture == a) return true;
+  return false;
+}
+
 }  // namespace
 
 Json model_facts(const ModelConfig& c, int tp) {
@@ -403,6 +494,7 @@ Json model_facts(const ModelConfig& c, int tp) {
               {"index_head_dim", opt(c.index_head_dim)},
               {"index_topk", opt(c.index_topk)}};
   m["mtp_depth"] = opt(c.mtp_depth);
+  m["has_mtp_layers"] = has_mtp_layers(c);
   m["num_hidden_layers"] = opt(c.num_hidden_layers);
   m["dtype"] = opt(c.dtype);
   m["quant_method"] = opt(c.quant_method);

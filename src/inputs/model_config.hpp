@@ -59,15 +59,27 @@ struct ModelConfig {
 // DIR_OR_FILE: a directory with config.json, an HF cache repo dir (models--org--name with
 // snapshots/<rev>/; refs/main wins, else the only or the newest snapshot), or a config.json path.
 // Errors (input): missing path, no config.json, unreadable file, invalid JSON (file:line:col),
-// top level not an object, an object-valued key holding something else, a count of the wrong type.
+// top level not an object, an object-valued key holding something else, a count of the wrong type,
+// a count outside every model's range (num_hidden_layers 2000000000, num_attention_heads 0,
+// more KV heads than query heads): a corrupt config.json is a file specprobe cannot use, named
+// with the field, not a finding about a model that does not exist.
 Expected<ModelConfig> read_model_config(const std::string& dir_or_file);
+
+// A Hugging Face repo id ("org/name": one '/', letters, digits, '.', '_', '-'), not a path.
+bool looks_like_repo_id(std::string_view s);
+
+// The local Hugging Face cache directory of REPO_ID (<hub>/models--org--name) when one of its
+// snapshots holds config.json; the hub is HF_HUB_CACHE, else HF_HOME/hub, else
+// $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub, as huggingface_hub resolves it.
+// Reads the local disk only, never the network. HUB receives the hub directory looked in.
+std::optional<std::string> find_in_hf_cache(const std::string& repo_id, std::string* hub = nullptr);
 
 // Facts under "model." for tensor-parallel size TP (TP < 1 is treated as 1):
 //   model.path, model.architecture, model.model_type, model.num_attention_heads, model.num_kv_heads,
 //   model.head_dim, model.gqa_ratio (per rank: heads/tp over max(1, kv/tp); integer when it
 //   divides), model.gqa_ratio_global, model.mla, model.mla_dims.{kv_lora_rank, qk_rope_head_dim,
 //   qk_nope_head_dim, v_head_dim, q_lora_rank}, model.dsa.{present, index_n_heads, index_head_dim,
-//   index_topk}, model.mtp_depth, model.num_hidden_layers, model.dtype, model.quant_method,
+//   index_topk}, model.mtp_depth, model.has_mtp_layers, model.num_hidden_layers, model.dtype, model.quant_method,
 //   model.quant_config_source, model.kv_cache_scheme, model.max_position_embeddings,
 //   model.vocab_size, model.hidden_size, model.hf_cache.{repo, snapshot, choice} (HF cache only),
 //   model.non_finite_values (count, when any). Unknown values are null.

@@ -1,20 +1,24 @@
-// Entry points of the serving readers: detects the form of a file from its content (JSON object,
-// shell text with a serve command, YAML mapping) and hands it to the matching reader.
+// Entry points of the serving readers: detects the form of a file from its name and content and
+// hands it to the matching reader; every plan then gets the engine version stated next to the
+// file (requirements / lock files) when nothing closer states one.
 #include "inputs/serving.hpp"
 
 #include <filesystem>
 
-#include "inputs/serving_options.hpp"
+#include "inputs/serving_forms.hpp"
+
+namespace fs = std::filesystem;
 
 namespace specprobe {
 namespace {
 
 using namespace serving;
 
-// A non-comment line that runs a serve command (not a YAML `key: value` holding one).
+// A non-comment line that runs a serve command or a container (not a YAML `key: value` holding one).
 bool looks_like_command(std::string_view text) {
   static constexpr std::string_view kMarkers[] = {"vllm serve", "vllm.entrypoints.openai.api_server",
-                                                  "sglang.launch_server", "sglang serve"};
+                                                  "sglang.launch_server", "sglang serve", "docker run", "podman run",
+                                                  "nerdctl run", "dynamo.vllm", "dynamo.sglang"};
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
@@ -28,78 +32,167 @@ bool looks_like_command(std::string_view text) {
       if (at == std::string_view::npos) continue;
       const std::string_view before = line.substr(0, at);
       if (before.find(": ") != std::string_view::npos || (!before.empty() && before.back() == ':')) continue;
+      const size_t lead = before.find_first_not_of(" \t");
+      if (lead != std::string_view::npos && before.substr(lead, 2) == "- ") continue;  // a YAML list item
       return true;
     }
   }
   return false;
 }
 
-Expected<ParsedServing> read_file(const std::string& path) {
-  auto text = read_text_file(path);
-  if (!text) return text.error();
-  std::string s = std::move(*text);
-  const LineIndex index(path, s);
-  if (auto st = check_text(index, s); !st) return st.error();
-  if (s.rfind("\xEF\xBB\xBF", 0) == 0) s.replace(0, 3, "   ");  // BOM; keeps offsets
-  const std::string ext = lower(std::filesystem::path(path).extension().string());
+ServingFile single(Expected<ParsedServing>&& p, const std::string& path) {
+  ServingFile f;
+  f.path = path;
+  f.plans.push_back(std::move(*p));
+  return f;
+}
+
+Expected<ServingFile> read_config(const std::string& text, const LineIndex& index, InputForm form) {
+  ReadContext ctx;
+  ctx.path = index.file();
+  ctx.form = form;
+  auto opts = form == InputForm::vllm_json ? read_json_options(text, index) : read_yaml_options(text, index, ctx.notes);
+  if (!opts) return opts.error();
+  auto p = build_vllm(*opts, std::move(ctx));
+  if (!p) return p.error();
+  return single(std::move(p), index.file());
+}
+
+Expected<ServingFile> dispatch(const std::shared_ptr<const CollectorSource>& src) {
+  const std::string& s = src->text;
+  const LineIndex& index = *src->index;
+  std::string ext = lower(fs::path(src->path).extension().string());
+  if (ext == ".tpl" || ext == ".tmpl") ext = lower(fs::path(fs::path(src->path).stem()).extension().string());
   const size_t first = s.find_first_not_of(" \t\r\n");
   const char c = first == std::string::npos ? '\0' : s[first];
   const bool yaml_ext = ext == ".yaml" || ext == ".yml";
+  const bool shell_ext = ext == ".sh" || ext == ".bash" || ext == ".zsh" || ext == ".cmd" || ext == ".txt" || ext == ".ps1";
+  if (looks_like_dockerfile(src->path, s)) return read_dockerfile(src);
   if (c == '{' || c == '[' || ext == ".json") {
-    auto opts = read_json_options(s, index);
-    if (opts) {
-      ReadContext ctx;
-      ctx.path = path;
-      ctx.form = InputForm::vllm_json;
-      return build_vllm(*opts, std::move(ctx));
+    const auto shared = src->index;
+    auto doc = parse_json(s, [shared](size_t off) { return shared->at(off); }, "JSON file");
+    if (doc && looks_like_benchmark_json(*doc)) return read_benchmark_json(src, *doc);
+    if (doc || !yaml_ext) {
+      if (!doc) return doc.error();
+      return read_config(s, index, InputForm::vllm_json);
     }
-    if (!yaml_ext) return opts.error();  // a YAML flow mapping falls through
-  } else if (ext == ".sh" || ext == ".bash" || ext == ".zsh" || ext == ".cmd" || ext == ".txt" ||
-             looks_like_command(s)) {
-    return read_command_text(s, index);
   }
-  ReadContext ctx;
-  ctx.path = path;
-  ctx.form = InputForm::vllm_yaml;
-  auto opts = read_yaml_options(s, index, ctx.notes);
-  if (!opts) return opts.error();
-  return build_vllm(*opts, std::move(ctx));
+  if (ext == ".log" || (!yaml_ext && looks_like_log(s))) return read_server_log(src);
+  if (!shell_ext && looks_like_deploy_yaml(s) && !looks_like_log(s)) {
+    auto yaml = read_deploy_yaml(src);
+    if (!yaml) return yaml.error();
+    if (*yaml) return std::move(**yaml);
+  }
+  if (shell_ext || looks_like_command(s)) return read_script_text(src);
+  return read_config(s, index, InputForm::vllm_yaml);
+}
+
+// Pins in requirements / lock files next to FILE give the engine version when nothing in the
+// file does (and the kernel libraries' versions: deploy.lib_pins).
+void add_pinned_versions(ServingFile& f, const std::string& path) {
+  const auto pins = pinned_versions(fs::path(path).parent_path().string());
+  if (pins.empty()) return;
+  for (ParsedServing& p : f.plans) {
+    PlanWriter w(p);
+    const std::string engine = fact_string(p.facts, "engine.name").value_or("vllm");
+    Json libs = Json::object();
+    for (const auto& [key, pin] : pins) {
+      if (key == "vllm" || key == "sglang") continue;
+      libs[key] = {{"version", pin.first}, {"source", pin.second}};
+    }
+    if (!libs.empty()) w.set("deploy.lib_pins", libs, SourceLocation{path});
+    auto e = pins.find(engine);
+    if (e == pins.end() || w.has("deploy.engine_version")) continue;
+    DeployInfo info;
+    info.engine_version = e->second.first;
+    info.engine_version_engine = engine;
+    info.engine_version_source = e->second.second;
+    info.engine_version_where = SourceLocation{path};
+    write_engine_version(w, info, engine);
+  }
+}
+
+Expected<ServingFile> read_text_impl(std::string text, const std::string& path, bool from_file, const ReadOptions& options) {
+  auto src = std::make_shared<CollectorSource>();
+  src->path = path;
+  src->from_file = from_file;
+  src->options = options;
+  src->index = std::make_shared<LineIndex>(path, text);
+  if (auto st = check_text(*src->index, text); !st) return st.error();
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.replace(0, 3, "   ");  // BOM; keeps offsets
+  src->text = std::move(text);
+  auto f = dispatch(src);
+  if (!f) return f;
+  if (from_file) add_pinned_versions(*f, path);
+  if (f->plans.size() == 1) f->plans.front().server.clear();
+  return f;
+}
+
+template <class F>
+auto guarded(const std::string& where, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return input_error(fmt::format("cannot read serving configuration: {}", e.what()), SourceLocation{where});
+  } catch (...) {
+    return input_error("cannot read serving configuration", SourceLocation{where});
+  }
 }
 
 }  // namespace
 
 std::string_view to_string(InputForm form) {
   switch (form) {
-    case InputForm::vllm_yaml:
-      return "vllm-yaml";
-    case InputForm::vllm_json:
-      return "vllm-json";
-    case InputForm::vllm_command:
-      return "vllm-command";
-    case InputForm::sglang_command:
-      return "sglang-command";
+    case InputForm::vllm_yaml: return "vllm-yaml";
+    case InputForm::vllm_json: return "vllm-json";
+    case InputForm::vllm_command: return "vllm-command";
+    case InputForm::sglang_command: return "sglang-command";
+    case InputForm::docker_run: return "docker-run";
+    case InputForm::compose: return "compose";
+    case InputForm::kubernetes: return "kubernetes";
+    case InputForm::dockerfile: return "dockerfile";
+    case InputForm::vllm_log: return "vllm-log";
+    case InputForm::sglang_log: return "sglang-log";
+    case InputForm::vllm_benchmark_json: return "vllm-benchmark-json";
   }
   return "unknown";
 }
 
-Expected<ParsedServing> read_serving_file(const std::string& path) {
-  try {
-    return read_file(path);
-  } catch (const std::exception& e) {
-    return input_error(fmt::format("cannot read serving configuration: {}", e.what()), SourceLocation{path});
-  } catch (...) {
-    return input_error("cannot read serving configuration", SourceLocation{path});
-  }
+Expected<ServingFile> read_serving_plans(const std::string& path, const ReadOptions& options) {
+  return guarded(path, [&]() -> Expected<ServingFile> {
+    auto text = read_text_file(path);
+    if (!text) return text.error();
+    return read_text_impl(std::move(*text), path, true, options);
+  });
 }
 
-Expected<ParsedServing> read_serving_argv(const std::vector<std::string>& argv) {
-  try {
-    return read_command_argv(argv);
-  } catch (const std::exception& e) {
-    return input_error(fmt::format("cannot read the command line: {}", e.what()), SourceLocation{"<command line>"});
-  } catch (...) {
-    return input_error("cannot read the command line", SourceLocation{"<command line>"});
+Expected<ServingFile> read_serving_text(std::string text, const std::string& name, const ReadOptions& options) {
+  return guarded(name, [&]() -> Expected<ServingFile> {
+    if (text.size() > kMaxInputBytes)
+      return input_error(fmt::format("input is larger than {} MiB; not a serving configuration", kMaxInputBytes >> 20),
+                         SourceLocation{name});
+    return read_text_impl(std::move(text), name, false, options);
+  });
+}
+
+Expected<ParsedServing> read_serving_file(const std::string& path, const ReadOptions& options) {
+  auto f = read_serving_plans(path, options);
+  if (!f) return f.error();
+  if (f->plans.empty()) {
+    std::string why;
+    for (const auto& n : f->notes) why += "; " + n.message;
+    return input_error(
+        fmt::format("no serve command found: expected `vllm serve MODEL ...`, `python -m "
+                    "vllm.entrypoints.openai.api_server ...`, `python -m sglang.launch_server ...` or `sglang serve "
+                    "...`{}",
+                    why),
+        SourceLocation{path, 1, 1});
   }
+  return std::move(f->plans.front());
+}
+
+Expected<ParsedServing> read_serving_argv(const std::vector<std::string>& argv, const ReadOptions& options) {
+  return guarded("<command line>", [&]() -> Expected<ParsedServing> { return read_command_argv(argv, options); });
 }
 
 }  // namespace specprobe

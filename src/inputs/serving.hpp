@@ -1,8 +1,14 @@
 // Serving-configuration readers: vLLM --config files (YAML or JSON), deploy scripts holding a
-// `vllm serve ...` or `python -m sglang.launch_server ...` command line, and a command line given
-// directly after `specprobe check --`. Each reader detects its form, normalizes options into the
-// plan subtree of the facts document and remembers where in the user's file each fact was set.
-// Pure functions: no GPU, no network, reads only the named file.
+// `vllm serve ...` or `python -m sglang.launch_server ...` command line (also inside `docker run`,
+// `sh -c`, eval and functions), docker compose files, Kubernetes manifests (Pod, Deployment,
+// StatefulSet, Job, LeaderWorkerSet, KServe, Dynamo / AIBrix / OME resources: any container spec),
+// a Dockerfile's ENTRYPOINT/CMD, vLLM / SGLang start-up logs, vLLM benchmark matrices, and a
+// command line given directly after `specprobe check --`. Each reader detects its form,
+// normalizes options into the plan subtree of the facts document and remembers where in the
+// user's file each fact was set. One file may start several servers: each is one plan.
+// Pure functions: no GPU, no network, nothing from the file is run; reads only the named file
+// and, next to it, a --config file it names, an env file (--env-file, compose env_file/.env)
+// and requirements / lock files for the engine version.
 #pragma once
 #include <map>
 #include <string>
@@ -13,8 +19,13 @@
 
 namespace specprobe {
 
-enum class InputForm { vllm_yaml, vllm_json, vllm_command, sglang_command };
-std::string_view to_string(InputForm form);  // "vllm-yaml", "vllm-json", "vllm-command", "sglang-command"
+enum class InputForm {
+  vllm_yaml, vllm_json, vllm_command, sglang_command, docker_run, compose, kubernetes, dockerfile, vllm_log,
+  sglang_log, vllm_benchmark_json
+};
+// "vllm-yaml", "vllm-json", "vllm-command", "sglang-command", "docker-run", "compose",
+// "kubernetes", "dockerfile", "vllm-log", "sglang-log", "vllm-benchmark-json"
+std::string_view to_string(InputForm form);
 
 // An option specprobe does not model: kept and reported as info, never dropped.
 struct UnknownOption {
@@ -46,13 +57,38 @@ struct ParsedServing {
   std::map<std::string, SourceLocation> locations;
   std::vector<UnknownOption> unknown;
   std::vector<ReaderNote> notes;
+  // Which server of the file this is ("service vllm", "LeaderWorkerSet vllm leader container
+  // vllm-leader", "line 12"); empty when the file starts one.
+  std::string server;
+  // Facts left unknown (null) because a shell variable or placeholder has no value here:
+  // fact name -> the variables it depends on.
+  std::map<std::string, std::vector<std::string>> unresolved;
 };
 
-// Reads FILE; the form (YAML/JSON config or shell script with a command line) is detected from
-// content. Errors are input errors naming the file and line/column where known.
-Expected<ParsedServing> read_serving_file(const std::string& path);
+// How to resolve what a deploy file leaves to its environment.
+struct ReadOptions {
+  std::map<std::string, std::string> env;  // --env NAME=VALUE: the environment the file runs in
+  bool process_environment = true;          // specprobe's own environment, under --env
+};
+
+// Every server a file starts. A file that starts none is not an error here: PLANS is empty and
+// NOTES says why (an interactive container, a client-only script, an external launcher).
+struct ServingFile {
+  std::string path;
+  std::vector<ParsedServing> plans;
+  std::vector<ReaderNote> notes;
+};
+
+// Reads FILE; the form is detected from content. Errors are input errors naming the file and
+// line/column where known (unreadable file, invalid YAML/JSON, an unterminated quote ...).
+Expected<ServingFile> read_serving_plans(const std::string& path, const ReadOptions& options = {});
+// The same for TEXT read elsewhere (stdin: NAME "<stdin>"); NAME's extension, if any, hints the form.
+Expected<ServingFile> read_serving_text(std::string text, const std::string& name, const ReadOptions& options = {});
+
+// The first server of FILE; an input error when it starts none.
+Expected<ParsedServing> read_serving_file(const std::string& path, const ReadOptions& options = {});
 
 // Reads a command line given as argv (everything after `specprobe check --`).
-Expected<ParsedServing> read_serving_argv(const std::vector<std::string>& argv);
+Expected<ParsedServing> read_serving_argv(const std::vector<std::string>& argv, const ReadOptions& options = {});
 
 }  // namespace specprobe

@@ -1,15 +1,17 @@
-// Command-line readers: deploy scripts holding a `vllm serve` / `python -m
-// vllm.entrypoints.openai.api_server` / `python -m sglang.launch_server` / `sglang serve` command
-// (env prefixes, export lines, docker wrappers, continuations, quotes), and argv after
-// `specprobe check --`. Both go through the shell word splitter so every option keeps its
-// line:column; argv is laid out as one line, words joined by single spaces.
+// Command-line readers: serve commands (`vllm serve`, `python -m vllm.entrypoints.openai.api_server`,
+// `python -m sglang.launch_server`, `sglang serve`, Dynamo's `python -m dynamo.vllm|sglang`) found
+// by the deploy-script shell (shell_script.hpp) in scripts, container commands and argv after
+// `specprobe check --`. Every option keeps its line:column; argv is laid out as one line, words
+// joined by single spaces. Each serve command reached is one plan.
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
 #include "common/excerpt.hpp"
 #include "common/paths.hpp"
-#include "inputs/serving_options.hpp"
-#include "inputs/shell_words.hpp"
+#include "inputs/serving_forms.hpp"
 
 namespace specprobe::serving {
 namespace {
@@ -18,30 +20,15 @@ enum class Engine { none, vllm, sglang };
 
 struct ServeCommand {
   Engine engine = Engine::none;
-  bool api_server = false;
+  bool api_server = false;  // --model is the normal spelling
+  bool cli = false;         // `vllm serve` / `sglang serve`: the first positional is the model
+  size_t at = 0;            // the first word of the invocation
   size_t args_begin = 0;
 };
 
 std::string base_name(const std::string& s) {
   const size_t p = s.rfind('/');
   return p == std::string::npos ? s : s.substr(p + 1);
-}
-
-bool is_identifier(std::string_view s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
-}
-
-// NAME=value with an unquoted NAME.
-bool split_assignment(const ShellWord& w, std::string& name, std::string& value) {
-  const size_t eq = w.text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq >= w.unquoted_prefix + 1) return false;
-  if (!is_identifier(std::string_view(w.text).substr(0, eq))) return false;
-  name = w.text.substr(0, eq);
-  value = w.text.substr(eq + 1);
-  return true;
 }
 
 bool is_number(std::string_view s) {
@@ -55,228 +42,138 @@ ServeCommand find_serve(const std::vector<ShellWord>& words, size_t from) {
   for (size_t j = from; j + 1 < words.size(); ++j) {
     const std::string b = base_name(words[j].text);
     const std::string& next = words[j + 1].text;
-    if (b == "vllm" && next == "serve") return {Engine::vllm, false, j + 2};
-    if (b == "sglang" && next == "serve") return {Engine::sglang, false, j + 2};
-    if (words[j].text == "-m" && next == "vllm.entrypoints.openai.api_server") return {Engine::vllm, true, j + 2};
-    if (words[j].text == "-m" && next == "sglang.launch_server") return {Engine::sglang, false, j + 2};
+    if (b == "vllm" && next == "serve") return {Engine::vllm, false, true, j, j + 2};
+    if (b == "sglang" && next == "serve") return {Engine::sglang, false, true, j, j + 2};
+    if (words[j].text != "-m") continue;
+    if (next == "vllm.entrypoints.openai.api_server" || next == "vllm.entrypoints.api_server" || next == "dynamo.vllm")
+      return {Engine::vllm, true, false, j, j + 2};
+    if (next == "sglang.launch_server" || next == "dynamo.sglang") return {Engine::sglang, false, false, j, j + 2};
   }
   return {};
 }
 
-// Replaces $NAME / ${NAME} with values assigned earlier in the script. BUDGET bounds the bytes
-// all expansions of a script may produce (A=$A$A repeated doubles A each line); false when spent.
-bool substitute(ShellWord& w, const std::map<std::string, std::string>& vars, size_t& budget) {
-  for (auto it = w.expansions.rbegin(); it != w.expansions.rend(); ++it) {
-    auto v = vars.find(it->name);
-    if (v == vars.end() || it->pos + it->len > w.text.size()) continue;
-    if (v->second.size() > budget) return false;
-    budget -= v->second.size();
-    const uint32_t at = w.offsets[it->pos];
-    w.text.replace(it->pos, it->len, v->second);
-    w.offsets.erase(w.offsets.begin() + static_cast<long>(it->pos), w.offsets.begin() + static_cast<long>(it->pos + it->len));
-    w.offsets.insert(w.offsets.begin() + static_cast<long>(it->pos), v->second.size(), at);
-    if (w.unquoted_prefix > it->pos) w.unquoted_prefix = it->pos;
+// Index of `docker|podman|nerdctl run` (or `container run`) among the first words, or npos.
+size_t find_container_run(const std::vector<ShellWord>& words) {
+  for (size_t j = 0; j + 1 < words.size() && j < 6; ++j) {
+    const std::string b = base_name(words[j].text);
+    if (b != "docker" && b != "podman" && b != "nerdctl") continue;
+    if (words[j + 1].text == "run") return j;
+    if (words[j + 1].text == "container" && j + 2 < words.size() && words[j + 2].text == "run") return j;
   }
-  w.expansions.clear();
-  return true;
+  return std::string::npos;
 }
 
-class CommandReader {
+bool utf8_dash(std::string_view t) { return t.rfind("\xE2\x80\x94", 0) == 0 || t.rfind("\xE2\x80\x93", 0) == 0; }
+
+// Warnings for text that a shell reads differently from how it looks.
+void shell_traps(const ShellWord& w, const SourceLocation& where, std::vector<ReaderNote>& notes) {
+  const std::string& t = w.text;
+  if (utf8_dash(t))
+    notes.push_back({"warning",
+                     fmt::format("'{}' starts with a typographic dash (— or –), not `--`: the engine takes it as a "
+                                 "positional argument, not an option (copied from a rendered page?)",
+                                 excerpt(t)),
+                     where});
+  if (t.size() > 4 && t.rfind("--", 0) == 0 && t.find('=') == std::string::npos)
+    for (size_t p = 3; p + 2 < t.size(); ++p)
+      if (t[p] == '-' && t[p + 1] == '-' && std::isalnum(static_cast<unsigned char>(t[p - 1])) &&
+          std::isalpha(static_cast<unsigned char>(t[p + 2]))) {
+        notes.push_back({"warning",
+                         fmt::format("'{}' looks like two options glued together (a space is missing before `{}`)",
+                                     excerpt(t), excerpt(t.substr(p))),
+                         where});
+        break;
+      }
+  const size_t open = t.find('[');
+  const size_t mid = t.find("](", open == std::string::npos ? 0 : open);
+  if (open != std::string::npos && mid != std::string::npos && t.back() == ')' &&
+      (t.find("http://", mid) == mid + 2 || t.find("https://", mid) == mid + 2))
+    notes.push_back({"warning",
+                     fmt::format("'{}' is a markdown link left by copying from a rendered page; the engine receives "
+                                 "it literally (meant: {})",
+                                 excerpt(t), excerpt(t.substr(open + 1, mid - open - 1))),
+                     where});
+}
+
+}  // namespace
+
+ShellVars ServeCollector::base_vars() const {
+  ShellVars vars;
+  if (src_->options.process_environment) {
+    for (char** e = ::environ; e && *e; ++e) {
+      const std::string kv = *e;
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) continue;
+      ShellValue v;
+      v.text = kv.substr(eq + 1);
+      v.exported = true;
+      v.origin = "environment";
+      vars[kv.substr(0, eq)] = std::move(v);
+    }
+  }
+  for (const auto& [k, val] : src_->options.env) {
+    ShellValue v;
+    v.text = val;
+    v.exported = true;
+    v.origin = "--env";
+    vars[k] = std::move(v);
+  }
+  return vars;
+}
+
+namespace {
+
+class ArgsReader {
  public:
-  CommandReader(std::shared_ptr<const LineIndex> index, std::string path, bool from_file)
-      : index_(std::move(index)), path_(std::move(path)), from_file_(from_file) {}
+  ArgsReader(const ServeCollector& col, const ServeCommand& sc) : col_(col), sc_(sc) {}
 
-  Expected<ParsedServing> read(std::vector<ShellWord> all) {
-    // Split into commands at separators; drop redirections and their targets.
-    std::vector<std::vector<ShellWord>> commands(1);
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (all[i].kind == ShellWord::separator) {
-        commands.emplace_back();
-      } else if (all[i].kind == ShellWord::redirection) {
-        if (i + 1 < all.size() && all[i + 1].kind == ShellWord::word) ++i;
-      } else {
-        commands.back().push_back(std::move(all[i]));
+  Expected<ParsedServing> read(std::vector<ShellWord> words, std::vector<std::pair<std::string, EnvSetting>> env,
+                               const DeployInfo& deploy, const std::map<std::string, std::string>& reasons) {
+    const bool vllm = sc_.engine == Engine::vllm;
+    std::vector<ReaderNote> placeholders;
+    for (size_t k = sc_.args_begin; k < words.size(); ++k) {  // "<MODEL>" quoted: still a placeholder
+      std::string& t = words[k].text;
+      if (t.size() > 2 && t.front() == '<' && t.back() == '>' && t.find_first_of("<> \t", 1) == t.size() - 1) {
+        placeholders.push_back({"warning", fmt::format("{} looks like a placeholder to fill in: its value is unknown", t),
+                                loc(words[k].start)});
+        t = unresolved_mark(t);
       }
     }
-    std::map<std::string, std::string> vars;
-    std::vector<std::pair<std::string, EnvSetting>> exported;
-    auto set_env = [](std::vector<std::pair<std::string, EnvSetting>>& env, const std::string& name, EnvSetting s) {
-      for (auto& [n, v] : env)
-        if (n == name) {
-          v = std::move(s);
-          return;
-        }
-      env.emplace_back(name, std::move(s));
-    };
-    bool found = false;
-    std::vector<ShellWord> serve_words;
-    ServeCommand serve;
-    std::vector<std::pair<std::string, EnvSetting>> serve_env;
-    for (auto& words : commands) {
-      if (words.empty()) continue;
-      for (auto& w : words)
-        if (!substitute(w, vars, expansion_budget_))
-          return input_error(fmt::format("variable expansions exceed {} MiB", kMaxInputBytes >> 20), loc(w.start));
-      size_t i = 0;
-      std::string name, value;
-      std::vector<std::pair<std::string, EnvSetting>> prefix;
-      while (i < words.size() && split_assignment(words[i], name, value)) {
-        prefix.emplace_back(name, EnvSetting{value, loc(words[i].start)});
-        ++i;
-      }
-      if (i == words.size()) {  // plain assignments: shell variables (exported ones update the env)
-        for (auto& [n, s] : prefix) {
-          vars[n] = s.value;
-          for (auto& [en, ev] : exported)
-            if (en == n) ev = s;
-        }
-        continue;
-      }
-      const std::string& cmd = words[i].text;
-      if (cmd == "export" || (cmd == "declare" && i + 1 < words.size() && words[i + 1].text == "-x")) {
-        for (size_t j = i + 1; j < words.size(); ++j) {
-          if (split_assignment(words[j], name, value)) {
-            vars[name] = value;
-            set_env(exported, name, EnvSetting{value, loc(words[j].start)});
-          } else if (is_identifier(words[j].text) && vars.count(words[j].text)) {
-            set_env(exported, words[j].text, EnvSetting{vars[words[j].text], loc(words[j].start)});
-          }
-        }
-        continue;
-      }
-      if (cmd == "unset") {
-        for (size_t j = i + 1; j < words.size(); ++j) {
-          vars.erase(words[j].text);
-          std::erase_if(exported, [&](const auto& e) { return e.first == words[j].text; });
-        }
-        continue;
-      }
-      const ServeCommand sc = find_serve(words, i);
-      if (sc.engine == Engine::none) continue;
-      if (found) {
-        notes_.push_back({"warning", "another serve command; only the first one is checked", loc(words[i].start)});
-        continue;
-      }
-      found = true;
-      serve = sc;
-      serve_env = exported;
-      for (auto& [n, s] : prefix) set_env(serve_env, n, s);
-      // `env A=1 ...` and `docker run -e A=1 / --env A=1 / --env=A=1 ...` before the serve words.
-      for (size_t j = i; j < sc.args_begin - 2; ++j) {
-        const std::string& t = words[j].text;
-        ShellWord candidate;
-        bool have = false;
-        if ((t == "-e" || t == "--env") && j + 1 < sc.args_begin - 2) {
-          candidate = words[j + 1];
-          have = true;
-          ++j;
-        } else if (t.rfind("--env=", 0) == 0 || t.rfind("-e=", 0) == 0) {
-          const size_t cut = t.find('=') + 1;
-          candidate = words[j];
-          candidate.text = t.substr(cut);
-          candidate.start = words[j].offsets.size() > cut ? words[j].offsets[cut] : words[j].start;
-          candidate.unquoted_prefix = words[j].unquoted_prefix > cut ? words[j].unquoted_prefix - cut : 0;
-          have = true;
-        } else if (j > i && words[i].text == "env" && split_assignment(words[j], name, value)) {
-          set_env(serve_env, name, EnvSetting{value, loc(words[j].start)});
-        }
-        if (have && split_assignment(candidate, name, value))
-          set_env(serve_env, name, EnvSetting{value, loc(candidate.start)});
-      }
-      serve_words = std::move(words);
-    }
-    if (!found)
-      return input_error(
-          "no serve command found: expected `vllm serve MODEL ...`, `python -m vllm.entrypoints.openai.api_server "
-          "...`, `python -m sglang.launch_server ...` or `sglang serve ...`",
-          from_file_ ? index_->at(0) : SourceLocation{path_});
-    return parse_args(serve_words, serve, std::move(serve_env));
-  }
-
- private:
-  SourceLocation loc(size_t offset) const { return index_->at(offset); }
-
-  PosMap pos_map(const ShellWord& w, size_t skip) const {
-    std::vector<uint32_t> offs(w.offsets.begin() + static_cast<long>(std::min(skip, w.offsets.size())), w.offsets.end());
-    auto index = index_;
-    const SourceLocation fallback = loc(w.start);
-    return [index, offs = std::move(offs), fallback](size_t off) {
-      return off < offs.size() ? index->at(offs[off]) : fallback;
-    };
-  }
-
-  Expected<ParsedServing> parse_args(const std::vector<ShellWord>& words, const ServeCommand& sc,
-                                     std::vector<std::pair<std::string, EnvSetting>> env) {
-    const bool vllm = sc.engine == Engine::vllm;
     ReadContext ctx;
-    ctx.path = path_;
-    ctx.form = vllm ? InputForm::vllm_command : InputForm::sglang_command;
-    ctx.api_server = sc.api_server;
+    ctx.notes = std::move(placeholders);
+    ctx.path = col_.source().path;
+    ctx.form = deploy.form_set ? deploy.form : vllm ? InputForm::vllm_command : InputForm::sglang_command;
+    ctx.api_server = sc_.api_server;
     ctx.env = std::move(env);
     std::vector<RawOption> config_options;  // from a --config file: before the command-line ones
     std::vector<RawOption> options;
     bool only_positional = false;
-    for (size_t k = sc.args_begin; k < words.size(); ++k) {
+    for (size_t k = sc_.args_begin; k < words.size(); ++k) {
       const ShellWord& w = words[k];
       const std::string& t = w.text;
+      shell_traps(w, loc(w.start), ctx.notes);
       if (!only_positional && t == "--" && !w.quoted) {
         only_positional = true;
         continue;
       }
       if (only_positional || t.size() < 2 || t[0] != '-' || is_number(t)) {
-        if (ctx.positional_model.empty() && !sc.api_server) {
+        // vllm serve MODEL (anywhere among the options); sglang serve MODEL (right after it)
+        const bool model_place = vllm ? !sc_.api_server : sc_.cli && k == sc_.args_begin;
+        if (ctx.positional_model.empty() && model_place) {
           ctx.positional_model = t;
           ctx.positional_loc = loc(w.start);
         } else {
-          ctx.unknown.push_back({"<positional>", t, loc(w.start)});
+          ctx.unknown.push_back({"<positional>", show_unresolved(t), loc(w.start)});
+          if (has_unresolved(t))
+            ctx.notes.push_back({"warning",
+                                 fmt::format("{} has no value here and may hold more options; they are not checked",
+                                             show_unresolved(t)),
+                                 loc(w.start)});
         }
         continue;
       }
-      RawOption o;
-      o.short_form = t[1] != '-';
-      o.textual = true;
-      o.where = loc(w.start);
-      const size_t name_start = o.short_form ? 1 : 2;
-      const size_t eq = t.find('=', name_start);
-      bool has_value = eq != std::string::npos;
-      o.name = t.substr(name_start, has_value ? eq - name_start : std::string::npos);
-      if (has_value) {
-        o.value = t.substr(eq + 1);
-        o.value_pos = pos_map(w, eq + 1);
-      }
-      if (vllm && o.short_form && o.name.size() > 1 && o.name[0] == 'O' && o.name.find('.') == std::string::npos &&
-          std::isdigit(static_cast<unsigned char>(o.name[1]))) {  // -O3
-        o.value = o.name.substr(1);
-        o.value_pos = pos_map(w, 2);
-        o.name = "O";
-        has_value = true;
-      }
-      const std::string canon = canonical_name(o.name);
-      const std::string root = canon.substr(0, canon.find('.'));
-      const bool dotted = canon.find('.') != std::string::npos;
-      const bool flag = !dotted && (vllm ? (vllm_flag_option(root) || (o.short_form && root == "ep"))
-                                         : sglang_flag_option(root));
-      const bool list = !dotted && (vllm ? vllm_list_option(root) : sglang_list_option(root));
-      if (!has_value) {
-        auto takes = [&](size_t j) {
-          return j < words.size() && (words[j].text.empty() || words[j].text[0] != '-' || is_number(words[j].text) ||
-                                      words[j].text == "-");
-        };
-        if (flag) {
-          o.value = true;
-        } else if (list) {
-          Json arr = Json::array();
-          while (takes(k + 1)) arr.push_back(words[++k].text);
-          o.value = std::move(arr);
-        } else if (takes(k + 1)) {
-          ++k;
-          o.value = words[k].text;
-          o.value_pos = pos_map(words[k], 0);
-        } else {
-          o.value = true;
-        }
-      }
-      if (vllm && !o.short_form && root == "config" && o.value.is_string()) {
+      RawOption o = option(words, k, vllm);
+      if (vllm && !o.short_form && canonical_name(o.name) == "config" && o.value.is_string()) {
         if (auto st = read_config(o, config_options, ctx); !st) return st.error();
         continue;
       }
@@ -284,8 +181,72 @@ class CommandReader {
     }
     config_options.insert(config_options.end(), std::make_move_iterator(options.begin()),
                           std::make_move_iterator(options.end()));
-    ctx.notes.insert(ctx.notes.begin(), notes_.begin(), notes_.end());
-    return vllm ? build_vllm(config_options, std::move(ctx)) : build_sglang(config_options, std::move(ctx));
+    std::vector<UnresolvedUse> uses = neutralize_unresolved(config_options, ctx);
+    auto plan = vllm ? build_vllm(config_options, std::move(ctx)) : build_sglang(config_options, std::move(ctx));
+    if (!plan) return plan;
+    apply_unresolved(*plan, uses, reasons);
+    return plan;
+  }
+
+ private:
+  SourceLocation loc(size_t off) const { return col_.loc(off); }
+
+  PosMap pos_map(const ShellWord& w, size_t skip) const {
+    std::vector<uint32_t> offs(w.offsets.begin() + static_cast<long>(std::min(skip, w.offsets.size())), w.offsets.end());
+    auto index = col_.source().index;
+    const SourceLocation fallback = loc(w.start);
+    return [index, offs = std::move(offs), fallback](size_t off) {
+      return off < offs.size() ? index->at(offs[off]) : fallback;
+    };
+  }
+
+  RawOption option(const std::vector<ShellWord>& words, size_t& k, bool vllm) const {
+    const ShellWord& w = words[k];
+    const std::string& t = w.text;
+    RawOption o;
+    o.short_form = t[1] != '-';
+    o.textual = true;
+    o.where = loc(w.start);
+    const size_t name_start = o.short_form ? 1 : 2;
+    const size_t eq = t.find('=', name_start);
+    bool has_value = eq != std::string::npos;
+    o.name = t.substr(name_start, has_value ? eq - name_start : std::string::npos);
+    if (has_value) {
+      o.value = t.substr(eq + 1);
+      o.value_pos = pos_map(w, eq + 1);
+    }
+    if (vllm && o.short_form && o.name.size() > 1 && o.name[0] == 'O' && o.name.find('.') == std::string::npos &&
+        std::isdigit(static_cast<unsigned char>(o.name[1]))) {  // -O3
+      o.value = o.name.substr(1);
+      o.value_pos = pos_map(w, 2);
+      o.name = "O";
+      has_value = true;
+    }
+    if (has_value) return o;
+    const std::string canon = canonical_name(o.name);
+    const std::string root = canon.substr(0, canon.find('.'));
+    const bool dotted = canon.find('.') != std::string::npos;
+    const bool flag =
+        !dotted && (vllm ? (vllm_flag_option(root) || (o.short_form && root == "ep")) : sglang_flag_option(root));
+    const bool list = !dotted && (vllm ? vllm_list_option(root) : sglang_list_option(root));
+    auto takes = [&](size_t j) {
+      return j < words.size() && (words[j].text.empty() || words[j].text[0] != '-' || is_number(words[j].text) ||
+                                  words[j].text == "-");
+    };
+    if (flag) {
+      o.value = true;
+    } else if (list) {
+      Json arr = Json::array();
+      while (takes(k + 1)) arr.push_back(words[++k].text);
+      o.value = std::move(arr);
+    } else if (takes(k + 1)) {
+      ++k;
+      o.value = words[k].text;
+      o.value_pos = pos_map(words[k], 0);
+    } else {
+      o.value = true;
+    }
+    return o;
   }
 
   // `vllm serve MODEL --config FILE`: FILE's options come before the command-line ones (the
@@ -293,16 +254,25 @@ class CommandReader {
   Status read_config(const RawOption& o, std::vector<RawOption>& out, ReadContext& ctx) {
     namespace fs = std::filesystem;
     const std::string given = o.value.get<std::string>();
+    if (has_unresolved(given)) {
+      ctx.notes.push_back({"warning",
+                           fmt::format("--config {} has no value here; its options are not checked", show_unresolved(given)),
+                           o.where});
+      ctx.unknown.push_back({o.name, show_unresolved(given), o.where});
+      return Ok{};
+    }
     std::vector<fs::path> candidates{fs::path(given)};
-    if (from_file_ && fs::path(given).is_relative()) candidates.push_back(fs::path(path_).parent_path() / given);
+    const bool from_file = col_.source().from_file;
+    if (from_file && fs::path(given).is_relative()) candidates.push_back(fs::path(col_.source().path).parent_path() / given);
     std::error_code ec;
     for (const fs::path& p : candidates) {
       if (!fs::is_regular_file(p, ec)) continue;
       // A script under review may name any local file: only its own directory tree is read.
-      if (from_file_ && !inside_tree(p, fs::path(path_).parent_path())) {
+      const fs::path script(col_.source().path);
+      if (from_file && !inside_tree(p, script.parent_path())) {
         ctx.notes.push_back({"warning",
                              fmt::format("--config {} lies outside the directory of {}: not read; its options are not checked",
-                                         excerpt_name(given), fs::path(path_).filename().string()),
+                                         excerpt_name(given), script.filename().string()),
                              o.where});
         ctx.unknown.push_back({o.name, o.value, o.where});
         return Ok{};
@@ -326,41 +296,251 @@ class CommandReader {
     return Ok{};
   }
 
-  std::shared_ptr<const LineIndex> index_;
-  std::string path_;
-  bool from_file_;
-  size_t expansion_budget_ = kMaxInputBytes;  // bytes all $NAME expansions may add
-  std::vector<ReaderNote> notes_;
+  const ServeCollector& col_;
+  const ServeCommand& sc_;
 };
+
+// `env A=1 ...` and `docker run -e A=1 / --env A=1 / --env=A=1 ...` before the serve words.
+void prefix_env(const std::vector<ShellWord>& words, size_t from, size_t to, const ServeCollector& col,
+                std::vector<std::pair<std::string, EnvSetting>>& env) {
+  auto set = [&](const std::string& name, EnvSetting s) {
+    for (auto& [n, v] : env)
+      if (n == name) {
+        v = std::move(s);
+        return;
+      }
+    env.emplace_back(name, std::move(s));
+  };
+  auto assignment = [](const std::string& t, std::string& name, std::string& value) {
+    const size_t eq = t.find('=');
+    if (eq == std::string::npos || eq == 0) return false;
+    name = t.substr(0, eq);
+    value = t.substr(eq + 1);
+    return std::all_of(name.begin(), name.end(), [](char c) { return shell_name_char(c); }) && shell_name_start(name[0]);
+  };
+  std::string name, value;
+  const bool env_cmd = from < words.size() && base_name(words[from].text) == "env";
+  for (size_t j = from; j < to; ++j) {
+    const std::string& t = words[j].text;
+    if ((t == "-e" || t == "--env") && j + 1 < to) {
+      if (assignment(words[j + 1].text, name, value)) set(name, {value, col.loc(words[j + 1].start)});
+      ++j;
+    } else if (t.rfind("--env=", 0) == 0 || t.rfind("-e=", 0) == 0) {
+      if (assignment(t.substr(t.find('=') + 1), name, value)) set(name, {value, col.loc(words[j].start)});
+    } else if (env_cmd && j > from && assignment(t, name, value)) {
+      set(name, {value, col.loc(words[j].start)});
+    }
+  }
+}
 
 }  // namespace
 
-Expected<ParsedServing> read_command_text(const std::string& text, const LineIndex& index) {
-  auto words = split_shell_words(text, index);
-  if (!words) return words.error();
-  CommandReader reader(std::make_shared<LineIndex>(index), index.file(), true);
-  return reader.read(std::move(*words));
+Status ServeCollector::serve(const std::vector<ShellWord>& words, size_t begin, const ShellCommand& c,
+                             const DeployInfo& context, const std::map<std::string, std::string>& reasons) {
+  // Each server becomes a report: a file that starts more is read up to the limit, and says so.
+  if (plans_.size() >= kMaxServers) {
+    if (!servers_capped_)
+      plans_.back().notes.push_back({"warning",
+                        fmt::format("more than {} servers are started in this file: the ones after the {}th are not "
+                                    "checked",
+                                    kMaxServers, kMaxServers),
+                        loc(words[begin].start)});
+    servers_capped_ = true;
+    return Ok{};
+  }
+  const ServeCommand sc = find_serve(words, begin);
+  std::vector<std::pair<std::string, EnvSetting>> env = context.env;
+  for (const auto& [k, v] : c.env) {
+    auto it = std::find_if(env.begin(), env.end(), [&](const auto& e) { return e.first == k; });
+    if (it != env.end()) it->second = v;
+    else env.emplace_back(k, v);
+  }
+  prefix_env(words, begin, sc.at, *this, env);
+  // A prompt (`$ `, `user@host:~$ `) pasted before the command.
+  for (size_t j = begin; j < sc.at; ++j) {
+    const std::string& t = words[j].text;
+    if (t == "$" || t == "#" || (t.size() > 1 && (t.back() == '$' || t.back() == '#') && t.find('@') != std::string::npos)) {
+      notes_.push_back({"warning",
+                        fmt::format("'{}' looks like a shell prompt copied with the command; a shell would try to run "
+                                    "it: read the command after it",
+                                    excerpt(t)),
+                        loc(words[j].start)});
+      break;
+    }
+  }
+  continuation_traps(c.end);
+  markdown_links(words[begin].start, c.end);
+  ArgsReader reader(*this, sc);
+  auto plan = reader.read(words, std::move(env), context, reasons);
+  if (!plan) return plan.error();
+  PlanWriter w(*plan);
+  const std::string engine = sc.engine == Engine::vllm ? "vllm" : "sglang";
+  plan->server = context.server.empty() ? fmt::format("line {}", loc(words[sc.at].start).line) : context.server;
+  w.set("deploy.server", plan->server, loc(words[sc.at].start));
+  if (!context.image.empty()) w.set("deploy.image", show_unresolved(context.image), context.image_where);
+  if (!context.gpus.is_null()) w.set("deploy.gpus", context.gpus, context.gpus_where);
+  const bool from_context = !context.engine_version.empty() && context.engine_version_engine == engine;
+  write_engine_version(w, from_context || fallback_version_.engine_version_source.empty() ? context : fallback_version_,
+                       engine);
+  for (const auto& n : context.notes) plan->notes.push_back(n);
+  plan->notes.insert(plan->notes.begin(), notes_.begin(), notes_.end());
+  notes_.clear();
+  plans_.push_back(std::move(*plan));
+  return Ok{};
 }
 
-Expected<ParsedServing> read_command_argv(const std::vector<std::string>& argv) {
-  const std::string path = "<command line>";
-  std::string line;
+// `[0.0.0.0](http://0.0.0.0/)` between FROM and TO in the file: a link a rendered page made of a
+// value. A shell reads the `(` as a syntax error or a subshell, so the word is not what it looks
+// like (the shell words no longer hold it whole: the file text is searched).
+void ServeCollector::markdown_links(size_t from, size_t to) {
+  const std::string& t = src_->text;
+  if (to <= from) return;  // where the command ends is not known (a YAML list: words are whole)
+  to = std::min(to, t.size());
+  for (size_t mid = t.find("](http", from); mid != std::string::npos && mid < to; mid = t.find("](http", mid + 2)) {
+    const size_t open = t.rfind('[', mid);
+    const size_t close = t.find(')', mid);
+    if (open == std::string::npos || open < from || close == std::string::npos ||
+        t.find_first_of(" \t\n", open) < close)
+      continue;
+    notes_.push_back({"warning",
+                      fmt::format("'{}' is a markdown link left by copying from a rendered page: a shell does not read "
+                                  "it as one word (meant: {})",
+                                  excerpt(t.substr(open, close + 1 - open)), excerpt(t.substr(open + 1, mid - open - 1))),
+                      loc(open)});
+  }
+}
+
+// After a serve command's last line: a backslash that continues into a blank line or a comment
+// ends the command there; whatever the author meant to follow is not part of it.
+void ServeCollector::continuation_traps(size_t end) {
+  const std::string& t = src_->text;
+  if (end == 0 || end >= t.size()) return;
+  size_t i = end;
+  while (i < t.size() && (t[i] == ' ' || t[i] == '\t')) ++i;
+  if (i + 1 >= t.size() || t[i] != '\\' || (t[i + 1] != '\n' && t[i + 1] != '\r')) return;
+  const size_t next = t.find('\n', i) + 1;
+  if (next == 0 || next >= t.size()) return;
+  size_t j = next;
+  while (j < t.size() && (t[j] == ' ' || t[j] == '\t' || t[j] == '\r')) ++j;
+  if (j >= t.size()) return;
+  if (t[j] == '\n')
+    notes_.push_back({"warning",
+                      "the command's last line ends with a backslash and the next line is blank: the command ends "
+                      "there, and a line after the blank one would run as a separate command",
+                      loc(i)});
+  else if (t[j] == '#')
+    notes_.push_back({"warning",
+                      "the command continues into a comment line (a commented-out option?): the comment ends the "
+                      "command, so the lines after it are not part of it",
+                      loc(j)});
+}
+
+Status ServeCollector::on_command(const ShellCommand& c, const DeployInfo& context,
+                                  const std::map<std::string, std::string>& reasons) {
+  const auto& words = c.words;
+  if (words.empty()) return Ok{};
+  if (const size_t run = find_container_run(words); run != std::string::npos)
+    return container_run(c, run, context);
+  // A here-document holding Kubernetes objects (or a compose file): `kubectl apply -f - <<EOF`,
+  // `cat <<EOF | kubectl apply -f -`, `cat > deploy.yaml <<EOF`.
+  for (const auto& h : c.heredocs)
+    if (looks_like_deploy_yaml(h.text))
+      if (auto st = read_kubernetes_docs(h.text, h.offsets, *this); !st) return st;
+  if (auto pip = pip_engine_version(words)) {  // a version the rest of the script installs
+    fallback_version_.engine_version = pip->version;
+    fallback_version_.engine_version_engine = pip->engine;
+    fallback_version_.engine_version_source = pip->why;
+    fallback_version_.engine_version_where = loc(words[0].start);
+    return Ok{};
+  }
+  if (find_serve(words, 0).engine == Engine::none) return Ok{};
+  return serve(words, 0, c, context, reasons);
+}
+
+Expected<ServingFile> read_script_text(std::shared_ptr<const CollectorSource> src) {
+  ServeCollector col(src);
+  ShellOptions opts;
+  opts.vars = col.base_vars();
+  const auto index = src->index;
+  ShellReader shell(src->text, [index](size_t off) { return index->at(off); }, std::move(opts));
+  DeployInfo none;
+  Status st = shell.run([&](const ShellCommand& c) { return col.on_command(c, none, shell.reasons()); });
+  if (!st) return st.error();
+  ServingFile out;
+  out.path = src->path;
+  out.plans = std::move(col.plans());
+  out.notes = std::move(shell.notes());
+  for (auto& n : col.notes()) out.notes.push_back(std::move(n));
+  if (!out.plans.empty()) {  // notes about the script as a whole go to every plan
+    for (auto& p : out.plans) p.notes.insert(p.notes.begin(), out.notes.begin(), out.notes.end());
+  }
+  return out;
+}
+
+Expected<ParsedServing> read_command_argv(const std::vector<std::string>& argv, const ReadOptions& options) {
+  auto src = std::make_shared<CollectorSource>();
+  src->path = "<command line>";
+  src->from_file = false;
+  src->options = options;
   std::vector<ShellWord> words;
   for (const std::string& arg : argv) {
-    if (!line.empty()) line += ' ';
+    if (!src->text.empty()) src->text += ' ';
     ShellWord w;
     w.text = arg;
-    w.start = line.size();
-    for (size_t i = 0; i < arg.size(); ++i) w.offsets.push_back(static_cast<uint32_t>(line.size() + i));
+    w.start = src->text.size();
+    for (size_t i = 0; i < arg.size(); ++i) w.offsets.push_back(static_cast<uint32_t>(src->text.size() + i));
+    w.end = w.start + arg.size();
     w.unquoted_prefix = arg.size();
-    line += arg;
+    src->text += arg;
     words.push_back(std::move(w));
   }
-  if (line.size() > kMaxInputBytes) return input_error("command line is too long", SourceLocation{path});
-  auto index = std::make_shared<LineIndex>(path, line);
-  if (auto st = check_text(*index, line); !st) return st.error();
-  CommandReader reader(index, path, false);
-  return reader.read(std::move(words));
+  if (src->text.size() > kMaxInputBytes) return input_error("command line is too long", SourceLocation{src->path});
+  src->index = std::make_shared<LineIndex>(src->path, src->text);
+  if (auto st = check_text(*src->index, src->text); !st) return st.error();
+  // `NAME=VALUE vllm serve ...` as argv: the assignments are the command's environment, as a
+  // shell would make them (read through `env NAME=VALUE ...`).
+  if (!words.empty()) {
+    const std::string& t = words.front().text;
+    const size_t eq = t.find('=');
+    if (eq != std::string::npos && eq > 0 && shell_name_start(t[0]) &&
+        std::all_of(t.begin(), t.begin() + static_cast<long>(eq), [](char c) { return shell_name_char(c); })) {
+      ShellWord env = words.front();
+      env.text = "env";
+      env.offsets.assign(3, static_cast<uint32_t>(env.start));
+      env.end = env.start;
+      words.insert(words.begin(), std::move(env));
+    }
+  }
+  // `NAME=VALUE vllm serve ...` as argv: the assignments are the command's environment, as a
+  // shell would make them (read through `env NAME=VALUE ...`).
+  if (!words.empty()) {
+    const std::string& t = words.front().text;
+    const size_t eq = t.find('=');
+    if (eq != std::string::npos && eq > 0 && shell_name_start(t[0]) &&
+        std::all_of(t.begin(), t.begin() + static_cast<long>(eq), [](char c) { return shell_name_char(c); })) {
+      ShellWord env = words.front();
+      env.text = "env";
+      env.offsets.assign(3, static_cast<uint32_t>(env.start));
+      env.end = env.start;
+      words.insert(words.begin(), std::move(env));
+    }
+  }
+  ServeCollector col(src);
+  ShellOptions opts;
+  opts.vars = col.base_vars();
+  const auto index = src->index;
+  ShellReader shell(src->text, [index](size_t off) { return index->at(off); }, std::move(opts));
+  DeployInfo none;
+  Status st = shell.run_argv(std::move(words), [&](const ShellCommand& c) { return col.on_command(c, none, shell.reasons()); });
+  if (!st) return st.error();
+  if (col.plans().empty())
+    return input_error(
+        "no serve command found: expected `vllm serve MODEL ...`, `python -m vllm.entrypoints.openai.api_server "
+        "...`, `python -m sglang.launch_server ...` or `sglang serve ...`",
+        SourceLocation{src->path});
+  ParsedServing p = std::move(col.plans().front());
+  p.server.clear();
+  return p;
 }
 
 }  // namespace specprobe::serving

@@ -49,9 +49,9 @@ Expected<std::vector<RawOption>> read_yaml_options(const std::string& text, cons
                                                    std::vector<ReaderNote>& notes);
 Expected<std::vector<RawOption>> read_json_options(const std::string& text, const LineIndex& index);
 
-// Command readers (serving_command.cpp).
-Expected<ParsedServing> read_command_text(const std::string& text, const LineIndex& index);
-Expected<ParsedServing> read_command_argv(const std::vector<std::string>& argv);
+// The command line after `specprobe check --` (serving_command.cpp); scripts and the other deploy
+// forms: serving_forms.hpp.
+Expected<ParsedServing> read_command_argv(const std::vector<std::string>& argv, const ReadOptions& options);
 
 }  // namespace specprobe::serving
 
@@ -88,6 +88,29 @@ Expected<int64_t> to_int(const Json& v, std::string_view what, const SourceLocat
 Expected<bool> to_bool(const Json& v, std::string_view what, const SourceLocation& where);
 Expected<double> to_float(const Json& v, std::string_view what, const SourceLocation& where);
 std::string to_text(const Json& v);  // strings as is, anything else as JSON text
+
+// The engine's option tables (option_tables.hpp, every release) on a flag as written with its
+// dashes: the option it names through an alias, a `--no-X` negation or an unambiguous
+// abbreviation. known=false: no release accepts it (SP1014 reports it, see option_check.hpp);
+// table=false: no table for this engine.
+struct TableName {
+  bool table = true;
+  bool known = false;
+  std::string option;
+  bool negative = false;
+  bool abbreviation = false;
+};
+TableName table_name(std::string_view engine, const std::string& flag);
+
+// Whether a long option (canonical name, no dashes) takes no value, a list or one value, by the tables.
+enum class Arity { unknown, flag, list, value };
+Arity table_arity(std::string_view engine, std::string_view canonical);
+
+// Writes options.given: every option as written, in order, a repetition with the same value once
+// (flag with its dashes, or the config
+// key; source command|config; value, JSON text parsed), located at options.given.<i> and each key
+// of a mapping value at options.given.<i>.value.<key>. The per-release check reads it.
+void record_given_options(const std::vector<RawOption>& options, PlanWriter& w);
 
 // Flags that take no value on a command line (true = this engine's spelling is a flag).
 bool vllm_flag_option(std::string_view canonical);

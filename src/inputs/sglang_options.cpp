@@ -22,7 +22,8 @@ const std::set<std::string, std::less<>> kFlags = {
 const std::set<std::string, std::less<>> kLists = {"cuda-graph-bs", "served-model-name", "lora-paths",
                                                     "api-key"};
 
-// Older or alternative spellings -> the canonical SGLang flag.
+// Older or alternative spellings -> the canonical SGLang flag; used only when the option tables
+// cannot be loaded (the tables know every alias and abbreviation per release).
 const std::map<std::string, std::string, std::less<>> kSpellings = {
     {"model", "model-path"},
     {"tp", "tp-size"},
@@ -41,14 +42,16 @@ struct Entry {
   std::string written;
   Json value;
   SourceLocation where;
+  bool known = true;  // some release accepts the name (else SP1014 reports it, not the reader)
 };
 
 }  // namespace
 
 bool sglang_flag_option(std::string_view c) {
-  return kFlags.count(c) > 0 || c.substr(0, 7) == "enable-" || c.substr(0, 8) == "disable-";
+  return kFlags.count(c) > 0 || c.substr(0, 7) == "enable-" || c.substr(0, 8) == "disable-" ||
+         table_arity("sglang", c) == Arity::flag;
 }
-bool sglang_list_option(std::string_view c) { return kLists.count(c) > 0; }
+bool sglang_list_option(std::string_view c) { return kLists.count(c) > 0 || table_arity("sglang", c) == Arity::list; }
 
 Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, ReadContext ctx) {
   ParsedServing out;
@@ -57,21 +60,33 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
   out.notes = std::move(ctx.notes);
   out.unknown = std::move(ctx.unknown);
   PlanWriter w(out);
+  record_given_options(options, w);
 
   std::map<std::string, Entry> opts;
   for (const RawOption& o : options) {
     std::string name = canonical_name(o.name);
-    if (o.short_form) {
-      out.unknown.push_back({o.name, o.value, o.where});
-      continue;
-    }
-    if (auto s = kSpellings.find(name); s != kSpellings.end()) {
-      if (name == "speculative-algo" || name == "speculative-draft" || name == "mem-fraction")
-        w.note("info", fmt::format("--{} is an older spelling of --{}", name, s->second), o.where);
-      name = s->second;
+    // The tables name the option (aliases, unambiguous prefixes); names no release accepts are
+    // reported by SP1014, the flag keeping its dashes as written.
+    const size_t extra_dashes = o.textual ? std::min(o.name.find_first_not_of('-'), o.name.size()) : 0;
+    const TableName tn = table_name("sglang", (o.textual && o.short_form ? "-" : "--") + std::string(extra_dashes, '-') + name);
+    if (tn.table && !tn.known) continue;
+    if (tn.table) {
+      name = tn.option;
+    } else {
+      if (o.short_form) {
+        out.unknown.push_back({o.name, o.value, o.where});
+        continue;
+      }
+      if (auto s = kSpellings.find(name); s != kSpellings.end()) name = s->second;
     }
     if (opts.count(name)) w.note("info", fmt::format("--{} is given more than once; the later value wins", name), o.where);
-    opts[name] = Entry{o.name, o.value, o.where};
+    Json value = o.value;
+    if (tn.negative) {
+      auto b = to_bool(o.value, o.name, o.where);
+      if (!b) return b.error();
+      value = !*b;
+    }
+    opts[name] = Entry{o.name, std::move(value), o.where};
   }
 
   write_common_facts(w, ctx, "sglang");

@@ -23,11 +23,12 @@ const std::set<std::string, std::less<>> kJsonOptions = {
     "limit-mm-per-prompt", "mm-processor-kwargs", "pooler-config", "override-pooler-config",
     "profiler-config", "weight-transfer-config", "kernel-config", "ir-op-priority"};
 
-// Single-dash aliases (`add_argument("--compilation-config", "-cc", ...)`).
+// Single-dash aliases (`add_argument("--compilation-config", "-cc", ...)`), used only when the
+// option tables cannot be loaded; the tables know every alias per release.
 const std::map<std::string, std::string, std::less<>> kAliases = {
     {"tp", "tensor-parallel-size"}, {"pp", "pipeline-parallel-size"}, {"dp", "data-parallel-size"},
     {"ep", "enable-expert-parallel"}, {"cc", "compilation-config"}, {"ac", "attention-config"},
-    {"O", "optimization-level"},     {"q", "quantization"}};
+    {"O", "optimization-level"},     {"q", "quantization"}, {"sc", "speculative-config"}};
 
 const std::set<std::string, std::less<>> kFlags = {
     "trust-remote-code", "enforce-eager", "enable-prefix-caching", "enable-chunked-prefill",
@@ -53,6 +54,7 @@ struct Entry {
   bool textual = false;
   SourceLocation where;
   std::map<std::string, SourceLocation> inner;
+  bool known = true;  // some release accepts the name (else SP1014 reports it, not the reader)
 };
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -113,31 +115,44 @@ bool dotted_python_path(const std::string& s) {
 Expected<std::map<std::string, Entry>> fold_options(const std::vector<RawOption>& options, PlanWriter& w,
                                                     ParsedServing& out) {
   std::map<std::string, Entry> opts;
-  auto keep_unknown = [&](const RawOption& o) { out.unknown.push_back({o.name, o.value, o.where}); };
+  // Options no release accepts are reported by SP1014 (option_check.cpp); the rest that the
+  // builder does not model stay notes.
+  auto keep_unknown = [&](const RawOption& o, bool known) {
+    if (known) out.unknown.push_back({o.name, o.value, o.where});
+  };
 
   for (const RawOption& o : options) {
     std::string name = canonical_name(o.name);
     const size_t dot = name.find('.');
     std::string root = name.substr(0, dot);
     std::string path = dot == std::string::npos ? std::string() : name.substr(dot + 1);
-    if (o.short_form) {
+    // The tables name the option: aliases, --no-X, --disable-X (0.33), unambiguous prefixes. The
+    // flag keeps the dashes as written: "----speculative-config" is no option of any release.
+    bool negative = false, known = true;
+    const std::string written_root = canonical_name(o.name.substr(0, o.name.find('.')));
+    const size_t extra_dashes = o.textual ? std::min(o.name.find_first_not_of('-'), o.name.size()) : 0;
+    const TableName tn = table_name(
+        "vllm", (o.textual && o.short_form ? "-" : "--") + std::string(extra_dashes, '-') + written_root);
+    if (tn.table) {
+      known = tn.known;
+      if (known) {
+        root = tn.option;
+        negative = tn.negative;
+      } else {
+        keep_unknown(o, false);
+        continue;
+      }
+    } else if (o.short_form) {
       auto a = kAliases.find(root);
       if (a == kAliases.end()) {
-        keep_unknown(o);
+        keep_unknown(o, true);
         continue;
       }
       root = a->second;
-    } else if (kAliases.count(root) && root != "q") {
-      w.note("warning",
-             fmt::format("'{}' is not a vLLM option name here (only the one-dash alias -{} is); use {}",
-                         excerpt(o.name), excerpt(root), kAliases.at(root)),
-             o.where);
-      keep_unknown(o);
-      continue;
     }
     if (!path.empty()) {
       if (!kJsonOptions.count(root)) {
-        keep_unknown(o);
+        keep_unknown(o, false);  // SP1015: not a JSON option
         continue;
       }
       // Real dotted keys are a few levels deep; a hostile one would build a JSON nest deep enough
@@ -179,13 +194,16 @@ Expected<std::map<std::string, Entry>> fold_options(const std::vector<RawOption>
       continue;
     }
     Json value = o.value;
-    if (starts_with(root, "no-") && kFlags.count(root.substr(3))) {
-      auto b = to_bool(o.value, root, o.where);
-      if (!b) return b.error();
+    if (!tn.table && starts_with(root, "no-") && kFlags.count(root.substr(3))) {
+      negative = true;
       root = root.substr(3);
+    }
+    if (negative) {
+      auto b = to_bool(o.value, o.name, o.where);
+      if (!b) return b.error();
       value = !*b;
     }
-    Entry e{o.name, std::move(value), o.textual, o.where, {}};
+    Entry e{o.name, std::move(value), o.textual, o.where, {}, known};
     if (kJsonOptions.count(root)) {
       if (root == "compilation-config" && (o.value.is_number_integer() ||
                                            (o.value.is_string() && human_readable_int(o.value.get<std::string>())))) {
@@ -530,9 +548,10 @@ Status write_speculative(const Use& use, PlanWriter& w, const ReadContext&) {
 }  // namespace
 
 bool vllm_flag_option(std::string_view c) {
-  return kFlags.count(c) > 0 || starts_with(c, "no-") || starts_with(c, "enable-") || starts_with(c, "disable-");
+  return kFlags.count(c) > 0 || starts_with(c, "no-") || starts_with(c, "enable-") || starts_with(c, "disable-") ||
+         table_arity("vllm", c) == Arity::flag;
 }
-bool vllm_list_option(std::string_view c) { return kLists.count(c) > 0; }
+bool vllm_list_option(std::string_view c) { return kLists.count(c) > 0 || table_arity("vllm", c) == Arity::list; }
 
 
 Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadContext ctx) {
@@ -542,6 +561,7 @@ Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadCo
   out.notes = std::move(ctx.notes);
   out.unknown = std::move(ctx.unknown);
   PlanWriter w(out);
+  record_given_options(options, w);
   auto folded = fold_options(options, w, out);
   if (!folded) return folded.error();
   std::map<std::string, Entry>& opts = *folded;
@@ -573,7 +593,7 @@ Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadCo
     if (auto st = sp.write(use, w, ctx); !st) return st.error();
 
   for (auto& [name, e] : opts)
-    if (!used.count(name)) out.unknown.push_back({e.written.empty() ? name : e.written, e.value, e.where});
+    if (!used.count(name) && e.known) out.unknown.push_back({e.written.empty() ? name : e.written, e.value, e.where});
 
   // Defaults every plan carries (vLLM's own defaults; file-level location).
   w.set_default("serve.tp", 1);

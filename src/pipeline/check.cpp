@@ -11,7 +11,9 @@
 
 namespace specprobe {
 
-Expected<Report> run_check(const CheckRequest& req, const Services& services) {
+namespace {
+
+Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Services& services) {
   const auto t0 = services.clock();
   Report report;
   report.argv = req.invocation;
@@ -41,7 +43,8 @@ Expected<Report> run_check(const CheckRequest& req, const Services& services) {
     return facts;
   };
   phase("reading the serving plan");
-  if (auto st = stage("inputs.serving", [&] { return stages::read_plan(req, report, inputs, locations); }); !st)
+  if (auto st = stage("inputs.serving", [&] { return stages::use_plan(req, std::move(plan), report, inputs, locations); });
+      !st)
     return st.error();
   if (!req.python.empty()) phase("asking " + req.python + " where it imports from");
   if (auto st = stage("inputs.python_env", [&] { return stages::add_python(req, services, report, inputs, python_executable); }); !st)
@@ -89,6 +92,26 @@ Expected<Report> run_check(const CheckRequest& req, const Services& services) {
   report.facts = std::move(facts);
   report.duration_ms = std::chrono::duration<double, std::milli>(services.clock() - t0).count();
   return report;
+}
+
+}  // namespace
+
+Expected<Report> run_check(const CheckRequest& req, const Services& services) {
+  auto file = stages::read_plans(req);
+  if (!file) return file.error();
+  return run_plan(req, std::move(file->plans.front()), services);
+}
+
+Expected<std::vector<Report>> run_checks(const CheckRequest& req, const Services& services) {
+  auto file = stages::read_plans(req);
+  if (!file) return file.error();
+  std::vector<Report> out;
+  for (ParsedServing& plan : file->plans) {
+    auto r = run_plan(req, std::move(plan), services);
+    if (!r) return r.error();
+    out.push_back(std::move(*r));
+  }
+  return out;
 }
 
 }  // namespace specprobe

@@ -22,9 +22,13 @@
 namespace specprobe {
 
 struct CheckRequest {
-  // The plan: a serving config or deploy script, or a command line (argv).
+  // The plan: a serving config or deploy script ("-": TEXT, read from stdin by the caller), or a
+  // command line (argv).
   std::string file;
+  std::string text;                // FILE's content when FILE is "-"
   std::vector<std::string> argv;
+  std::vector<std::string> env;    // --env NAME=VALUE: the environment the deploy file runs in
+  bool process_environment = true; // specprobe's own environment resolves the file's variables too
   std::string engine;              // "vllm" | "sglang" to override detection; "" = detected
   std::string model;               // checkpoint dir; "" = the plan's model when it is a local dir
   std::string gpu = "auto";        // auto (the driver) | a name or arch from the known-GPU table
@@ -45,7 +49,11 @@ struct CheckRequest {
 };
 
 // Runs the whole pipeline. Input and usage problems are errors (exit 2); a missing GPU or driver is
-// not (the report says what it fell back to).
+// not (the report says what it fell back to). A file that starts several servers: the first.
 Expected<Report> run_check(const CheckRequest& request, const Services& services);
+
+// The same for every server the request's file starts (one report each, in file order). A file
+// that starts none is an input error naming the file and saying why.
+Expected<std::vector<Report>> run_checks(const CheckRequest& request, const Services& services);
 
 }  // namespace specprobe

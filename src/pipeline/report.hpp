@@ -25,6 +25,7 @@ struct Report {
   std::vector<std::string> argv;
   std::string input_path;
   std::string input_form;  // "vllm-yaml", ...
+  std::string server;      // which server of the file ("service vllm"); empty when it starts one
   std::string engine;
   std::string verdict;     // "supported" | "not-supported" | "unknown" (pipeline/verdict.hpp)
   std::vector<MissingFact> missing;       // why the verdict is unknown, and how to supply each fact

@@ -24,18 +24,52 @@ constexpr const char* kFallbackGpu = "H100";
 
 }  // namespace
 
-Status read_plan(const CheckRequest& req, Report& report, Json& facts, std::map<std::string, SourceLocation>& locations) {
+Expected<ServingFile> read_plans(const CheckRequest& req) {
   if (req.file.empty() && req.argv.empty())
     return usage_error("check needs a FILE, or a command line after `--` (specprobe check -- vllm serve MODEL ...)");
-  Expected<ParsedServing> parsed = req.argv.empty() ? read_serving_file(req.file) : read_serving_argv(req.argv);
-  if (!parsed) return parsed.error();
-  facts = std::move(parsed->facts);
+  ReadOptions options;
+  options.process_environment = req.process_environment;
+  for (const auto& kv : req.env) {
+    const size_t eq = kv.find('=');
+    const std::string name = kv.substr(0, eq);
+    if (eq == std::string::npos || name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        }) || std::isdigit(static_cast<unsigned char>(name[0])))
+      return usage_error(fmt::format("--env expects NAME=VALUE, got '{}'", kv));
+    options.env[name] = kv.substr(eq + 1);
+  }
+  if (!req.argv.empty()) {
+    auto parsed = read_serving_argv(req.argv, options);
+    if (!parsed) return parsed.error();
+    ServingFile f;
+    f.path = parsed->path;
+    f.plans.push_back(std::move(*parsed));
+    return f;
+  }
+  auto f = req.file == "-" ? read_serving_text(req.text, "<stdin>", options) : read_serving_plans(req.file, options);
+  if (!f) return f.error();
+  if (f->plans.empty()) {
+    std::string why;
+    for (const auto& n : f->notes) why += fmt::format("\n  {}: {}", n.where.known() ? n.where.str() : f->path, n.message);
+    return input_error(fmt::format("no vLLM or SGLang server is started here (expected `vllm serve MODEL ...`, `python "
+                                   "-m vllm.entrypoints.openai.api_server ...`, `python -m sglang.launch_server ...`, "
+                                   "`sglang serve ...`, or a container running one){}",
+                                   why),
+                       SourceLocation{f->path});
+  }
+  return f;
+}
+
+Status use_plan(const CheckRequest& req, ParsedServing plan, Report& report, Json& facts,
+                std::map<std::string, SourceLocation>& locations) {
+  facts = std::move(plan.facts);
   if (!req.engine.empty()) facts["engine"]["name"] = req.engine;
-  locations = std::move(parsed->locations);
-  report.input_path = parsed->path;
-  report.input_form = std::string(to_string(parsed->form));
-  for (const auto& n : parsed->notes) report.notes.push_back({n.severity, n.message, n.where});
-  for (const auto& u : parsed->unknown)
+  locations = std::move(plan.locations);
+  report.input_path = plan.path;
+  report.input_form = std::string(to_string(plan.form));
+  report.server = plan.server;
+  for (const auto& n : plan.notes) report.notes.push_back({n.severity, n.message, n.where});
+  for (const auto& u : plan.unknown)
     report.notes.push_back(
         {"info", fmt::format("option '{}' is not modelled by specprobe; kept as given ({})", excerpt(u.name), excerpt(u.value)),
          u.where});
@@ -73,6 +107,18 @@ Status add_libs(const CheckRequest& req, Json& facts) {
     if (!l) return l.error();
     libs.push_back(*l);
   }
+  // What the deploy file states (image tag, pip line, pins next to it) for the libraries that
+  // nothing above gives.
+  auto given = [&](const std::string& key) {
+    return std::any_of(libs.begin(), libs.end(), [&](const LibVersion& l) { return l.key == key; });
+  };
+  const std::string engine = fact_string(facts, "engine.name").value_or("vllm");
+  if (auto v = fact_string(facts, "deploy.engine_version"); v && !given(engine))
+    libs.push_back({engine, *v, fact_string(facts, "deploy.engine_version_source").value_or("the deploy file")});
+  if (const Json* pins = find_fact(facts, "deploy.lib_pins"); pins && pins->is_object())
+    for (auto it = pins->begin(); it != pins->end(); ++it)
+      if (!given(it.key()) && it.value().contains("version") && it.value()["version"].is_string())
+        libs.push_back({it.key(), it.value()["version"].get<std::string>(), it.value().value("source", "a pin next to the deploy file")});
   add_lib_facts(facts, libs);
   return Ok{};
 }
@@ -82,22 +128,33 @@ Status add_model(const CheckRequest& req, Report& report, Json& facts, std::stri
   if (dir.empty()) {
     const auto id = fact_string(facts, "model.id");
     std::error_code ec;
-    if (id && fs::exists(*id, ec) && !req.argv.empty()) dir = *id;  // a command line: named by the user
-    else if (id && fs::exists(*id, ec) && inside_tree(*id, fs::path(req.file).parent_path()))
-      dir = *id;
-    else if (id && fs::exists(*id, ec))  // a config under review may name any local path (SECURITY.md)
+    if (id && fs::exists(*id, ec) && (!req.argv.empty() || inside_tree(*id, fs::path(req.file).parent_path()))) {
+      dir = *id;  // a command line is named by the user; a config's path is read inside its tree only
+    } else if (id && fs::exists(*id, ec)) {  // a config under review may name any local path (SECURITY.md)
       report.notes.push_back({"warning",
                               fmt::format("model '{}' lies outside the directory of {}: not read (pass --model "
                                           "DIR to check that checkpoint)",
                                           excerpt_name(*id), fs::path(req.file).filename().string()),
                               {}});
-    else if (id)
+    } else if (auto cached = id ? find_in_hf_cache(*id) : std::nullopt) {
+      dir = *cached;
+      report.notes.push_back(
+          {"info", fmt::format("model '{}' read from the Hugging Face cache: {}", excerpt_name(*id), *cached), {}});
+    } else if (id && looks_like_repo_id(*id)) {
+      report.notes.push_back({"info",
+                              fmt::format("model '{}' is not a local directory and not in the Hugging Face cache "
+                                          "(HF_HUB_CACHE, HF_HOME/hub or ~/.cache/huggingface/hub): model facts are "
+                                          "unknown (pass --model DIR or populate the HF cache; specprobe never "
+                                          "downloads)",
+                                          excerpt_name(*id)),
+                              {}});
+    } else if (id) {
       report.notes.push_back({"info",
                               fmt::format("model '{}' is not a local directory: model facts are unknown (pass "
                                           "--model DIR with the checkpoint or its config.json)",
                                           excerpt_name(*id)),
                               {}});
-    else
+    } else
       report.notes.push_back({"info", "no model given: model facts are unknown (pass --model DIR)", {}});
   }
   if (dir.empty()) return Ok{};

@@ -6,16 +6,21 @@
 
 #include "common/error.hpp"
 #include "common/json.hpp"
+#include "inputs/serving.hpp"
 #include "pipeline/check.hpp"
 #include "pipeline/report.hpp"
 #include "pipeline/services.hpp"
 
 namespace specprobe::stages {
 
-// The serving plan: the file or command line read into plan facts; reader notes and unmodelled
-// options become report notes. LOCATIONS receives where each fact was set.
-Status read_plan(const CheckRequest& req, Report& report, Json& facts,
-                 std::map<std::string, SourceLocation>& locations);
+// Every serving plan of the request: the file (or stdin text) or command line, read with the
+// request's --env. Usage error for a malformed --env.
+Expected<ServingFile> read_plans(const CheckRequest& req);
+
+// One serving plan into plan facts; reader notes and unmodelled options become report notes.
+// LOCATIONS receives where each fact was set.
+Status use_plan(const CheckRequest& req, ParsedServing plan, Report& report, Json& facts,
+                std::map<std::string, SourceLocation>& locations);
 
 // python.*: --python asked once about itself (its path is the fallback, with a warning).
 // PYTHON_EXECUTABLE receives what to run adapters with (empty when the interpreter did not answer).
@@ -23,7 +28,8 @@ Status add_python(const CheckRequest& req, const Services& services, Report& rep
                   std::string& python_executable);
 
 // lib.*: the distributions in --site-packages dirs and the --python site-packages (python.*),
-// then --lib.
+// then --lib; a library none of them gives takes the version the deploy file states
+// (deploy.engine_version for the engine, deploy.lib_pins for kernel libraries).
 Status add_libs(const CheckRequest& req, Json& facts);
 
 // model.*: config.json of --model, or of the plan's model when it is a local directory. Sets

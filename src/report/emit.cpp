@@ -1,6 +1,8 @@
 // The format table and report writing (see emit.hpp).
 #include "report/emit.hpp"
 
+#include <algorithm>
+
 #include "common/output_file.hpp"
 #include "report/printers.hpp"
 
@@ -49,6 +51,77 @@ std::vector<std::string> selectable_format_names() {
   for (const auto& f : report_formats())
     if (f.selectable) out.emplace_back(f.name);
   return out;
+}
+
+namespace {
+
+std::string server_header(const Report& r, size_t i, size_t n) {
+  return fmt::format("== server {} of {}: {}{} ==\n", i + 1, n, r.input_path, r.server.empty() ? "" : " (" + r.server + ")");
+}
+
+std::string render_many(const std::string& format, const std::vector<Report>& reports, const RenderOptions& o) {
+  const size_t n = reports.size();
+  std::string out;
+  if (format == "json") {
+    Json j = Json::object();
+    j["$schema"] = "https://specprobe.dev/schema/reports-1.json";
+    j["schema_version"] = kReportSchemaVersion;
+    j["tool"] = report_tool_json();
+    int worst = 0;
+    Json list = Json::array();
+    for (const auto& r : reports) {
+      worst = std::max(worst, r.exit_code);
+      Json one = report_to_json(r);
+      if (!r.server.empty()) one["input"]["server"] = r.server;
+      list.push_back(std::move(one));
+    }
+    j["exit_code"] = worst;
+    j["reports"] = std::move(list);
+    return dump(j);
+  }
+  if (format == "sarif") {
+    Json merged;
+    for (const auto& r : reports) {
+      Json one = Json::parse(render_sarif_format(r, o));
+      if (merged.is_null()) merged = std::move(one);
+      else for (auto& run : one["runs"]) merged["runs"].push_back(std::move(run));
+    }
+    return dump(merged);
+  }
+  if (format == "junit") return reports_to_junit(reports);
+  const ReportFormat* f = find_report_format(format);
+  for (size_t i = 0; i < n; ++i) {
+    if (format == "text") out += (i ? "\n" : "") + server_header(reports[i], i, n);
+    out += f ? f->render(reports[i], o) : std::string();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Error> emit_reports(const std::vector<Report>& reports, const std::vector<ReportOutput>& outputs,
+                                const RenderOptions& options, std::FILE* stream) {
+  if (reports.size() == 1) return emit_report(reports.front(), outputs, options, stream);
+  std::vector<Error> problems;
+  for (const auto& out : outputs) {
+    if (!find_report_format(out.format)) {
+      problems.push_back(internal_error(fmt::format("no report format '{}'", out.format)));
+      continue;
+    }
+    RenderOptions o = options;
+    if (!out.path.empty()) o.color = false;
+    const std::string text = render_many(out.format, reports, o);
+    Status st = Ok{};
+    if (out.path.empty()) {
+      std::FILE* fp = out.stream ? out.stream : stream;
+      std::fflush(stream);
+      st = write_stream(fp, text);
+    } else {
+      st = out.append ? append_file(out.path, text) : write_file_atomic(out.path, text);
+    }
+    if (!st) problems.push_back(st.error());
+  }
+  return problems;
 }
 
 std::vector<Error> emit_report(const Report& report, const std::vector<ReportOutput>& outputs,

@@ -47,4 +47,12 @@ struct ReportOutput {
 std::vector<Error> emit_report(const Report& report, const std::vector<ReportOutput>& outputs,
                                const RenderOptions& options, std::FILE* stream);
 
+// Several reports (a file that starts several servers, several files) in one output each: text
+// with a header line per server; JSON as {"schema_version", "tool", "exit_code", "reports": [one
+// report-1 object each, input.server naming the server]} (docs/schema/reports-1.json); SARIF
+// with one run per report; JUnit with one testsuite per report; GitHub annotations and summaries
+// one after the other. One report: exactly emit_report.
+std::vector<Error> emit_reports(const std::vector<Report>& reports, const std::vector<ReportOutput>& outputs,
+                                const RenderOptions& options, std::FILE* stream);
+
 }  // namespace specprobe

@@ -24,7 +24,7 @@ std::string render_text(const Report& report, const TextStyle& style);
 Json report_to_json(const Report& report);
 // {"name": "specprobe", "version", "git_sha"}: the tool block of every JSON document.
 Json report_tool_json();
-inline constexpr const char* kReportSchemaVersion = "1.1.0";
+inline constexpr const char* kReportSchemaVersion = "1.2.0";
 
 // Whether colour is wanted: --color always/never, else FORCE_COLOR/CLICOLOR_FORCE, NO_COLOR,
 // then isatty(stdout) && TERM != dumb.

@@ -205,7 +205,15 @@ RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std
   r.message = render_template(rule.message, r.params, facts);
   r.remediation = render_template(rule.remediation, r.params, facts);
 
-  r.location = anchor_location(rule.location, locations, default_file);
+  // A location fact that is not placed itself but holds the name of one that is (options.unknown_at
+  // = "options.given.3") anchors the finding at that one: the fact a list-valued rule is about
+  // differs from run to run.
+  std::string anchor = rule.location;
+  if (!locations.count(anchor))
+    if (const Json* named = find_fact(facts, anchor); named && named->is_string() && locations.count(named->get<std::string>()))
+      anchor = named->get<std::string>();
+  r.location_fact = anchor;
+  r.location = anchor_location(anchor, locations, default_file);
   return r;
 }
 

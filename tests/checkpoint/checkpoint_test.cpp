@@ -667,3 +667,47 @@ TEST_CASE("checkpoint: missing directory and missing config are input errors", "
   REQUIRE_FALSE(r2);
   CHECK(r2.error().where.file.find(t.path.string()) != std::string::npos);
 }
+
+TEST_CASE("checkpoint: metadata only (config.json and the index, no shards) is one note, not an error", "[checkpoint]") {
+  // What CI keeps of a checkpoint: the header checks are skipped with one note (this was SP2001
+  // "shard does not exist" per shard and verdict not-supported).
+  TempDir t;
+  const fs::path d = t.path / "meta";
+  write_text(d / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1,
+                                    "quantization_config": {"quant_method": "fp8", "ignored_layers": ["lm_head"]}})");
+  write_index(d, {{"model-00001-of-00002.safetensors", {{"model.layers.0.self_attn.o_proj.weight", "BF16", {8, 8}}}},
+                  {"model-00002-of-00002.safetensors", {{"lm_head.weight", "BF16", {8, 8}}}}});
+  auto a = must_analyze(d);
+  INFO(a.facts["checkpoint"].dump(2));
+  CHECK(a.facts["checkpoint"]["metadata_only"] == true);
+  CHECK(a.facts["checkpoint"]["problem_count"] == 0);
+  CHECK(a.facts["quant"].value("ignore_unmatched_count", 0) == 0);
+  size_t notes = 0;
+  for (const CheckpointNote& n : a.notes) {
+    CHECK(n.severity != "error");
+    if (n.code == "metadata_only") {
+      ++notes;
+      CHECK(n.message.find("names 2 shard files and none is present") != std::string::npos);
+    }
+  }
+  CHECK(notes == 1);
+
+  // Missing SOME shards while others exist stays an error for each missing one.
+  const fs::path p = t.path / "partial";
+  write_text(p / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
+  const std::vector<T> s1 = {{"model.layers.0.self_attn.o_proj.weight", "BF16", {8, 8}}};
+  write_index(p, {{"model-00001-of-00002.safetensors", s1}, {"model-00002-of-00002.safetensors", {{"lm_head.weight", "BF16", {8, 8}}}}});
+  write_shard(p / "model-00001-of-00002.safetensors", s1);
+  auto b = must_analyze(p);
+  CHECK(b.facts["checkpoint"]["metadata_only"] == false);
+  CHECK(b.facts["checkpoint"]["problem_count"] == 1);
+  CHECK(has_code(b, "missing_shard"));
+
+  // An unsafe weight_map path is still reported in a metadata-only checkpoint.
+  const fs::path e = t.path / "escape";
+  write_text(e / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
+  write_text(e / "model.safetensors.index.json", R"({"weight_map": {"a": "../elsewhere.safetensors", "b": "model.safetensors"}})");
+  auto c = must_analyze(e);
+  CHECK(c.facts["checkpoint"]["metadata_only"] == true);
+  CHECK(has_code(c, "weight_map_escape"));
+}

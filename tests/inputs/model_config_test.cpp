@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "inputs/json_relaxed.hpp"
@@ -271,4 +273,86 @@ TEST_CASE("model_config: hf_quant_config.json supplies ModelOpt quantization", "
   CHECK(c.quant_method == "modelopt");
   CHECK(c.quant_config_source == "hf_quant_config.json");
   CHECK(c.kv_cache_scheme);
+}
+
+TEST_CASE("model_config: counts outside every model's range are input errors naming the field", "[model_config]") {
+  TempDir t;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"model_type": "llama", "num_hidden_layers": 2000000000, "num_attention_heads": 32})", "num_hidden_layers = 2000000000"},
+      {R"({"model_type": "llama", "num_hidden_layers": 32, "num_attention_heads": 0})", "num_attention_heads = 0"},
+      {R"({"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 64})", "num_key_value_heads = 64 exceeds"},
+      {R"({"model_type": "llama", "hidden_size": -4096})", "hidden_size = -4096"},
+      {R"({"model_type": "x", "text_config": {"num_hidden_layers": 0}})", "text_config.num_hidden_layers = 0"},
+      {R"({"model_type": "deepseek_v3", "num_nextn_predict_layers": 9223372036854775807})", "num_nextn_predict_layers"},
+  };
+  int i = 0;
+  for (const auto& [json, want] : cases) {
+    const fs::path d = t.path / std::to_string(i++);
+    write(d / "config.json", json);
+    auto r = read_model_config(d.string());
+    INFO(json);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().kind == ErrorKind::input);
+    CHECK(r.error().message.find(want) != std::string::npos);
+    CHECK(r.error().message.find("corrupt config.json") != std::string::npos);
+    CHECK(r.error().where.file == (d / "config.json").string());
+  }
+}
+
+TEST_CASE("model_config: has_mtp_layers from the depth keys and the engine's defaults", "[model_config]") {
+  TempDir t;
+  auto facts = [&](const std::string& name, const std::string& json) {
+    write(t.path / name / "config.json", json);
+    return model_facts(must_read((t.path / name).string()), 1)["model"];
+  };
+  CHECK(facts("ds", R"({"model_type": "deepseek_v3", "num_nextn_predict_layers": 1})")["has_mtp_layers"] == true);
+  CHECK(facts("q35", R"({"model_type": "qwen3_5", "text_config": {"mtp_num_hidden_layers": 1}})")["has_mtp_layers"] == true);
+  CHECK(facts("zero", R"({"model_type": "deepseek_v3", "num_nextn_predict_layers": 0})")["has_mtp_layers"] == false);
+  CHECK(facts("llama", R"({"model_type": "llama", "architectures": ["LlamaForCausalLM"]})")["has_mtp_layers"] == false);
+  CHECK(facts("longcat", R"({"model_type": "longcat_flash"})")["has_mtp_layers"] == true);  // vLLM defaults n_predict 1
+}
+
+TEST_CASE("model_config: a repo id is looked up in the local HF cache, never the network", "[model_config][hf_cache]") {
+  TempDir t;
+  const fs::path hub = t.path / "hub";
+  const fs::path repo = hub / "models--org--model";
+  write(repo / "refs" / "main", "bbbb\n");
+  write(repo / "snapshots" / "aaaa" / "config.json", R"({"model_type": "llama", "num_hidden_layers": 1})");
+  write(repo / "snapshots" / "bbbb" / "config.json", R"({"model_type": "llama", "num_hidden_layers": 2})");
+  struct Env {
+    std::string name;
+    std::optional<std::string> old;
+    Env(const char* n, const std::string& v) : name(n) {
+      if (const char* o = std::getenv(n)) old = o;
+      ::setenv(n, v.c_str(), 1);
+    }
+    ~Env() {
+      if (old) ::setenv(name.c_str(), old->c_str(), 1);
+      else ::unsetenv(name.c_str());
+    }
+  };
+  {
+    Env cache("HF_HUB_CACHE", hub.string());
+    std::string looked;
+    auto found = find_in_hf_cache("org/model", &looked);
+    REQUIRE(found);
+    CHECK(*found == repo.string());
+    CHECK(looked == hub.string());
+    auto cfg = must_read(*found);
+    CHECK(cfg.snapshot == "bbbb");  // refs/main wins
+    CHECK(cfg.num_hidden_layers == 2);
+    CHECK_FALSE(find_in_hf_cache("org/other"));
+    CHECK_FALSE(find_in_hf_cache("/abs/path"));
+    CHECK_FALSE(find_in_hf_cache("org/../model"));
+  }
+  {
+    Env home("HF_HOME", t.path.string());
+    Env none("HF_HUB_CACHE", "");
+    auto found = find_in_hf_cache("org/model");  // HF_HOME/hub
+    REQUIRE(found);
+    CHECK(*found == repo.string());
+  }
+  CHECK(looks_like_repo_id("deepseek-ai/DeepSeek-V3"));
+  CHECK_FALSE(looks_like_repo_id("./llama"));
+  CHECK_FALSE(looks_like_repo_id("a/b/c"));
 }

@@ -23,7 +23,8 @@ struct CheckpointNote {
 
 struct CheckpointAnalysis {
   // Subtrees "checkpoint" and "quant", ready to merge into the facts document:
-  //   checkpoint.path, checkpoint.hf_cache, checkpoint.shards, checkpoint.tensors, checkpoint.bytes,
+  //   checkpoint.path, checkpoint.hf_cache, checkpoint.metadata_only (index but no shard present: header
+  //   checks skipped with one note), checkpoint.shards, checkpoint.tensors, checkpoint.bytes,
   //   checkpoint.dtypes {dtype: count}, checkpoint.index.{present, total_size, weight_map_entries,
   //   missing_in_shards[], missing_in_shards_count, not_in_index[], not_in_index_count},
   //   checkpoint.problems [{code, file, message}], checkpoint.problem_count,

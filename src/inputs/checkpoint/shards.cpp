@@ -13,8 +13,10 @@
 namespace specprobe::checkpoint {
 namespace {
 
-// Adds REL (relative to the root) to the jobs once, unless it is unsafe or missing.
-void add_job(Analysis& a, std::set<std::string>& listed, const std::string& rel, bool referenced) {
+// Adds REL (relative to the root) to the jobs once, unless it is unsafe or missing. CHECK_ONLY:
+// only the path's safety is checked (a metadata-only checkpoint has no shard to read).
+void add_job(Analysis& a, std::set<std::string>& listed, const std::string& rel, bool referenced,
+             bool check_only = false) {
   if (!listed.insert(rel).second) return;
   std::error_code ec;
   const fs::path relp(rel);
@@ -27,6 +29,7 @@ void add_job(Analysis& a, std::set<std::string>& listed, const std::string& rel,
       a.problem("weight_map_escape", a.index_path.string(), fmt::format("weight_map path '{}' leaves the checkpoint", excerpt_name(rel)));
       return;
     }
+  if (check_only) return;
   const fs::path p = a.root / relp;
   if (!fs::exists(fs::symlink_status(p, ec)) || !fs::exists(p, ec)) {
     a.problem("missing_shard", p.string(), fmt::format("shard '{}' does not exist", excerpt_name(rel)));
@@ -108,16 +111,32 @@ void locate_tree(Analysis& a) {
 
 void list_shards(Analysis& a) {
   std::set<std::string> listed;
-  for (const std::string& f : a.index.files) add_job(a, listed, f, true);
   std::error_code ec;
   std::vector<std::string> on_disk;
   for (fs::directory_iterator it(a.root, ec), end; !ec && it != end; it.increment(ec))
     if (ends_with(it->path().filename().string(), ".safetensors")) on_disk.push_back(it->path().filename().string());
   std::sort(on_disk.begin(), on_disk.end());
+  // A metadata-only checkpoint: config.json and the index but none of the shards it names (what CI
+  // keeps of a model, or an HF cache holding only the small files). The header checks have nothing
+  // to read: one note, no error. Missing SOME shards while others exist stays an error each.
+  bool any_shard = !on_disk.empty();
+  for (const std::string& f : a.index.files) any_shard |= fs::exists(a.root / f, ec);
+  a.ck["metadata_only"] = a.has_index && !a.index.files.empty() && !any_shard;
+  if (a.ck["metadata_only"].get<bool>()) {
+    for (const std::string& f : a.index.files) add_job(a, listed, f, true, true);
+    a.out.notes.push_back({"info", "metadata_only",
+                           fmt::format("{} names {} shard file{} and none is present (a metadata-only checkpoint): "
+                                       "safetensors header and quantization-layout checks skipped",
+                                       a.index_path.filename().string(), a.index.files.size(),
+                                       a.index.files.size() == 1 ? "" : "s"),
+                           a.index_path.string()});
+    return;
+  }
+  for (const std::string& f : a.index.files) add_job(a, listed, f, true);
   for (const std::string& f : on_disk) {
     if (listed.count(f)) continue;
     if (a.has_index)
-      a.problem("unreferenced_shard", (a.root / f).string(), fmt::format("shard '{}' is not named by the index", f),
+      a.problem("unreferenced_shard", (a.root / f).string(), fmt::format("shard '{}' is not named by the index", excerpt_name(f)),
                 "warning");
     add_job(a, listed, f, !a.has_index);
   }

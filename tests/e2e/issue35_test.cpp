@@ -1,0 +1,137 @@
+// The defects quoted in issue 35 ("Read every real deploy file, or say exactly what could not be
+// read"), each through the binary: a container's image entrypoint, an unset shell variable, a YAML
+// that sets no model checked with --model, compose / Kubernetes / a pasted log giving real facts,
+// repeatable options before FILE, stdin and several files.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <vector>
+#include <nlohmann/json.hpp>
+
+#include "run_binary.hpp"
+
+using nlohmann::json;
+using specprobe::test::run_specprobe;
+using specprobe::test::shell_quote;
+using specprobe::test::temp_dir;
+
+namespace {
+
+const std::string kCkpt = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints";
+const std::string kOffline = " --gpu H100 --probes off --no-matrix ";
+
+std::string write_file(const std::string& dir, const std::string& name, const std::string& content) {
+  const std::string p = dir + "/" + name;
+  std::ofstream(p, std::ios::binary) << content;
+  return p;
+}
+
+json json_of(const specprobe::test::RunResult& r) {
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(!r.out.empty());
+  return json::parse(r.out);
+}
+
+// How many rules were evaluated (not skipped) in report J.
+int evaluated(const json& j) {
+  int n = 0;
+  for (const auto& r : j["results"])
+    if (r.value("state", "") != "skip") ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("issue 35: docker run with the image's entrypoint and a positional model is read", "[e2e][issue35]") {
+  const std::string d = temp_dir();
+  const std::string f = write_file(d, "run.sh",
+                                   "docker run --gpus all -v /data:/models vllm/vllm-openai:v0.10.2 /models/M \\\n"
+                                   "  --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 4, "
+                                   "\"prompt_lookup_max\": 4}' --tensor-parallel-size 2\n");
+  auto r = run_specprobe("check" + kOffline + "--format json " + shell_quote(f));
+  INFO(r.err);
+  CHECK(r.err.find("no serve command found") == std::string::npos);
+  CHECK(r.exit_code != 2);
+  CHECK(r.exit_code != 3);
+  const json j = json_of(r);
+  CHECK(j["facts"]["model"]["id"] == "/models/M");
+  CHECK(j["facts"]["spec"]["method"] == "ngram");
+  CHECK(j["facts"]["serve"]["tp"] == 2);
+  CHECK(j["facts"]["deploy"]["gpus"] == "all");
+  CHECK(j["facts"]["deploy"]["engine_version"] == "0.10.2");
+  CHECK(j["facts"]["input"]["form"] == "docker-run");
+}
+
+TEST_CASE("issue 35: an unset variable in `--tp-size $TP` is an unknown fact, not exit 2", "[e2e][issue35]") {
+  const std::string d = temp_dir();
+  const std::string f = write_file(d, "launch.sh", "python -m sglang.launch_server --model-path m --tp-size $TP\n");
+  auto r = run_specprobe("check" + kOffline + "--format json " + shell_quote(f), d);
+  INFO(r.err);
+  CHECK(r.exit_code != 2);
+  CHECK(r.exit_code != 3);
+  const json j = json_of(r);
+  CHECK(j["facts"]["serve"]["tp"].is_null());
+  CHECK(j["facts"]["deploy"]["unresolved"] == json::array({"TP"}));
+  // --env gives it a value.
+  auto v = run_specprobe("check" + kOffline + "--format json --env TP=4 " + shell_quote(f), d);
+  CHECK(json_of(v)["facts"]["serve"]["tp"] == 4);
+}
+
+TEST_CASE("issue 35: a YAML that sets no model, checked with --model DIR, is no internal error", "[e2e][issue35]") {
+  const std::string d = temp_dir();
+  const std::string f = write_file(d, "serve.yaml", "a: 1\n");
+  auto r = run_specprobe("check" + kOffline + "--model " + shell_quote(kCkpt + "/deepseek-v4-flash") + " " + shell_quote(f));
+  INFO(r.out << r.err);
+  CHECK(r.exit_code != 3);
+  CHECK(r.err.find("internal") == std::string::npos);
+}
+
+TEST_CASE("issue 35: compose, Kubernetes and a pasted log give real facts, not every rule skipped", "[e2e][issue35]") {
+  const std::string d = temp_dir();
+  const std::string compose = write_file(d, "compose.yaml",
+                                         "services:\n  vllm:\n    image: vllm/vllm-openai:v0.11.0\n    command: [\"org/m\", "
+                                         "\"--tensor-parallel-size\", \"2\", \"--speculative-config\", "
+                                         "'{\"method\": \"ngram\", \"num_speculative_tokens\": 3, \"prompt_lookup_max\": 3}']\n");
+  const std::string k8s = write_file(d, "deploy.yaml",
+                                     "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: v}\nspec:\n  template:\n    spec:\n"
+                                     "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.11.0\n"
+                                     "        command: [vllm, serve, org/m, --tensor-parallel-size, '2']\n"
+                                     "        resources: {limits: {nvidia.com/gpu: 2}}\n");
+  const std::string log = write_file(d, "server.log",
+                                     "INFO 06-01 10:00:00 [utils.py:253] non-default args: {'model': 'org/m', "
+                                     "'tensor_parallel_size': 2, 'speculative_config': {'method': 'ngram', "
+                                     "'num_speculative_tokens': 3, 'prompt_lookup_max': 3}}\n");
+  for (const std::string& f : {compose, k8s, log}) {
+    auto r = run_specprobe("check" + kOffline + "--format json " + shell_quote(f));
+    INFO(f << "\n" << r.err);
+    CHECK(r.exit_code != 2);
+    CHECK(r.exit_code != 3);
+    const json j = json_of(r);
+    CHECK(j["facts"]["model"]["id"] == "org/m");
+    CHECK(j["facts"]["serve"]["tp"] == 2);
+    CHECK(evaluated(j) > 0);
+  }
+}
+
+TEST_CASE("issue 35: repeatable options never swallow FILE; stdin and several files", "[e2e][issue35]") {
+  const std::string d = temp_dir();
+  const std::string f = write_file(d, "serve.yaml", "model: org/m\ntensor_parallel_size: 2\n");
+  for (const std::string& opts : std::vector<std::string>{"--lib vllm=0.11.0", "--lib vllm=0.11.0 --lib torch=2.8.0", "--ignore SP1001",
+                                  "--site-packages " + shell_quote(d), "--env TP=2"}) {
+    auto r = run_specprobe("check" + kOffline + opts + " " + shell_quote(f));
+    INFO(opts << "\n" << r.err);
+    CHECK(r.exit_code != 2);
+    CHECK(r.out.find("serve.yaml") != std::string::npos);
+  }
+  // `-` reads stdin.
+  auto s = run_specprobe("check" + kOffline + "--format json - < " + shell_quote(f));
+  INFO(s.err);
+  CHECK(json_of(s)["facts"]["serve"]["tp"] == 2);
+  // Several files: one report each; the exit code is the worst.
+  const std::string bad = write_file(d, "bad.yaml", "model: [unclosed\n");
+  auto m = run_specprobe("check" + kOffline + "--format json " + shell_quote(f) + " " + shell_quote(f));
+  CHECK(json_of(m)["reports"].size() == 2);
+  auto w = run_specprobe("check" + kOffline + shell_quote(f) + " " + shell_quote(bad));
+  CHECK(w.exit_code == 2);
+  CHECK(w.err.find("bad.yaml") != std::string::npos);
+}
