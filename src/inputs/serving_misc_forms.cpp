@@ -205,7 +205,10 @@ Expected<ServingFile> read_benchmark_json(std::shared_ptr<const CollectorSource>
   ServingFile out;
   out.path = src->path;
   const auto keys = json_key_offsets(src->text);
-  const Json defaults = doc.is_object() && doc.contains("defaults") ? doc["defaults"] : Json::object();
+  // "defaults" and "test_name" are read only when they have the expected type (a number or list
+  // there made nlohmann's value() and get<std::string>() throw: found by the pipeline property test).
+  const Json defaults =
+      doc.is_object() && doc.contains("defaults") && doc["defaults"].is_object() ? doc["defaults"] : Json::object();
   const Json tests = doc.is_array() ? doc : doc["tests"];
   std::vector<ReaderNote> dups;
   for (const auto& [key, at] : duplicate_keys(src->text))
@@ -247,7 +250,8 @@ Expected<ServingFile> read_benchmark_json(std::shared_ptr<const CollectorSource>
     ctx.notes = dups;
     auto plan = build_vllm(options, std::move(ctx));
     if (!plan) return plan.error();
-    plan->server = "test " + t.value("test_name", std::to_string(i));
+    const auto name = t.find("test_name");
+    plan->server = "test " + (name != t.end() && name->is_string() ? name->get<std::string>() : std::to_string(i));
     PlanWriter(*plan).set("deploy.server", plan->server, loc(prefix + ".test_name", prefix));
     out.plans.push_back(std::move(*plan));
   }
