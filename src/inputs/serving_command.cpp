@@ -351,7 +351,8 @@ Status ServeCollector::serve(const std::vector<ShellWord>& words, size_t begin, 
   const ServeCommand sc = find_serve(words, begin);
   std::vector<std::pair<std::string, EnvSetting>> env = context.env;
   for (const auto& [k, v] : c.env) {
-    auto it = std::find_if(env.begin(), env.end(), [&](const auto& e) { return e.first == k; });
+    const std::string& name = k;  // clang before 16 cannot capture a structured binding
+    auto it = std::find_if(env.begin(), env.end(), [&](const auto& e) { return e.first == name; });
     if (it != env.end()) it->second = v;
     else env.emplace_back(k, v);
   }
