@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "common/excerpt.hpp"
 #include "inputs/serving_options.hpp"
 
 namespace specprobe::serving {
@@ -183,13 +184,13 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
     if (draft_tokens) {
       const SourceLocation loc = out.locations["spec.num_draft_tokens"];
       if (std::abs(draft_tokens->get<double>()) > 1e6)  // k = n - 1 and next_n must not overflow
-        return input_error(fmt::format("--speculative-num-draft-tokens {} is out of range", draft_tokens->dump()), loc);
+        return input_error(fmt::format("--speculative-num-draft-tokens {} is out of range", excerpt(*draft_tokens)), loc);
       w.locate("spec.k", loc);
       w.locate("spec.next_n", loc);
     } else if (steps) {
       const SourceLocation loc = out.locations["spec.num_steps"];
       if (std::abs(steps->get<double>()) > 1e6)
-        return input_error(fmt::format("--speculative-num-steps {} is out of range", steps->dump()), loc);
+        return input_error(fmt::format("--speculative-num-steps {} is out of range", excerpt(*steps)), loc);
       w.locate("spec.k", loc);
       w.locate("spec.next_n", loc);
     } else {

@@ -440,6 +440,21 @@ TEST_CASE("vLLM benchmark matrices: one server per test, defaults merged", "[inp
   CHECK(f.plans[1].server == "test b");
 }
 
+TEST_CASE("vLLM benchmark matrices: defaults and test_name of another type are not read", "[inputs][forms][json]") {
+  // Found by the pipeline property test: a number as "defaults" made nlohmann's value() throw
+  // (type_error.306), a non-string "test_name" get<std::string>() (type_error.302); both ended as
+  // "cannot read serving configuration: [json.exception...]".
+  const ServingFile f = read(R"({"defaults": -1,
+ "tests": [{"test_name": 9223372036854775808, "server_parameters": {"model": "org/m", "tensor_parallel_size": 2}},
+           {"test_name": {"a": 1}, "server_parameters": {"model": "org/m"}}, {"test_name": null}]})",
+                             "serving-tests.json");
+  REQUIRE(f.plans.size() == 3);
+  CHECK(fact(f.plans[0], "serve.tp") == 2);
+  CHECK(f.plans[0].server == "test 0");
+  CHECK(f.plans[1].server == "test 1");
+  CHECK(f.plans[2].server == "test 2");
+}
+
 TEST_CASE("shell constructs that change a serve command's meaning are warned about", "[inputs][forms][traps]") {
   CHECK(note(one("vllm serve <MODEL> --tensor-parallel-size 2\n"), "<MODEL> looks like a placeholder"));
   CHECK(fact(one("vllm serve <MODEL> --tensor-parallel-size 2\n"), "serve.tp") == 2);
