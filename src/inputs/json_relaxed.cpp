@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/excerpt.hpp"
 #include "common/json_scan.hpp"
 
 namespace specprobe {
@@ -63,16 +64,12 @@ Expected<RelaxedJson> parse_json_relaxed(std::string_view text, const std::strin
       if (pos >= s.out_pos) d = s.delta;
     const size_t orig = static_cast<size_t>(std::max<long>(0, static_cast<long>(pos) - d));
     auto [line, col] = json_line_col(text, orig);
-    std::string what = e.what();
-    // nlohmann's text starts with "[json.exception.parse_error.101] parse error at line 1, column 2: ".
-    if (auto p = what.find(": "); p != std::string::npos) what = what.substr(p + 2);
+    std::string what = json_error_reason(e);
     if (!what.empty()) what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
     return input_error(fmt::format("invalid JSON: {}", what), SourceLocation{file, line, col});
   } catch (const Json::exception& e) {
     // out_of_range.406: a number beyond double's range (1e999), which nlohmann refuses.
-    std::string what = e.what();
-    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    return input_error(fmt::format("invalid JSON: {}", what), SourceLocation{file});
+    return input_error(fmt::format("invalid JSON: {}", json_error_reason(e)), SourceLocation{file});
   }
   return result;
 }

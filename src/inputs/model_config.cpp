@@ -10,6 +10,9 @@
 #include <fstream>
 #include <system_error>
 
+#include "common/excerpt.hpp"
+#include "common/paths.hpp"
+
 namespace specprobe {
 namespace fs = std::filesystem;
 namespace {
@@ -38,7 +41,7 @@ Expected<fs::path> pick_snapshot(const fs::path& repo, ModelConfig& cfg) {
       cfg.snapshot_choice = "refs/main";
       return snaps / rev;
     }
-    cfg.notes.push_back(fmt::format("{} names snapshot '{}', which is missing", ref.string(), rev));
+    cfg.notes.push_back(fmt::format("{} names snapshot '{}', which is missing", ref.string(), excerpt(rev)));
   }
   std::vector<fs::directory_entry> entries;
   for (fs::directory_iterator it(snaps, ec), end; !ec && it != end; it.increment(ec))
@@ -79,7 +82,7 @@ Expected<std::optional<int64_t>> int_field(const Json& obj, const char* key, con
     if (std::isfinite(d) && std::abs(d) < 9e15 && d == static_cast<double>(static_cast<int64_t>(d)))
       return std::optional<int64_t>{static_cast<int64_t>(d)};
   }
-  return input_error(fmt::format("{}{} must be an integer, found {}", where, key, it->dump()), {file});
+  return input_error(fmt::format("{}{} must be an integer, found {}", where, key, excerpt(*it)), {file});
 }
 
 std::optional<std::string> string_field(const Json& obj, const char* key) {
@@ -91,6 +94,23 @@ std::optional<std::string> string_field(const Json& obj, const char* key) {
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
+}
+
+// FILE, links resolved, lies in the checkpoint tree DIR or in its HF cache's blobs/ (a snapshot's
+// files are links there). A metadata file linked out of the tree is not read (SECURITY.md).
+bool in_checkpoint_tree(const fs::path& file, const fs::path& dir, const std::string& cache_repo) {
+  std::error_code ec;
+  const fs::path canon = fs::canonical(file, ec);
+  if (ec) return false;
+  const fs::path root = fs::canonical(dir, ec);
+  if (ec) return false;
+  if (path_under(canon, root)) return true;
+  const fs::path repo = !cache_repo.empty()                              ? fs::path(cache_repo)
+                        : root.parent_path().filename() == "snapshots" ? root.parent_path().parent_path()
+                                                                       : fs::path();
+  if (repo.empty()) return false;
+  const fs::path blobs = fs::canonical(repo / "blobs", ec);
+  return !ec && path_under(canon, blobs);
 }
 
 }  // namespace
@@ -153,6 +173,8 @@ Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
     config_path = dir / "config.json";
     cfg.dir = dir.string();
     if (!fs::exists(config_path, ec)) return input_error("no config.json in directory", {dir.string()});
+    if (!in_checkpoint_tree(config_path, dir, cfg.cache_repo))
+      return input_error("config.json is a link out of the checkpoint's directory tree; not read", {config_path.string()});
   } else {
     config_path = p;
     cfg.dir = p.has_parent_path() ? p.parent_path().string() : ".";
@@ -309,7 +331,9 @@ Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
     cfg.kv_cache_scheme = kv != cfg.quant_config.end() && !kv->is_null();
   }
   const fs::path hfq = fs::path(cfg.dir) / "hf_quant_config.json";
-  if (fs::exists(hfq, ec)) {
+  if (fs::exists(hfq, ec) && !in_checkpoint_tree(hfq, cfg.dir, cfg.cache_repo)) {
+    cfg.notes.push_back(fmt::format("{} is a link out of the checkpoint's directory tree; not read", hfq.string()));
+  } else if (fs::exists(hfq, ec)) {
     auto hq = read_json_relaxed_file(hfq.string());
     if (!hq) return hq.error();
     if (!hq->value.is_object())

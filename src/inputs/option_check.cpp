@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "common/excerpt.hpp"
 #include "inputs/option_tables.hpp"
 #include "inputs/serving_text.hpp"
 
@@ -263,7 +264,7 @@ struct Checker {
       for (const auto& text : *texts)
         if (values_ok(o, {text}, typed, int_typed).none()) bad = text;
       const std::string near = did_you_mean(bad, values, 2);
-      std::string msg = fmt::format("{} {}: '{}' is not a value {} accepts", what, shown, bad, sel.short_label);
+      std::string msg = fmt::format("{} {}: '{}' is not a value {} accepts", what, shown, excerpt(bad), sel.short_label);
       if (!near.empty()) msg += fmt::format(" (did you mean '{}'?)", near);
       else if (!values.empty() && values.size() <= 16) msg += fmt::format("; accepted: {}", join(values, ", "));
       if (vllm && (o.name == "quantization" || o.name == "kv-cache-dtype"))
@@ -327,14 +328,14 @@ struct Checker {
       else effect = fmt::format("rejected at startup by {} {}, silently ignored by {}", t.display, range(strict), range(quiet));
       std::string msg;
       if (it != section.end() && it->second.releases.any()) {
-        msg = fmt::format("{} key '{}' is not a {} field in {} ({} has it {}); {}", option, key, cls, sel.short_label,
+        msg = fmt::format("{} key '{}' is not a {} field in {} ({} has it {}); {}", option, excerpt(key), cls, sel.short_label,
                           t.display, where_text(it->second.releases), effect);
       } else {
         std::vector<std::string> keys;
         for (const auto& [k, o] : section)
           if ((o.releases & in).any()) keys.push_back(k);
         const std::string near = did_you_mean(key, keys);
-        msg = fmt::format("{} key '{}' is not a {} field{}; {}", option, key, cls,
+        msg = fmt::format("{} key '{}' is not a {} field{}; {}", option, excerpt(key), cls,
                           near.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", near), effect);
         if (near.empty() && sel.beyond) {
           notes.push_back({flag, at, msg + fmt::format(" (not in any release the tables read, up to {}: a later "
@@ -449,7 +450,7 @@ struct Checker {
       if (path.back() == '+') path.pop_back();
       if (!json_typed) {
         invalid.push_back({shown, at, fmt::format("{}: --{} does not take a JSON value, so vLLM cannot set its key '{}'",
-                                                  shown, r.option, path)});
+                                                  shown, r.option, excerpt(path))});
         return;
       }
       if (keyed) {

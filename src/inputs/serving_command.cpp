@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "common/excerpt.hpp"
+#include "common/paths.hpp"
 #include "inputs/serving_forms.hpp"
 
 namespace specprobe::serving {
@@ -70,7 +72,7 @@ void shell_traps(const ShellWord& w, const SourceLocation& where, std::vector<Re
     notes.push_back({"warning",
                      fmt::format("'{}' starts with a typographic dash (— or –), not `--`: the engine takes it as a "
                                  "positional argument, not an option (copied from a rendered page?)",
-                                 t),
+                                 excerpt(t)),
                      where});
   if (t.size() > 4 && t.rfind("--", 0) == 0 && t.find('=') == std::string::npos)
     for (size_t p = 3; p + 2 < t.size(); ++p)
@@ -78,7 +80,7 @@ void shell_traps(const ShellWord& w, const SourceLocation& where, std::vector<Re
           std::isalpha(static_cast<unsigned char>(t[p + 2]))) {
         notes.push_back({"warning",
                          fmt::format("'{}' looks like two options glued together (a space is missing before `{}`)",
-                                     t, t.substr(p)),
+                                     excerpt(t), excerpt(t.substr(p))),
                          where});
         break;
       }
@@ -89,7 +91,7 @@ void shell_traps(const ShellWord& w, const SourceLocation& where, std::vector<Re
     notes.push_back({"warning",
                      fmt::format("'{}' is a markdown link left by copying from a rendered page; the engine receives "
                                  "it literally (meant: {})",
-                                 t, t.substr(open + 1, mid - open - 1)),
+                                 excerpt(t), excerpt(t.substr(open + 1, mid - open - 1))),
                      where});
 }
 
@@ -265,6 +267,16 @@ class ArgsReader {
     std::error_code ec;
     for (const fs::path& p : candidates) {
       if (!fs::is_regular_file(p, ec)) continue;
+      // A script under review may name any local file: only its own directory tree is read.
+      const fs::path script(col_.source().path);
+      if (from_file && !inside_tree(p, script.parent_path())) {
+        ctx.notes.push_back({"warning",
+                             fmt::format("--config {} lies outside the directory of {}: not read; its options are not checked",
+                                         excerpt_name(given), script.filename().string()),
+                             o.where});
+        ctx.unknown.push_back({o.name, o.value, o.where});
+        return Ok{};
+      }
       auto text = read_text_file(p.string());
       if (!text) return text.error();
       LineIndex index(p.string(), *text);
@@ -279,7 +291,7 @@ class ArgsReader {
       return Ok{};
     }
     ctx.notes.push_back(
-        {"warning", fmt::format("--config {} cannot be read here; its options are not checked", given), o.where});
+        {"warning", fmt::format("--config {} cannot be read here; its options are not checked", excerpt_name(given)), o.where});
     ctx.unknown.push_back({o.name, o.value, o.where});
     return Ok{};
   }
@@ -339,7 +351,8 @@ Status ServeCollector::serve(const std::vector<ShellWord>& words, size_t begin, 
   const ServeCommand sc = find_serve(words, begin);
   std::vector<std::pair<std::string, EnvSetting>> env = context.env;
   for (const auto& [k, v] : c.env) {
-    auto it = std::find_if(env.begin(), env.end(), [&](const auto& e) { return e.first == k; });
+    const std::string& name = k;  // clang before 16 cannot capture a structured binding
+    auto it = std::find_if(env.begin(), env.end(), [&](const auto& e) { return e.first == name; });
     if (it != env.end()) it->second = v;
     else env.emplace_back(k, v);
   }
@@ -351,7 +364,7 @@ Status ServeCollector::serve(const std::vector<ShellWord>& words, size_t begin, 
       notes_.push_back({"warning",
                         fmt::format("'{}' looks like a shell prompt copied with the command; a shell would try to run "
                                     "it: read the command after it",
-                                    t),
+                                    excerpt(t)),
                         loc(words[j].start)});
       break;
     }
@@ -393,7 +406,7 @@ void ServeCollector::markdown_links(size_t from, size_t to) {
     notes_.push_back({"warning",
                       fmt::format("'{}' is a markdown link left by copying from a rendered page: a shell does not read "
                                   "it as one word (meant: {})",
-                                  t.substr(open, close + 1 - open), t.substr(open + 1, mid - open - 1)),
+                                  excerpt(t.substr(open, close + 1 - open)), excerpt(t.substr(open + 1, mid - open - 1))),
                       loc(open)});
   }
 }

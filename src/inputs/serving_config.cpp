@@ -7,6 +7,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/excerpt.hpp"
 #include "common/yaml_json.hpp"
 #include "inputs/serving_options.hpp"
 
@@ -130,7 +131,7 @@ Expected<std::vector<RawOption>> read_yaml_options(const std::string& text, cons
       o.name = yaml_utf8(kv.first.Scalar());
       o.where = yaml_loc(index, kv.first.Mark());
       if (!seen.insert(canonical_name(o.name)).second)
-        notes.push_back({"warning", fmt::format("key '{}' appears more than once; the later value wins", o.name), o.where});
+        notes.push_back({"warning", fmt::format("key '{}' appears more than once; the later value wins", excerpt(o.name)), o.where});
       std::map<std::string, SourceLocation> inner;
       auto v = walker.convert(kv.second, 1, "", inner);
       if (!v) return v.error();

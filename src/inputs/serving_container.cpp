@@ -6,6 +6,8 @@
 #include <fstream>
 #include <set>
 
+#include "common/excerpt.hpp"
+#include "common/paths.hpp"
 #include "inputs/serving_forms.hpp"
 
 namespace fs = std::filesystem;
@@ -198,7 +200,9 @@ class RunParser {
     env.emplace_back(name, std::move(s));
   }
 
-  // --env-file FILE: read when it sits next to the deploy file (or at its path), else noted.
+  // --env-file FILE: read when it sits next to the deploy file (or at its path), else noted. From a
+  // deploy file, only a file inside that file's directory tree (links resolved) is read: a file
+  // under review may name any local file (SECURITY.md).
   void env_file(RunArgs& a, const std::string& file, const SourceLocation& where) {
     std::vector<fs::path> candidates;
     if (col_.source().from_file) candidates.push_back(fs::path(col_.source().path).parent_path() / file);
@@ -206,6 +210,7 @@ class RunParser {
     std::error_code ec;
     for (const auto& p : candidates) {
       if (has_unresolved(file) || !fs::is_regular_file(p, ec) || fs::file_size(p, ec) > (1u << 20)) continue;
+      if (col_.source().from_file && !inside_tree(p, fs::path(col_.source().path).parent_path())) continue;
       std::ifstream in(p);
       std::string line;
       int n = 0;
@@ -223,7 +228,7 @@ class RunParser {
     info_.notes.push_back({"info",
                            fmt::format("env file {} is not next to the deploy file: the variables it sets are not known "
                                        "here",
-                                       show_unresolved(file)),
+                                       excerpt_name(show_unresolved(file))),
                            where});
   }
 

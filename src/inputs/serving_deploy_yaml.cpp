@@ -8,6 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/paths.hpp"
 #include "common/yaml_json.hpp"
 #include "inputs/serving_forms.hpp"
 
@@ -266,6 +267,7 @@ ShellVars compose_vars(const ServeCollector& col) {
   const fs::path env = fs::path(col.source().path).parent_path() / ".env";
   std::error_code ec;
   if (!fs::is_regular_file(env, ec) || fs::file_size(env, ec) > (1u << 20)) return vars;
+  if (!inside_tree(env, env.parent_path())) return vars;  // a link out of the tree (SECURITY.md)
   std::ifstream in(env);
   std::string line;
   while (std::getline(in, line)) {

@@ -5,6 +5,7 @@
 // cut short is read up to its last complete value, with a note; newlines inside a repr (a wrapped
 // paste) are skipped unless the next line starts a new log record. A serve command pasted in the
 // same file fills in what a cut log line no longer says; the log wins where both speak.
+#include "common/excerpt.hpp"
 #include "inputs/serving_forms.hpp"
 
 namespace specprobe::serving {
@@ -390,7 +391,7 @@ Expected<ServingFile> read_server_log(std::shared_ptr<const CollectorSource> src
       ctx.notes.push_back({"warning",
                            fmt::format("the arguments line is cut short{}: the keys after it are not in the file and "
                                        "are unknown here",
-                                       a.last_key.empty() ? "" : fmt::format(" after '{}'", a.last_key)),
+                                       a.last_key.empty() ? "" : fmt::format(" after '{}'", excerpt(a.last_key))),
                            a.cut_at});
     auto plan = a.sglang ? build_sglang(a.options, std::move(ctx)) : build_vllm(a.options, std::move(ctx));
     if (!plan) return plan.error();

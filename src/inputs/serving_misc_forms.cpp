@@ -3,6 +3,7 @@
 // list of tests, each with `server_parameters` and `server_environment_variables`).
 #include <set>
 
+#include "common/excerpt.hpp"
 #include "inputs/serving_forms.hpp"
 
 namespace specprobe::serving {
@@ -204,11 +205,14 @@ Expected<ServingFile> read_benchmark_json(std::shared_ptr<const CollectorSource>
   ServingFile out;
   out.path = src->path;
   const auto keys = json_key_offsets(src->text);
-  const Json defaults = doc.is_object() && doc.contains("defaults") ? doc["defaults"] : Json::object();
+  // "defaults" and "test_name" are read only when they have the expected type (a number or list
+  // there made nlohmann's value() and get<std::string>() throw: found by the pipeline property test).
+  const Json defaults =
+      doc.is_object() && doc.contains("defaults") && doc["defaults"].is_object() ? doc["defaults"] : Json::object();
   const Json tests = doc.is_array() ? doc : doc["tests"];
   std::vector<ReaderNote> dups;
   for (const auto& [key, at] : duplicate_keys(src->text))
-    dups.push_back({"warning", fmt::format("key '{}' appears twice in one object; the later value is used (as Python's json does)", key),
+    dups.push_back({"warning", fmt::format("key '{}' appears twice in one object; the later value is used (as Python's json does)", excerpt(key)),
                     src->index->at(at)});
   for (size_t i = 0; i < tests.size(); ++i) {
     const Json& t = tests[i];
@@ -246,7 +250,8 @@ Expected<ServingFile> read_benchmark_json(std::shared_ptr<const CollectorSource>
     ctx.notes = dups;
     auto plan = build_vllm(options, std::move(ctx));
     if (!plan) return plan.error();
-    plan->server = "test " + t.value("test_name", std::to_string(i));
+    const auto name = t.find("test_name");
+    plan->server = "test " + (name != t.end() && name->is_string() ? name->get<std::string>() : std::to_string(i));
     PlanWriter(*plan).set("deploy.server", plan->server, loc(prefix + ".test_name", prefix));
     out.plans.push_back(std::move(*plan));
   }

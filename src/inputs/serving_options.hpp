@@ -82,6 +82,33 @@ class PlanWriter {
   ParsedServing& out_;
 };
 
+// Options given more than once. The engines keep the later value; the plan says so once per
+// option (at the value that wins, with the count), not once per repeat: a generated script that
+// repeats a flag 200,000 times gets one note, not a 45 MB report.
+class RepeatedOptions {
+ public:
+  void again(const std::string& display, const SourceLocation& where) {
+    auto [it, fresh] = index_.emplace(display, repeats_.size());
+    if (fresh) repeats_.push_back({display, 1, where});
+    Repeat& r = repeats_[it->second];
+    ++r.count;
+    r.last = where;
+  }
+  void note_all(PlanWriter& w) const {
+    for (const Repeat& r : repeats_)
+      w.note("info", r.display + " is given " + std::to_string(r.count) + " times; the last value wins", r.last);
+  }
+
+ private:
+  struct Repeat {
+    std::string display;
+    long count;  // occurrences, the first included
+    SourceLocation last;
+  };
+  std::vector<Repeat> repeats_;
+  std::map<std::string, size_t> index_;
+};
+
 // Integer option values: ints, integral floats and numeric strings. `human` also accepts vLLM's
 // human-readable ints ("256K"). WHAT names the option in the error message.
 Expected<int64_t> to_int(const Json& v, std::string_view what, const SourceLocation& where, bool human = false);

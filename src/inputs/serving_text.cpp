@@ -9,6 +9,8 @@
 #include <fstream>
 #include <limits>
 
+#include "common/excerpt.hpp"
+
 namespace specprobe::serving {
 
 LineIndex::LineIndex(std::string file, std::string_view text) : file_(std::move(file)), size_(text.size()) {
@@ -109,13 +111,11 @@ Expected<Json> parse_json(std::string_view text, const PosMap& pos, std::string_
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
-    std::string reason = e.what();
-    if (auto p = reason.find(": ", reason.find("column")); p != std::string::npos) reason = reason.substr(p + 2);
-    else if (auto q = reason.find("] "); q != std::string::npos) reason = reason.substr(q + 2);
+    const std::string reason = json_error_reason(e);
     const size_t off = e.byte > 0 ? std::min<size_t>(e.byte - 1, text.size()) : 0;
     return input_error(fmt::format("invalid JSON in {}: {}", what, reason), pos(off));
   } catch (const std::exception& e) {
-    return input_error(fmt::format("invalid JSON in {}: {}", what, e.what()), pos(0));
+    return input_error(fmt::format("invalid JSON in {}: {}", what, json_error_reason(e)), pos(0));
   }
 }
 

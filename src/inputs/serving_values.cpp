@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/excerpt.hpp"
 #include "inputs/serving_options.hpp"
 
 namespace specprobe::serving {
@@ -23,13 +24,13 @@ Expected<int64_t> to_int(const Json& v, std::string_view what, const SourceLocat
   if (v.is_number_integer()) return v.get<int64_t>();
   if (v.is_number_unsigned()) {
     if (v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
-      return input_error(fmt::format("{} is out of range: {}", what, v.dump()), where);
+      return input_error(fmt::format("{} is out of range: {}", what, excerpt(v)), where);
     return static_cast<int64_t>(v.get<uint64_t>());
   }
   if (v.is_number_float()) {
     const double d = v.get<double>();
     if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e18) return static_cast<int64_t>(d);
-    return input_error(fmt::format("{} must be an integer, got {}", what, v.dump()), where);
+    return input_error(fmt::format("{} must be an integer, got {}", what, excerpt(v)), where);
   }
   if (v.is_string()) {
     const std::string s = v.get<std::string>();
@@ -48,9 +49,9 @@ Expected<int64_t> to_int(const Json& v, std::string_view what, const SourceLocat
       auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
       if (!t.empty() && ec == std::errc() && p == t.data() + t.size()) return neg ? -out : out;
     }
-    return input_error(fmt::format("{} must be an integer, got '{}'", what, s), where);
+    return input_error(fmt::format("{} must be an integer, got '{}'", what, excerpt(s)), where);
   }
-  return input_error(fmt::format("{} must be an integer, got {}", what, v.dump()), where);
+  return input_error(fmt::format("{} must be an integer, got {}", what, excerpt(v)), where);
 }
 
 Expected<bool> to_bool(const Json& v, std::string_view what, const SourceLocation& where) {
@@ -61,7 +62,7 @@ Expected<bool> to_bool(const Json& v, std::string_view what, const SourceLocatio
     if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
     if (s == "false" || s == "0" || s == "no" || s == "off") return false;
   }
-  return input_error(fmt::format("{} takes no value (a flag), got {}", what, v.dump()), where);
+  return input_error(fmt::format("{} takes no value (a flag), got {}", what, excerpt(v)), where);
 }
 
 Expected<double> to_float(const Json& v, std::string_view what, const SourceLocation& where) {
@@ -74,9 +75,9 @@ Expected<double> to_float(const Json& v, std::string_view what, const SourceLoca
       if (used == s.size()) return d;
     } catch (...) {
     }
-    return input_error(fmt::format("{} must be a number, got '{}'", what, s), where);
+    return input_error(fmt::format("{} must be a number, got '{}'", what, excerpt(s)), where);
   }
-  return input_error(fmt::format("{} must be a number, got {}", what, v.dump()), where);
+  return input_error(fmt::format("{} must be a number, got {}", what, excerpt(v)), where);
 }
 
 void write_common_facts(PlanWriter& w, const ReadContext& ctx, std::string_view engine) {

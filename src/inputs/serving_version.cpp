@@ -5,6 +5,8 @@
 #include <fstream>
 #include <set>
 
+#include "common/excerpt.hpp"
+#include "common/paths.hpp"
 #include "inputs/installed_libs.hpp"
 #include "inputs/serving_forms.hpp"
 
@@ -149,7 +151,7 @@ EngineVersion image_engine_version(std::string_view image_ref) {
                        : l.find("nightly") != std::string::npos || l.find("dev") != std::string::npos
                            ? "is a nightly / development build, not a release"
                            : "names no release version";
-    out.why = fmt::format("image tag '{}' ({}) {}", tag, shown, kind);
+    out.why = fmt::format("image tag '{}' ({}) {}", excerpt(tag), shown, kind);
     return out;
   }
   out.version = version;
@@ -197,6 +199,7 @@ std::map<std::string, std::pair<std::string, std::string>> pinned_versions(const
   std::sort(files.begin(), files.end());
   for (const auto& p : files) {
     if (fs::file_size(p, ec) > kMaxInputBytes) continue;
+    if (!inside_tree(p, dir)) continue;  // a link out of the deploy file's directory (SECURITY.md)
     std::ifstream in(p, std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::string name = p.filename().string();

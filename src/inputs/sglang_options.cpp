@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "common/excerpt.hpp"
 #include "inputs/serving_options.hpp"
 
 namespace specprobe::serving {
@@ -62,6 +63,7 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
   record_given_options(options, w);
 
   std::map<std::string, Entry> opts;
+  RepeatedOptions repeated;
   for (const RawOption& o : options) {
     std::string name = canonical_name(o.name);
     // The tables name the option (aliases, unambiguous prefixes); names no release accepts are
@@ -78,7 +80,7 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
       }
       if (auto s = kSpellings.find(name); s != kSpellings.end()) name = s->second;
     }
-    if (opts.count(name)) w.note("info", fmt::format("--{} is given more than once; the later value wins", name), o.where);
+    if (opts.count(name)) repeated.again("--" + name, o.where);
     Json value = o.value;
     if (tn.negative) {
       auto b = to_bool(o.value, o.name, o.where);
@@ -87,6 +89,7 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
     }
     opts[name] = Entry{o.name, std::move(value), o.where};
   }
+  repeated.note_all(w);
 
   write_common_facts(w, ctx, "sglang");
   std::set<std::string> used;
@@ -181,13 +184,13 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
     if (draft_tokens) {
       const SourceLocation loc = out.locations["spec.num_draft_tokens"];
       if (std::abs(draft_tokens->get<double>()) > 1e6)  // k = n - 1 and next_n must not overflow
-        return input_error(fmt::format("--speculative-num-draft-tokens {} is out of range", draft_tokens->dump()), loc);
+        return input_error(fmt::format("--speculative-num-draft-tokens {} is out of range", excerpt(*draft_tokens)), loc);
       w.locate("spec.k", loc);
       w.locate("spec.next_n", loc);
     } else if (steps) {
       const SourceLocation loc = out.locations["spec.num_steps"];
       if (std::abs(steps->get<double>()) > 1e6)
-        return input_error(fmt::format("--speculative-num-steps {} is out of range", steps->dump()), loc);
+        return input_error(fmt::format("--speculative-num-steps {} is out of range", excerpt(*steps)), loc);
       w.locate("spec.k", loc);
       w.locate("spec.next_n", loc);
     } else {

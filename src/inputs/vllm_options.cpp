@@ -7,6 +7,7 @@
 #include <functional>
 #include <set>
 
+#include "common/excerpt.hpp"
 #include "inputs/serving_options.hpp"
 
 namespace specprobe::serving {
@@ -84,7 +85,7 @@ Expected<Json> json_object_value(const RawOption& o, const std::string& name,
   }
   if (o.value.is_array())
     return input_error(fmt::format("{} must be a mapping (JSON object), got a list", name), o.where);
-  return input_error(fmt::format("{} must be a mapping (JSON object), got {}", name, o.value.dump()), o.where);
+  return input_error(fmt::format("{} must be a mapping (JSON object), got {}", name, excerpt(o.value)), o.where);
 }
 
 std::string normalize_method(const std::string& raw) {
@@ -114,6 +115,7 @@ bool dotted_python_path(const std::string& s) {
 Expected<std::map<std::string, Entry>> fold_options(const std::vector<RawOption>& options, PlanWriter& w,
                                                     ParsedServing& out) {
   std::map<std::string, Entry> opts;
+  RepeatedOptions repeated;
   // Options no release accepts are reported by SP1014 (option_check.cpp); the rest that the
   // builder does not model stay notes.
   auto keep_unknown = [&](const RawOption& o, bool known) {
@@ -217,12 +219,13 @@ Expected<std::map<std::string, Entry>> fold_options(const std::vector<RawOption>
       }
     }
     if (auto old = opts.find(root); old != opts.end()) {
-      w.note("info", fmt::format("{} is given more than once; the later value wins", root), o.where);
+      repeated.again(root, o.where);
       // a full JSON value after dotted keys: vLLM keeps the last; dotted keys after it merge (above)
       opts.erase(old);
     }
     opts.emplace(root, std::move(e));
   }
+  repeated.note_all(w);
   return opts;
 }
 
@@ -473,7 +476,7 @@ Status write_speculative(const Use& use, PlanWriter& w, const ReadContext&) {
       w.set("spec.method", normalize_method(raw), sc_loc("method"));
       w.set("spec.method_source", "given", sc_loc("method"));
       if (normalize_method(raw) == "mtp" && lower(raw) != "mtp")
-        w.note("info", fmt::format("speculative method '{}' is deprecated and replaced with 'mtp'", raw), sc_loc("method"));
+        w.note("info", fmt::format("speculative method '{}' is deprecated and replaced with 'mtp'", excerpt(raw)), sc_loc("method"));
     } else if (!draft.empty()) {
       // vLLM's SpeculativeConfig.__post_init__ without a method, from the draft name alone;
       // checkpoint-based detection (medusa, mlp_speculator, MTP model types) is left to later stages.
@@ -491,9 +494,9 @@ Status write_speculative(const Use& use, PlanWriter& w, const ReadContext&) {
     if (auto it = sc.find("num_speculative_tokens"); it != sc.end() && !it->is_null()) {
       const SourceLocation loc = sc_loc("num_speculative_tokens");
       if (it->is_boolean() || !(it->is_number() || it->is_string()))
-        return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", it->dump()), loc);
+        return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", excerpt(*it)), loc);
       auto k = to_int(*it, "num_speculative_tokens", loc);
-      if (!k) return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", it->dump()), loc);
+      if (!k) return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", excerpt(*it)), loc);
       if (*k < 0) return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", *k), loc);
       if (*k > 1'000'000)  // k + 1 (next_n) must not overflow; no engine drafts a million tokens
         return input_error(fmt::format("num_speculative_tokens {} is out of range", *k), loc);

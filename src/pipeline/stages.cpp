@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <set>
 
+#include "common/excerpt.hpp"
+#include "common/paths.hpp"
 #include "facts/derive.hpp"
 #include "gpu/gpu_info.hpp"
 #include "inputs/checkpoint/checkpoint.hpp"
@@ -21,10 +23,6 @@ namespace {
 
 // The GPU evaluated when the driver reports none and none was declared.
 constexpr const char* kFallbackGpu = "H100";
-
-std::string value_text(const Json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
 
 }  // namespace
 
@@ -75,7 +73,7 @@ Status use_plan(const CheckRequest& req, ParsedServing plan, Report& report, Jso
   for (const auto& n : plan.notes) report.notes.push_back({n.severity, n.message, n.where});
   for (const auto& u : plan.unknown)
     report.notes.push_back(
-        {"info", fmt::format("option '{}' is not modelled by specprobe; kept as given ({})", u.name, value_text(u.value)),
+        {"info", fmt::format("option '{}' is not modelled by specprobe; kept as given ({})", excerpt(u.name), excerpt(u.value)),
          u.where});
   return Ok{};
 }
@@ -132,24 +130,31 @@ Status add_model(const CheckRequest& req, Report& report, Json& facts, std::stri
   if (dir.empty()) {
     const auto id = fact_string(facts, "model.id");
     std::error_code ec;
-    if (id && fs::exists(*id, ec)) {
-      dir = *id;
+    if (id && fs::exists(*id, ec) && (!req.argv.empty() || inside_tree(*id, fs::path(req.file).parent_path()))) {
+      dir = *id;  // a command line is named by the user; a config's path is read inside its tree only
+    } else if (id && fs::exists(*id, ec)) {  // a config under review may name any local path (SECURITY.md)
+      report.notes.push_back({"warning",
+                              fmt::format("model '{}' lies outside the directory of {}: not read (pass --model "
+                                          "DIR to check that checkpoint)",
+                                          excerpt_name(*id), fs::path(req.file).filename().string()),
+                              {}});
     } else if (auto cached = id ? find_in_hf_cache(*id) : std::nullopt) {
       dir = *cached;
-      report.notes.push_back({"info", fmt::format("model '{}' read from the Hugging Face cache: {}", *id, *cached), {}});
+      report.notes.push_back(
+          {"info", fmt::format("model '{}' read from the Hugging Face cache: {}", excerpt_name(*id), *cached), {}});
     } else if (id && looks_like_repo_id(*id)) {
       report.notes.push_back({"info",
                               fmt::format("model '{}' is not a local directory and not in the Hugging Face cache "
                                           "(HF_HUB_CACHE, HF_HOME/hub or ~/.cache/huggingface/hub): model facts are "
                                           "unknown (pass --model DIR or populate the HF cache; specprobe never "
                                           "downloads)",
-                                          *id),
+                                          excerpt_name(*id)),
                               {}});
     } else if (id) {
       report.notes.push_back({"info",
                               fmt::format("model '{}' is not a local directory: model facts are unknown (pass "
                                           "--model DIR with the checkpoint or its config.json)",
-                                          *id),
+                                          excerpt_name(*id)),
                               {}});
     } else
       report.notes.push_back({"info", "no model given: model facts are unknown (pass --model DIR)", {}});
@@ -398,7 +403,7 @@ Status add_suppressions(const CheckRequest& req, const Services& services, Repor
     if (services.catalog->find(e.id) || services.catalog->find_advisory(e.id)) continue;
     const std::string near = services.catalog->closest_id(e.id);
     const std::string msg =
-        fmt::format("unknown rule id '{}'{}", e.id, near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+        fmt::format("unknown rule id '{}'{}", excerpt(e.id), near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
     return e.source == "--ignore" ? usage_error("--ignore: " + msg) : input_error(msg, e.where);
   }
   apply_suppressions(report, *entries, services.today());

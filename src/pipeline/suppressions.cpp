@@ -2,12 +2,16 @@
 #include "pipeline/suppressions.hpp"
 
 #include <cctype>
+#include <cstdint>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
+
+#include "common/excerpt.hpp"
+#include "common/paths.hpp"
 
 namespace fs = std::filesystem;
 
@@ -45,7 +49,17 @@ std::string suppression_file_for(const std::string& config_path) {
 Expected<std::vector<IgnoreEntry>> read_suppression_file(const std::string& path) {
   std::vector<IgnoreEntry> out;
   std::error_code ec;
-  if (!fs::exists(path, ec)) return out;
+  if (!fs::exists(fs::symlink_status(path, ec))) return out;
+  // The file sits next to a config under review: a link out of that directory (to a secret file,
+  // /dev/zero) or anything but a small regular file is refused, not read (SECURITY.md).
+  const fs::path dir = fs::path(path).parent_path();
+  if (!inside_tree(path, dir))
+    return input_error("the suppression file is a link out of its directory; not read", SourceLocation{path});
+  if (!fs::is_regular_file(path, ec))
+    return input_error("the suppression file is not a regular file", SourceLocation{path});
+  constexpr uintmax_t kMaxBytes = 1u << 20;
+  if (const uintmax_t size = fs::file_size(path, ec); ec || size > kMaxBytes)
+    return input_error("the suppression file is larger than 1 MiB; not read", SourceLocation{path});
   std::ifstream f(path, std::ios::binary);
   if (!f) return input_error("cannot read the suppression file", SourceLocation{path});
   std::stringstream ss;
@@ -62,7 +76,7 @@ Expected<std::vector<IgnoreEntry>> read_suppression_file(const std::string& path
   for (const auto& kv : root) {
     const std::string key = scalar(kv.first);
     if (key != "ignore")
-      return input_error(fmt::format("unknown key '{}' (the file holds `ignore:` only)", key), at(path, kv.first));
+      return input_error(fmt::format("unknown key '{}' (the file holds `ignore:` only)", excerpt(key)), at(path, kv.first));
   }
   const YAML::Node list = root["ignore"];
   if (!list || list.IsNull()) return out;
@@ -72,7 +86,7 @@ Expected<std::vector<IgnoreEntry>> read_suppression_file(const std::string& path
     for (const auto& kv : item) {
       const std::string key = scalar(kv.first);
       if (key != "id" && key != "reason" && key != "until")
-        return input_error(fmt::format("unknown key '{}' in an ignore entry (id, reason, until)", key), at(path, kv.first));
+        return input_error(fmt::format("unknown key '{}' in an ignore entry (id, reason, until)", excerpt(key)), at(path, kv.first));
     }
     IgnoreEntry e;
     const YAML::Node id = item["id"];
@@ -88,7 +102,7 @@ Expected<std::vector<IgnoreEntry>> read_suppression_file(const std::string& path
     if (const YAML::Node until = item["until"]) {
       e.until = scalar(until);
       if (!is_iso_date(e.until))
-        return input_error(fmt::format("`until` must be a date YYYY-MM-DD, not '{}'", e.until), at(path, until));
+        return input_error(fmt::format("`until` must be a date YYYY-MM-DD, not '{}'", excerpt(e.until)), at(path, until));
     }
     e.source = fmt::format("{}:{}", path, e.where.line);
     out.push_back(std::move(e));

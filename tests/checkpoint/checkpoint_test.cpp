@@ -586,11 +586,13 @@ TEST_CASE("checkpoint: index quirks are read as the SAX reader reads them", "[ch
                            R"("model.layers.0.self_attn.o_proj.weight":"s1.safetensors","model.layers.0.mlp.down_proj.weight":"s1.safetensors"}})");
   CHECK(n.facts["checkpoint"]["index"]["total_size"] == 0);
   CHECK(n.facts["checkpoint"]["problem_count"] == 0);
-  // Invalid JSON is worded by nlohmann, as before.
+  // Invalid JSON is worded by nlohmann, without its exception prefix and with the last-read
+  // token cut to an excerpt (SECURITY.md).
   auto b = make("bad", R"({"metadata":{"total_size":01},"weight_map":{"a":"s1.safetensors"}})");
   const auto bad = codes(b, "index_invalid");
   REQUIRE(bad.size() == 1);
-  CHECK(bad[0].find("invalid JSON at byte 28: [json.exception.parse_error.101]") == 0);
+  CHECK(bad[0].find("invalid JSON at byte 28: syntax error while parsing object - unexpected") == 0);
+  CHECK(bad[0].find("[json.exception") == std::string::npos);
   auto m = make("nomap", R"({"metadata":{},"weight_map":[]})");
   CHECK(codes(m, "index_invalid") == std::vector<std::string>{"index has no weight_map object"});
 }

@@ -17,31 +17,6 @@
 #include "fuzz_common.hpp"
 #include "inputs/checkpoint/checkpoint.hpp"
 
-namespace {
-
-uint64_t shard_data_end(std::string_view text) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  uint64_t end = 0;
-  if (!j.is_object()) return 0;
-  for (const auto& [name, info] : j.items()) {
-    if (!info.is_object()) continue;
-    auto it = info.find("data_offsets");
-    if (it == info.end() || !it->is_array() || it->size() != 2 || !(*it)[1].is_number_unsigned()) continue;
-    end = std::max(end, (*it)[1].get<uint64_t>());
-  }
-  return std::min<uint64_t>(end, uint64_t{1} << 30);  // a hole; costs no disk
-}
-
-void write_shard(const std::string& path, std::string_view header) {
-  std::string bytes(8, '\0');
-  const uint64_t n = header.size();
-  for (int i = 0; i < 8; ++i) bytes[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
-  bytes.append(header);
-  specprobe::fuzz::write_file(path, bytes, bytes.size() + shard_data_end(header));
-}
-
-}  // namespace
-
 SPECPROBE_FUZZ_ENTRY(fuzz_checkpoint_one) {
   using specprobe::fuzz::write_file;
   // The directory is made once and only ever holds the five names below: each input rewrites the
@@ -61,7 +36,7 @@ SPECPROBE_FUZZ_ENTRY(fuzz_checkpoint_one) {
     if (i >= parts.size() || parts[i].empty())
       ::unlink(path.c_str());
     else if (i >= 3)
-      write_shard(path, parts[i]);
+      specprobe::fuzz::write_shard(path, parts[i]);
     else
       write_file(path, parts[i]);
   }

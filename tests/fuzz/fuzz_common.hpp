@@ -4,13 +4,17 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 // The entry point: libFuzzer's, or (SPECPROBE_FUZZ_REPLAY, tests/hostile/fuzz_replay_test.cpp)
 // a named function so that the Catch2 suite replays the seeds and every past crash without
@@ -20,10 +24,16 @@
 #define SPECPROBE_FUZZ_FAIL(why) throw std::logic_error(why)
 #else
 #define SPECPROBE_FUZZ_ENTRY(name) extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
-#define SPECPROBE_FUZZ_FAIL(why) __builtin_trap()
+#define SPECPROBE_FUZZ_FAIL(why) ::specprobe::fuzz::fail(why)
 #endif
 
 namespace specprobe::fuzz {
+
+// A harness property that does not hold: says which, then traps (libFuzzer saves the input).
+[[noreturn]] inline void fail(const std::string& why) {
+  std::fprintf(stderr, "fuzz property violated: %s\n", why.c_str());
+  __builtin_trap();
+}
 
 // Created once, removed at exit; lives under $TMPDIR, else /dev/shm where it is a writable
 // directory, else /tmp. The file-reading harnesses write every input: on a disk file system each
@@ -60,6 +70,31 @@ inline void write_file(const std::string& path, std::string_view bytes, uint64_t
   }
   if (size > bytes.size() && ::ftruncate(fd, static_cast<off_t>(size)) != 0) std::abort();
   ::close(fd);
+}
+
+// The end of the data region a safetensors HEADER (JSON text) describes: the largest
+// data_offsets end, capped at 1 GiB (written as a hole: no disk, no tmpfs memory).
+inline uint64_t shard_data_end(std::string_view header) {
+  const nlohmann::json j = nlohmann::json::parse(header, nullptr, false);
+  uint64_t end = 0;
+  if (!j.is_object()) return 0;
+  for (const auto& [name, info] : j.items()) {
+    if (!info.is_object()) continue;
+    auto it = info.find("data_offsets");
+    if (it == info.end() || !it->is_array() || it->size() != 2 || !(*it)[1].is_number_unsigned()) continue;
+    end = std::max(end, (*it)[1].get<uint64_t>());
+  }
+  return std::min<uint64_t>(end, uint64_t{1} << 30);
+}
+
+// A shard at PATH: the 8-byte little-endian length of HEADER, HEADER, then a sparse data region
+// that fits it (shard_data_end).
+inline void write_shard(const std::string& path, std::string_view header) {
+  std::string bytes(8, '\0');
+  const uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) bytes[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  bytes.append(header);
+  write_file(path, bytes, bytes.size() + shard_data_end(header));
 }
 
 // Splits TEXT on lines that read exactly "----" (the separator line is dropped).

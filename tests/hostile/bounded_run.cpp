@@ -35,6 +35,15 @@ bool sanitized_build() {
 
 namespace {
 
+// VmRSS of this process, KiB (0 when /proc cannot say).
+long own_rss_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  return 0;
+}
+
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
@@ -88,6 +97,8 @@ BoundedResult run_bounded(const std::vector<std::string>& args, const std::strin
     return r;
   }
   const rlim_t as_bytes = static_cast<rlim_t>(as_limit_mib) << 20;
+  if (sanitized_build()) timeout_s *= 4;
+  r.inherited_rss_kib = own_rss_kib();
 
   const pid_t pid = ::fork();
   if (pid < 0) {

@@ -71,12 +71,12 @@ const std::string kGoodHeader =
 void expect_contained(const BoundedResult& r, const std::string& what, const std::string& named,
                       std::set<int> allowed = {0, 1, 2, 4}) {
   INFO(what << ": exit " << r.exit_code << " signal " << r.signal << (r.timed_out ? " TIMED OUT in " + r.stalled : "")
-            << " rss " << r.max_rss_kib << " KiB\nstderr: " << r.err.substr(0, 2000)
+            << " rss " << r.max_rss_kib << " KiB (inherited " << r.inherited_rss_kib << ")\nstderr: " << r.err.substr(0, 2000)
             << "\nstdout: " << r.out.substr(0, 2000));
   CHECK_FALSE(r.timed_out);
   CHECK(r.signal == 0);
   CHECK(allowed.count(r.exit_code) == 1);
-  CHECK(r.max_rss_kib < rss_cap_kib());
+  CHECK(r.rss_below(rss_cap_kib()));
   CHECK(r.err.find("AddressSanitizer") == std::string::npos);
   CHECK(r.err.find("runtime error:") == std::string::npos);  // UBSan
   if (!named.empty()) CHECK((r.out + r.err).find(named) != std::string::npos);

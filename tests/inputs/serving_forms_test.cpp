@@ -440,6 +440,21 @@ TEST_CASE("vLLM benchmark matrices: one server per test, defaults merged", "[inp
   CHECK(f.plans[1].server == "test b");
 }
 
+TEST_CASE("vLLM benchmark matrices: defaults and test_name of another type are not read", "[inputs][forms][json]") {
+  // Found by the pipeline property test: a number as "defaults" made nlohmann's value() throw
+  // (type_error.306), a non-string "test_name" get<std::string>() (type_error.302); both ended as
+  // "cannot read serving configuration: [json.exception...]".
+  const ServingFile f = read(R"({"defaults": -1,
+ "tests": [{"test_name": 9223372036854775808, "server_parameters": {"model": "org/m", "tensor_parallel_size": 2}},
+           {"test_name": {"a": 1}, "server_parameters": {"model": "org/m"}}, {"test_name": null}]})",
+                             "serving-tests.json");
+  REQUIRE(f.plans.size() == 3);
+  CHECK(fact(f.plans[0], "serve.tp") == 2);
+  CHECK(f.plans[0].server == "test 0");
+  CHECK(f.plans[1].server == "test 1");
+  CHECK(f.plans[2].server == "test 2");
+}
+
 TEST_CASE("shell constructs that change a serve command's meaning are warned about", "[inputs][forms][traps]") {
   CHECK(note(one("vllm serve <MODEL> --tensor-parallel-size 2\n"), "<MODEL> looks like a placeholder"));
   CHECK(fact(one("vllm serve <MODEL> --tensor-parallel-size 2\n"), "serve.tp") == 2);
@@ -468,4 +483,28 @@ TEST_CASE("a file that starts no server says why, without an error", "[inputs][f
   auto e = read_serving_file(write(d, "none.sh", "echo hello\n"), clean());
   REQUIRE(!e);
   CHECK(e.error().message.find("no serve command found") != std::string::npos);
+}
+
+TEST_CASE("an option given many times is one note with the count at the value that wins", "[inputs][forms]") {
+  std::string many = "vllm serve m";
+  for (int i = 0; i < 5000; ++i) many += " --enable-prefix-caching";
+  many += " -tp 2 --tensor-parallel-size 4\n";
+  const ParsedServing v = one(many);
+  size_t repeat_notes = 0;
+  for (const auto& n : v.notes) {
+    if (n.message.find(" times; the last value wins") == std::string::npos) continue;
+    ++repeat_notes;
+    if (n.message.find("enable-prefix-caching") != std::string::npos) {
+      CHECK(n.message == "enable-prefix-caching is given 5000 times; the last value wins");
+      CHECK(n.where.column == 13 + 24 * 4999 + 1);  // the 5000th flag
+    } else {
+      CHECK(n.message == "tensor-parallel-size is given 2 times; the last value wins");
+    }
+  }
+  CHECK(repeat_notes == 2);
+  CHECK(fact(v, "serve.tp") == Json(4));
+
+  const ParsedServing s = one("python -m sglang.launch_server --model-path m --tp 2 --tp 8 --tp 4\n");
+  CHECK(note(s, "--tp-size is given 3 times; the last value wins"));
+  CHECK(fact(s, "serve.tp") == Json(4));
 }

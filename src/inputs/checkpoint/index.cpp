@@ -5,6 +5,8 @@
 #include <fstream>
 #include <unordered_map>
 
+#include "common/excerpt.hpp"
+#include "common/paths.hpp"
 #include "common/json_scan.hpp"
 #include "inputs/checkpoint/analysis_internal.hpp"
 
@@ -59,7 +61,7 @@ class IndexSax : public nlohmann::json_sax<Json> {
     return true;
   }
   bool parse_error(std::size_t pos, const std::string&, const nlohmann::detail::exception& e) override {
-    error = fmt::format("invalid JSON at byte {}: {}", pos, e.what());
+    error = fmt::format("invalid JSON at byte {}: {}", pos, json_error_reason(e));
     return false;
   }
   bool weight_map_seen() const { return seen_map_; }
@@ -210,14 +212,17 @@ void read_index_file(Analysis& a) {
   a.index_path = a.root / "model.safetensors.index.json";
   if (fs::exists(a.index_path, ec)) {
     a.index_facts["present"] = true;
+    const fs::path canon = fs::canonical(a.index_path, ec);
     std::string err;
-    if (!read_index(a.index_path.string(), a.index, err)) {
+    if (ec || !(path_under(canon, a.root_canon) || path_under(canon, a.blobs_canon))) {
+      a.problem("symlink_escape", a.index_path.string(), "the index resolves outside the checkpoint tree; not read");
+    } else if (!read_index(a.index_path.string(), a.index, err)) {
       a.problem("index_invalid", a.index_path.string(), err);
     } else {
       if (a.index.total_size) a.index_facts["total_size"] = *a.index.total_size;
       a.index_facts["weight_map_entries"] = a.index.entries.size();
       for (const std::string& bad : a.index.non_string)
-        a.problem("index_invalid", a.index_path.string(), fmt::format("weight_map entry '{}' is not a string", bad));
+        a.problem("index_invalid", a.index_path.string(), fmt::format("weight_map entry '{}' is not a string", excerpt_name(bad)));
     }
   }
   a.has_index = a.index.valid;

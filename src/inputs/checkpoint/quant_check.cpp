@@ -3,6 +3,7 @@
 // (stored_mismatch, fused_disagree, unmatched_layers), modules the engine never quantizes, FP8
 // block kernels without weight_scale_inv, MTP modules stored unlike their main-model role,
 // ignore entries that match no module, and draft modules built without a prefix by older engines.
+#include "common/excerpt.hpp"
 #include "inputs/checkpoint/analysis_internal.hpp"
 
 namespace specprobe::checkpoint {
@@ -259,7 +260,7 @@ void check_quantization(Analysis& a) {
   find_unmatched_ignores(c);
   for (const auto& [bad, why] : c.re.bad())
     a.out.notes.push_back({"warning", "regex_unsupported",
-                           fmt::format("pattern '{}' is not understood by specprobe's regex engine ({}); treated as matching nothing", bad, why),
+                           fmt::format("pattern '{}' is not understood by specprobe's regex engine ({}); treated as matching nothing", excerpt(bad), why),
                            a.cfg.quant_config_file});
   check_empty_prefix(c);
   write_findings(c);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/excerpt.hpp"
+
 namespace specprobe::checkpoint {
 namespace {
 
@@ -102,7 +104,7 @@ QuantSpec parse_quant_config(const Json& config, const std::string& source, cons
         // Attention-only groups (single target ending in "Attention") are dropped by vLLM.
         if (grp.targets.size() == 1 && grp.targets[0].size() >= 9 &&
             grp.targets[0].compare(grp.targets[0].size() - 9, 9, "Attention") == 0) {
-          q.notes.push_back("config group '" + grp.name + "' targets only attention and is ignored by vLLM");
+          q.notes.push_back("config group '" + excerpt_name(grp.name) + "' targets only attention and is ignored by vLLM");
           continue;
         }
         q.groups.push_back(std::move(grp));
@@ -155,7 +157,7 @@ QuantSpec parse_quant_config(const Json& config, const std::string& source, cons
     q.effective_method = m;
   } else if (!m.empty()) {
     q.effective_method = m;
-    q.notes.push_back("quant_method '" + m + "' is not modelled; its layer matching is not checked");
+    q.notes.push_back("quant_method '" + excerpt(m) + "' is not modelled; its layer matching is not checked");
   }
   return q;
 }

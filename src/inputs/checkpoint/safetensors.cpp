@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "common/excerpt.hpp"
 #include "common/json_scan.hpp"
 #include "inputs/checkpoint/name_index.hpp"
 
@@ -96,10 +97,10 @@ bool read_tensor(JsonScanner& p, std::string_view key, ShardHeader& h, ShardErro
   t.name = key;
   const size_t dims_start = h.dims.size();
   bool have_dtype = false, have_shape = false, have_offsets = false;
-  if (!p.peek('{')) return reject(why, "invalid_tensor_info", fmt::format("entry '{}' is not an object", key));
+  if (!p.peek('{')) return reject(why, "invalid_tensor_info", fmt::format("entry '{}' is not an object", excerpt_name(key)));
   const bool ok = p.members([&](std::string_view field) {
     if (field == "dtype") {
-      if (!p.string(t.dtype)) return reject(why, "invalid_tensor_info", fmt::format("tensor '{}': dtype must be a string", key));
+      if (!p.string(t.dtype)) return reject(why, "invalid_tensor_info", fmt::format("tensor '{}': dtype must be a string", excerpt_name(key)));
       return have_dtype = true;
     }
     if (field == "shape") {
@@ -110,7 +111,7 @@ bool read_tensor(JsonScanner& p, std::string_view key, ShardHeader& h, ShardErro
         h.dims.push_back(v);
         return true;
       });
-      if (!read) return reject(why, "invalid_tensor_info", fmt::format("tensor '{}': shape: {}", key, p.error()));
+      if (!read) return reject(why, "invalid_tensor_info", fmt::format("tensor '{}': shape: {}", excerpt_name(key), p.error()));
       return have_shape = true;
     }
     if (field == "data_offsets") {
@@ -125,17 +126,17 @@ bool read_tensor(JsonScanner& p, std::string_view key, ShardHeader& h, ShardErro
       });
       if (!read || count != 2)
         return reject(why, "invalid_tensor_info",
-                      fmt::format("tensor '{}': data_offsets must be two non-negative integers", key));
+                      fmt::format("tensor '{}': data_offsets must be two non-negative integers", excerpt_name(key)));
       return have_offsets = true;
     }
     return p.skip_value();
   });
   if (!ok) return false;
   if (!have_dtype || !have_shape || !have_offsets)
-    return reject(why, "invalid_tensor_info", fmt::format("tensor '{}' lacks dtype, shape or data_offsets", key));
+    return reject(why, "invalid_tensor_info", fmt::format("tensor '{}' lacks dtype, shape or data_offsets", excerpt_name(key)));
   size_t id = 0;
   while (id < kDtypeCount && kDtypes[id].name != t.dtype) ++id;
-  if (id == kDtypeCount) return reject(why, "unknown_dtype", fmt::format("tensor '{}' has unknown dtype '{}'", key, t.dtype));
+  if (id == kDtypeCount) return reject(why, "unknown_dtype", fmt::format("tensor '{}' has unknown dtype '{}'", excerpt_name(key), excerpt(t.dtype)));
   t.dtype = kDtypes[id].name;
   t.dtype_id = static_cast<uint8_t>(id);
   t.shape_offset = static_cast<uint32_t>(dims_start);  // < n: each dimension takes a byte or more
@@ -159,22 +160,22 @@ std::optional<ShardError> validate_layout(const ShardHeader& h) {
     const TensorInfo* t = &ts[i];
     if (t->begin != start || t->end < t->begin)
       return bad("invalid_offset", fmt::format("tensor '{}': data_offsets [{}, {}] leave a gap or overlap (expected begin {})",
-                                               t->name, t->begin, t->end, start));
+                                               excerpt_name(t->name), t->begin, t->end, start));
     start = t->end;
     uint64_t count = 1;
     for (uint64_t d : h.shape(*t)) {
       if (d != 0 && count > UINT64_MAX / d)
-        return bad("validation_overflow", fmt::format("tensor '{}': element count overflows", t->name));
+        return bad("validation_overflow", fmt::format("tensor '{}': element count overflows", excerpt_name(t->name)));
       count *= d;
     }
     const uint64_t bits = static_cast<uint64_t>(kDtypes[t->dtype_id].bits);
-    if (count > UINT64_MAX / bits) return bad("validation_overflow", fmt::format("tensor '{}': byte size overflows", t->name));
+    if (count > UINT64_MAX / bits) return bad("validation_overflow", fmt::format("tensor '{}': byte size overflows", excerpt_name(t->name)));
     const uint64_t total_bits = count * bits;
     if (total_bits % 8 != 0)
       return bad("misaligned_slice",
-                 fmt::format("tensor '{}': {} elements of {} bits do not fill whole bytes", t->name, count, bits));
+                 fmt::format("tensor '{}': {} elements of {} bits do not fill whole bytes", excerpt_name(t->name), count, bits));
     if (t->end - t->begin != total_bits / 8)
-      return bad("tensor_invalid_info", fmt::format("tensor '{}': {} bytes stored but {} x {} needs {}", t->name,
+      return bad("tensor_invalid_info", fmt::format("tensor '{}': {} bytes stored but {} x {} needs {}", excerpt_name(t->name),
                                                     t->end - t->begin, t->dtype, fmt::join(h.shape(*t), "x"), total_bits / 8));
   }
   // header_size <= kMaxHeaderSize and start fits in the file size (checked by the caller), so no overflow.
@@ -199,7 +200,7 @@ HeaderResult parse_owned_sized(std::unique_ptr<char[]> text, size_t n, uint64_t 
   ShardError why;
   const bool ok = p.members([&](std::string_view key) {
     if (!seen.insert(key, 0).second)
-      return reject(why, "duplicate_tensor", fmt::format("tensor '{}' appears twice in the header", key));
+      return reject(why, "duplicate_tensor", fmt::format("tensor '{}' appears twice in the header", excerpt_name(key)));
     return key == "__metadata__" ? read_metadata(p, h, why) : read_tensor(p, key, h, why);
   });
   if (!ok) return why.code.empty() ? failure("invalid_json", p.error()) : failure(why.code, why.message);

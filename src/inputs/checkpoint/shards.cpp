@@ -6,19 +6,12 @@
 #include <atomic>
 #include <thread>
 
+#include "common/excerpt.hpp"
+#include "common/paths.hpp"
 #include "inputs/checkpoint/analysis_internal.hpp"
 
 namespace specprobe::checkpoint {
 namespace {
-
-// P lies under BASE (both canonical); never under an empty BASE.
-bool inside(const fs::path& p, const fs::path& base) {
-  if (base.empty()) return false;
-  auto pi = p.begin();
-  for (auto bi = base.begin(); bi != base.end(); ++bi, ++pi)
-    if (pi == p.end() || *pi != *bi) return false;
-  return true;
-}
 
 // Adds REL (relative to the root) to the jobs once, unless it is unsafe or missing. CHECK_ONLY:
 // only the path's safety is checked (a metadata-only checkpoint has no shard to read).
@@ -28,23 +21,23 @@ void add_job(Analysis& a, std::set<std::string>& listed, const std::string& rel,
   std::error_code ec;
   const fs::path relp(rel);
   if (relp.is_absolute()) {
-    a.problem("weight_map_absolute", a.index_path.string(), fmt::format("weight_map names the absolute path '{}'", rel));
+    a.problem("weight_map_absolute", a.index_path.string(), fmt::format("weight_map names the absolute path '{}'", excerpt_name(rel)));
     return;
   }
   for (const auto& part : relp)
     if (part == "..") {
-      a.problem("weight_map_escape", a.index_path.string(), fmt::format("weight_map path '{}' leaves the checkpoint", rel));
+      a.problem("weight_map_escape", a.index_path.string(), fmt::format("weight_map path '{}' leaves the checkpoint", excerpt_name(rel)));
       return;
     }
   if (check_only) return;
   const fs::path p = a.root / relp;
   if (!fs::exists(fs::symlink_status(p, ec)) || !fs::exists(p, ec)) {
-    a.problem("missing_shard", p.string(), fmt::format("shard '{}' does not exist", rel));
+    a.problem("missing_shard", p.string(), fmt::format("shard '{}' does not exist", excerpt_name(rel)));
     return;
   }
   const fs::path canon = fs::canonical(p, ec);
-  if (ec || !(inside(canon, a.root_canon) || inside(canon, a.blobs_canon))) {
-    a.problem("symlink_escape", p.string(), fmt::format("shard '{}' resolves outside the checkpoint tree", rel));
+  if (ec || !(path_under(canon, a.root_canon) || path_under(canon, a.blobs_canon))) {
+    a.problem("symlink_escape", p.string(), fmt::format("shard '{}' resolves outside the checkpoint tree", excerpt_name(rel)));
     return;
   }
   a.jobs.push_back({rel, p, referenced, {}});
@@ -72,7 +65,7 @@ void cross_check_index(Analysis& a, Json& missing_in_shards, Json& not_in_index)
       push_capped(missing_in_shards, std::string(name));
       if (missing_count <= 8)
         a.problem("index_tensor_missing", job->path.string(),
-                  fmt::format("index names tensor '{}' but {} does not hold it", name, job->rel));
+                  fmt::format("index names tensor '{}' but {} does not hold it", excerpt_name(name), excerpt_name(job->rel)));
     }
   }
   for (const TensorRef& r : a.refs) {
@@ -81,7 +74,7 @@ void cross_check_index(Analysis& a, Json& missing_in_shards, Json& not_in_index)
       push_capped(not_in_index, std::string(r.t->name));
       if (not_in_index_count <= 8)
         a.problem("tensor_not_in_index", r.job->path.string(),
-                  fmt::format("tensor '{}' is stored in {} but the index does not say so", r.t->name, r.job->rel));
+                  fmt::format("tensor '{}' is stored in {} but the index does not say so", excerpt_name(r.t->name), excerpt_name(r.job->rel)));
     }
   }
   const std::string index_path = a.index_path.string();
@@ -143,7 +136,7 @@ void list_shards(Analysis& a) {
   for (const std::string& f : on_disk) {
     if (listed.count(f)) continue;
     if (a.has_index)
-      a.problem("unreferenced_shard", (a.root / f).string(), fmt::format("shard '{}' is not named by the index", f),
+      a.problem("unreferenced_shard", (a.root / f).string(), fmt::format("shard '{}' is not named by the index", excerpt_name(f)),
                 "warning");
     add_job(a, listed, f, !a.has_index);
   }
@@ -182,7 +175,7 @@ void take_inventory(Analysis& a) {
       auto [slot, fresh] = a.tensors.insert(t.name, static_cast<uint32_t>(a.refs.size()));
       if (!fresh) {
         a.problem("duplicate_tensor", j.path.string(),
-                  fmt::format("tensor '{}' is also stored in {}", t.name, a.refs[*slot].job->rel));
+                  fmt::format("tensor '{}' is also stored in {}", excerpt_name(t.name), excerpt_name(a.refs[*slot].job->rel)));
         continue;
       }
       a.refs.push_back({&t, &j, kNoFile});
