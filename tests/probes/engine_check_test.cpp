@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../e2e/run_binary.hpp"
 #include "common/json.hpp"
 #include "pipeline/verdict.hpp"
 #include "probes/engine_check.hpp"
@@ -334,4 +335,31 @@ TEST_CASE("adapter failure paths: engine missing, import error, hang, garbage", 
     CHECK(argv.find("--specs") != std::string::npos);
     CHECK(argv.find("\"engine\":\"vllm\"") != std::string::npos);
   }
+}
+
+TEST_CASE("check --python without the engine installed: unknown, naming what to install; --no-engine skips", "[engine_check][e2e]") {
+  // This machine's python3 has no vLLM (the import-error case above relies on it too).
+  if (!fs::exists("/usr/bin/python3")) {
+    WARN("no /usr/bin/python3");
+    return;
+  }
+  const std::string model = std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint/llama-3.1-8b";
+  const std::string base = "check --gpu H100 --stack-probes off --no-matrix --format json --python /usr/bin/python3 --model " +
+                           test::shell_quote(model);
+  const std::string cmd = " -- vllm serve meta-llama/Llama-3.1-8B-Instruct";
+  auto r = test::run_specprobe(base + cmd);
+  Json j = Json::parse(r.out, nullptr, false);
+  REQUIRE(j.is_object());
+  CHECK(r.exit_code == 4);
+  CHECK(j["verdict"] == "unknown");
+  CHECK(j["facts"]["engine_check"]["outcome"] == "not-installed");
+  bool named = false;
+  for (const auto& m : j["missing"]) named |= m.dump().find("install vllm in --python") != std::string::npos;
+  CHECK(named);
+  auto skipped = test::run_specprobe(base + " --no-engine" + cmd);
+  Json s = Json::parse(skipped.out, nullptr, false);
+  REQUIRE(s.is_object());
+  CHECK(s["facts"]["engine_check"]["requested"] == false);
+  CHECK(s["verdict"] != "unknown");
+  CHECK(skipped.exit_code != 4);
 }
