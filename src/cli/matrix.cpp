@@ -150,6 +150,16 @@ int run_matrix_command(const MatrixOptions& o) {
     no.include_warnings = o.nfd_include_warnings;
     if (expiry_s > 0)
       no.expiry = rfc3339_utc(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count() + expiry_s);
+    // NFD labels describe this node: a GPU specprobe assumed (no driver here) would label the node
+    // with another machine's answers.
+    if (const Json* fb = find_fact(reports[0].facts, "gpu.fallback"); fb && *fb == true) {
+      std::fprintf(stderr,
+                   "specprobe: error: --format nfd --gpu auto: this node has no GPU driver to query (%s); NFD "
+                   "labels describe the node's own GPU: run it on the GPU node, or pass --gpu NAME to label for a "
+                   "declared GPU\n",
+                   fact_string(reports[0].facts, "gpu.fallback_reason").value_or("no libcuda.so.1").c_str());
+      return exit_code(ErrorKind::environment);
+    }
     auto nfd = render_nfd(reports[0], no);
     if (!nfd) {
       std::fprintf(stderr, "specprobe: %s\n", nfd.error().str().c_str());

@@ -2,7 +2,10 @@
 #include "gpu/driver.hpp"
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
+
+#include "common/excerpt.hpp"
 
 #include "gpu/cuda_api.hpp"
 
@@ -78,6 +81,25 @@ DriverReport query_system_gpus() {
     return rep;
   }
   return query_gpus(**drv);
+}
+
+std::optional<Error> driver_without_device(const DriverReport& r) {
+  if (r.library_path.empty() || !r.gpus.empty()) return std::nullopt;
+  // CUDA_ERROR_STUB_LIBRARY: the toolkit's link-time stub answers in place of a driver; no driver.
+  constexpr int kErrorStubLibrary = 34;
+  for (const auto& c : r.failed_calls)
+    if (c.result == kErrorStubLibrary) return std::nullopt;
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v ? fmt::format("{}=\"{}\"", name, excerpt(v)) : fmt::format("{} unset", name);
+  };
+  return environment_error(fmt::format(
+      "the CUDA driver loaded ({}) but shows no usable GPU: {} ({}, {}). A container started without "
+      "GPUs (docker run --gpus, the NVIDIA container runtime, a Kubernetes nvidia.com/gpu limit) or a "
+      "CUDA_VISIBLE_DEVICES that names no device hides them: make the GPU visible, or pass --gpu NAME "
+      "(e.g. H100, B200, sm_90) to evaluate for a declared GPU",
+      r.library_path, r.problem ? r.problem->message : "no device", env("CUDA_VISIBLE_DEVICES"),
+      env("NVIDIA_VISIBLE_DEVICES")));
 }
 
 Json driver_report_json(const DriverReport& r) {

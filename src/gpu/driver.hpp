@@ -32,6 +32,14 @@ struct DriverReport {
   std::vector<DriverCall> failed_calls;
 };
 
+// A driver library that loaded (not the CUDA toolkit's stub) but shows no usable device: the
+// GPUs are hidden from this process (a container started without them, CUDA_VISIBLE_DEVICES naming
+// none) or the driver cannot start. Evaluating a declared GPU instead would answer for some other
+// machine, so this is an environment error naming CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES and
+// their values. Empty where no driver library exists (the declared fallback applies) or a GPU is
+// visible.
+std::optional<Error> driver_without_device(const DriverReport& r);
+
 // Queries every visible device. Never throws; a missing driver or device is a DriverReport with
 // `problem` set, not an error return.
 DriverReport query_system_gpus();

@@ -512,20 +512,6 @@ Expected<ParsedServing> read_command_argv(const std::vector<std::string>& argv, 
       words.insert(words.begin(), std::move(env));
     }
   }
-  // `NAME=VALUE vllm serve ...` as argv: the assignments are the command's environment, as a
-  // shell would make them (read through `env NAME=VALUE ...`).
-  if (!words.empty()) {
-    const std::string& t = words.front().text;
-    const size_t eq = t.find('=');
-    if (eq != std::string::npos && eq > 0 && shell_name_start(t[0]) &&
-        std::all_of(t.begin(), t.begin() + static_cast<long>(eq), [](char c) { return shell_name_char(c); })) {
-      ShellWord env = words.front();
-      env.text = "env";
-      env.offsets.assign(3, static_cast<uint32_t>(env.start));
-      env.end = env.start;
-      words.insert(words.begin(), std::move(env));
-    }
-  }
   ServeCollector col(src);
   ShellOptions opts;
   opts.vars = col.base_vars();

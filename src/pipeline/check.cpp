@@ -1,6 +1,7 @@
 // run_check: the pipeline in order (see check.hpp).
 #include "pipeline/check.hpp"
 
+#include <map>
 #include <set>
 
 #include "facts/derive.hpp"
@@ -13,7 +14,25 @@ namespace specprobe {
 
 namespace {
 
-Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Services& services) {
+// Matrices already swept in this run, by the plan's input facts (which server of the file it is
+// left out) and the suppressed ids: a file that starts the same server several times (a script
+// of 64 identical commands) sweeps once. The sweep reads nothing else.
+using SweepMemo = std::map<std::string, SupportMatrix>;
+
+std::string sweep_key(const Json& inputs, const std::set<std::string>& suppressed) {
+  Json key = inputs;
+  if (auto d = key.find("deploy"); d != key.end() && d->is_object()) d->erase("server");
+  // How long the engine check took and whether it came from the cache do not change its answers.
+  if (auto e = key.find("engine_check"); e != key.end() && e->is_object()) {
+    e->erase("duration_s");
+    e->erase("cached");
+  }
+  std::string text = key.dump();
+  for (const auto& id : suppressed) text += "\n" + id;
+  return text;
+}
+
+Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Services& services, SweepMemo* memo) {
   const auto t0 = services.clock();
   Report report;
   report.argv = req.invocation;
@@ -86,7 +105,14 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
     if (r.suppressed) suppressed.insert(r.id);
   if (req.matrix) {
     phase("sweeping the support matrix (k x backend x kv-cache dtype)");
-    report.matrix = sweep_support_matrix(catalog, inputs, facts, {}, suppressed);
+    if (memo) {
+      const std::string key = sweep_key(inputs, suppressed);
+      auto it = memo->find(key);
+      if (it == memo->end()) it = memo->emplace(key, sweep_support_matrix(catalog, inputs, facts, {}, suppressed)).first;
+      report.matrix = it->second;
+    } else {
+      report.matrix = sweep_support_matrix(catalog, inputs, facts, {}, suppressed);
+    }
   }
   phase("");
   report.engine = fact_string(facts, "engine.name").value_or("vllm");
@@ -104,15 +130,16 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
 Expected<Report> run_check(const CheckRequest& req, const Services& services) {
   auto file = stages::read_plans(req);
   if (!file) return file.error();
-  return run_plan(req, std::move(file->plans.front()), services);
+  return run_plan(req, std::move(file->plans.front()), services, nullptr);
 }
 
 Expected<std::vector<Report>> run_checks(const CheckRequest& req, const Services& services) {
   auto file = stages::read_plans(req);
   if (!file) return file.error();
   std::vector<Report> out;
+  SweepMemo memo;
   for (ParsedServing& plan : file->plans) {
-    auto r = run_plan(req, std::move(plan), services);
+    auto r = run_plan(req, std::move(plan), services, &memo);
     if (!r) return r.error();
     out.push_back(std::move(*r));
   }

@@ -212,10 +212,12 @@ Status add_gpu(const CheckRequest& req, const Services& services, Report& report
     }
     return Ok{};
   }
+  if (auto hidden = driver_without_device(dr)) return *hidden;
   auto g = declared_gpu(kFallbackGpu);
   facts["gpu"] = *declared_gpu_facts(kFallbackGpu);
   facts["gpu"]["fallback"] = true;
   const std::string why = dr.problem ? dr.problem->message : "no GPU found";
+  facts["gpu"]["fallback_reason"] = why;
   report.notes.push_back({"warning",
                           fmt::format("no GPU to query ({}); evaluating for a declared {} instead — pass "
                                       "--gpu NAME (e.g. H200, B200, GB10, sm_90) to choose",

@@ -205,6 +205,18 @@ TEST_CASE("matrix: exit 1 when the plan is not supported; the NFD feature file",
   const RunResult spaced = run_specprobe(args + " --gpu GB10 --format nfd --model-name 'GQA 16 / MTP!'", kSeeds);
   CHECK(spaced.err.find("written as 'mtp'") != std::string::npos);
   CHECK(spaced.out.find("specprobe.io/mtp.max-k=") != std::string::npos);
+
+  // --gpu auto labels this node's own GPU: on a node without a driver (CI) that is an error, never
+  // labels for the fallback GPU.
+  const RunResult gpu = run_specprobe("gpu --format json");
+  if (gpu.exit_code != 0) {
+    const RunResult none = run_specprobe(args + " --gpu auto --format nfd", kSeeds);
+    CHECK(none.exit_code == 3);
+    CHECK(none.out.empty());
+    CHECK((none.err.find("no GPU driver to query") != std::string::npos ||
+           none.err.find("shows no usable GPU") != std::string::npos));
+    CHECK(none.err.find("--gpu NAME") != std::string::npos);
+  }
 }
 
 TEST_CASE("did you mean: flags, commands, ids and libraries", "[e2e][ci][cli]") {

@@ -135,3 +135,25 @@ TEST_CASE("issue 35: repeatable options never swallow FILE; stdin and several fi
   CHECK(w.exit_code == 2);
   CHECK(w.err.find("bad.yaml") != std::string::npos);
 }
+
+TEST_CASE("issue 35: servers of one file that differ only in place share one matrix; others get their own", "[e2e][issue35]") {
+  const std::string d = temp_dir();
+  const std::string spec = " --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, \"prompt_lookup_max\": 4}'";
+  const std::string f = write_file(d, "servers.sh",
+                                   "vllm serve m" + spec + " &\n"
+                                   "vllm serve m" + spec + " &\n"
+                                   "vllm serve m" + spec + " --kv-cache-dtype fp8 --attention-backend FLEX_ATTENTION &\n");
+  auto r = run_specprobe("check --gpu H100 --probes off --unknown-ok --format json " + shell_quote(f));
+  const json j = json_of(r);
+  REQUIRE(j["reports"].size() == 3);
+  const json& a = j["reports"][0];
+  const json& b = j["reports"][1];
+  const json& c = j["reports"][2];
+  CHECK(a["facts"]["deploy"]["server"] != b["facts"]["deploy"]["server"]);
+  CHECK(a["matrix"] == b["matrix"]);
+  CHECK(a["matrix"]["cells"].size() > 0);
+  // The third server asks for FlexAttention with an FP8 cache (SP3005 fails it): its own summary.
+  CHECK(a["facts"]["kv_cache"] != c["facts"]["kv_cache"]);
+  CHECK(a["matrix"] != c["matrix"]);
+  CHECK(c["matrix"]["working_k"].empty());
+}

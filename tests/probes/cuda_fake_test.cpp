@@ -5,6 +5,8 @@
 #include "cli/probe.hpp"
 #include "support/cuda_fake.hpp"
 #include "gpu/driver.hpp"
+#include "pipeline/check.hpp"
+#include "pipeline/services.hpp"
 
 using namespace specprobe;
 
@@ -89,4 +91,51 @@ TEST_CASE("probe argument handling", "[probes][cli]") {
   o.k = {3};
   o.context = 3;
   CHECK_FALSE(probe_specs_from_options(o).has_value());
+}
+
+// Issue 39 item 6: a driver without a visible device is an environment error naming the variables
+// that hide GPUs; only where no driver library exists does check evaluate a declared GPU.
+TEST_CASE("a driver that shows no device is an error naming CUDA_VISIBLE_DEVICES, not a declared fallback", "[probes][gpu-fake]") {
+  ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  ::unsetenv("NVIDIA_VISIBLE_DEVICES");
+  cu::FakeScript s;
+  s.init_result = cu::kErrorNoDevice;
+  const DriverReport hidden = query_gpus(*cu::make_fake_driver(s));
+  const auto e = driver_without_device(hidden);
+  REQUIRE(e.has_value());
+  CHECK(e->kind == ErrorKind::environment);
+  CHECK(e->message.find("CUDA_VISIBLE_DEVICES=\"\"") != std::string::npos);
+  CHECK(e->message.find("NVIDIA_VISIBLE_DEVICES unset") != std::string::npos);
+  CHECK(e->message.find("CUDA_ERROR_NO_DEVICE") != std::string::npos);
+  CHECK(e->message.find("--gpu NAME") != std::string::npos);
+  // A device count of 0 after a good cuInit is the same.
+  cu::FakeScript none;
+  none.gpus.clear();
+  CHECK(driver_without_device(query_gpus(*cu::make_fake_driver(none))).has_value());
+  // The toolkit's stub (CUDA_ERROR_STUB_LIBRARY) is no driver; no library at all is no driver.
+  cu::FakeScript stub;
+  stub.init_result = 34;
+  CHECK_FALSE(driver_without_device(query_gpus(*cu::make_fake_driver(stub))).has_value());
+  CHECK_FALSE(driver_without_device(DriverReport{}).has_value());
+  CHECK_FALSE(driver_without_device(query_gpus(*cu::make_fake_driver({}))).has_value());
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+
+  // check --gpu auto through the pipeline: exit 3 with that message, no report for a made-up GPU.
+  auto services = system_services();
+  REQUIRE(services.has_value());
+  services->query_gpus = [&] { return hidden; };
+  CheckRequest req;
+  req.argv = {"vllm", "serve", "m"};
+  req.gpu = "auto";
+  req.probes = "off";
+  req.suppression_file = false;
+  const auto r = run_check(req, *services);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(exit_code(r.error().kind) == 3);
+  CHECK(r.error().message.find("CUDA_VISIBLE_DEVICES") != std::string::npos);
+  // No driver library: the declared fallback, said in the facts and a note.
+  services->query_gpus = [] { return DriverReport{}; };
+  const auto fb = run_check(req, *services);
+  REQUIRE(fb.has_value());
+  CHECK(find_fact(fb->facts, "gpu.fallback") != nullptr);
 }
