@@ -87,7 +87,7 @@ std::string model() { return "--model " + shell_quote(kLlama); }
 
 }  // namespace
 
-TEST_CASE("vLLM 0.33.0 refuses an unknown speculative-config key; 0.15.1 accepts the same plan", "[.engines][vllm]") {
+TEST_CASE("vLLM 0.33.0 refuses an unknown speculative-config key - 0.15.1 accepts the same plan", "[.engines][vllm]") {
   const std::string cmd = llama_eagle3(R"(, "num_speculative_tokenz": 2)");
   if (have("vllm-0.33.0")) {
     EngineRun r = check("vllm-0.33.0", model() + " --no-matrix", cmd);
@@ -120,7 +120,7 @@ TEST_CASE("vLLM 0.33.0 refuses an invalid KV-cache dtype with the valid list", "
   CHECK(r.exit_code == 1);
 }
 
-TEST_CASE("vLLM refuses mtp on a model without MTP layers; the repeat comes from the cache", "[.engines][vllm]") {
+TEST_CASE("vLLM refuses mtp on a model without MTP layers - the repeat comes from the cache", "[.engines][vllm]") {
   if (!have("vllm-0.33.0")) return;
   const std::string cache = temp_dir();
   const std::string cmd = "vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config " +
@@ -149,7 +149,7 @@ TEST_CASE("vLLM 0.15.1's parser refuses an unknown flag, in its own words", "[.e
   CHECK(r.message().find("unrecognized arguments: --speculative-tokens 3") != std::string::npos);
 }
 
-TEST_CASE("vLLM 0.33.0's backend selection refuses FLASH_ATTN with fp8 KV and block size 8 (matrix evidence); 0.15.1 takes it",
+TEST_CASE("vLLM 0.33.0's backend selection refuses FLASH_ATTN with fp8 KV and block size 8 (matrix evidence) - 0.15.1 takes it",
           "[.engines][vllm]") {
   const std::string cmd = llama_eagle3("", "--attention-backend FLASH_ATTN --kv-cache-dtype fp8 --block-size 8");
   if (have("vllm-0.33.0")) {

@@ -93,7 +93,7 @@ std::string prints(const Json& j) {
 
 }  // namespace
 
-TEST_CASE("a refused plan keeps the engine's message, stage and raised_at; every cell answered", "[engine_check]") {
+TEST_CASE("a refused plan keeps the engine's message, stage and raised_at - every cell answered", "[engine_check]") {
   Json cell = record("refused", "backend-selection",
                      "Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. Reason: ['block_size not supported']");
   cell["id"] = "k3-FLASH_ATTN-fp8";
@@ -209,7 +209,7 @@ TEST_CASE("the request carries the plan's arguments as read, leaving unresolved 
   CHECK(engine_cell("vllm", 3, "FLASH_ATTN", "auto")["args_override"]["--speculative-config"]["num_speculative_tokens"] == 3);
 }
 
-TEST_CASE("a repeated check is answered from the cache; corrupt entries and --no-cache run the adapter", "[engine_check][cache]") {
+TEST_CASE("a repeated check is answered from the cache - corrupt entries and --no-cache run the adapter", "[engine_check][cache]") {
   TempDir cache;
   TempDir counter;
   const std::string count_file = counter.path + "/runs";
@@ -337,7 +337,7 @@ TEST_CASE("adapter failure paths: engine missing, import error, hang, garbage", 
   }
 }
 
-TEST_CASE("check --python without the engine installed: unknown, naming what to install; --no-engine skips", "[engine_check][e2e]") {
+TEST_CASE("check --python without the engine installed: unknown, naming what to install - --no-engine skips", "[engine_check][e2e]") {
   // This machine's python3 has no vLLM (the import-error case above relies on it too).
   if (!fs::exists("/usr/bin/python3")) {
     WARN("no /usr/bin/python3");
