@@ -37,7 +37,7 @@ const std::set<std::string>& statuses() {
 }
 const std::set<std::string>& stages() {
   static const std::set<std::string> s = {"argparse", "config", "model-interface", "backend-selection",
-                                          "request", "import", "adapter"};
+                                          "request",  "import", "adapter"};
   return s;
 }
 const std::set<std::string>& verdict_stages() {
@@ -119,7 +119,8 @@ bool text_field(const Json& obj, const char* key, Json& out) {
 std::string validate_record(const Json& r, Json& out) {
   if (!r.is_object()) return "a record is not an object";
   const Json st = r.value("status", Json());
-  if (!st.is_string() || !statuses().count(st.get<std::string>())) return "status is not ok, refused, missing-input or adapter-error";
+  if (!st.is_string() || !statuses().count(st.get<std::string>()))
+    return "status is not ok, refused, missing-input or adapter-error";
   const std::string status = st.get<std::string>();
   const Json stage = r.value("stage", Json());
   if (!stage.is_null() && (!stage.is_string() || !stages().count(stage.get<std::string>())))
@@ -146,7 +147,8 @@ std::string validate_record(const Json& r, Json& out) {
   if (status == "refused") {
     if (!stage.is_string() || !verdict_stages().count(stage.get<std::string>()))
       return "refused without the stage it would be raised at";
-    if (!out["message"].is_string() || out["message"].get<std::string>().empty()) return "refused without the engine's message";
+    if (!out["message"].is_string() || out["message"].get<std::string>().empty())
+      return "refused without the engine's message";
   }
   if (status == "missing-input" && (!out["missing"].is_string() || out["missing"].get<std::string>().empty()))
     return "missing-input without what to supply";
@@ -155,8 +157,8 @@ std::string validate_record(const Json& r, Json& out) {
 }
 
 Json error_record(const std::string& engine, const std::string& reason) {
-  return {{"status", "adapter-error"}, {"reason", reason}, {"engine", engine}, {"version", nullptr},
-          {"plan", nullptr}, {"cells", Json::array()}, {"platform", nullptr}, {"skipped", Json::array()}};
+  return {{"status", "adapter-error"}, {"reason", reason},       {"engine", engine},    {"version", nullptr},
+          {"plan", nullptr},           {"cells", Json::array()}, {"platform", nullptr}, {"skipped", Json::array()}};
 }
 
 std::string private_dir_template() {
@@ -240,7 +242,8 @@ Json engine_cell(const std::string& engine, int k, const std::string& backend, c
   return {{"id", engine_cell_id(k, backend, kv)}, {"args_override", o}};
 }
 
-Json engine_request(const Json& facts, const std::string& model_dir, const Json& cells, std::vector<std::string>& unresolved) {
+Json engine_request(const Json& facts, const std::string& model_dir, const Json& cells,
+                    std::vector<std::string>& unresolved) {
   const std::string engine = fact_string(facts, "engine.name").value_or("vllm");
   const std::string model_id = fact_string(facts, "model.id").value_or("");
   Json args = Json::array();
@@ -257,8 +260,10 @@ Json engine_request(const Json& facts, const std::string& model_dir, const Json&
         if (flag == "model") {
           if (!value.is_string()) continue;
           model_given = engine == "sglang";
-          if (engine == "sglang") flag = "--model-path";
-          else continue;  // the positional model comes from model.id below
+          if (engine == "sglang")
+            flag = "--model-path";
+          else
+            continue;  // the positional model comes from model.id below
         } else {
           flag = "--" + flag;
         }
@@ -269,8 +274,10 @@ Json engine_request(const Json& facts, const std::string& model_dir, const Json&
       }
       if (is_model_flag(engine, flag)) model_given = true;
       if (value.is_boolean()) {
-        if (value.get<bool>()) args.push_back(flag);
-        else if (!config) args.push_back(flag);  // never produced by the readers; kept as written
+        if (value.get<bool>())
+          args.push_back(flag);
+        else if (!config)
+          args.push_back(flag);  // never produced by the readers; kept as written
         continue;
       }
       if (value.is_null()) {
@@ -293,18 +300,24 @@ Json engine_request(const Json& facts, const std::string& model_dir, const Json&
     model = model_dir;
   }
   if (!model_given && !model.empty()) {
-    if (engine == "sglang") args.insert(args.begin(), {Json("--model-path"), Json(model)});
-    else args.insert(args.begin(), model);
+    if (engine == "sglang")
+      args.insert(args.begin(), {Json("--model-path"), Json(model)});
+    else
+      args.insert(args.begin(), model);
   }
-  Json req = {{"engine", engine}, {"args", args}, {"model_dir", model_dir.empty() ? Json() : Json(model_dir)},
-              {"model_id", model_id.empty() ? Json() : Json(model_id)}, {"cells", cells.is_array() ? cells : Json::array()},
+  Json req = {{"engine", engine},
+              {"args", args},
+              {"model_dir", model_dir.empty() ? Json() : Json(model_dir)},
+              {"model_id", model_id.empty() ? Json() : Json(model_id)},
+              {"cells", cells.is_array() ? cells : Json::array()},
               {"allow_remote_code", false}};
   if (fact_string(facts, "gpu.vendor").value_or("nvidia") == "nvidia" && fact_int(facts, "gpu.cc_major")) {
     Json gpu = {{"name", fact_string(facts, "gpu.name").value_or("")},
                 {"cc", {*fact_int(facts, "gpu.cc_major"), fact_int(facts, "gpu.cc_minor").value_or(0)}},
                 {"declared", fact_string(facts, "gpu.source").value_or("declared") != "driver"},
                 {"count", std::clamp<int64_t>(fact_int(facts, "gpu.count").value_or(1), 1, 4096)}};
-    if (auto mem = fact_int(facts, "gpu.memory_bytes"); mem && *mem > 0) gpu["memory_gib"] = *mem / (1024.0 * 1024 * 1024);
+    if (auto mem = fact_int(facts, "gpu.memory_bytes"); mem && *mem > 0)
+      gpu["memory_gib"] = *mem / (1024.0 * 1024 * 1024);
     req["gpu"] = gpu;
   }
   return req;
@@ -315,14 +328,17 @@ Json validate_engine_result(const Json& raw, const Json& request) {
   if (!raw.is_object()) return error_record(engine, "the adapter printed no result object; not trusted");
   if (!raw.contains("schema")) {
     // A runner record: killed at the timeout, died, printed nothing or an unparseable line.
-    auto text = [&](const char* key) { return raw.contains(key) && raw[key].is_string() ? raw[key].get<std::string>() : std::string(); };
+    auto text = [&](const char* key) {
+      return raw.contains(key) && raw[key].is_string() ? raw[key].get<std::string>() : std::string();
+    };
     std::string phase = clean_child_text(text("phase"));
     const std::string in_phase = phase.empty() ? "" : " in phase '" + phase + "'";
     std::string reason;
     if (raw.contains("timeout_s") && raw["timeout_s"].is_number())
-      reason = fmt::format("the {} adapter timed out after {:g} s{} and was killed (importing the engine takes 15-70 s "
-                           "on a slow machine: rerun with a larger --engine-timeout)",
-                           engine_label(engine), raw["timeout_s"].get<double>(), in_phase);
+      reason = fmt::format(
+          "the {} adapter timed out after {:g} s{} and was killed (importing the engine takes 15-70 s "
+          "on a slow machine: rerun with a larger --engine-timeout)",
+          engine_label(engine), raw["timeout_s"].get<double>(), in_phase);
     else
       reason = fmt::format("the {} adapter failed{}: {}", engine_label(engine), in_phase,
                            text("reason").empty() ? "no result" : text("reason"));
@@ -333,7 +349,8 @@ Json validate_engine_result(const Json& raw, const Json& request) {
     return r;
   }
   auto invalid = [&](const std::string& why) {
-    Json r = error_record(engine, "the " + engine_label(engine) + " adapter's result is invalid (" + why + "); not trusted");
+    Json r =
+        error_record(engine, "the " + engine_label(engine) + " adapter's result is invalid (" + why + "); not trusted");
     r["raw"] = raw.dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 2000);
     return r;
   };
@@ -344,15 +361,18 @@ Json validate_engine_result(const Json& raw, const Json& request) {
   Json plan;
   if (auto why = validate_record(raw.value("plan", Json()), plan); !why.empty()) return invalid("plan: " + why);
   const std::string pst = plan["status"];
-  if (version.is_null() && pst != "adapter-error" && pst != "missing-input") return invalid("a verdict without the engine's version");
+  if (version.is_null() && pst != "adapter-error" && pst != "missing-input")
+    return invalid("a verdict without the engine's version");
   if (!raw.contains("cells") || !raw["cells"].is_array()) return invalid("cells is not a list");
   std::map<std::string, Json> answered;
   for (const auto& c : raw["cells"]) {
     if (!c.is_object() || !c.contains("id") || !c["id"].is_string()) return invalid("a cell has no id");
     Json out;
-    if (auto why = validate_record(c, out); !why.empty()) return invalid("cell " + c["id"].get<std::string>() + ": " + why);
+    if (auto why = validate_record(c, out); !why.empty())
+      return invalid("cell " + c["id"].get<std::string>() + ": " + why);
     out["id"] = c["id"];
-    if (!answered.emplace(c["id"].get<std::string>(), out).second) return invalid("cell " + c["id"].get<std::string>() + " answered twice");
+    if (!answered.emplace(c["id"].get<std::string>(), out).second)
+      return invalid("cell " + c["id"].get<std::string>() + " answered twice");
   }
   Json cells = Json::array();
   std::set<std::string> asked;
@@ -365,11 +385,18 @@ Json validate_engine_result(const Json& raw, const Json& request) {
   }
   for (const auto& [id, _] : answered)
     if (!asked.count(id)) return invalid("cell " + id + " was not asked");
-  Json r = {{"status", pst}, {"reason", nullptr}, {"engine", engine}, {"version", version}, {"plan", plan},
-            {"cells", cells}, {"platform", raw.value("platform", Json()).is_object() ? raw["platform"] : Json()},
-            {"skipped", Json::array()}, {"timing_s", raw.value("timing_s", Json()).is_object() ? raw["timing_s"] : Json()}};
+  Json r = {{"status", pst},
+            {"reason", nullptr},
+            {"engine", engine},
+            {"version", version},
+            {"plan", plan},
+            {"cells", cells},
+            {"platform", raw.value("platform", Json()).is_object() ? raw["platform"] : Json()},
+            {"skipped", Json::array()},
+            {"timing_s", raw.value("timing_s", Json()).is_object() ? raw["timing_s"] : Json()}};
   for (const auto& s : raw.value("skipped", Json::array()))
-    if (s.is_object() && s.value("what", Json()).is_string() && s.value("why", Json()).is_string() && r["skipped"].size() < 32)
+    if (s.is_object() && s.value("what", Json()).is_string() && s.value("why", Json()).is_string() &&
+        r["skipped"].size() < 32)
       r["skipped"].push_back({{"what", s["what"]}, {"why", s["why"]}});
   if (pst == "adapter-error") {
     std::string why = plan["message"].is_string() ? plan["message"].get<std::string>() : "no reason given";
@@ -399,7 +426,8 @@ std::string engine_cache_key(const Json& request, const EngineCheckOptions& opts
   h.add(opts.python);
   {
     struct stat st {};
-    if (::stat(opts.python.c_str(), &st) == 0) h.add(fmt::format("{}:{}.{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec));
+    if (::stat(opts.python.c_str(), &st) == 0)
+      h.add(fmt::format("{}:{}.{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec));
   }
   h.add(load_script("common.py", opts));
   h.add(load_script(engine + "_adapter.py", opts));
@@ -420,7 +448,8 @@ Json run_engine_check_timed(const Json& request, const EngineCheckOptions& opts)
 Json run_engine_check(const Json& request, const EngineCheckOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   Json r = run_engine_check_timed(request, opts);
-  r["duration_s"] = std::round(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1000) / 1000;
+  r["duration_s"] =
+      std::round(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1000) / 1000;
   return r;
 }
 
@@ -434,7 +463,8 @@ Json run_engine_check_timed(const Json& request, const EngineCheckOptions& opts)
     const std::string text = read_text(cache_file, 16u << 20);
     if (!text.empty()) {
       Json entry = Json::parse(text, nullptr, false);
-      if (entry.is_object() && entry.value("schema", Json()) == kCacheSchema && entry.value("key", Json()) == key && entry.contains("raw")) {
+      if (entry.is_object() && entry.value("schema", Json()) == kCacheSchema && entry.value("key", Json()) == key &&
+          entry.contains("raw")) {
         Json r = validate_engine_result(entry["raw"], request);
         if (r["status"] != "adapter-error") {
           r["cached"] = true;
@@ -531,8 +561,11 @@ Json engine_facts_patch(const Json& record, const std::vector<std::string>& unre
   set_fact(f, "engine_check.platform", record.value("platform", Json()));
   Json cells = Json::object();
   for (const auto& c : record.value("cells", Json::array())) {
-    Json cell = {{"status", c["status"]}, {"stage", c["stage"]}, {"message", c["message"]},
-                 {"missing", c["missing"]}, {"raised_at", c["raised_at"]}};
+    Json cell = {{"status", c["status"]},
+                 {"stage", c["stage"]},
+                 {"message", c["message"]},
+                 {"missing", c["missing"]},
+                 {"raised_at", c["raised_at"]}};
     for (const char* k : {"attention_backend", "drafter_attention_backend", "cudagraph_mode"})
       if (c["facts"].contains(k)) cell[k] = c["facts"][k];
     cells[c["id"].get<std::string>()] = cell;

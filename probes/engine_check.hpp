@@ -35,12 +35,12 @@ namespace specprobe::probes {
 inline constexpr const char* kEngineSchema = "specprobe-engine/1";
 
 struct EngineCheckOptions {
-  std::string python;                       // the interpreter (sys.executable of --python)
-  std::vector<std::string> site_packages;   // where the engine's dist-info is (build identity)
-  double timeout_s = 180;                   // the whole adapter run (import + plan + cells)
-  bool use_cache = true;                    // --no-cache: false (neither read nor written)
-  std::string cache_dir;                    // "" = $XDG_CACHE_HOME/specprobe/engine, ~/.cache/...
-  std::string adapter_dir;                  // tests: read the scripts from here, not the binary
+  std::string python;                      // the interpreter (sys.executable of --python)
+  std::vector<std::string> site_packages;  // where the engine's dist-info is (build identity)
+  double timeout_s = 180;                  // the whole adapter run (import + plan + cells)
+  bool use_cache = true;                   // --no-cache: false (neither read nor written)
+  std::string cache_dir;                   // "" = $XDG_CACHE_HOME/specprobe/engine, ~/.cache/...
+  std::string adapter_dir;                 // tests: read the scripts from here, not the binary
   std::string env_program = "/usr/bin/env";
   std::function<void(const std::string&)> progress;  // "engine check vllm: import vllm"; may be empty
 };

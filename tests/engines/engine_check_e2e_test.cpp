@@ -62,12 +62,13 @@ struct EngineRun {
 };
 
 // specprobe check --python VENV --gpu H100 --format json [OPTIONS] -- COMMAND, with its own cache dir.
-EngineRun check(const std::string& venv, const std::string& options, const std::string& command, const std::string& cache = "") {
+EngineRun check(const std::string& venv, const std::string& options, const std::string& command,
+                const std::string& cache = "") {
   const std::string cache_dir = cache.empty() ? temp_dir() : cache;
   setenv("XDG_CACHE_HOME", cache_dir.c_str(), 1);
   RunResult rr = run_specprobe("check --python " + shell_quote(venv_python(venv)) +
-                               " --gpu H100 --format json --stack-probes off --probes off --engine-timeout 400 " + options +
-                               " -- " + command);
+                               " --gpu H100 --format json --stack-probes off --probes off --engine-timeout 400 " +
+                               options + " -- " + command);
   unsetenv("XDG_CACHE_HOME");
   EngineRun r;
   r.exit_code = rr.exit_code;
@@ -79,8 +80,10 @@ EngineRun check(const std::string& venv, const std::string& options, const std::
 }
 
 std::string llama_eagle3(const std::string& spec_extra = "", const std::string& extra = "") {
-  const std::string spec = R"({"method": "eagle3", "model": ")" + kDraft + R"(", "num_speculative_tokens": 3)" + spec_extra + "}";
-  return "vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 1 --speculative-config " + shell_quote(spec) + " " + extra;
+  const std::string spec =
+      R"({"method": "eagle3", "model": ")" + kDraft + R"(", "num_speculative_tokens": 3)" + spec_extra + "}";
+  return "vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 1 --speculative-config " +
+         shell_quote(spec) + " " + extra;
 }
 
 std::string model() { return "--model " + shell_quote(kLlama); }
@@ -149,8 +152,10 @@ TEST_CASE("vLLM 0.15.1's parser refuses an unknown flag, in its own words", "[.e
   CHECK(r.message().find("unrecognized arguments: --speculative-tokens 3") != std::string::npos);
 }
 
-TEST_CASE("vLLM 0.33.0's backend selection refuses FLASH_ATTN with fp8 KV and block size 8 (matrix evidence) - 0.15.1 takes it",
-          "[.engines][vllm]") {
+TEST_CASE(
+    "vLLM 0.33.0's backend selection refuses FLASH_ATTN with fp8 KV and block size 8 (matrix evidence) - 0.15.1 takes "
+    "it",
+    "[.engines][vllm]") {
   const std::string cmd = llama_eagle3("", "--attention-backend FLASH_ATTN --kv-cache-dtype fp8 --block-size 8");
   if (have("vllm-0.33.0")) {
     EngineRun r = check("vllm-0.33.0", model(), cmd);
@@ -180,10 +185,13 @@ TEST_CASE("vLLM 0.33.0's backend selection refuses FLASH_ATTN with fp8 KV and bl
   }
 }
 
-TEST_CASE("a draft model given as a Hub id is a missing input: verdict unknown, exit 4, naming it", "[.engines][vllm]") {
+TEST_CASE("a draft model given as a Hub id is a missing input: verdict unknown, exit 4, naming it",
+          "[.engines][vllm]") {
   if (!have("vllm-0.15.1")) return;
-  const std::string cmd = "vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config " +
-                          shell_quote(R"({"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3})");
+  const std::string cmd =
+      "vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config " +
+      shell_quote(
+          R"({"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3})");
   EngineRun r = check("vllm-0.15.1", model() + " --no-matrix", cmd);
   CHECK(r.fact("engine_check.outcome") == "missing-input");
   CHECK(r.sp4100_status() == "error");
@@ -197,38 +205,44 @@ TEST_CASE("a draft model given as a Hub id is a missing input: verdict unknown, 
 
 namespace {
 std::string sglang_cmd(const std::string& extra, int draft_tokens = 4) {
-  return "python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --tp 8 --speculative-draft-model-path " +
-         shell_quote(kDraft) + " --speculative-num-steps 3 --speculative-num-draft-tokens " + std::to_string(draft_tokens) + " " + extra;
+  return "python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --tp 8 "
+         "--speculative-draft-model-path " +
+         shell_quote(kDraft) + " --speculative-num-steps 3 --speculative-num-draft-tokens " +
+         std::to_string(draft_tokens) + " " + extra;
 }
 }  // namespace
 
 TEST_CASE("SGLang 0.5.23's ServerArgs refuse three plans in their own words", "[.engines][sglang]") {
   if (!have("sglang-0.5.23")) return;
   SECTION("a misspelt speculative algorithm") {
-    EngineRun r = check("sglang-0.5.23", model() + " --no-matrix", sglang_cmd("--speculative-algorithm EAGEL3 --speculative-eagle-topk 1"));
+    EngineRun r = check("sglang-0.5.23", model() + " --no-matrix",
+                        sglang_cmd("--speculative-algorithm EAGEL3 --speculative-eagle-topk 1"));
     INFO(r.message());
     CHECK(r.sp4100_status() == "fail");
     CHECK(r.message().find("SGLang 0.5.23") != std::string::npos);
     CHECK(r.message().find("Unknown speculative algorithm name: EAGEL3") != std::string::npos);
   }
   SECTION("trtllm_mha with topk 4") {
-    EngineRun r = check("sglang-0.5.23", model() + " --no-matrix",
-                        sglang_cmd("--speculative-algorithm EAGLE3 --attention-backend trtllm_mha --speculative-eagle-topk 4", 8));
+    EngineRun r = check(
+        "sglang-0.5.23", model() + " --no-matrix",
+        sglang_cmd("--speculative-algorithm EAGLE3 --attention-backend trtllm_mha --speculative-eagle-topk 4", 8));
     INFO(r.message());
     CHECK(r.sp4100_status() == "fail");
     CHECK(r.message().find("trtllm_mha backend only supports topk = 1 for speculative decoding") != std::string::npos);
   }
   SECTION("DP attention with dp 3 on tp 8") {
-    EngineRun r = check("sglang-0.5.23", model() + " --no-matrix",
-                        sglang_cmd("--speculative-algorithm EAGLE3 --speculative-eagle-topk 1 --enable-dp-attention --dp 3"));
+    EngineRun r =
+        check("sglang-0.5.23", model() + " --no-matrix",
+              sglang_cmd("--speculative-algorithm EAGLE3 --speculative-eagle-topk 1 --enable-dp-attention --dp 3"));
     INFO(r.message());
     CHECK(r.sp4100_status() == "fail");
     CHECK(r.fact("engine_check.exception") == "AssertionError");
     CHECK(r.fact("engine_check.stage") == "config");
   }
   SECTION("the same plan with topk 1 and dp 2 passes") {
-    EngineRun r = check("sglang-0.5.23", model() + " --no-matrix",
-                        sglang_cmd("--speculative-algorithm EAGLE3 --speculative-eagle-topk 1 --enable-dp-attention --dp 2"));
+    EngineRun r =
+        check("sglang-0.5.23", model() + " --no-matrix",
+              sglang_cmd("--speculative-algorithm EAGLE3 --speculative-eagle-topk 1 --enable-dp-attention --dp 2"));
     INFO(r.fact("engine_check.reason").dump() << r.fact("engine_check.message").dump());
     CHECK(r.sp4100_status() == "pass");
     CHECK(r.fact("engine_check.status") == "ok");

@@ -63,18 +63,30 @@ struct FakeEngine {
 
 Json record(const std::string& status, const std::string& stage = "", const std::string& message = "",
             const std::string& missing = "") {
-  return {{"status", status}, {"stage", stage.empty() ? Json() : Json(stage)}, {"exception", status == "ok" ? Json() : Json("ValueError")},
-          {"message", message.empty() ? Json() : Json(message)}, {"missing", missing.empty() ? Json() : Json(missing)},
+  return {{"status", status},
+          {"stage", stage.empty() ? Json() : Json(stage)},
+          {"exception", status == "ok" ? Json() : Json("ValueError")},
+          {"message", message.empty() ? Json() : Json(message)},
+          {"missing", missing.empty() ? Json() : Json(missing)},
           {"raised_at", status == "refused" ? Json("vllm/config/speculative.py:412") : Json()},
-          {"args", Json::array()}, {"facts", {{"attention_backend", "FLASH_ATTN"}}}, {"notes", Json::array()}};
+          {"args", Json::array()},
+          {"facts", {{"attention_backend", "FLASH_ATTN"}}},
+          {"notes", Json::array()}};
 }
 
 const char* kTypo = "1 validation error for SpeculativeConfig\nnum_speculative_tokenz\n  Unexpected keyword argument";
 
 Json result_with(Json plan, Json cells = Json::array()) {
-  return {{"schema", "specprobe-engine/1"}, {"engine", "vllm"}, {"version", "0.33.0"}, {"python", "/v/bin/python"},
-          {"platform", {{"kind", "declared"}, {"cc", {9, 0}}}}, {"skipped", {{{"what", "KV-cache capacity"}, {"why", "no device memory"}}}},
-          {"plan", plan}, {"cells", cells}, {"guard", Json::object()}, {"timing_s", {{"import", 14.6}, {"total", 20.1}}}};
+  return {{"schema", "specprobe-engine/1"},
+          {"engine", "vllm"},
+          {"version", "0.33.0"},
+          {"python", "/v/bin/python"},
+          {"platform", {{"kind", "declared"}, {"cc", {9, 0}}}},
+          {"skipped", {{{"what", "KV-cache capacity"}, {"why", "no device memory"}}}},
+          {"plan", plan},
+          {"cells", cells},
+          {"guard", Json::object()},
+          {"timing_s", {{"import", 14.6}, {"total", 20.1}}}};
 }
 
 Json request_with_cells(std::vector<std::string> ids) {
@@ -95,9 +107,11 @@ std::string prints(const Json& j) {
 
 TEST_CASE("a refused plan keeps the engine's message, stage and raised_at - every cell answered", "[engine_check]") {
   Json cell = record("refused", "backend-selection",
-                     "Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. Reason: ['block_size not supported']");
+                     "Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. Reason: "
+                     "['block_size not supported']");
   cell["id"] = "k3-FLASH_ATTN-fp8";
-  Json r = validate_engine_result(result_with(record("refused", "config", kTypo), {cell}), request_with_cells({"k3-FLASH_ATTN-fp8"}));
+  Json r = validate_engine_result(result_with(record("refused", "config", kTypo), {cell}),
+                                  request_with_cells({"k3-FLASH_ATTN-fp8"}));
   REQUIRE(r["status"] == "refused");
   CHECK(r["version"] == "0.33.0");
   CHECK(r["plan"]["message"] == kTypo);
@@ -150,9 +164,10 @@ TEST_CASE("results that break the protocol are adapter errors, never verdicts", 
 }
 
 TEST_CASE("the adapter's own errors and missing inputs map to no verdict", "[engine_check][verdict]") {
-  Json r = validate_engine_result(result_with(record("missing-input", "config", "draft model not found",
-                                                     "the draft model yuhuili/EAGLE3-LLaMA3.1-Instruct-8B on disk (it is a Hugging Face Hub id)")),
-                                  request_with_cells({}));
+  Json r = validate_engine_result(
+      result_with(record("missing-input", "config", "draft model not found",
+                         "the draft model yuhuili/EAGLE3-LLaMA3.1-Instruct-8B on disk (it is a Hugging Face Hub id)")),
+      request_with_cells({}));
   REQUIRE(r["status"] == "missing-input");
   Json facts = engine_facts_patch(r, {});
   CHECK(facts["engine_check"]["status"].is_null());
@@ -161,10 +176,12 @@ TEST_CASE("the adapter's own errors and missing inputs map to no verdict", "[eng
   CHECK(d.verdict == "unknown");
   bool named = false;
   for (const auto& m : d.missing)
-    named |= m.fact == "engine_check.status" && m.supply.find("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B on disk") != std::string::npos;
+    named |= m.fact == "engine_check.status" &&
+             m.supply.find("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B on disk") != std::string::npos;
   CHECK(named);
 
-  Json imp = result_with(record("adapter-error", "import", "importing vllm failed: ModuleNotFoundError: No module named 'vllm'"));
+  Json imp = result_with(
+      record("adapter-error", "import", "importing vllm failed: ModuleNotFoundError: No module named 'vllm'"));
   imp["version"] = nullptr;
   Json e = validate_engine_result(imp, request_with_cells({}));
   CHECK(e["status"] == "adapter-error");
@@ -177,19 +194,30 @@ TEST_CASE("the adapter's own errors and missing inputs map to no verdict", "[eng
 TEST_CASE("the request carries the plan's arguments as read, leaving unresolved values out", "[engine_check]") {
   Json facts = {{"engine", {{"name", "vllm"}}},
                 {"model", {{"id", "meta-llama/Llama-3.1-8B-Instruct"}}},
-                {"gpu", {{"name", "NVIDIA H100 80GB HBM3"}, {"cc_major", 9}, {"cc_minor", 0}, {"source", "declared"}, {"count", 8}, {"vendor", "nvidia"}}},
-                {"options", {{"given", {{{"flag", "--tensor-parallel-size"}, {"source", "command"}, {"value", "8"}},
-                                        {{"flag", "--speculative-config"}, {"source", "command"}, {"value", {{"method", "eagle3"}, {"num_speculative_tokens", 3}}}},
-                                        {{"flag", "--enforce-eager"}, {"source", "command"}, {"value", true}},
-                                        {{"flag", "--port"}, {"source", "command"}, {"value", "$PORT"}},
-                                        {{"flag", "max_model_len"}, {"source", "config"}, {"value", 8192}},
-                                        {{"flag", "enable_prefix_caching"}, {"source", "config"}, {"value", false}}}}}}};
+                {"gpu",
+                 {{"name", "NVIDIA H100 80GB HBM3"},
+                  {"cc_major", 9},
+                  {"cc_minor", 0},
+                  {"source", "declared"},
+                  {"count", 8},
+                  {"vendor", "nvidia"}}},
+                {"options",
+                 {{"given",
+                   {{{"flag", "--tensor-parallel-size"}, {"source", "command"}, {"value", "8"}},
+                    {{"flag", "--speculative-config"},
+                     {"source", "command"},
+                     {"value", {{"method", "eagle3"}, {"num_speculative_tokens", 3}}}},
+                    {{"flag", "--enforce-eager"}, {"source", "command"}, {"value", true}},
+                    {{"flag", "--port"}, {"source", "command"}, {"value", "$PORT"}},
+                    {{"flag", "max_model_len"}, {"source", "config"}, {"value", 8192}},
+                    {{"flag", "enable_prefix_caching"}, {"source", "config"}, {"value", false}}}}}}};
   std::vector<std::string> unresolved;
   Json req = engine_request(facts, "/ckpt/llama", Json::array(), unresolved);
   CHECK(req["engine"] == "vllm");
   CHECK(req["model_dir"] == "/ckpt/llama");
-  CHECK(req["args"] == Json({"meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size", "8", "--speculative-config",
-                             R"({"method":"eagle3","num_speculative_tokens":3})", "--enforce-eager", "--max_model_len", "8192"}));
+  CHECK(req["args"] ==
+        Json({"meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size", "8", "--speculative-config",
+              R"({"method":"eagle3","num_speculative_tokens":3})", "--enforce-eager", "--max_model_len", "8192"}));
   CHECK(unresolved == std::vector<std::string>{"--port $PORT"});
   CHECK(req["gpu"]["cc"] == Json({9, 0}));
   CHECK(req["gpu"]["declared"] == true);
@@ -206,10 +234,12 @@ TEST_CASE("the request carries the plan's arguments as read, leaving unresolved 
   CHECK(cell["id"] == "k2---fp8");
   CHECK(cell["args_override"]["--kv-cache-dtype"] == "fp8_e4m3");
   CHECK(cell["args_override"]["--speculative-num-draft-tokens"] == "3");
-  CHECK(engine_cell("vllm", 3, "FLASH_ATTN", "auto")["args_override"]["--speculative-config"]["num_speculative_tokens"] == 3);
+  CHECK(engine_cell("vllm", 3, "FLASH_ATTN",
+                    "auto")["args_override"]["--speculative-config"]["num_speculative_tokens"] == 3);
 }
 
-TEST_CASE("a repeated check is answered from the cache - corrupt entries and --no-cache run the adapter", "[engine_check][cache]") {
+TEST_CASE("a repeated check is answered from the cache - corrupt entries and --no-cache run the adapter",
+          "[engine_check][cache]") {
   TempDir cache;
   TempDir counter;
   const std::string count_file = counter.path + "/runs";
@@ -252,8 +282,11 @@ TEST_CASE("a repeated check is answered from the cache - corrupt entries and --n
   std::ofstream(entry, std::ios::trunc) << "{\"schema\": \"specprobe-engine-cache/1\", \"key\": ";
   CHECK(run_engine_check(req, eng.options(cache.path))["cached"] == false);
   CHECK(runs() == 4);
-  std::ofstream(entry, std::ios::trunc) << Json({{"schema", "specprobe-engine-cache/1"}, {"key", key},
-                                                  {"raw", {{"schema", "specprobe-engine/1"}, {"engine", "vllm"}, {"plan", {{"status", "ok"}}}}}}).dump();
+  std::ofstream(entry, std::ios::trunc)
+      << Json({{"schema", "specprobe-engine-cache/1"},
+               {"key", key},
+               {"raw", {{"schema", "specprobe-engine/1"}, {"engine", "vllm"}, {"plan", {{"status", "ok"}}}}}})
+             .dump();
   CHECK(run_engine_check(req, eng.options(cache.path))["cached"] == false);
   CHECK(runs() == 5);
   CHECK(run_engine_check(req, eng.options(cache.path))["cached"] == true);
@@ -327,25 +360,33 @@ TEST_CASE("adapter failure paths: engine missing, import error, hang, garbage", 
                    prints(result_with(record("ok"))));
     Json r = run_engine_check(req, eng.options(cache.path));
     CHECK(r["status"] == "ok");
-    const std::string env = [&] { std::ifstream in(seen.path + "/env"); return std::string(std::istreambuf_iterator<char>(in), {}); }();
+    const std::string env = [&] {
+      std::ifstream in(seen.path + "/env");
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    }();
     CHECK(env.find("SPECPROBE_ENGINE_PHASE_FILE=") != std::string::npos);
     CHECK(env.find("PYTHONNOUSERSITE=1") != std::string::npos);
-    const std::string argv = [&] { std::ifstream in(seen.path + "/argv"); return std::string(std::istreambuf_iterator<char>(in), {}); }();
+    const std::string argv = [&] {
+      std::ifstream in(seen.path + "/argv");
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    }();
     CHECK(argv.find("vllm_adapter.py") != std::string::npos);
     CHECK(argv.find("--specs") != std::string::npos);
     CHECK(argv.find("\"engine\":\"vllm\"") != std::string::npos);
   }
 }
 
-TEST_CASE("check --python without the engine installed: unknown, naming what to install - --no-engine skips", "[engine_check][e2e]") {
+TEST_CASE("check --python without the engine installed: unknown, naming what to install - --no-engine skips",
+          "[engine_check][e2e]") {
   // This machine's python3 has no vLLM (the import-error case above relies on it too).
   if (!fs::exists("/usr/bin/python3")) {
     WARN("no /usr/bin/python3");
     return;
   }
   const std::string model = std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint/llama-3.1-8b";
-  const std::string base = "check --gpu H100 --stack-probes off --no-matrix --format json --python /usr/bin/python3 --model " +
-                           test::shell_quote(model);
+  const std::string base =
+      "check --gpu H100 --stack-probes off --no-matrix --format json --python /usr/bin/python3 --model " +
+      test::shell_quote(model);
   const std::string cmd = " -- vllm serve meta-llama/Llama-3.1-8B-Instruct";
   auto r = test::run_specprobe(base + cmd);
   Json j = Json::parse(r.out, nullptr, false);
