@@ -1,6 +1,7 @@
 // The isolated runner (see isolated_runner.hpp).
 #include "common/isolated_runner.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -182,7 +183,12 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
     std::string phase;  // the probe in progress's last phase marker ("" = none)
     bool phase_on_host = false;
     std::string out_buf, err_buf;
-    Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opts.timeout_s));
+    // Until the child says `begin`, it is starting (exec, dynamic loading, a sanitizer's shadow
+    // memory, Python imports on a loaded machine): that is not the probe's time, so the wait is the
+    // probe timeout or kStartGraceS, whichever is longer; each probe then gets its own timeout.
+    constexpr double kStartGraceS = 10.0;
+    Clock::time_point deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(opts.timeout_s, kStartGraceS)));
     bool timed_out = false;
     bool out_open = true, err_open = true;
     while ((out_open || err_open) && interrupted_signal() == 0) {

@@ -227,8 +227,8 @@ TEST_CASE("a probe child killed while generating inputs reports a host phase, no
   }
   CHECK(r.exit_code == 3);
   CHECK(j[0]["status"] == "error");
-  CHECK(j[0]["phase"] == "generate inputs");
-  CHECK(j[0]["reason"].get<std::string>().find("longer --timeout") != std::string::npos);
+  CHECK(j[0].value("phase", "") == "generate inputs");
+  CHECK(j[0].value("reason", "").find("longer --timeout") != std::string::npos);
 }
 
 TEST_CASE("rules list with a relative --rules-dir; data tables below it are not rules", "[e2e][cli]") {
