@@ -4,7 +4,8 @@
 #   2. release build with the probe kernels (when nvcc exists) + every CPU test (ctest -LE gpu),
 #      the packaging tests (label package) included,
 #   3. ASan+UBSan build of the whole test suite (second build dir, no kernels; the labels that
-#      check data or run minutes of the same code, property / advisories / style, run in step 2 only),
+#      check data or run minutes of the same code, property / advisories / style / engines, run in
+#      step 2 only),
 #   4. a short smoke pass of each fuzz harness (when clang's libFuzzer is available).
 # GPU tests (ctest -L gpu) run on a GPU machine: see README.md.
 set -euo pipefail
@@ -24,7 +25,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSPECPROBE_SANITIZE=
 cmake --build build-asan -j "$JOBS" --target specprobe specprobe_tests
 echo "== tests (ASan+UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -LE "gpu|fuzz|package|property|advisories|style" -j "$JOBS"
+  ctest --test-dir build-asan --output-on-failure -LE "gpu|fuzz|package|property|advisories|style|engines" -j "$JOBS"
 
 if [ -f tests/fuzz/CMakeLists.txt ] && command -v clang++ >/dev/null; then
   echo "== fuzz smoke"
