@@ -17,6 +17,8 @@
 #include <tuple>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "common/run_cleanup.hpp"
 
 extern char** environ;

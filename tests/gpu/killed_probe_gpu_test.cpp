@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "../support/killed_run.hpp"
 #include "common/json.hpp"
 #include "probes/runner.hpp"
