@@ -1,5 +1,6 @@
-// The naming tables themselves (data). Sources: knowledge/checkpoint-metadata.md sections 3.3
-// (mappers, packed_modules_mapping) and 4 (MTP naming), which cite vLLM @ 5ed15f42 file by file.
+// The naming tables themselves (data). Sources: vLLM @ 5ed15f42, the model files'
+// hf_to_vllm_mapper / packed_modules_mapping (vllm/model_executor/models/*.py) and the MTP models'
+// layer naming (deepseek_mtp.py, qwen3_next_mtp.py, ...).
 #include "inputs/checkpoint/name_tables.hpp"
 
 #include <algorithm>

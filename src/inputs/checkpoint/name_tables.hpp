@@ -2,7 +2,7 @@
 // vLLM's quantization matching sees (hf_to_vllm_mapper renames, load-time fusion, the
 // packed_modules_mapping consulted by ignore matching, MTP layer renumbering, modules built without
 // a quant config). Data only; the code that applies it is in names.cpp and layer_map.cpp. Every
-// row cites knowledge/checkpoint-metadata.md (sections 3.3 and 4).
+// row follows vLLM @ 5ed15f42's model files (see name_tables.cpp).
 #pragma once
 #include <string>
 #include <utility>

@@ -1,7 +1,8 @@
 // Quantization configs as the serving engines read them: fp8 (block), compressed-tensors,
 // ModelOpt (config.json form and hf_quant_config.json), AWQ, GPTQ (incl. dynamic), mxfp4 and
 // bitsandbytes. Produces one normalized QuantSpec whose skip list carries the matching semantics of
-// the method that reads it (knowledge/checkpoint-metadata.md section 2). Pure function.
+// the method that reads it (vLLM's vllm/model_executor/layers/quantization/*, e.g.
+// compressed_tensors/utils.py should_ignore_layer, modelopt.py exclude_modules). Pure function.
 #pragma once
 #include <optional>
 #include <string>

@@ -1,5 +1,6 @@
 // Matching the quantization config's ignore list and targets against runtime module names exactly
-// as the serving engine does (knowledge/checkpoint-metadata.md section 3): the regex cache for
+// as the serving engine does (vLLM's compressed_tensors/utils.py should_ignore_layer and
+// find_matched_target, and each method's own skip check): the regex cache for
 // "re:" entries and the matcher, one branch per skip-list semantics of a method.
 #include <fnmatch.h>
 
