@@ -102,18 +102,7 @@ bool is_model_flag(const std::string& engine, std::string name) {
   return engine == "sglang" ? name == "model-path" || name == "model" : name == "model";
 }
 
-// A string, clipped; null stays null; anything else is invalid.
-bool text_field(const Json& obj, const char* key, Json& out) {
-  if (!obj.contains(key) || obj[key].is_null()) {
-    out = nullptr;
-    return true;
-  }
-  if (!obj[key].is_string()) return false;
-  std::string s = obj[key].get<std::string>();
-  if (s.size() > kMaxText) s = s.substr(0, kMaxText) + "...";
-  out = s;
-  return true;
-}
+bool text_field(const Json& obj, const char* key, Json& out) { return clipped_text_or_null(obj, key, kMaxText, out); }
 
 // One plan / cell record; "" when valid (OUT filled).
 std::string validate_record(const Json& r, Json& out) {

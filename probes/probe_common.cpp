@@ -234,4 +234,16 @@ void probe_phase(PhaseWhere where, const char* name) {
   std::fflush(stdout);
 }
 
+bool clipped_text_or_null(const Json& obj, const char* key, size_t max, Json& out) {
+  if (!obj.contains(key) || obj[key].is_null()) {
+    out = nullptr;
+    return true;
+  }
+  if (!obj[key].is_string()) return false;
+  std::string s = obj[key].get<std::string>();
+  if (s.size() > max) s = s.substr(0, max) + "...";
+  out = s;
+  return true;
+}
+
 }  // namespace specprobe::probes

@@ -130,4 +130,8 @@ struct PagedRequests {
 };
 PagedRequests make_paged_requests(Rng& rng, int batch, int min_len, int context, int block_size, bool with_table = true);
 
+// Reading a child's JSON record (stack probes, the engine check): OBJ[KEY] as a string cut to
+// MAX characters (+ "..."), or null when absent or null; false when it is anything else.
+bool clipped_text_or_null(const Json& obj, const char* key, size_t max, Json& out);
+
 }  // namespace specprobe::probes

@@ -68,18 +68,7 @@ bool is_state(const Json& j) {
   return s == kPass || s == kFail || s == kSkip || s == kError;
 }
 
-// A string or null, truncated; false when it is neither.
-bool text_or_null(const Json& obj, const char* key, Json& out) {
-  if (!obj.contains(key) || obj[key].is_null()) {
-    out = nullptr;
-    return true;
-  }
-  if (!obj[key].is_string()) return false;
-  std::string s = obj[key].get<std::string>();
-  if (s.size() > kMaxText) s = s.substr(0, kMaxText) + "...";
-  out = s;
-  return true;
-}
+bool text_or_null(const Json& obj, const char* key, Json& out) { return clipped_text_or_null(obj, key, kMaxText, out); }
 
 std::string validate_case(const Json& c, const std::string& lib, Json& out) {
   if (!c.is_object()) return "a case is not an object";

@@ -31,7 +31,7 @@ if [ -f tests/fuzz/CMakeLists.txt ] && command -v clang++ >/dev/null; then
   echo "== fuzz smoke"
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSPECPROBE_FUZZ=ON -DSPECPROBE_KERNELS=OFF >/dev/null
-  cmake --build build-fuzz -j "$JOBS"
+  cmake --build build-fuzz -j "$JOBS" --target fuzz_harnesses
   ctest --test-dir build-fuzz --output-on-failure -L fuzz
 fi
 echo "run_all: all passed"

@@ -430,6 +430,10 @@ void derive_dsa(Json& f) {
   };
   const std::string mode = mode_with(accepts);
   d["indexer_mode"] = mode;
+  // Whether the kernel takes the next_n the engine hands it; null when specprobe cannot tell (an
+  // engine build or DeepGEMM line it does not know): SP3001 requires it, so such a plan, and such
+  // a matrix cell, is unknown rather than a pass.
+  d["kernel_accepts"] = mode == "unknown" ? Json(nullptr) : Json(mode != "blocked");
   // Which source decided (rules say which they used), and what version knowledge alone says.
   const int decisive_n = handling == "unknown" ? next_n : kernel_next_n;
   const bool by_probe = probed(decisive_n).has_value();

@@ -458,19 +458,29 @@ Status ServeCollector::on_command(const ShellCommand& c, const DeployInfo& conte
   return serve(words, 0, c, context, reasons);
 }
 
-Expected<ServingFile> read_script_text(std::shared_ptr<const CollectorSource> src) {
-  ServeCollector col(src);
+// Reads SRC's text as a shell would run it, every command going to COL (which starts with the
+// variables of the environment and --env). START begins the run: ShellReader::run for a file's
+// text, run_argv for a command line. The reader's own notes are appended to NOTES.
+Status run_shell(ServeCollector& col, const CollectorSource& src,
+                 const std::function<Status(ShellReader&, const std::function<Status(const ShellCommand&)>&)>& start,
+                 std::vector<ReaderNote>& notes) {
   ShellOptions opts;
   opts.vars = col.base_vars();
-  const auto index = src->index;
-  ShellReader shell(src->text, [index](size_t off) { return index->at(off); }, std::move(opts));
+  const auto index = src.index;
+  ShellReader shell(src.text, [index](size_t off) { return index->at(off); }, std::move(opts));
   DeployInfo none;
-  Status st = shell.run([&](const ShellCommand& c) { return col.on_command(c, none, shell.reasons()); });
-  if (!st) return st.error();
+  Status st = start(shell, [&](const ShellCommand& c) { return col.on_command(c, none, shell.reasons()); });
+  for (auto& n : shell.notes()) notes.push_back(std::move(n));
+  return st;
+}
+
+Expected<ServingFile> read_script_text(std::shared_ptr<const CollectorSource> src) {
+  ServeCollector col(src);
   ServingFile out;
+  Status st = run_shell(col, *src, [](ShellReader& shell, const auto& on) { return shell.run(on); }, out.notes);
+  if (!st) return st.error();
   out.path = src->path;
   out.plans = std::move(col.plans());
-  out.notes = std::move(shell.notes());
   for (auto& n : col.notes()) out.notes.push_back(std::move(n));
   if (!out.plans.empty()) {  // notes about the script as a whole go to every plan
     for (auto& p : out.plans) p.notes.insert(p.notes.begin(), out.notes.begin(), out.notes.end());
@@ -513,12 +523,9 @@ Expected<ParsedServing> read_command_argv(const std::vector<std::string>& argv, 
     }
   }
   ServeCollector col(src);
-  ShellOptions opts;
-  opts.vars = col.base_vars();
-  const auto index = src->index;
-  ShellReader shell(src->text, [index](size_t off) { return index->at(off); }, std::move(opts));
-  DeployInfo none;
-  Status st = shell.run_argv(std::move(words), [&](const ShellCommand& c) { return col.on_command(c, none, shell.reasons()); });
+  std::vector<ReaderNote> notes;  // the plan's own notes carry what matters on a command line
+  Status st = run_shell(
+      col, *src, [&](ShellReader& shell, const auto& on) { return shell.run_argv(std::move(words), on); }, notes);
   if (!st) return st.error();
   if (col.plans().empty())
     return input_error(

@@ -543,10 +543,11 @@ Status ShellReader::Impl::run_words(std::vector<ShellWord> words, const std::vec
   for (const auto& [k, v] : vars)
     if (v.exported && v.origin != "environment" && v.origin != "--env")
       c.env.emplace_back(k, EnvSetting{v.text, v.offsets.empty() ? SourceLocation{} : loc(v.offsets.front())});
-  for (auto& [k, setting] : prefix) {
-    auto it = std::find_if(c.env.begin(), c.env.end(), [&](const auto& e) { return e.first == k; });
-    if (it != c.env.end()) it->second = setting;
-    else c.env.emplace_back(k, setting);
+  for (auto& entry : prefix) {
+    const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
+    auto it = std::find_if(c.env.begin(), c.env.end(), [&](const auto& e) { return e.first == name; });
+    if (it != c.env.end()) it->second = entry.second;
+    else c.env.emplace_back(name, entry.second);
   }
   c.words.assign(words.begin() + static_cast<long>(i), words.end());
   auto s = scope();

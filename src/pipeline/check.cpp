@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "facts/derive.hpp"
 #include "pipeline/stages.hpp"
 #include "pipeline/verdict.hpp"
@@ -125,10 +127,44 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
   return report;
 }
 
+// The report of a file that starts no server: nothing was evaluated, so the verdict is unknown
+// (exit 4, as for any plan that could not be decided), and the reader's notes say what the file
+// runs instead. Not an input error: the file was read, and a deploy file for something else (a
+// router, a client, an interactive container) is not malformed.
+Report no_server_report(const CheckRequest& req, const ServingFile& file, const Services& services) {
+  Report report;
+  report.argv = req.invocation;
+  report.fail_on = req.fail_on;
+  report.catalog = services.catalog;
+  report.input_path = file.path;
+  report.input_form = "none";
+  report.verdict = "unknown";
+  report.missing.push_back(
+      {"serving.server",
+       fmt::format("{}: {}; check the right file, or give the serve command after `--` (specprobe check -- vllm "
+                   "serve MODEL ...)",
+                   file.path, stages::no_server_text()),
+       {"the plan"}});
+  for (const auto& n : file.notes) report.notes.push_back({n.severity, n.message, n.where});
+  return report;
+}
+
+Expected<ServingFile> read_plans_nonempty(const CheckRequest& req) {
+  auto file = stages::read_plans(req);
+  if (!file) return file.error();
+  if (file->plans.empty()) {
+    std::string why;
+    for (const auto& n : file->notes)
+      why += fmt::format("\n  {}: {}", n.where.known() ? n.where.str() : file->path, n.message);
+    return input_error(stages::no_server_text() + why, SourceLocation{file->path});
+  }
+  return file;
+}
+
 }  // namespace
 
 Expected<Report> run_check(const CheckRequest& req, const Services& services) {
-  auto file = stages::read_plans(req);
+  auto file = read_plans_nonempty(req);
   if (!file) return file.error();
   return run_plan(req, std::move(file->plans.front()), services, nullptr);
 }
@@ -136,6 +172,7 @@ Expected<Report> run_check(const CheckRequest& req, const Services& services) {
 Expected<std::vector<Report>> run_checks(const CheckRequest& req, const Services& services) {
   auto file = stages::read_plans(req);
   if (!file) return file.error();
+  if (file->plans.empty()) return std::vector<Report>{no_server_report(req, *file, services)};
   std::vector<Report> out;
   SweepMemo memo;
   for (ParsedServing& plan : file->plans) {

@@ -56,7 +56,8 @@ struct CheckRequest {
 Expected<Report> run_check(const CheckRequest& request, const Services& services);
 
 // The same for every server the request's file starts (one report each, in file order). A file
-// that starts none is an input error naming the file and saying why.
+// that starts none gives one report with verdict unknown (missing fact serving.server) and the
+// reader's notes; run_check makes it an input error (it needs a plan).
 Expected<std::vector<Report>> run_checks(const CheckRequest& request, const Services& services);
 
 }  // namespace specprobe

@@ -50,16 +50,13 @@ Expected<ServingFile> read_plans(const CheckRequest& req) {
   }
   auto f = req.file == "-" ? read_serving_text(req.text, "<stdin>", options) : read_serving_plans(req.file, options);
   if (!f) return f.error();
-  if (f->plans.empty()) {
-    std::string why;
-    for (const auto& n : f->notes) why += fmt::format("\n  {}: {}", n.where.known() ? n.where.str() : f->path, n.message);
-    return input_error(fmt::format("no vLLM or SGLang server is started here (expected `vllm serve MODEL ...`, `python "
-                                   "-m vllm.entrypoints.openai.api_server ...`, `python -m sglang.launch_server ...`, "
-                                   "`sglang serve ...`, or a container running one){}",
-                                   why),
-                       SourceLocation{f->path});
-  }
   return f;
+}
+
+std::string no_server_text() {
+  return "no vLLM or SGLang server is started here (expected `vllm serve MODEL ...`, `python -m "
+         "vllm.entrypoints.openai.api_server ...`, `python -m sglang.launch_server ...`, `sglang serve ...`, or a "
+         "container running one)";
 }
 
 Status use_plan(const CheckRequest& req, ParsedServing plan, Report& report, Json& facts,

@@ -14,8 +14,12 @@
 namespace specprobe::stages {
 
 // Every serving plan of the request: the file (or stdin text) or command line, read with the
-// request's --env. Usage error for a malformed --env.
+// request's --env. Usage error for a malformed --env. A file that starts no server is not an
+// error here: its plans are empty and its notes say what was read instead.
 Expected<ServingFile> read_plans(const CheckRequest& req);
+
+// What the report and the error say of a file that starts no server.
+std::string no_server_text();
 
 // One serving plan into plan facts; reader notes and unmodelled options become report notes.
 // LOCATIONS receives where each fact was set.

@@ -5,6 +5,7 @@
 
 #include "facts/registry.hpp"
 #include "gpu/gpu_info.hpp"
+#include "rules/plan_path.hpp"
 
 namespace specprobe {
 namespace {
@@ -28,21 +29,21 @@ void add_missing(std::vector<MissingFact>& out, const std::string& fact, const s
   if (std::find(it->needed_by.begin(), it->needed_by.end(), by) == it->needed_by.end()) it->needed_by.push_back(by);
 }
 
-// The facts without which no plan can be decided, whatever the rules say.
+// The facts without which no plan can be decided (rules/plan_path.hpp), with how to supply each.
 void plan_path(const Json& facts, std::vector<MissingFact>& missing) {
-  if (!find_fact(facts, "model.architecture") || find_fact(facts, "model.architecture")->is_null())
-    add_missing(missing, "model.architecture", "the plan",
-                "pass --model DIR (the checkpoint, its config.json, or an HF cache repo dir); the model's shapes decide "
-                "most rules");
-  if (fact_bool(facts, "spec.enabled").value_or(false) && !fact_int(facts, "spec.k"))
-    add_missing(missing, "spec.k", "the plan",
-                "set num_speculative_tokens in the speculative config (or give --model with the MTP layers the "
-                "default comes from)");
-  const bool nvidia = fact_string(facts, "gpu.vendor").value_or("nvidia") == "nvidia";
-  if (nvidia && find_fact(facts, "model.architecture") && !fact_string(facts, "attention.selected"))
-    add_missing(missing, "attention.selected", "the plan",
-                "specprobe knows no attention backend the engine would select for this model on this GPU: pass "
-                "--attention-backend as deployed, or --python with the engine installed");
+  for (const std::string& fact : missing_plan_facts(facts)) {
+    std::string supply;
+    if (fact == "model.architecture")
+      supply = "pass --model DIR (the checkpoint, its config.json, or an HF cache repo dir); the model's shapes decide "
+               "most rules";
+    else if (fact == "spec.k")
+      supply = "set num_speculative_tokens in the speculative config (or give --model with the MTP layers the default "
+               "comes from)";
+    else if (fact == "attention.selected")
+      supply = "specprobe knows no attention backend the engine would select for this model on this GPU: pass "
+               "--attention-backend as deployed, or --python with the engine installed";
+    add_missing(missing, fact, "the plan", supply);
+  }
 }
 
 }  // namespace

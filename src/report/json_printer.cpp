@@ -25,7 +25,7 @@ Json report_to_json(const Report& r) {
   j["schema_version"] = kReportSchemaVersion;
   j["tool"] = report_tool_json();
   j["invocation"] = {{"argv", r.argv}, {"duration_ms", r.duration_ms}, {"exit_code", r.exit_code}, {"fail_on", r.fail_on}};
-  j["input"] = {{"path", r.input_path}, {"form", r.input_form}, {"engine", r.engine}};
+  j["input"] = {{"path", r.input_path}, {"form", r.input_form}, {"engine", r.engine.empty() ? Json(nullptr) : Json(r.engine)}};
   j["verdict"] = r.verdict;
   Json summary = {{"pass", 0}, {"fail", 0}, {"skip", 0}, {"error", 0}, {"suppressed", 0}};
   Json by_sev = {{"error", 0}, {"warning", 0}, {"info", 0}};
@@ -67,8 +67,9 @@ Json report_to_json(const Report& r) {
     for (const auto& c : m.cells) {
       cells.push_back({{"k", c.k}, {"backend", c.backend}, {"kv_cache_dtype", c.kv_cache_dtype}, {"verdict", c.verdict},
                        {"indexer", c.indexer.empty() ? Json(nullptr) : Json(c.indexer)}, {"errors", c.errors},
-                       {"warnings", c.warnings}});
+                       {"warnings", c.warnings}, {"known_by", c.known_by}});
       if (!c.evidence.empty()) cells.back()["evidence"] = c.evidence;
+      if (!c.undecided.empty()) cells.back()["undecided"] = c.undecided;
     }
     mj["cells"] = cells;
     mj["working_k"] = m.working_k;

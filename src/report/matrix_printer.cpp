@@ -1,5 +1,7 @@
 // The support matrix as a table (text report and `specprobe matrix`) and the `matrix` command's
 // JSON document: one renderer for the cells, used by both.
+#include <algorithm>
+
 #include "gpu/gpu_info.hpp"
 #include "report/printers.hpp"
 #include "rules/engine.hpp"
@@ -27,32 +29,63 @@ Json max_k_by_backend(const Report& r) {
 }  // namespace
 
 std::string matrix_cell_token(const MatrixCell& c) {
-  if (c.verdict == "fails") return "x";
-  if (c.verdict == "unknown") return "?";
-  if (c.indexer == "flattened") return "flat";
-  return c.warnings.empty() ? "ok" : "ok*";
+  std::string t;
+  if (c.verdict == "fails") t = "x";
+  else if (c.verdict == "unknown") t = "?";
+  else if (c.indexer == "flattened") t = "flat";
+  else t = c.warnings.empty() ? "ok" : "ok*";
+  // How it is known beyond the rules (MatrixCell::known_by): P probed, S stack, E engine.
+  for (const auto& [kind, mark] : {std::pair{"probe", "P"}, std::pair{"stack", "S"}, std::pair{"engine", "E"}})
+    if (std::find(c.known_by.begin(), c.known_by.end(), kind) != c.known_by.end()) t += mark;
+  return t;
+}
+
+const char* matrix_legend() {
+  return "k = num_speculative_tokens; ok, ok* with warnings, flat = DSA indexer flattened, x fails, ? unknown; "
+         "known by the rules and versions, and P = probed on this GPU by specprobe's kernels, S = the installed "
+         "library asked, E = the installed engine asked";
 }
 
 std::string render_matrix_rows(const SupportMatrix& m, const std::string& default_backend) {
   std::string out;
+  std::vector<std::string> tokens;
+  size_t width = 4;
+  for (const auto& c : m.cells) width = std::max(width, matrix_cell_token(c).size());
   std::string head = fmt::format("  {:<22} {:<16}", "backend", "kv cache");
-  for (int k : m.ks) head += fmt::format(" {:>4}", fmt::format("k={}", k));
+  for (int k : m.ks) head += fmt::format(" {:>{}}", fmt::format("k={}", k), width);
   out += head + "\n";
   for (const auto& b : m.backends)
     for (const auto& kv : m.kv_cache_dtypes) {
       std::string line = fmt::format("  {:<22} {:<16}", b.empty() ? default_backend : b, kv);
       for (int k : m.ks)
         for (const auto& c : m.cells)
-          if (c.k == k && c.backend == b && c.kv_cache_dtype == kv) line += fmt::format(" {:>4}", matrix_cell_token(c));
+          if (c.k == k && c.backend == b && c.kv_cache_dtype == kv)
+            line += fmt::format(" {:>{}}", matrix_cell_token(c), width);
       out += line + "\n";
     }
+  return out;
+}
+
+std::string render_cell_evidence(const SupportMatrix& m, const std::string& backend, const std::string& kv) {
+  std::string out;
+  for (const auto& c : m.cells) {
+    if (c.backend != backend || c.kv_cache_dtype != kv) continue;
+    if (c.verdict == "unknown") {
+      std::string ids;
+      for (const auto& id : c.undecided) ids += (ids.empty() ? "" : ", ") + id;
+      out += fmt::format("    k={}: unknown: not decided: {} (a fact on its path is missing; see the verdict)\n", c.k,
+                         ids.empty() ? std::string("a rule") : ids);
+      continue;
+    }
+    for (const auto& e : c.evidence) out += fmt::format("    k={}: {}\n", c.k, e);
+  }
   return out;
 }
 
 std::string render_matrix_table(const std::vector<std::string>& gpus, const std::vector<Report>& reports,
                                 const std::string& what) {
   std::string out = fmt::format("specprobe matrix: {}\n", what);
-  out += "cells: k = num_speculative_tokens; ok, ok* with warnings, flat = DSA indexer flattened, x fails, ? unknown\n";
+  out += fmt::format("cells: {}\n", matrix_legend());
   for (size_t i = 0; i < reports.size(); ++i) {
     const Report& r = reports[i];
     out += fmt::format("\n{} ({}, {}): plan {}", gpus[i], fact_string(r.facts, "gpu.name").value_or("unknown"),

@@ -118,10 +118,21 @@ Expected<NfdOutput> render_nfd(const Report& report, const NfdOptions& options) 
     out += fmt::format("{}={}\n", key, value);
     return Ok{};
   };
-  for (const auto& [b, k] : rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& [b, k] = rows[i];
     const std::string name = fmt::format("{}.{}.max-k", model_seg, nfd_label_segment(b, 24));
-    if (k < 0) out += fmt::format("# {}/{}: no k works with kv cache dtype {} on this GPU\n", kPrefix, name, kv);
-    else if (auto st = label(name, k); !st) return st.error();
+    if (k < 0) {
+      out += fmt::format("# {}/{}: no k works with kv cache dtype {} on this GPU\n", kPrefix, name, kv);
+      continue;
+    }
+    // How the label's value is known (MatrixCell::known_by of its cell), as the JSON report says.
+    for (const auto& c : m.cells)
+      if (c.backend == m.backends[i] && c.kv_cache_dtype == kv && c.k == k) {
+        std::string by;
+        for (const auto& s : c.known_by) by += (by.empty() ? "" : ", ") + s;
+        out += fmt::format("# {}/{}: k={} known by {}\n", kPrefix, name, k, by.empty() ? "nothing" : by);
+      }
+    if (auto st = label(name, k); !st) return st.error();
   }
   if (best >= 0)
     if (auto st = label(fmt::format("{}.max-k", model_seg), best); !st) return st.error();

@@ -111,6 +111,11 @@ std::string nfd_label_problem(std::string_view name);
 // table over several GPUs (WHAT names the model/config) and its JSON document.
 std::string matrix_cell_token(const MatrixCell& c);
 std::string render_matrix_rows(const SupportMatrix& m, const std::string& default_backend);
+// The legend of the cell tokens (value, then how each is known).
+const char* matrix_legend();
+// The evidence lines of one row (BACKEND, KV) of M: "  k=2: probe: ..." (nothing for a cell
+// known by the rules alone).
+std::string render_cell_evidence(const SupportMatrix& m, const std::string& backend, const std::string& kv);
 std::string render_matrix_table(const std::vector<std::string>& gpus, const std::vector<Report>& reports,
                                 const std::string& what);
 Json matrix_report_json(const std::vector<std::string>& gpus, const std::vector<Report>& reports, const Json& model,

@@ -277,6 +277,26 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
   run["invocations"] = Json::array({invocation});
   run["results"] = results;
   run["properties"] = {{"engine", report.engine}, {"inputForm", report.input_form}, {"gitSha", kGitSha}};
+  // The support matrix as the JSON report has it, less the findings' ids: each cell's value and
+  // how it is known (MatrixCell::known_by), so a SARIF consumer sees the same answer and evidence.
+  if (report.matrix) {
+    Json cells = Json::array();
+    for (const auto& c : report.matrix->cells) {
+      cells.push_back({{"k", c.k}, {"backend", c.backend}, {"kvCacheDtype", c.kv_cache_dtype}, {"verdict", c.verdict},
+                       {"knownBy", c.known_by}});
+      if (!c.evidence.empty()) cells.back()["evidence"] = c.evidence;
+      if (!c.undecided.empty()) cells.back()["undecided"] = c.undecided;
+    }
+    run["properties"]["supportMatrix"] = {
+        {"workingK", report.matrix->working_k},
+        {"maxWorkingK", report.matrix->max_working_k ? Json(*report.matrix->max_working_k) : Json(nullptr)},
+        {"cells", cells}};
+  }
+  if (!report.missing.empty()) {
+    Json missing = Json::array();
+    for (const auto& m : report.missing) missing.push_back({{"fact", m.fact}, {"supply", m.supply}});
+    run["properties"]["missing"] = missing;
+  }
 
   return {{"$schema", kSarifSchema}, {"version", "2.1.0"}, {"runs", Json::array({run})}};
 }

@@ -1,4 +1,5 @@
 // Text printer: compiler-style finding lines, verdict, support matrix, notes.
+#include <algorithm>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -39,6 +40,10 @@ void print_summary_header(std::string& out, const Report& r, const Paint& paint)
     const Json* v = find_fact(f, path);
     return v && !v->is_null() ? display_value(*v) : fallback;
   };
+  if (r.input_form == "none") {
+    out += fmt::format("{} check: {}: no server started\n", paint(kBold, "specprobe"), r.input_path);
+    return;
+  }
   out += fmt::format("{} {}: {} ({}), engine {}{}\n", paint(kBold, "specprobe"), r.input_path.empty() ? "-" : "check",
                      r.input_path, r.input_form, r.engine,
                      f.contains("engine") && !f["engine"].value("version", Json(nullptr)).is_null()
@@ -120,13 +125,17 @@ std::string render_text(const Report& r, const TextStyle& style) {
 
   if (r.matrix && !style.quiet) {
     const SupportMatrix& m = *r.matrix;
-    out += "\nsupport matrix (k = num_speculative_tokens; ok, ok* with warnings, flat = DSA indexer flattened, x fails, ? unknown):\n";
+    out += fmt::format("\nsupport matrix ({}):\n", matrix_legend());
     out += render_matrix_rows(m, fact_string(r.facts, "attention.selected").value_or("-"));
     const std::string req_b = fact_string(r.facts, "attention.selected").value_or("-");
     const std::string req_kv = fact_string(r.facts, "serve.kv_cache_dtype").value_or("auto");
     out += fmt::format("  working k with {} / {}: {}; largest: {}\n", req_b, req_kv,
                        display_value(Json(m.working_k)),
                        m.max_working_k ? std::to_string(*m.max_working_k) : "none");
+    // How the plan's row is known, cell by cell (the other rows: --format json).
+    const bool row_named = std::any_of(m.cells.begin(), m.cells.end(), [&](const MatrixCell& c) { return c.backend == req_b; });
+    if (const std::string ev = render_cell_evidence(m, row_named ? req_b : std::string(), req_kv); !ev.empty())
+      out += "  that row beyond the rules (what was measured or asked, and why a cell is unknown):\n" + ev;
     if (!m.alternative_backends.empty())
       out += fmt::format("  the requested k works with backend {}\n", display_value(Json(m.alternative_backends)));
     if (!m.alternative_kv_cache_dtypes.empty())

@@ -8,6 +8,7 @@
 #include "facts/engine_cells.hpp"
 #include "rules/advisory.hpp"
 #include "rules/engine.hpp"
+#include "rules/plan_path.hpp"
 
 namespace specprobe {
 namespace {
@@ -24,11 +25,89 @@ Json slim(const Json& facts) {
   return f;
 }
 
+bool decisive(const std::optional<std::string>& status) {
+  return status && (*status == "pass" || *status == "fail" || *status == "crash");
+}
+
+// Probe answers measured at the plan's own shape only (the spec-verify and graph-replay probes,
+// the FlashInfer and Triton stack probes: k + 1 query rows, the plan's KV dtype). A cell of
+// another shape drops them, so that it is never decided by its neighbour's measurement. Answers
+// keyed by their shape stay: probe.mqa_logits.next_n.<n>, probe.mla_verify.k.<k>,
+// stack.deep_gemm.next_n.<n>.
+void drop_plan_shape_answers(Json& facts) {
+  if (auto p = facts.find("probe"); p != facts.end() && p->is_object()) {
+    p->erase("spec_verify");
+    p->erase("graph_replay");
+  }
+  if (auto s = facts.find("stack"); s != facts.end() && s->is_object()) {
+    s->erase("flashinfer");
+    s->erase("triton");
+  }
+}
+
+// How a cell is known (MatrixCell::known_by, evidence): the measurements and answers at this
+// cell's own shape that its rules read, after derive_facts.
+void add_cell_evidence(MatrixCell& cell, const Json& facts) {
+  const std::string gpu = fact_string(facts, "gpu.name").value_or("this GPU");
+  if (fact_bool(facts, "probe.ran").value_or(false)) {
+    std::vector<std::string> what;
+    if (auto st = fact_string(facts, "probe.spec_verify.status"); decisive(st))
+      what.push_back(fmt::format("spec-verify attention {}", *st));
+    if (auto st = fact_string(facts, "probe.graph_replay.status"); decisive(st))
+      what.push_back(fmt::format("CUDA-graph replay {}", *st));
+    const std::string mla_kv = fact_bool(facts, "kv.fp8").value_or(false) ? "fp8" : "bf16";
+    if (auto st = fact_string(facts, fmt::format("probe.mla_verify.k.{}.status", cell.k));
+        decisive(st) && fact_string(facts, "probe.mla_verify.kv_dtype").value_or("") == mla_kv)
+      what.push_back(fmt::format("MLA verify attention at k={} ({} KV) {}", cell.k, mla_kv, *st));
+    if (fact_bool(facts, "model.dsa.present").value_or(false))
+      if (auto n = fact_int(facts, "dsa.kernel_next_n"))
+        if (auto st = fact_string(facts, fmt::format("probe.mqa_logits.next_n.{}.status", *n)); decisive(st))
+          what.push_back(fmt::format("paged MQA logits at next_n={} {}", *n, *st));
+    if (!what.empty()) {
+      cell.known_by.push_back("probe");
+      std::string line = "probe: specprobe's kernels on " + gpu + ":";
+      for (size_t i = 0; i < what.size(); ++i) line += (i ? ", " : " ") + what[i];
+      cell.evidence.push_back(line);
+    }
+  }
+  std::vector<std::string> stack;
+  if (fact_string(facts, "dsa.decided_by").value_or("") == "stack-probe")
+    if (const Json* sp = find_fact(facts, "dsa.stack_probe"); sp && sp->is_object())
+      stack.push_back(fmt::format("DeepGEMM {} {} next_n={} on {}", sp->value("version", "?"),
+                                  sp->value("status", "") == "pass" ? "accepted" : "refused", sp->value("next_n", 0),
+                                  sp->value("device", gpu)));
+  for (const char* lib : {"flashinfer", "triton"})
+    if (auto st = fact_string(facts, fmt::format("stack.{}.status", lib)); st == "pass" || st == "fail")
+      stack.push_back(fmt::format("{} {} {} at the plan's shape", lib, fact_string(facts, fmt::format("stack.{}.version", lib)).value_or("?"),
+                                  *st == "pass" ? "ran clean" : "failed"));
+  if (!stack.empty()) {
+    cell.known_by.push_back("stack");
+    std::string line = "stack:";
+    for (size_t i = 0; i < stack.size(); ++i) line += (i ? "; " : " ") + stack[i];
+    cell.evidence.push_back(line);
+  }
+  if (fact_bool(facts, "engine_check.ran").value_or(false)) {
+    const std::string st = fact_string(facts, "engine_check.status").value_or("");
+    if (st == "ok" || st == "refused") cell.known_by.push_back("engine");
+    const std::string who = fmt::format("{} {}", fact_string(facts, "engine_check.engine_label").value_or("engine"),
+                                        fact_string(facts, "engine_check.version").value_or("?"));
+    // A refusal is quoted in the engine's words (the format the engine-check tests read).
+    if (st == "refused")
+      cell.evidence.push_back(fmt::format("{} ({}): {}", who, fact_string(facts, "engine_check.stage").value_or("?"),
+                                          fact_string(facts, "engine_check.message").value_or("")));
+    else if (st == "ok")
+      cell.evidence.push_back(fmt::format("engine: {} accepted this configuration", who));
+  }
+}
+
 // One variant: the plan's inputs with k, the backend and the KV-cache dtype replaced as a user
-// would write them, then derived like the plan itself.
+// would write them, then derived like the plan itself. PLAN_SHAPE: the cell has the plan's k and
+// KV dtype (the shape the plan-shape probes measured).
 MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::string& backend,
-                         const std::string& kv, const std::string& method, const std::set<std::string>& ignored) {
+                         const std::string& kv, const std::string& method, const std::set<std::string>& ignored,
+                         bool plan_shape) {
   MatrixCell cell;
+  if (!plan_shape) drop_plan_shape_answers(facts);
   cell.k = k;
   cell.backend = backend;
   cell.kv_cache_dtype = kv;
@@ -81,6 +160,7 @@ MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::s
       }
     } else if (s == ResultStatus::error) {
       unknown = true;
+      cell.undecided.push_back(r.id);
     }
   }
   for (const auto& a : catalog.advisories) {
@@ -95,16 +175,23 @@ MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::s
         cell.warnings.push_back(a.id);
       }
     }
-    // An advisory that cannot be decided (a trigger fact unknown) does not make the cell unknown:
-    // the rules on the cell's path decide that; the advisory's own result says it.
+    // An advisory on the cell's path that cannot be decided (a fact it needs is unknown) leaves
+    // the cell unknown, as it leaves the verdict (pipeline/verdict.cpp decide).
+    if (s == ResultStatus::error) {
+      unknown = true;
+      cell.undecided.push_back(a.id);
+    }
   }
   if (const Json* m = find_fact(facts, "dsa.indexer_mode"); m && m->is_string()) cell.indexer = m->get<std::string>();
-  if (fact_string(facts, "engine_check.status").value_or("") == "refused" && fact_bool(facts, "engine_check.ran").value_or(false))
-    cell.evidence.push_back(fmt::format("{} {} ({}): {}", fact_string(facts, "engine_check.engine_label").value_or("engine"),
-                                        fact_string(facts, "engine_check.version").value_or("?"),
-                                        fact_string(facts, "engine_check.stage").value_or("?"),
-                                        fact_string(facts, "engine_check.message").value_or("")));
+  // A cell whose plan cannot be decided at all (no model, no k, no backend) is unknown whatever
+  // its rules say: the verdict decides the same way (rules/plan_path.hpp).
+  for (const std::string& fact : missing_plan_facts(facts)) {
+    unknown = true;
+    cell.undecided.push_back(fact);
+  }
   cell.verdict = fails ? "fails" : unknown ? "unknown" : "works";
+  if (cell.verdict != "unknown") cell.known_by.push_back("rules");
+  add_cell_evidence(cell, facts);
   return cell;
 }
 
@@ -151,10 +238,16 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
   std::string method = fact_string(base, "spec.method").value_or("");
   if (method.empty()) method = fact_int(base, "model.mtp_depth").value_or(0) > 0 ? "mtp" : "draft_model";
 
+  // Without backend variants (SGLang, other vendors) the one row is the plan's own backend: its
+  // cells are evaluated without overriding the backend, and labelled with the row's name, so
+  // that every lookup of the plan's row (working k, printers) finds them.
   for (int k : m.ks)
     for (const auto& b : m.backends)
-      for (const auto& kv : m.kv_cache_dtypes)
-        m.cells.push_back(evaluate_cell(catalog, inputs, k, vllm ? b : std::string(), kv, method, ignored));
+      for (const auto& kv : m.kv_cache_dtypes) {
+        m.cells.push_back(evaluate_cell(catalog, inputs, k, vllm ? b : std::string(), kv, method, ignored,
+                                        k == requested_k && kv == requested_kv));
+        m.cells.back().backend = b;
+      }
 
   auto cell = [&](int k, const std::string& b, const std::string& kv) -> const MatrixCell* {
     for (const auto& c : m.cells)

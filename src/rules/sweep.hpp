@@ -23,8 +23,18 @@ struct MatrixCell {
   std::string indexer;               // "native" | "flattened" | "blocked" | "" (no DSA indexer)
   std::vector<std::string> errors;   // ids of error-severity findings
   std::vector<std::string> warnings; // ids of warning-severity findings
-  // The installed engine's own words for this cell when it refused it (engine_check.cells.<id>):
-  // "vLLM 0.33.0 (config): <message>".
+  // Why the cell is unknown: ids of rules on its path that could not be decided, and the plan
+  // facts it lacks (rules/plan_path.hpp: model.architecture, spec.k, attention.selected).
+  std::vector<std::string> undecided;
+  // How the cell is known, weakest first: "rules" (the rules and version knowledge decided it;
+  // absent when a rule on its path could not be decided: verdict "unknown"), "probe"
+  // (specprobe's own kernels ran this cell's shape on this GPU), "stack" (the installed library
+  // was asked at this cell's shape: DeepGEMM's next_n; FlashInfer and Triton at the plan's shape
+  // only), "engine" (the installed engine answered for this cell). A measurement taken at
+  // another cell's shape never counts (sweep.cpp drop_plan_shape_answers).
+  std::vector<std::string> known_by;
+  // One line per source in known_by except rules: what was measured or said. An engine refusal
+  // is quoted in the engine's words, "vLLM 0.33.0 (config): <message>".
   std::vector<std::string> evidence;
 };
 

@@ -157,3 +157,41 @@ TEST_CASE("issue 35: servers of one file that differ only in place share one mat
   CHECK(a["matrix"] != c["matrix"]);
   CHECK(c["matrix"]["working_k"].empty());
 }
+
+TEST_CASE("issue 35: a well-formed file that starts no server is a report with verdict unknown (exit 4) in every format",
+          "[e2e][issue35]") {
+  const std::string d = temp_dir();
+  const std::string compose = write_file(d, "compose.yaml",
+                                         "services:\n  web:\n    image: nginx:1.25\n"
+                                         "    command: [\"nginx\", \"-g\", \"daemon off;\"]\n");
+  const std::string script = write_file(d, "client.sh", "#!/bin/sh\ncurl -s http://localhost:8000/v1/models\n");
+  for (const std::string& f : {compose, script}) {
+    INFO(f);
+    auto text = run_specprobe("check" + kOffline + shell_quote(f));
+    INFO(text.out << text.err);
+    CHECK(text.exit_code == 4);
+    CHECK(text.out.find("unknown") != std::string::npos);
+    CHECK(text.out.find("no vLLM or SGLang server is started") != std::string::npos);
+    CHECK(text.out.find("supported") == text.out.find("unsupported"));  // never "supported"
+
+    auto js = run_specprobe("check" + kOffline + "--format json " + shell_quote(f));
+    CHECK(js.exit_code == 4);
+    const json j = json_of(js);
+    CHECK(j["verdict"] == "unknown");
+    REQUIRE(j["missing"].is_array());
+    REQUIRE(j["missing"].size() == 1);
+    CHECK(j["missing"][0]["fact"] == "serving.server");
+    CHECK(evaluated(j) == 0);
+
+    auto sarif = run_specprobe("check" + kOffline + "--format sarif " + shell_quote(f));
+    CHECK(sarif.exit_code == 4);
+    CHECK_NOTHROW(json::parse(sarif.out));
+
+    // --unknown-ok accepts it, as it accepts any undecided plan.
+    CHECK(run_specprobe("check" + kOffline + "--unknown-ok " + shell_quote(f)).exit_code == 0);
+  }
+  // With a file that does start a server, the worst exit code wins and both sections are printed.
+  const std::string serve = write_file(d, "serve.sh", "vllm serve Qwen/Qwen3-8B --tensor-parallel-size 1\n");
+  auto both = run_specprobe("check" + kOffline + "--format json " + shell_quote(compose) + " " + shell_quote(serve));
+  CHECK(both.exit_code == 4);
+}

@@ -114,5 +114,7 @@ SPECPROBE_FUZZ_ENTRY(fuzz_pipeline_one) {
     return 0;
   }
   specprobe::testing::render_all(*r);  // a printer that throws is a crash
+  // The verdict, the plan's matrix cell, the largest-k line and the exit code agree.
+  if (const std::string why = specprobe::testing::agreement_violation(*r); !why.empty()) SPECPROBE_FUZZ_FAIL(why);
   return 0;
 }

@@ -55,7 +55,7 @@ install)
   ex="$tmp/p/share/doc/specprobe/examples"
   set +e
   "$tmp/p/bin/specprobe" check "$ex/seeds/dsv4-mtp.yaml" --model "$ex/checkpoints/deepseek-v4-flash" \
-    --gpu H100 --quiet >"$tmp/check.txt" 2>&1
+    --gpu H100 --lib vllm=0.25.1 --quiet >"$tmp/check.txt" 2>&1
   rc=$?
   set -e
   [ $rc -le 1 ] || { echo "FAIL: installed specprobe check exited $rc"; cat "$tmp/check.txt"; fail=1; }

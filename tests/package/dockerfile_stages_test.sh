@@ -127,7 +127,7 @@ bin="$image$entry"
 "$bin" --version
 ex="$src/docs/examples"
 set +e
-"$bin" check "$ex/seeds/dsv4-mtp.yaml" --model "$ex/checkpoints/deepseek-v4-flash" --gpu H100 --quiet >"$work/check.txt" 2>&1
+"$bin" check "$ex/seeds/dsv4-mtp.yaml" --model "$ex/checkpoints/deepseek-v4-flash" --gpu H100 --lib vllm=0.25.1 --quiet >"$work/check.txt" 2>&1
 rc=$?
 set -e
 tail -5 "$work/check.txt"

@@ -63,7 +63,8 @@ def merge(base, over):  # GitLab's `extends`: deep merge of hashes, everything e
     return out
 
 
-user = {"SPECPROBE_CONFIG": "deploy/serve.yaml", "SPECPROBE_MODEL": "deploy/model-config", "SPECPROBE_GPU": "H100"}
+user = {"SPECPROBE_CONFIG": "deploy/serve.yaml", "SPECPROBE_MODEL": "deploy/model-config", "SPECPROBE_GPU": "H100",
+        "SPECPROBE_ARGS": "--lib vllm=0.25.1"}  # the engine version: the DSA indexer's k=2 depends on it
 merged = merge(job, {"variables": user})
 check("a job extending .specprobe has script and stage",
       bool(merged.get("script")) and merged.get("stage") in stages)

@@ -64,7 +64,8 @@ with tempfile.TemporaryDirectory() as tmp:
         shutil.copy(seeds / name, repo / "deploy" / name.replace("dsv4-mtp", "serve-dsv4"))
     shutil.copytree(src / "docs/examples/checkpoints/deepseek-v4-flash", repo / "deploy/model-config")
 
-    with_model = ["--gpu=H100", "--model=deploy/model-config"]
+    # The engine version as a deployment states it (the DSA indexer's k=2 depends on it: unknown without).
+    with_model = ["--gpu=H100", "--model=deploy/model-config", "--lib=vllm=0.25.1"]
     rc, out = run_hook(cfg, ["deploy/serve-dsv4.yaml"], cwd=repo)
     check(f"default args (no --model): the verdict is unknown and the hook fails (exit {rc})",
           rc == 4 and "could not decide without:" in out)

@@ -52,12 +52,12 @@ in_root dpkg -i /tmp/specprobe-test/specprobe.deb
 in_root dpkg -s specprobe | grep -E '^(Status|Version|Depends):'
 ex=/usr/share/doc/specprobe/examples
 expect "0" specprobe --version
-expect "0 1" specprobe check $ex/seeds/dsv4-mtp.yaml --model $ex/checkpoints/deepseek-v4-flash --gpu H100
+expect "0 1" specprobe check $ex/seeds/dsv4-mtp.yaml --model $ex/checkpoints/deepseek-v4-flash --gpu H100 --lib vllm=0.25.1
 LINES_SHOWN=8 expect "0" specprobe rules list
 LINES_SHOWN=5 expect "0 1" specprobe check $ex/seeds/gb10-flashinfer-gqa16.sh --model $ex/checkpoints/gqa16-mtp --gpu GB10 --format json
 LINES_SHOWN=5 expect "0" specprobe explain SP3001
 expect "2" specprobe check /tmp/specprobe-test/bad.yaml --gpu H100
-expect "0 1" specprobe check $ex/seeds/dsv4-mtp.yaml --model /tmp/specprobe-test/checkpoint --gpu H100 --quiet --no-matrix
+expect "0 1" specprobe check $ex/seeds/dsv4-mtp.yaml --model /tmp/specprobe-test/checkpoint --gpu H100 --lib vllm=0.25.1 --quiet --no-matrix
 expect "0 1 3" specprobe gpu
 in_root dpkg -r specprobe >/dev/null
 [ $fail = 0 ] && echo "old_glibc: ok"

@@ -1,11 +1,14 @@
 // The properties of one pipeline run (run_check), shared by the property test
 // (pipeline_property_test.cpp) and the libFuzzer harness (tests/fuzz/fuzz_pipeline.cpp).
 #pragma once
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
+#include "cli/check.hpp"
 #include "pipeline/check.hpp"
 #include "report/emit.hpp"
+#include "report/printers.hpp"
 
 namespace specprobe::testing {
 
@@ -37,6 +40,59 @@ inline void render_all(const Report& report) {
   }
   for (const auto& n : report.notes)
     if (n.message.empty()) throw std::runtime_error("a note without a message");
+}
+
+// Why REPORT's answers disagree, or "" (issue 36: one decision, rendered everywhere):
+//  - the verdict is the one decide() gives for the results and facts;
+//  - the exit code (--fail-on error) is 0 / 1 / 4 for supported / not-supported / unknown;
+//  - the plan's own matrix cell (its k, backend and KV dtype) reads works / fails / unknown
+//    for supported / not-supported / unknown, and a working k is in the "working k" list;
+//  - working_k is exactly the requested row's working cells and max_working_k its largest;
+//  - a cell that works or fails is known by the rules; an unknown one says why;
+//  - the text report prints the verdict word and the largest working k the report holds.
+inline std::string agreement_violation(const Report& r) {
+  const Decision d = decide(r.results, r.facts);
+  if (d.verdict != r.verdict) return "the report's verdict " + r.verdict + " is not decide()'s " + d.verdict;
+  const int want_exit = r.verdict == "supported" ? 0 : r.verdict == "not-supported" ? 1 : 4;
+  if (const int e = exit_code_for(r, "error", false); e != want_exit)
+    return "verdict " + r.verdict + " but exit code " + std::to_string(e);
+  const std::string text = render_text(r, TextStyle{});
+  if (text.find("verdict: " + r.verdict + " ") == std::string::npos)
+    return "the text report does not print the verdict " + r.verdict;
+  if (!r.matrix) return {};
+  const SupportMatrix& m = *r.matrix;
+  const std::string backend = fact_string(r.facts, "attention.selected").value_or("");
+  const std::string kv = fact_string(r.facts, "serve.kv_cache_dtype").value_or("auto");
+  const bool row_named =
+      std::any_of(m.cells.begin(), m.cells.end(), [&](const MatrixCell& c) { return c.backend == backend; });
+  const std::string row = row_named ? backend : std::string();
+  std::vector<int> working;
+  for (const MatrixCell& c : m.cells) {
+    if (c.verdict != "unknown" && std::find(c.known_by.begin(), c.known_by.end(), "rules") == c.known_by.end())
+      return "cell k=" + std::to_string(c.k) + " " + c.backend + "/" + c.kv_cache_dtype + " is " + c.verdict +
+             " but not known by the rules";
+    if (c.verdict == "unknown" && c.undecided.empty())
+      return "cell k=" + std::to_string(c.k) + " " + c.backend + "/" + c.kv_cache_dtype +
+             " is unknown without a reason";
+    if (c.backend == row && c.kv_cache_dtype == kv && c.verdict == "works") working.push_back(c.k);
+  }
+  if (working != m.working_k) return "working_k is not the plan's row's working cells";
+  if (working.empty() ? m.max_working_k.has_value() : m.max_working_k != working.back())
+    return "max_working_k is not the largest working k";
+  const std::string largest = "largest: " + (m.max_working_k ? std::to_string(*m.max_working_k) : std::string("none"));
+  if (text.find(largest) == std::string::npos) return "the text report does not say '" + largest + "'";
+  // The plan's own cell (when the plan's k is on the matrix: k is capped at its largest).
+  const auto k = fact_int(r.facts, "spec.k");
+  if (!fact_bool(r.facts, "spec.enabled").value_or(false) || !k) return {};
+  const MatrixCell* cell = nullptr;
+  for (const MatrixCell& c : m.cells)
+    if (c.k == *k && c.backend == row && c.kv_cache_dtype == kv) cell = &c;
+  if (!cell) return {};
+  const std::string want = r.verdict == "supported" ? "works" : r.verdict == "not-supported" ? "fails" : "unknown";
+  if (cell->verdict != want)
+    return "verdict " + r.verdict + " but the plan's cell (k=" + std::to_string(*k) + " " + row + "/" + kv +
+           ") reads " + cell->verdict;
+  return {};
 }
 
 }  // namespace specprobe::testing
