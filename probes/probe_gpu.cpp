@@ -11,6 +11,12 @@ namespace specprobe::probes {
 Json cuda_failure(GpuSession& s, const Json& spec, const Error& e) {
   Json r = make_result(spec, kError, e.message);
   const auto code = s.driver().last_result();
+  if (code == 2) {  // CUDA_ERROR_OUT_OF_MEMORY: another process holds the memory
+    r["reason"] = fmt::format("GPU busy: {} MiB free ({}); run specprobe before the server starts, or pass --probes "
+                              "off to accept the rules' answer",
+                              s.device_free_bytes() >> 20, e.message);
+    r["gpu_busy"] = true;
+  }
   if (code != 0) {
     r["cuda_error"] = s.driver().result_name(code);
     if (code == 700 || code == 715 || code == 716 || code == 719) r["status"] = kCrash;
@@ -44,9 +50,20 @@ Json smem_skip(GpuSession& s, const Json& spec, unsigned smem) {
 }
 
 Json device_memory_skip(GpuSession& s, const Json& spec, uint64_t need) {
-  if (auto why = memory_problem(need, s.device_free_bytes(), "device memory", "the device has free"); !why.empty())
-    return make_result(spec, kSkip, why);
-  return nullptr;
+  const uint64_t free = s.device_free_bytes();
+  const std::string why = memory_problem(need, free, "device memory", "the device has free");
+  if (why.empty()) return nullptr;
+  // Larger than the whole GPU: this shape cannot be probed here (a skip, the rules decide). Fits
+  // the GPU but not what is free: another process holds the memory (a serving engine), so the
+  // probe's evidence is missing, not absent by design (an error: the plan is unknown, issue 39).
+  const auto total = static_cast<uint64_t>(std::max<int64_t>(0, s.gpu().memory_bytes));
+  if (total != 0 && need > total) return make_result(spec, kSkip, why);
+  Json r = make_result(spec, kError,
+                       fmt::format("GPU busy: {} MiB free, the probe needs {} MiB ({}); run specprobe before the server "
+                                   "starts, or pass --probes off to accept the rules' answer",
+                                   free >> 20, (need + (1 << 20) - 1) >> 20, why));
+  r["gpu_busy"] = true;
+  return r;
 }
 
 }  // namespace specprobe::probes

@@ -34,8 +34,11 @@ Expected<unsigned long long> upload_buffer(GpuSession& s, const void* data, size
 // values each: the buffer must hold ceil(elems / 2) words).
 Status poison_bf16(GpuSession& s, unsigned long long ptr, size_t elems);
 
-// A `skip` naming both figures when the probe's device buffers (`need` bytes) exceed the free
-// device memory; null when they fit. Made before the first allocation.
+// Null when the probe's device buffers (`need` bytes) fit the free device memory. Otherwise a
+// `skip` when they exceed the whole GPU (this shape cannot be probed here), or an `error` with
+// "gpu_busy": true when another process holds the memory ("GPU busy: N MiB free, the probe
+// needs M MiB ..."): the probe's evidence is missing, and the plan is unknown (rules/plan_path).
+// Made before the first allocation.
 Json device_memory_skip(GpuSession& s, const Json& spec, uint64_t need);
 
 }  // namespace specprobe::probes

@@ -122,7 +122,9 @@ const std::vector<std::string>& stack_libraries() {
   return kLibs;
 }
 
-std::vector<std::string> stack_child_env(const std::string& private_dir, const std::vector<std::string>& parent) {
+std::vector<std::string> stack_child_env(const std::string& private_dir, const std::vector<std::string>& parent,
+                                         const std::string& cache_root) {
+  const std::string cache = cache_root.empty() ? private_dir + "/cache" : cache_root;
   std::set<std::string> pass = {"PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_VISIBLE_DEVICES",
                                 "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH"};
   for (const auto& e : parent)
@@ -141,10 +143,10 @@ std::vector<std::string> stack_child_env(const std::string& private_dir, const s
   const std::vector<std::pair<std::string, std::string>> own = {
       {"HOME", private_dir},
       {"TMPDIR", private_dir + "/tmp"},
-      {"XDG_CACHE_HOME", private_dir + "/cache"},
-      {"TRITON_CACHE_DIR", private_dir + "/cache/triton"},
-      {"DG_JIT_CACHE_DIR", private_dir + "/cache/deep_gemm"},
-      {"TORCH_EXTENSIONS_DIR", private_dir + "/cache/torch_extensions"},
+      {"XDG_CACHE_HOME", cache},
+      {"TRITON_CACHE_DIR", cache + "/triton"},
+      {"DG_JIT_CACHE_DIR", cache + "/deep_gemm"},
+      {"TORCH_EXTENSIONS_DIR", cache + "/torch_extensions"},
       {"PYTHONNOUSERSITE", "1"},
       {"PYTHONDONTWRITEBYTECODE", "1"},
       {"PYTHONUNBUFFERED", "1"},
@@ -184,7 +186,10 @@ std::vector<Json> stack_probe_specs(const Json& facts, const StackProbeOptions& 
   if (wanted("deep_gemm")) {
     if (auto heads = int_fact(facts, "model.dsa.index_n_heads")) {
       std::set<int> ns(opts.next_n.begin(), opts.next_n.end());
-      if (ns.empty()) ns = {1, std::clamp(next_n, 1, 16)};
+      if (ns.empty()) {
+        for (int n = 1; n <= kStackSweepMaxNextN; ++n) ns.insert(n);
+        ns.insert(std::clamp(next_n, 1, 16));
+      }
       const std::string fam = fact_string(facts, "gpu.arch_family").value_or("");
       const int block_kv = 64;  // SM90 requires 64; SM100 takes 32 or 64; vLLM uses 64 on both
       specs.push_back(run_spec("deep_gemm", {{"next_n", std::vector<int>(ns.begin(), ns.end())},
@@ -342,6 +347,12 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
   std::error_code ec;
   fs::create_directories(dir + "/tmp", ec);
   fs::create_directories(dir + "/cache", ec);
+  // The persistent library caches (a directory that cannot be made: the private, cold one).
+  std::string cache_root = opts.use_cache ? stack_cache_root(opts, *python, lib) : "";
+  if (!cache_root.empty()) {
+    fs::create_directories(cache_root, ec);
+    if (ec || !fs::is_directory(cache_root, ec)) cache_root.clear();
+  }
   const std::string script_path = dir + "/" + script_name;
   std::ofstream(script_path, std::ios::binary) << script;
   std::ofstream(dir + "/" + kStackCommon, std::ios::binary) << common;
@@ -350,7 +361,7 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
   ro.timeout_s = opts.timeout_s;
   // env -i NAME=VALUE... python -s -B script   (the runner appends --specs JSON)
   ro.child_command = {opts.env_program, "-i"};
-  for (auto& e : stack_child_env(dir, parent)) ro.child_command.push_back(e);
+  for (auto& e : stack_child_env(dir, parent, cache_root)) ro.child_command.push_back(e);
   ro.child_command.insert(ro.child_command.end(), {*python, "-s", "-B", script_path});
   if (opts.progress) {
     opts.progress(fmt::format("stack probe {}: starting {}", lib, *python));
@@ -368,7 +379,24 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
   }
   Json r = validate_stack_result(raw.empty() ? Json() : raw[0], spec);
   r["python"] = *python;
+  r["cache_dir"] = cache_root.empty() ? Json(nullptr) : Json(cache_root);
   return r;
+}
+
+std::string stack_cache_root(const StackProbeOptions& opts, const std::string& python, const std::string& library) {
+  std::string base = opts.cache_dir;
+  if (base.empty()) {
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    if (xdg && *xdg == '/') base = std::string(xdg) + "/specprobe/stack";
+    else if (home && *home == '/') base = std::string(home) + "/.cache/specprobe/stack";
+    else return "";
+  }
+  // One directory per interpreter (its path: a venv) and library; FNV-1a of both.
+  uint64_t h = 14695981039346656037ull;
+  for (const std::string& part : {python, std::string("\x1f"), library})
+    for (unsigned char c : part) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("{}/{}-{:016x}", base, library, h);
 }
 
 Json stack_facts_patch(const std::vector<Json>& results, const std::string& python) {

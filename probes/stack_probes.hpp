@@ -34,7 +34,15 @@ struct StackProbeOptions {
                                       // sys.executable; false when python already is that
   double timeout_s = 600;             // per adapter (a JIT build of the kernel happens inside)
   std::vector<std::string> libraries; // empty = every library the plan implies
-  std::vector<int> next_n;            // DeepGEMM next_n values; empty = {1, the plan's next_n}
+  std::vector<int> next_n;            // DeepGEMM next_n values; empty = every next_n the what-if sweep
+                                      // shows (1 .. kStackSweepMaxNextN) and the plan's
+  // The libraries' JIT caches (DeepGEMM, Triton, torch extensions) persist across runs under
+  // CACHE_DIR/<interpreter and library key>, so a second run does not build the kernels again;
+  // "" = $XDG_CACHE_HOME/specprobe/stack (else ~/.cache/specprobe/stack). The libraries key
+  // their own entries by source, version and arch. use_cache false (--no-cache): a private, cold
+  // cache removed with the run.
+  bool use_cache = true;
+  std::string cache_dir;
   std::string adapter_dir;            // tests: read stack_<library>.py from here, not the binary
   std::string env_program = "/usr/bin/env";  // starts the interpreter with exactly the child env
   // "stack probe deep_gemm: <phase>" as each adapter starts and reports its phases (a JIT build
@@ -44,11 +52,21 @@ struct StackProbeOptions {
 
 // The child's environment: PATH, LD_LIBRARY_PATH, LD_PRELOAD, CUDA_VISIBLE_DEVICES,
 // CUDA_DEVICE_ORDER, CUDA_HOME, CUDA_PATH and the names listed in SPECPROBE_STACK_PASS_ENV
-// (comma-separated) from PARENT ("NAME=VALUE" entries); HOME, TMPDIR, XDG_CACHE_HOME and the
-// Triton / DeepGEMM / torch-extension caches under PRIVATE_DIR; PYTHONNOUSERSITE=1,
+// (comma-separated) from PARENT ("NAME=VALUE" entries); HOME and TMPDIR under PRIVATE_DIR;
+// XDG_CACHE_HOME and the Triton / DeepGEMM / torch-extension caches under PRIVATE_DIR/cache; PYTHONNOUSERSITE=1,
 // PYTHONDONTWRITEBYTECODE=1, PYTHONUNBUFFERED=1, PYTHONIOENCODING=utf-8;
 // SPECPROBE_STACK_PHASE_FILE=PRIVATE_DIR/phase (where the adapter records its phase).
-std::vector<std::string> stack_child_env(const std::string& private_dir, const std::vector<std::string>& parent);
+// CACHE_ROOT, when given, holds the library caches instead of PRIVATE_DIR/cache.
+std::vector<std::string> stack_child_env(const std::string& private_dir, const std::vector<std::string>& parent,
+                                         const std::string& cache_root = "");
+
+// The next_n values DeepGEMM is asked by default: k = 0 .. 8 of the what-if sweep
+// (rules/sweep.hpp SweepOptions::max_k), so each k's cell has its own answer.
+inline constexpr int kStackSweepMaxNextN = 9;
+
+// Where the library caches of LIBRARY under PYTHON persist (see StackProbeOptions::cache_dir);
+// "" when no cache directory can be named (no XDG_CACHE_HOME or HOME).
+std::string stack_cache_root(const StackProbeOptions& opts, const std::string& python, const std::string& library);
 
 // One spec per library: {"probe": "stack_<lib>", "library", "params": {...}} for the libraries the
 // plan implies, or {"probe", "library", "skip_reason"} for one it does not (reported as skip,

@@ -65,8 +65,9 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
       ->check(seconds_validator());
   app.add_flag_callback("--no-engine", [&r] { r.engine_check = false; },
                         "with --python: do not ask the installed vLLM / SGLang about the plan (engine check)");
-  app.add_flag_callback("--no-cache", [&r] { r.engine_cache = false; },
-                        "run the engine check again instead of answering it from $XDG_CACHE_HOME/specprobe/engine");
+  app.add_flag_callback("--no-cache", [&r] { r.engine_cache = r.stack_cache = false; },
+                        "a cold run: ask the engine again instead of answering from $XDG_CACHE_HOME/specprobe/engine, "
+                        "and build the stack probes' kernels in a private cache instead of $XDG_CACHE_HOME/specprobe/stack");
   app.add_option("--engine-timeout", r.engine_timeout_s, "seconds the engine check (engine import, plan and matrix cells) may run")
       ->check(seconds_validator());
   app.add_option("--format", o.format, "output format: text, json, sarif, junit or github")

@@ -68,7 +68,8 @@ CLI::App* add_matrix_command(CLI::App& app, MatrixOptions& o) {
   cmd->add_option("--engine", o.check.request.engine, "vllm or sglang")->check(CLI::IsMember({"vllm", "sglang"}));
   cmd->add_option("--python", o.check.request.python, "the deployment's Python: read installed library versions from its site-packages and ask its vLLM / SGLang about every cell (one engine run per GPU)");
   cmd->add_flag_callback("--no-engine", [&o] { o.check.request.engine_check = false; }, "with --python: do not ask the installed engine");
-  cmd->add_flag_callback("--no-cache", [&o] { o.check.request.engine_cache = false; }, "run the engine check again instead of answering it from the cache");
+  cmd->add_flag_callback("--no-cache", [&o] { o.check.request.engine_cache = o.check.request.stack_cache = false; },
+                         "a cold run: ask the engine again, and build the stack probes' kernels in a private cache");
   cmd->add_option("--site-packages", o.check.request.site_packages, "a site-packages directory to read library versions from");
   cmd->add_option("--lib", o.check.request.libs, "set a library version: NAME=VERSION")->check(lib_name_validator());
   cmd->add_option("--probes", o.check.request.probes, "run probe kernels: auto, off, all")->check(CLI::IsMember({"auto", "off", "all"}));

@@ -42,6 +42,7 @@ struct CheckRequest {
   double stack_timeout_s = 600;       // per library
   bool engine_check = true;           // with python: ask the installed engine (--no-engine: false)
   bool engine_cache = true;           // answer a repeated engine check from the cache (--no-cache: false)
+  bool stack_cache = true;            // stack probes keep the libraries' JIT caches (--no-cache: false)
   double engine_timeout_s = 180;      // the whole engine adapter run
   bool matrix = true;                 // the what-if sweep
   // Gating.

@@ -255,6 +255,7 @@ void add_stack_probes(const CheckRequest& req, const Services& services, const s
   probes::StackProbeOptions so;
   so.python = req.python;
   so.timeout_s = req.stack_timeout_s;
+  so.use_cache = req.stack_cache;
   so.progress = services.progress;
   if (!python_executable.empty()) {  // the interpreter answered add_libs already
     so.python = python_executable;

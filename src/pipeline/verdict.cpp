@@ -42,6 +42,14 @@ void plan_path(const Json& facts, std::vector<MissingFact>& missing) {
     else if (fact == "attention.selected")
       supply = "specprobe knows no attention backend the engine would select for this model on this GPU: pass "
                "--attention-backend as deployed, or --python with the engine installed";
+    else if (fact.rfind("probe.", 0) == 0) {
+      const std::string base = fact.substr(0, fact.size() - std::string(".status").size());
+      const std::string reason = fact_string(facts, base + ".reason").value_or("the probe could not run");
+      supply = reason.find("--probes off") != std::string::npos
+                   ? reason
+                   : reason + "; run specprobe when the GPU is free (before the server starts), or pass --probes off "
+                              "to accept the rules' answer";
+    }
     add_missing(missing, fact, "the plan", supply);
   }
 }

@@ -69,16 +69,17 @@ TEST_CASE("the installed DeepGEMM's answer decides only the k whose next_n it wa
   // were not asked. k=2 (next_n 3) fails known by the stack probe; k=1 works known by it; k=3
   // is never "works" on the strength of a neighbour's answer.
   Json inputs = dsa_inputs();
-  inputs["stack"] = {{"ran", true},
-                     {"deep_gemm",
-                      {{"status", "fail"},
-                       {"version", "2.6.1"},
-                       {"device_sm", 90},
-                       {"device_name", "NVIDIA H200"},
-                       {"next_n",
-                        {{"1", {{"status", "pass"}}},
-                         {"2", {{"status", "pass"}}},
-                         {"3", {{"status", "fail"}, {"error_text", "Assertion error: next_n == 1 or next_n == 2"}}}}}}}};
+  inputs["stack"] = {
+      {"ran", true},
+      {"deep_gemm",
+       {{"status", "fail"},
+        {"version", "2.6.1"},
+        {"device_sm", 90},
+        {"device_name", "NVIDIA H200"},
+        {"next_n",
+         {{"1", {{"status", "pass"}}},
+          {"2", {{"status", "pass"}}},
+          {"3", {{"status", "fail"}, {"error_text", "Assertion error: next_n == 1 or next_n == 2"}}}}}}}};
   auto [in, derived] = plan(inputs);
   const SupportMatrix m = sweep_support_matrix(catalog(), in, derived);
   const std::string b = fact_string(derived, "attention.selected").value_or("");
@@ -91,8 +92,9 @@ TEST_CASE("the installed DeepGEMM's answer decides only the k whose next_n it wa
   CHECK(known_by(k1, "stack"));
   CHECK(k2.verdict == "fails");
   CHECK(known_by(k2, "stack"));
-  CHECK(std::any_of(k2.evidence.begin(), k2.evidence.end(),
-                    [](const std::string& e) { return e.find("DeepGEMM 2.6.1 refused next_n=3") != std::string::npos; }));
+  CHECK(std::any_of(k2.evidence.begin(), k2.evidence.end(), [](const std::string& e) {
+    return e.find("DeepGEMM 2.6.1 refused next_n=3") != std::string::npos;
+  }));
   CHECK(k3.verdict != "works");
   CHECK_FALSE(known_by(k3, "stack"));  // next_n 4 was never asked
   CHECK(m.max_working_k == 1);

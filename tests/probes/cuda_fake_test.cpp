@@ -2,11 +2,14 @@
 // call text, site and CUresult name, and no crash without a device.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "cli/probe.hpp"
 #include "support/cuda_fake.hpp"
 #include "gpu/driver.hpp"
 #include "pipeline/check.hpp"
 #include "pipeline/services.hpp"
+#include "probes/plan_probes.hpp"
 
 using namespace specprobe;
 
@@ -138,4 +141,66 @@ TEST_CASE("a driver that shows no device is an error naming CUDA_VISIBLE_DEVICES
   const auto fb = run_check(req, *services);
   REQUIRE(fb.has_value());
   CHECK(find_fact(fb->facts, "gpu.fallback") != nullptr);
+}
+
+TEST_CASE("a busy GPU leaves the plan unknown with the probe's reason and the fix; never a pass", "[probes][gpu-fake]") {
+  // Issue 39: another process holds all but 64 MiB of the GPU. Each probe the plan implies ends
+  // with status error and a "GPU busy" reason (probes/probe_gpu.cpp device_memory_skip and
+  // cuda_failure make that record on the GPU; the gpu label tests them there). The pipeline must
+  // turn the missing evidence into verdict unknown, name the probe and the fix, and make the
+  // plan's matrix cell unknown too.
+  auto services = system_services();
+  REQUIRE(services.has_value());
+  services->query_gpus = [] { return query_gpus(*cu::make_fake_driver({})); };
+  int calls = 0;
+  services->run_probes = [&](const Json& facts, const probes::PlanProbeOptions&) {
+    ++calls;
+    std::vector<Json> results;
+    for (const Json& spec : probes::plan_probe_specs(facts, "auto"))
+      results.push_back({{"probe", spec.value("probe", "")},
+                         {"name", spec.value("probe", "")},
+                         {"spec", spec},
+                         {"status", "error"},
+                         {"gpu_busy", true},
+                         {"reason", "GPU busy: 64 MiB free, the probe needs 610 MiB (needs 0.60 GiB of device memory, "
+                                    "the device has free 0.06 GiB); run specprobe before the server starts, or pass "
+                                    "--probes off to accept the rules' answer"}});
+    probes::ProbeRun run;
+    run.results = results;
+    run.facts_patch = probes::probe_facts_patch(results);
+    return run;
+  };
+  CheckRequest req;
+  req.argv = {"vllm", "serve", "m", "--speculative-config", R"({"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 4})"};
+  req.model = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/llama-3.1-8b";
+  req.gpu = "auto";
+  req.probes = "auto";
+  req.suppression_file = false;
+  const auto r = run_check(req, *services);
+  REQUIRE(r.has_value());
+  CHECK(calls == 1);
+  CHECK(r->verdict == "unknown");
+  bool named = false;
+  for (const auto& m : r->missing)
+    if (m.fact == "probe.spec_verify.status") {
+      named = true;
+      CHECK(m.supply.find("GPU busy: 64 MiB free") != std::string::npos);
+      CHECK(m.supply.find("--probes off") != std::string::npos);
+    }
+  CHECK(named);
+  REQUIRE(r->matrix.has_value());
+  const std::string backend = fact_string(r->facts, "attention.selected").value_or("");
+  for (const auto& c : r->matrix->cells)
+    if (c.k == 2 && c.backend == backend && c.kv_cache_dtype == "auto") {
+      CHECK(c.verdict == "unknown");
+      CHECK(std::find(c.undecided.begin(), c.undecided.end(), "probe.spec_verify.status") != c.undecided.end());
+    }
+  CHECK(r->matrix->max_working_k != 2);
+
+  // --probes off accepts the rules' answer: no probe, a decided verdict.
+  req.probes = "off";
+  const auto off = run_check(req, *services);
+  REQUIRE(off.has_value());
+  CHECK(calls == 1);
+  CHECK(off->verdict != "unknown");
 }

@@ -45,6 +45,7 @@ StackProbeOptions opts_for(const FakePython& py, double timeout = 5) {
   StackProbeOptions o;
   o.python = py.path;
   o.timeout_s = timeout;
+  o.cache_dir = py.dir + "/stack-cache";  // never the user's ~/.cache
   return o;
 }
 
@@ -287,6 +288,36 @@ printf '@@specprobe result {"schema":"specprobe-stack/1","adapter":"stack_deep_g
   CHECK_FALSE(fs::exists(priv));
 }
 
+TEST_CASE("the libraries' JIT caches persist across runs; --no-cache makes a cold private one", "[probes][stack]") {
+  // The fake adapter reports DG_JIT_CACHE_DIR and whether an earlier run left a "kernel" there,
+  // then leaves one (what DeepGEMM's JIT does on a first call).
+  FakePython py(R"(d="$DG_JIT_CACHE_DIR"; seen=no; test -f "$d/kernel.so" && seen=yes
+mkdir -p "$d" && echo built > "$d/kernel.so"
+echo '@@specprobe begin 0'
+printf '@@specprobe result {"schema":"specprobe-stack/1","adapter":"stack_deep_gemm","library":"deep_gemm","status":"skip","cases":[],"reason":"DIR=%s SEEN=%s"}\n' "$d" "$seen")");
+  StackProbeOptions o = opts_for(py);
+  const Json first = run_stack_probe(dg_spec(), o);
+  const Json second = run_stack_probe(dg_spec(), o);
+  INFO(first.dump() << "\n" << second.dump());
+  REQUIRE(first["cache_dir"].is_string());
+  const std::string root = first["cache_dir"];
+  CHECK(root.rfind(py.dir + "/stack-cache/deep_gemm-", 0) == 0);
+  CHECK(first["reason"] == "DIR=" + root + "/deep_gemm SEEN=no");
+  CHECK(second["reason"] == "DIR=" + root + "/deep_gemm SEEN=yes");  // the second run finds the first's build
+  CHECK(fs::exists(root + "/deep_gemm/kernel.so"));
+  // Another library under the same interpreter gets its own directory.
+  CHECK(stack_cache_root(o, py.path, "triton") != stack_cache_root(o, py.path, "deep_gemm"));
+
+  o.use_cache = false;
+  const Json cold = run_stack_probe(dg_spec(), o);
+  CHECK(cold["cache_dir"].is_null());
+  const std::string reason = cold["reason"];
+  CHECK(reason.find("SEEN=no") != std::string::npos);
+  CHECK(reason.find(root) == std::string::npos);  // a private cache, removed with the run
+  const std::string cold_dir = reason.substr(4, reason.find(" SEEN") - 4);
+  CHECK_FALSE(fs::exists(cold_dir));
+}
+
 TEST_CASE("the child environment is an allow-list plus private dirs", "[probes][stack]") {
   auto env = stack_child_env("/p", {"PATH=/venv/bin:/usr/bin", "HOME=/root", "AWS_SECRET_ACCESS_KEY=x", "PYTHONPATH=/evil",
                                     "CUDA_VISIBLE_DEVICES=1", "LD_PRELOAD=/usr/lib/libstdc++.so.6", "MY_VAR=1",
@@ -307,6 +338,14 @@ TEST_CASE("the child environment is an allow-list plus private dirs", "[probes][
   CHECK(has("PATH=/usr/local/bin:/usr/bin:/bin") == false);
   auto bare = stack_child_env("/p", {});
   CHECK(std::find(bare.begin(), bare.end(), "PATH=/usr/local/bin:/usr/bin:/bin") != bare.end());
+  // A persistent cache root replaces the private caches, and only those.
+  auto cached = stack_child_env("/p", {}, "/c/deep_gemm-1");
+  auto has_c = [&](const std::string& e) { return std::find(cached.begin(), cached.end(), e) != cached.end(); };
+  CHECK(has_c("DG_JIT_CACHE_DIR=/c/deep_gemm-1/deep_gemm"));
+  CHECK(has_c("TRITON_CACHE_DIR=/c/deep_gemm-1/triton"));
+  CHECK(has_c("XDG_CACHE_HOME=/c/deep_gemm-1"));
+  CHECK(has_c("HOME=/p"));
+  CHECK(has_c("TMPDIR=/p/tmp"));
 }
 
 TEST_CASE("a missing interpreter is an error per library, not a crash", "[probes][stack]") {
@@ -328,8 +367,15 @@ TEST_CASE("the plan implies DeepGEMM for a DSA model and skips FlashInfer/Triton
   auto specs = stack_probe_specs(facts, {});
   REQUIRE(specs.size() == 3);
   CHECK(specs[0]["library"] == "deep_gemm");
-  CHECK(specs[0]["params"]["next_n"] == Json({1, 3}));
+  // Every next_n of the what-if sweep (k = 0..8), so each k's cell has the library's own answer.
+  CHECK(specs[0]["params"]["next_n"] == Json({1, 2, 3, 4, 5, 6, 7, 8, 9}));
   CHECK(specs[0]["params"]["heads"] == 64);
+  Json deep = facts;
+  deep["spec"]["next_n"] = 12;  // a plan beyond the sweep adds its own next_n
+  CHECK(stack_probe_specs(deep, {})[0]["params"]["next_n"] == Json({1, 2, 3, 4, 5, 6, 7, 8, 9, 12}));
+  StackProbeOptions asked;
+  asked.next_n = {1, 3};
+  CHECK(stack_probe_specs(facts, asked)[0]["params"]["next_n"] == Json({1, 3}));
   CHECK(specs[1]["skip_reason"].get<std::string>().find("MLA") != std::string::npos);
   CHECK(specs[2]["skip_reason"].get<std::string>().find("MLA") != std::string::npos);
   Json r = run_stack_probe(specs[1], {});
