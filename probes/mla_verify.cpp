@@ -279,7 +279,7 @@ Json run_mla_verify_probe(const Json& spec) {
   const MlaVerifyInputs in = make_mla_verify_inputs(shape, batch, context, seed);
   probe_phase(PhaseWhere::kDevice, "run kernel");
   auto sess = GpuSession::open();
-  if (!sess) return make_result(spec, kError, sess.error().message);
+  if (!sess) return session_failure(spec, sess.error());
   GpuSession& s = **sess;
   if (Json sk = device_memory_skip(s, spec, bytes.device()); !sk.is_null()) return sk;
   const MlaVerifyLaunch l = mla_verify_launch_config(in);

@@ -342,7 +342,7 @@ Json run_mqa_logits_probe(const Json& spec) {
   const MqaInputs in = make_mqa_inputs(batch, next_n, heads, head_dim, block_kv, context, seed, full);
   probe_phase(PhaseWhere::kDevice, "run kernel");
   auto sess = GpuSession::open();
-  if (!sess) return make_result(spec, kError, sess.error().message);
+  if (!sess) return session_failure(spec, sess.error());
   GpuSession& s = **sess;
   Json res = make_result(spec, kPass);
   auto fail_cuda = [&](const Error& e) { return cuda_failure(s, spec, e); };

@@ -24,6 +24,17 @@ Json cuda_failure(GpuSession& s, const Json& spec, const Error& e) {
   return r;
 }
 
+Json session_failure(const Json& spec, const Error& e) {
+  if (e.message.find("CUDA_ERROR_OUT_OF_MEMORY") == std::string::npos) return make_result(spec, kError, e.message);
+  Json r = make_result(spec, kError,
+                       fmt::format("GPU busy: no device memory left for the probe's CUDA context ({}); run specprobe "
+                                   "before the server starts, or pass --probes off to accept the rules' answer",
+                                   e.message));
+  r["gpu_busy"] = true;
+  r["cuda_error"] = "CUDA_ERROR_OUT_OF_MEMORY";
+  return r;
+}
+
 Expected<unsigned long long> upload_buffer(GpuSession& s, const void* data, size_t bytes) {
   auto d = s.alloc(std::max<size_t>(bytes, 16));
   if (!d) return d.error();

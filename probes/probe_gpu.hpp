@@ -34,6 +34,11 @@ Expected<unsigned long long> upload_buffer(GpuSession& s, const void* data, size
 // values each: the buffer must hold ceil(elems / 2) words).
 Status poison_bf16(GpuSession& s, unsigned long long ptr, size_t elems);
 
+// The record of a probe whose GPU session could not be opened (cuInit, cuCtxCreate): an error;
+// when the context could not get memory (CUDA_ERROR_OUT_OF_MEMORY: another process holds the
+// GPU), a "GPU busy" error with "gpu_busy": true and the fix, as device_memory_skip gives.
+Json session_failure(const Json& spec, const Error& e);
+
 // Null when the probe's device buffers (`need` bytes) fit the free device memory. Otherwise a
 // `skip` when they exceed the whole GPU (this shape cannot be probed here), or an `error` with
 // "gpu_busy": true when another process holds the memory ("GPU busy: N MiB free, the probe

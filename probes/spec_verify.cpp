@@ -367,7 +367,7 @@ Json run_spec_verify_probe(const Json& spec) {
   const SpecVerifyInputs in = inputs_from_spec(spec);
   probe_phase(PhaseWhere::kDevice, "run kernel");
   auto sess = GpuSession::open();
-  if (!sess) return make_result(spec, kError, sess.error().message);
+  if (!sess) return session_failure(spec, sess.error());
   GpuSession& s = **sess;
   if (Json r = device_precheck(spec, s, in, spec.value("splits", 0)); !r.is_null()) return r;
   auto dev = upload_spec_verify(s, in, spec.value("splits", 0), copy_engine);
@@ -420,7 +420,7 @@ Json run_graph_replay_probe(const Json& spec) {
   const SpecVerifyInputs a = inputs_from_spec(spec);
   probe_phase(PhaseWhere::kDevice, "capture and replay");
   auto sess = GpuSession::open();
-  if (!sess) return make_result(spec, kError, sess.error().message);
+  if (!sess) return session_failure(spec, sess.error());
   GpuSession& s = **sess;
   if (Json r = device_precheck(spec, s, a, spec.value("splits", 2)); !r.is_null()) return r;
   // Splits > 1 so the graph holds two dependent launches (main + combine).

@@ -25,7 +25,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSPECPROBE_SANITIZE=
 cmake --build build-asan -j "$JOBS" --target specprobe specprobe_tests
 echo "== tests (ASan+UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -LE "gpu|fuzz|package|property|advisories|style|engines" -j "$JOBS"
+  ctest --test-dir build-asan --output-on-failure -LE "gpu|fuzz|package|property|advisories|style|engines|load" -j "$JOBS"
 
 if [ -f tests/fuzz/CMakeLists.txt ] && command -v clang++ >/dev/null; then
   echo "== fuzz smoke"

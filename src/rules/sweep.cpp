@@ -100,17 +100,8 @@ void add_cell_evidence(MatrixCell& cell, const Json& facts) {
   }
 }
 
-// One variant: the plan's inputs with k, the backend and the KV-cache dtype replaced as a user
-// would write them, then derived like the plan itself. PLAN_SHAPE: the cell has the plan's k and
-// KV dtype (the shape the plan-shape probes measured).
-MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::string& backend,
-                         const std::string& kv, const std::string& method, const std::set<std::string>& ignored,
-                         bool plan_shape) {
-  MatrixCell cell;
-  if (!plan_shape) drop_plan_shape_answers(facts);
-  cell.k = k;
-  cell.backend = backend;
-  cell.kv_cache_dtype = kv;
+// The inputs a user would change for cell (K, BACKEND, KV), written as a user would write them.
+void override_cell_inputs(Json& facts, int k, const std::string& backend, const std::string& kv, const std::string& method) {
   Json& spec = facts["spec"];
   spec["enabled"] = k > 0;
   if (k > 0 && !spec.contains("method")) spec["method"] = method;
@@ -146,7 +137,11 @@ MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::s
       ec["ran"] = false;
     }
   }
-  derive_facts(facts);
+}
+
+// The cell's value from its derived FACTS: the rules and advisories on its path, the plan-path
+// facts, and how it is known.
+MatrixCell decide_cell(const Catalog& catalog, const Json& facts, MatrixCell cell, const std::set<std::string>& ignored) {
   bool unknown = false, fails = false;
   for (const auto& r : catalog.rules) {
     if (r.deprecated || ignored.count(r.id)) continue;
@@ -195,6 +190,25 @@ MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::s
   return cell;
 }
 
+// One variant: the plan's inputs with k, the backend and the KV-cache dtype replaced as a user
+// would write them, then derived like the plan itself. PLAN_SHAPE: the cell has the plan's k and
+// KV dtype (the shape the plan-shape probes measured).
+// IS_PLAN: the cell is the plan itself (its k, backend and KV dtype): its inputs are the plan's,
+// unchanged (no method filled in, no backend forced on the drafter, the plan's own engine check),
+// so that it reads exactly what the verdict reads.
+MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::string& backend,
+                         const std::string& kv, const std::string& method, const std::set<std::string>& ignored,
+                         bool plan_shape, bool is_plan) {
+  MatrixCell cell;
+  if (!plan_shape) drop_plan_shape_answers(facts);
+  cell.k = k;
+  cell.backend = backend;
+  cell.kv_cache_dtype = kv;
+  if (!is_plan) override_cell_inputs(facts, k, backend, kv, method);
+  derive_facts(facts);
+  return decide_cell(catalog, facts, std::move(cell), ignored);
+}
+
 }  // namespace
 
 SupportMatrix sweep_axes(const Json& plan_facts, const SweepOptions& options) {
@@ -235,6 +249,8 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
   const std::string requested_backend = fact_string(base, "attention.selected").value_or("");
   const std::string requested_kv = fact_string(base, "serve.kv_cache_dtype").value_or("auto");
   const int requested_k = static_cast<int>(fact_int(base, "spec.k").value_or(0));
+  // The plan's own cell: k 0 without speculation; none when speculation is on with k unknown.
+  std::optional<int64_t> plan_k = fact_bool(base, "spec.enabled").value_or(false) ? fact_int(base, "spec.k") : 0;
   std::string method = fact_string(base, "spec.method").value_or("");
   if (method.empty()) method = fact_int(base, "model.mtp_depth").value_or(0) > 0 ? "mtp" : "draft_model";
 
@@ -245,7 +261,8 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
     for (const auto& b : m.backends)
       for (const auto& kv : m.kv_cache_dtypes) {
         m.cells.push_back(evaluate_cell(catalog, inputs, k, vllm ? b : std::string(), kv, method, ignored,
-                                        k == requested_k && kv == requested_kv));
+                                        k == requested_k && kv == requested_kv,
+                                        plan_k && k == *plan_k && b == requested_backend && kv == requested_kv));
         m.cells.back().backend = b;
       }
 

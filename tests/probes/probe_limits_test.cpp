@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "probes/mqa_logits.hpp"
+#include "probes/probe_gpu.hpp"
 #include "probes/runner.hpp"
 #include "probes/spec_verify.hpp"
 
@@ -158,4 +159,20 @@ TEST_CASE("a hostile spec is an error result naming the key, never an exception"
   // In range: reaches the probe (here: its shape check, since next_n is missing).
   const Json ok = run_probe_in_process({{"probe", "mqa_logits"}, {"seed", -2147483648LL}});
   CHECK(ok["status"] == kSkip);
+}
+
+TEST_CASE("a context that cannot get memory is a GPU-busy error with the fix; other session failures stay plain", "[probes]") {
+  const Json spec = {{"probe", "mla_verify"}, {"k", 2}};
+  const Json busy = specprobe::probes::session_failure(
+      spec, specprobe::environment_error("cuCtxCreate(&s->ctx_, 0, dev) failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)"));
+  CHECK(busy["status"] == "error");
+  CHECK(busy["gpu_busy"] == true);
+  CHECK(busy["cuda_error"] == "CUDA_ERROR_OUT_OF_MEMORY");
+  const std::string why = busy["reason"];
+  CHECK(why.rfind("GPU busy: ", 0) == 0);
+  CHECK(why.find("--probes off") != std::string::npos);
+  const Json other = specprobe::probes::session_failure(spec, specprobe::environment_error("cuInit failed: CUDA_ERROR_NO_DEVICE"));
+  CHECK(other["status"] == "error");
+  CHECK_FALSE(other.contains("gpu_busy"));
+  CHECK(other["reason"] == "cuInit failed: CUDA_ERROR_NO_DEVICE");
 }
