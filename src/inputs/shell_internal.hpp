@@ -31,6 +31,7 @@ struct Node {
   bool until = false;                  // loop
   bool has_list = true;                // for: `in WORDS` given
   std::string name;                    // for: the variable; funcdef: the function
+  std::string joined_by;               // "&&" or "||" when the list joins it to the command before
   size_t start = 0, end = 0;           // source offsets (of the script text being parsed)
 };
 

@@ -50,11 +50,14 @@ class Parser {
   }
 
   // Skips separators; returns the ones skipped (for the option-line join).
+  // first_sep_: the first of them ("&&", "||", ";", "\n" ...), or "" when none was skipped.
   std::string skip_separators(bool stop_at_case_end) {
     std::string seen;
+    first_sep_.clear();
     while (!at_end() && cur().kind == ShellWord::separator) {
       const std::string& s = cur().text;
       if (s == ")" || s == "(" || (stop_at_case_end && s == ";;")) break;
+      if (seen.empty()) first_sep_ = s;
       seen += s == "\n" ? "n" : "x";
       ++p_;
     }
@@ -112,7 +115,9 @@ class Parser {
         continue;
       }
       if (case_arm && is_sep(cur(), ";;")) break;
+      const std::string joined_by = out.empty() || (first_sep_ != "&&" && first_sep_ != "||") ? "" : first_sep_;
       Node n = parse_command();
+      n.joined_by = joined_by;
       if (!join_into(out, n, seps)) out.push_back(std::move(n));
       if (++steps_ > kMaxNodes) {
         p_ = t_.size();
@@ -420,6 +425,7 @@ class Parser {
   std::vector<ReaderNote>& notes_;
   size_t p_ = 0;
   size_t steps_ = 0;
+  std::string first_sep_;  // the first separator skip_separators skipped
 };
 
 }  // namespace

@@ -118,14 +118,32 @@ struct ShellReader::Impl {
     return Ok{};
   }
 
-  // The truth of a condition list: known only for one test command over known values.
-  std::optional<bool> condition(const NodeList& cond) {
-    if (cond.size() != 1 || cond[0].kind != Node::simple) return std::nullopt;
+  // The truth of one test command over known values.
+  std::optional<bool> test_command(const Node& n) {
+    if (n.kind != Node::simple) return std::nullopt;
     std::vector<ShellWord> words;
     auto s = scope();
-    for (const auto& w : cond[0].words)
+    for (const auto& w : n.words)
       if (!shell::expand_word(w, true, s, words)) return std::nullopt;
     return shell::eval_test(words);
+  }
+
+  // The truth of a condition list: one test command, or test commands joined by && and || (as
+  // the shell runs them: left to right, a command skipped when the result is already decided);
+  // unknown when a command that would run cannot be decided.
+  std::optional<bool> condition(const NodeList& cond) {
+    if (cond.empty()) return std::nullopt;
+    for (size_t i = 1; i < cond.size(); ++i)
+      if (cond[i].joined_by.empty()) return std::nullopt;  // a list of statements, not one and-or list
+    std::optional<bool> result = test_command(cond[0]);
+    if (!result) return std::nullopt;
+    for (size_t i = 1; i < cond.size(); ++i) {
+      const bool runs = cond[i].joined_by == "&&" ? *result : !*result;
+      if (!runs) continue;
+      result = test_command(cond[i]);
+      if (!result) return std::nullopt;
+    }
+    return result;
   }
 
   // Runs each branch from the same variables; afterwards a variable the branches left

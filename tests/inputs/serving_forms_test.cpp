@@ -127,6 +127,26 @@ TEST_CASE("if, case, loops and functions are read like a careful human reads the
   CHECK(fact(u, "model.id").is_null());
   CHECK(u.unresolved.at("model.id") == std::vector<std::string>{"D"});
   CHECK(note(u, "assigned differently in the branches"));
+  // Conditions joined by || and && are decided as the shell runs them, when every test that runs
+  // is over known values (the compose file of cwortman-amd/coder appends options this way).
+  const char* appended =
+      "FMT=auto\nMODEL=org/m\nARGS=\"--model-path $MODEL --tp-size 1\"\n"
+      "if [ \"$FMT\" = \"gguf\" ] || [[ \"$MODEL\" == *.gguf ]]; then\n  ARGS=\"$ARGS --load-format gguf\"\nfi\n"
+      "if [ -n \"$MODEL\" ] && [ \"$FMT\" = \"auto\" ]; then\n  ARGS=\"$ARGS --kv-cache-dtype fp8\"\nfi\n"
+      "python3 -m sglang.launch_server $ARGS\n";
+  const ParsedServing a = one(appended);
+  CHECK(fact(a, "model.id") == "org/m");
+  CHECK(fact(a, "serve.kv_cache_dtype") == "fp8");
+  CHECK(a.unresolved.empty());
+  // One test that cannot be decided and runs: the branches stay unknown.
+  const ParsedServing b = one("M=$(cat /m)\nA=\"--model-path x\"\nif [ -z \"$M\" ] || [ \"$M\" = y ]; then A=\"$A --tp-size 2\"; fi\n"
+                              "python3 -m sglang.launch_server $A\n");
+  CHECK(fact(b, "model.id") == "<absent>");  // $A is unknown: its options are not read
+  CHECK(note(b, "${A} has no value here"));
+  // A test skipped by && short-circuit need not be decidable.
+  CHECK(fact(one("M=$(cat /m)\nA=\"--model-path x\"\nif [ 1 = 2 ] && [ \"$M\" = y ]; then A=\"$A --tp-size 2\"; fi\n"
+                 "python3 -m sglang.launch_server $A\n"),
+             "model.id") == "x");
   // Functions with arguments, eval of a command string, sh -c / bash -lc strings.
   CHECK(fact(one("launch() {\n  local tp=$2\n  vllm serve \"$1\" --tensor-parallel-size $tp\n}\nlaunch org/m 8\n"),
              "serve.tp") == 8);
