@@ -396,8 +396,14 @@ struct Checker {
 
   void check_given(size_t i, const Json& g) {
     if (!g.is_object()) return;
-    std::string flag = g.value("flag", std::string());
-    const bool config = g.value("source", std::string()) == "config";
+    // A field may be null: a name or value holding an unresolved shell variable is nulled with the
+    // facts made from it (serving_unresolved.cpp), so never value()'s typed default here.
+    auto text = [&](const char* key) {
+      const auto it = g.find(key);
+      return it != g.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    std::string flag = text("flag");
+    const bool config = text("source") == "config";
     const std::string shown = flag;
     const std::string at = fmt::format("options.given.{}", i);
     const Json value = g.contains("value") ? g["value"] : Json(nullptr);
