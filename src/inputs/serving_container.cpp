@@ -53,6 +53,16 @@ bool program_word(const std::string& w) {
   return w[0] == '/' && (w.size() > 3 && (w.substr(w.size() - 3) == ".sh" || w.find("/bin/") != std::string::npos));
 }
 
+// `<program> serve ...` with a program of its own (vllm-omni, ollama): another CLI's serve
+// subcommand, which a locally built image named after vLLM runs as its command, not arguments to
+// `vllm serve` (a model id has a '/' or is a path; an option starts with '-').
+bool other_serve_cli(const std::vector<ShellWord>& argv) {
+  if (argv.size() < 2 || argv[1].text != "serve") return false;
+  const std::string& w = argv[0].text;
+  return !w.empty() && w[0] != '-' && w.find('/') == std::string::npos && w.find('.') == std::string::npos &&
+         w != "serve";
+}
+
 bool script_path(const std::string& w) {
   return w.size() > 3 && w.substr(w.size() - 3) == ".sh";
 }
@@ -334,7 +344,8 @@ Status ServeCollector::read_container(std::vector<ShellWord> argv, DeployInfo co
   }
   const bool vllm_image = vllm_entrypoint_image(context.image) || (vllm_named_image(context.image) && !entrypoint_given);
   // -it matters only without a command: arguments after the image go to its entrypoint either way.
-  if (!entrypoint_given && vllm_image && (!interactive || !argv.empty()) && (argv.empty() || !program_word(argv.front().text)))
+  if (!entrypoint_given && vllm_image && (!interactive || !argv.empty()) &&
+      (argv.empty() || !(program_word(argv.front().text) || other_serve_cli(argv))))
     return implied(std::move(argv), fmt::format("the image {} runs `vllm serve` with the arguments after it", image));
   const bool external = !argv.empty() && (script_path(argv.front().text) ||
                                           (argv.size() > 1 && script_path(argv[1].text) && program_word(argv.front().text)));

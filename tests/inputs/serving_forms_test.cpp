@@ -170,6 +170,20 @@ TEST_CASE("if, case, loops and functions are read like a careful human reads the
   CHECK(read("echo blocked\nexit 78\nvllm serve m\n").plans.empty());
 }
 
+TEST_CASE("another CLI's serve subcommand in an image named after vLLM is not vLLM", "[inputs][forms][docker]") {
+  // kylin7226's compose file: a locally built vllm-omni image runs `vllm-omni serve MODEL`; it was
+  // read as arguments to `vllm serve` (model "vllm-omni"). A vLLM image given options still is.
+  const ServingFile omni = read(
+      "services:\n  o:\n    image: rocm_gfx1151_vllm-omni:v0.20.0rc1\n    command: [vllm-omni, serve, Qwen/Qwen3-Omni]\n",
+      "compose.yaml");
+  CHECK(omni.plans.empty());
+  const ServingFile v = read("services:\n  v:\n    image: rocm_gfx1151_vllm:v0.20.1\n    command: [Qwen/Qwen3-8B, --tensor-parallel-size, \"2\"]\n",
+                             "compose.yaml");
+  REQUIRE(v.plans.size() == 1);
+  CHECK(fact(v.plans[0], "model.id") == "Qwen/Qwen3-8B");
+  CHECK(fact(v.plans[0], "serve.tp") == 2);
+}
+
 TEST_CASE("one file, several servers: each is read", "[inputs][forms]") {
   const ServingFile f = read("vllm serve a --tensor-parallel-size 2 &\nsleep 5\npython3 -m sglang.launch_server --model-path b --tp 4\n");
   REQUIRE(f.plans.size() == 2);
