@@ -48,7 +48,6 @@ const char* matrix_legend() {
 
 std::string render_matrix_rows(const SupportMatrix& m, const std::string& default_backend) {
   std::string out;
-  std::vector<std::string> tokens;
   size_t width = 4;
   for (const auto& c : m.cells) width = std::max(width, matrix_cell_token(c).size());
   std::string head = fmt::format("  {:<22} {:<16}", "backend", "kv cache");

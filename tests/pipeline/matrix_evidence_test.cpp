@@ -47,6 +47,21 @@ bool known_by(const MatrixCell& c, const std::string& kind) {
   return std::find(c.known_by.begin(), c.known_by.end(), kind) != c.known_by.end();
 }
 
+// A Llama-3.1-8B-shaped model (GQA 4) as the model reader writes it, on a declared H100, auto KV
+// cache, for ENGINE ({"name", ...}); each test adds its speculative config and probe answers.
+Json llama_h100_inputs(const Json& engine) {
+  return {{"engine", engine},
+          {"model",
+           {{"architecture", "LlamaForCausalLM"},
+            {"num_attention_heads", 32},
+            {"num_kv_heads", 8},
+            {"head_dim", 128},
+            {"num_hidden_layers", 32},
+            {"hybrid", false}}},
+          {"gpu", {{"declared", "H100"}}},
+          {"serve", {{"kv_cache_dtype", "auto"}}}};
+}
+
 // DeepSeek V3.2-style DSA plan on an H200 with a vLLM build that hands next_n to the kernel.
 Json dsa_inputs() {
   return {{"engine", {{"name", "vllm"}}},
@@ -104,18 +119,9 @@ TEST_CASE("the installed DeepGEMM's answer decides only the k whose next_n it wa
 TEST_CASE("a probe measured at the plan's shape decides only the plan's cell", "[sweep][evidence]") {
   // The spec-verify probe ran the plan's k=2 with the plan's KV dtype and failed: that is the
   // plan's cell's evidence, not k=1's nor the fp8 row's.
-  Json inputs = {{"engine", {{"name", "vllm"}, {"version", "0.15.1"}}},
-                 {"model",
-                  {{"architecture", "LlamaForCausalLM"},
-                   {"num_attention_heads", 32},
-                   {"num_kv_heads", 8},
-                   {"head_dim", 128},
-                   {"num_hidden_layers", 32},
-                   {"hybrid", false}}},
-                 {"gpu", {{"declared", "H100"}}},
-                 {"serve", {{"kv_cache_dtype", "auto"}}},
-                 {"spec", {{"enabled", true}, {"method", "ngram"}, {"num_speculative_tokens", 2}}},
-                 {"probe", {{"ran", true}, {"spec_verify", {{"status", "fail"}, {"reason", "max error 3.2"}}}}}};
+  Json inputs = llama_h100_inputs({{"name", "vllm"}, {"version", "0.15.1"}});
+  inputs["spec"] = {{"enabled", true}, {"method", "ngram"}, {"num_speculative_tokens", 2}};
+  inputs["probe"] = {{"ran", true}, {"spec_verify", {{"status", "fail"}, {"reason", "max error 3.2"}}}};
   auto [in, derived] = plan(inputs);
   const SupportMatrix m = sweep_support_matrix(catalog(), in, derived);
   const std::string b = fact_string(derived, "attention.selected").value_or("");
@@ -135,17 +141,8 @@ TEST_CASE("an SGLang plan's row is its working k and never none", "[sweep][evide
   // SGLang's sweep has no backend variants: its cells carried backend "" while the plan's row,
   // and with it "working k", "largest" and the text table's row, was looked up under the plan's
   // backend name, and came out empty.
-  Json inputs = {{"engine", {{"name", "sglang"}}},
-                 {"model",
-                  {{"architecture", "LlamaForCausalLM"},
-                   {"num_attention_heads", 32},
-                   {"num_kv_heads", 8},
-                   {"head_dim", 128},
-                   {"num_hidden_layers", 32},
-                   {"hybrid", false}}},
-                 {"gpu", {{"declared", "H100"}}},
-                 {"serve", {{"kv_cache_dtype", "auto"}}},
-                 {"spec", {{"enabled", true}, {"method", "ngram"}, {"num_steps", 3}}}};
+  Json inputs = llama_h100_inputs({{"name", "sglang"}});
+  inputs["spec"] = {{"enabled", true}, {"method", "ngram"}, {"num_steps", 3}};
   auto [in, derived] = plan(inputs);
   const SupportMatrix m = sweep_support_matrix(catalog(), in, derived);
   REQUIRE(m.backends.size() == 1);
