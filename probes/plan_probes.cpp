@@ -149,6 +149,18 @@ ProbeRun run_plan_probes(const Json& facts, const PlanProbeOptions& opts) {
     return run;
   }
   const auto specs = plan_probe_specs(facts, opts.mode);
+  if (!opts.gpu_present) {
+    // --probes all on a machine with no GPU to run them on (a CPU CI runner evaluating for a
+    // declared --gpu): nothing was measured, which is a skip like a build without kernels, not an
+    // error that would leave the plan undecided (rules/plan_path.cpp). The records stay, one per
+    // shape, so the report says which measurements this machine could not take.
+    const std::string why = "no GPU on this machine to run probes on (" +
+                            (opts.no_gpu_reason.empty() ? std::string("none visible") : opts.no_gpu_reason) +
+                            "); run specprobe on the GPU host for measured answers";
+    for (const auto& sp : specs) run.results.push_back(make_result(sp, kSkip, why));
+    run.facts_patch = probe_facts_patch(std::vector<Json>(run.results.begin(), run.results.end()));
+    return run;
+  }
   RunnerOptions ro;
   ro.child_command = opts.child_command.empty() ? self_child_command() : opts.child_command;
   ro.timeout_s = opts.timeout_s;

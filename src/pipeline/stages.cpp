@@ -230,7 +230,7 @@ void add_probes(const CheckRequest& req, const Services& services, Report& repor
     inputs["probe"]["reason"] = req.probes == "off" ? "--probes off" : "no GPU to run probes on";
     return;
   }
-  if (services.progress) {
+  if (services.progress && gpu_present) {
     std::string names;
     const auto specs = probes::plan_probe_specs(facts, req.probes);
     for (const auto& sp : specs) names += (names.empty() ? "" : ", ") + sp.value("probe", std::string("?"));
@@ -240,6 +240,10 @@ void add_probes(const CheckRequest& req, const Services& services, Report& repor
   probes::PlanProbeOptions po;
   po.mode = req.probes;
   po.gpu_present = gpu_present;
+  if (!gpu_present)
+    po.no_gpu_reason = fact_string(facts, "gpu.fallback_reason")
+                           .value_or("evaluating for the declared " + fact_string(facts, "gpu.name").value_or("GPU") +
+                                     ", which probes cannot measure from here");
   probes::ProbeRun run = services.run_probes(facts, po);
   inputs.merge_patch(run.facts_patch);
   report.probes = run.results;

@@ -449,4 +449,21 @@ TEST_CASE("plan probes derive shapes from facts and fold results back", "[probes
   auto run = run_plan_probes(facts, off);
   CHECK(*find_fact(run.facts_patch, "probe.ran") == false);
   CHECK(run.results.empty());
+
+  // --probes all with no GPU visible (a CPU runner checking a declared --gpu): every shape is a
+  // skip that says why, not an error that would leave the plan undecided (rules/plan_path.cpp);
+  // no child is started (the child command below does not exist).
+  PlanProbeOptions all_no_gpu;
+  all_no_gpu.mode = "all";
+  all_no_gpu.gpu_present = false;
+  all_no_gpu.no_gpu_reason = "cannot load libcuda.so.1";
+  all_no_gpu.child_command = {"/nonexistent/specprobe-child"};
+  auto skipped = run_plan_probes(facts, all_no_gpu);
+  CHECK(skipped.results.size() == plan_probe_specs(facts, "all").size());
+  for (const auto& r : skipped.results) {
+    CHECK(r["status"] == "skip");
+    CHECK(r["reason"].get<std::string>().find("cannot load libcuda.so.1") != std::string::npos);
+  }
+  CHECK(*find_fact(skipped.facts_patch, "probe.spec_verify.status") == "skip");
+  CHECK(*find_fact(skipped.facts_patch, "probe.mqa_logits.next_n.3.status") == "skip");
 }
