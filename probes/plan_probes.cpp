@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "gpu/cuda_session.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
 
@@ -33,8 +34,8 @@ std::optional<int64_t> heads_per_rank(const Json& facts) {
   if (!heads || *heads < 1) return std::nullopt;
   int64_t tp = std::max<int64_t>(1, int_fact(facts, "serve.tp").value_or(1));
   const int64_t dp = std::max<int64_t>(1, int_fact(facts, "serve.dp").value_or(1));
-  if (fact_string(facts, "engine.name").value_or("") == "sglang" && fact_bool(facts, "serve.dp_attention").value_or(false) &&
-      tp % dp == 0)
+  if (fact_string(facts, "engine.name").value_or("") == "sglang" &&
+      fact_bool(facts, "serve.dp_attention").value_or(false) && tp % dp == 0)
     tp /= dp;
   return std::max<int64_t>(1, *heads / tp);
 }
@@ -56,16 +57,26 @@ std::vector<Json> mla_verify_plan_specs(const Json& facts, int plan_k) {
   if (!heads || !rope || (!lora && !head_dim)) return {};
   const int64_t latent = lora ? *lora : *head_dim - *rope;
   const int64_t v_dim = lora ? *lora : *head_dim;
-  const int64_t topk = fact_bool(facts, "model.dsa.present").value_or(false) ? int_fact(facts, "model.dsa.index_topk").value_or(0) : 0;
+  const int64_t topk =
+      fact_bool(facts, "model.dsa.present").value_or(false) ? int_fact(facts, "model.dsa.index_topk").value_or(0) : 0;
   const int64_t block = int_fact(facts, "serve.block_size").value_or(int_fact(facts, "sglang.page_size").value_or(64));
   std::set<int> ks;
   for (int k = 1; k <= kMlaVerifySweepMaxK; ++k) ks.insert(k);
   if (plan_k > 0) ks.insert(plan_k);
   std::vector<Json> specs;
   for (int k : ks)
-    specs.push_back({{"probe", "mla_verify"}, {"k", k}, {"heads", *heads}, {"latent_dim", latent}, {"rope_dim", *rope},
-                     {"v_dim", v_dim}, {"topk", topk}, {"kv_dtype", plan_kv_dtype(facts)}, {"block_size", block},
-                     {"batch", 2}, {"context", topk > 0 ? topk + 256 : 200}, {"seed", 1}});
+    specs.push_back({{"probe", "mla_verify"},
+                     {"k", k},
+                     {"heads", *heads},
+                     {"latent_dim", latent},
+                     {"rope_dim", *rope},
+                     {"v_dim", v_dim},
+                     {"topk", topk},
+                     {"kv_dtype", plan_kv_dtype(facts)},
+                     {"block_size", block},
+                     {"batch", 2},
+                     {"context", topk > 0 ? topk + 256 : 200},
+                     {"seed", 1}});
   return specs;
 }
 
@@ -81,8 +92,14 @@ std::vector<Json> plan_probe_specs(const Json& facts, const std::string& mode) {
     if (mode == "all")
       for (int n = 1; n <= 8; ++n) ns.insert(n);
     for (int n : ns)
-      specs.push_back({{"probe", "mqa_logits"}, {"next_n", n}, {"heads", *idx_heads}, {"head_dim", d},
-                       {"block_kv", 64}, {"batch", 2}, {"context", 200}, {"seed", 1}});
+      specs.push_back({{"probe", "mqa_logits"},
+                       {"next_n", n},
+                       {"heads", *idx_heads},
+                       {"head_dim", d},
+                       {"block_kv", 64},
+                       {"batch", 2},
+                       {"context", 200},
+                       {"seed", 1}});
   }
   const auto heads = int_fact(facts, "model.num_attention_heads");
   const auto kv_heads = int_fact(facts, "model.num_kv_heads");
@@ -95,8 +112,16 @@ std::vector<Json> plan_probe_specs(const Json& facts, const std::string& mode) {
   if (gqa && head_dim && mla.empty()) {
     const std::string kv = plan_kv_dtype(facts);
     const int bs = static_cast<int>(int_fact(facts, "serve.block_size").value_or(16));
-    Json s = {{"probe", "spec_verify"}, {"k", std::max(0, next_n - 1)}, {"gqa", *gqa}, {"heads_kv", 1},
-              {"head_dim", *head_dim}, {"kv_dtype", kv}, {"block_size", bs}, {"batch", 2}, {"context", 200}, {"seed", 1}};
+    Json s = {{"probe", "spec_verify"},
+              {"k", std::max(0, next_n - 1)},
+              {"gqa", *gqa},
+              {"heads_kv", 1},
+              {"head_dim", *head_dim},
+              {"kv_dtype", kv},
+              {"block_size", bs},
+              {"batch", 2},
+              {"context", 200},
+              {"seed", 1}};
     specs.push_back(s);
     s["probe"] = "graph_replay";
     specs.push_back(s);
@@ -116,7 +141,8 @@ Json probe_facts_patch(const std::vector<Json>& results) {
     if (kind == "mqa_logits") {
       const int n = spec.value("next_n", 0);
       set_fact(facts, fmt::format("probe.mqa_logits.next_n.{}.status", n), status);
-      if (!r.value("reason", "").empty()) set_fact(facts, fmt::format("probe.mqa_logits.next_n.{}.reason", n), r["reason"]);
+      if (!r.value("reason", "").empty())
+        set_fact(facts, fmt::format("probe.mqa_logits.next_n.{}.reason", n), r["reason"]);
       by_n[n] = status;
     } else if (kind == "spec_verify" || kind == "graph_replay") {
       set_fact(facts, "probe." + kind + ".status", status);
@@ -154,9 +180,12 @@ ProbeRun run_plan_probes(const Json& facts, const PlanProbeOptions& opts) {
     // declared --gpu): nothing was measured, which is a skip like a build without kernels, not an
     // error that would leave the plan undecided (rules/plan_path.cpp). The records stay, one per
     // shape, so the report says which measurements this machine could not take.
-    const std::string why = "no GPU on this machine to run probes on (" +
-                            (opts.no_gpu_reason.empty() ? std::string("none visible") : opts.no_gpu_reason) +
-                            "); run specprobe on the GPU host for measured answers";
+    // A binary without kernels could not run them on any GPU: that reason comes first.
+    const std::string why = probe_kernels_fatbin().empty()
+                                ? std::string(kNoKernelsReason)
+                                : "no GPU on this machine to run probes on (" +
+                                      (opts.no_gpu_reason.empty() ? std::string("none visible") : opts.no_gpu_reason) +
+                                      "); run specprobe on the GPU host for measured answers";
     for (const auto& sp : specs) run.results.push_back(make_result(sp, kSkip, why));
     run.facts_patch = probe_facts_patch(std::vector<Json>(run.results.begin(), run.results.end()));
     return run;
