@@ -2,8 +2,6 @@
 // checks (poison, out-of-range writes), launch configuration, plan-derived specs and facts.
 #include <catch2/catch.hpp>
 
-#include "gpu/cuda_session.hpp"
-
 #include <cmath>
 #include <cstring>
 #include <set>
