@@ -18,6 +18,7 @@
 #include "common/output_file.hpp"
 #include "common/run_cleanup.hpp"
 #include "inputs/python_env.hpp"
+#include "probes/answer_cache.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
 #include "probes/stack_probes.hpp"
@@ -46,39 +47,6 @@ const std::set<std::string>& verdict_stages() {
 }
 
 std::string engine_label(const std::string& engine) { return engine == "sglang" ? "SGLang" : "vLLM"; }
-
-// FNV-1a, 64 bits, from BASIS.
-uint64_t fnv1a(std::string_view s, uint64_t basis) {
-  uint64_t h = basis;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-struct Hasher {
-  uint64_t a = 14695981039346656037ull, b = 0x9ae16a3b2f90404full;
-  void add(std::string_view s) {
-    a = fnv1a(s, a);
-    b = fnv1a(s, b ^ 0x5bd1e995u);
-    a = fnv1a(std::string_view("\x1f", 1), a);  // separates fields
-    b = fnv1a(std::string_view("\x1e", 1), b);
-  }
-  std::string hex() const { return fmt::format("{:016x}{:016x}", a, b); }
-};
-
-std::string read_text(const std::string& path, size_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  // Sized by the file, not the limit: zero-filling a 32 MiB buffer per file cost 40 ms each.
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  std::string s;
-  s.resize(ec ? std::min<size_t>(limit, 1u << 20) : std::min<size_t>(limit, static_cast<size_t>(size) + 1));
-  in.read(s.data(), static_cast<std::streamsize>(limit));
-  s.resize(static_cast<size_t>(in.gcount()));
-  return s;
-}
 
 // A shell variable or placeholder left in a value: $NAME, ${NAME}, $(...), `...`.
 bool unresolved_text(const std::string& s) {
@@ -156,36 +124,9 @@ std::string private_dir_template() {
   return base + "/specprobe-engine-XXXXXX";
 }
 
-// The engine's dist-info RECORD in SITE_PACKAGES ("" when none).
-std::string find_record(const std::string& engine, const std::vector<std::string>& site_packages) {
-  for (const auto& sp : site_packages) {
-    std::error_code ec;
-    for (fs::directory_iterator it(sp, ec), end; !ec && it != end; it.increment(ec)) {
-      std::string name = it->path().filename().string();
-      std::string lower = name;
-      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (lower.rfind(engine + "-", 0) == 0 && lower.size() > 10 && lower.substr(lower.size() - 10) == ".dist-info") {
-        const std::string record = it->path().string() + "/RECORD";
-        if (fs::is_regular_file(record, ec)) return record;
-      }
-    }
-  }
-  return "";
-}
-
-void add_file(Hasher& h, const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    h.add("missing:" + path);
-    return;
-  }
-  h.add(fmt::format("{}:{}:{}.{}", path, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec));
-  h.add(read_text(path, 32u << 20));
-}
-
 // The checkpoint metadata of every local directory the request names: its top-level .json and
 // .py files (config.json, tokenizer and quantization configs, remote code).
-void add_dirs(Hasher& h, const Json& v, std::set<std::string>& seen) {
+void add_dirs(CacheKey& h, const Json& v, std::set<std::string>& seen) {
   if (v.is_string()) {
     std::string s = v.get<std::string>();
     if (s.size() > 1 && s[0] == '{') {
@@ -202,14 +143,14 @@ void add_dirs(Hasher& h, const Json& v, std::set<std::string>& seen) {
     }
     std::sort(files.begin(), files.end());
     h.add("dir:" + s);
-    for (const auto& f : files) add_file(h, f);
+    for (const auto& f : files) h.add_file(f);
   } else if (v.is_array() || v.is_object()) {
     for (const auto& x : v) add_dirs(h, x, seen);
   }
 }
 
 std::string load_script(const std::string& name, const EngineCheckOptions& opts) {
-  if (!opts.adapter_dir.empty()) return read_text((fs::path(opts.adapter_dir) / name).string(), 4u << 20);
+  if (!opts.adapter_dir.empty()) return read_small_file((fs::path(opts.adapter_dir) / name).string(), 4u << 20);
   if (auto t = embedded_file("engines/" + name)) return std::string(*t);
   return {};
 }
@@ -395,29 +336,18 @@ Json validate_engine_result(const Json& raw, const Json& request) {
   return r;
 }
 
-std::string engine_cache_dir(const EngineCheckOptions& opts) {
-  if (!opts.cache_dir.empty()) return opts.cache_dir;
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg && *xdg == '/') return std::string(xdg) + "/specprobe/engine";
-  const char* home = std::getenv("HOME");
-  if (home && *home == '/') return std::string(home) + "/.cache/specprobe/engine";
-  return "";
-}
+std::string engine_cache_dir(const EngineCheckOptions& opts) { return user_cache_dir("engine", opts.cache_dir); }
 
 std::string engine_cache_key(const Json& request, const EngineCheckOptions& opts) {
   const std::string engine = request.value("engine", "vllm");
-  const std::string record = find_record(engine, opts.site_packages);
-  if (record.empty()) return "";
-  Hasher h;
+  const std::string record = find_dist_record({engine}, opts.site_packages);
+  if (record.empty() || editable_install(record)) return "";
+  CacheKey h;
   h.add(kEngineSchema);
-  add_file(h, record);  // the engine's build: its files' hashes, size and mtime
+  h.add_file(record);  // the engine's build: its files' hashes, size and mtime
   // The interpreter by path, size and mtime (its content is megabytes; the engine's build is RECORD).
   h.add(opts.python);
-  {
-    struct stat st {};
-    if (::stat(opts.python.c_str(), &st) == 0)
-      h.add(fmt::format("{}:{}.{}", st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec));
-  }
+  h.add_stat(opts.python);
   h.add(load_script("common.py", opts));
   h.add(load_script(engine + "_adapter.py", opts));
   h.add(request.dump());
@@ -449,20 +379,15 @@ Json run_engine_check_timed(const Json& request, const EngineCheckOptions& opts)
   const std::string cache_dir = engine_cache_dir(opts);
   const std::string cache_file = key.empty() || cache_dir.empty() ? "" : cache_dir + "/" + key + ".json";
   if (!cache_file.empty()) {
-    const std::string text = read_text(cache_file, 16u << 20);
-    if (!text.empty()) {
-      Json entry = Json::parse(text, nullptr, false);
-      if (entry.is_object() && entry.value("schema", Json()) == kCacheSchema && entry.value("key", Json()) == key &&
-          entry.contains("raw")) {
-        Json r = validate_engine_result(entry["raw"], request);
-        if (r["status"] != "adapter-error") {
-          r["cached"] = true;
-          r["python"] = opts.python;
-          r["cache_key"] = key;
-          return r;
-        }
+    // An unreadable entry, one for other inputs, or an invalid one is a miss (replaced below).
+    if (auto raw = read_cached_answer(cache_file, kCacheSchema, key)) {
+      Json r = validate_engine_result(*raw, request);
+      if (r["status"] != "adapter-error") {
+        r["cached"] = true;
+        r["python"] = opts.python;
+        r["cache_key"] = key;
+        return r;
       }
-      // Unreadable, for other inputs, or invalid: ignored (and replaced below).
     }
   }
   auto fail = [&](const std::string& why) {
@@ -504,7 +429,7 @@ Json run_engine_check_timed(const Json& request, const EngineCheckOptions& opts)
   Json first = raw.empty() ? Json() : raw[0];
   if (first.is_object() && !first.contains("schema")) {
     // Killed or died: the phase the adapter last recorded says where (the file survives the kill).
-    std::string phase = read_text(dir + "/phase", 200);
+    std::string phase = read_small_file(dir + "/phase", 200);
     while (!phase.empty() && (phase.back() == '\n' || phase.back() == ' ')) phase.pop_back();
     if (!phase.empty()) first["phase"] = phase;
   }
@@ -512,10 +437,7 @@ Json run_engine_check_timed(const Json& request, const EngineCheckOptions& opts)
   r["cached"] = false;
   r["python"] = *python;
   if (!cache_file.empty() && r["status"] != "adapter-error") {
-    fs::create_directories(cache_dir, ec);
-    Json entry = {{"schema", kCacheSchema}, {"key", key}, {"raw", first}};
-    // A cache that cannot be written only costs the next run its time.
-    if (write_file_atomic(cache_file, entry.dump())) r["cache_key"] = key;
+    if (write_cached_answer(cache_file, kCacheSchema, key, first)) r["cache_key"] = key;
   }
   return r;
 }

@@ -8,12 +8,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 
 #include "common/embedded.hpp"
 #include "common/run_cleanup.hpp"
 #include "inputs/python_env.hpp"
+#include "probes/answer_cache.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
 
@@ -28,6 +30,7 @@ namespace {
 constexpr size_t kMaxText = 4000;   // longest string kept from an adapter
 constexpr size_t kMaxCases = 64;
 constexpr const char* kStackCommon = "stack_common.py";  // imported by every adapter
+constexpr const char* kAnswerSchema = "specprobe-stack-cache/1";
 
 std::optional<int64_t> int_fact(const Json& facts, const char* dotted) {
   const Json* v = find_fact(facts, dotted);
@@ -337,6 +340,22 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
   const std::string common = load(kStackCommon);
   if (common.empty()) return base_record(spec, kError, std::string("no adapter module ") + kStackCommon);
 
+  // A pass or fail measured before with nothing that decides it changed (answer_cache.hpp).
+  const std::string key = opts.use_cache ? stack_answer_key(spec, opts, *python, script + common) : "";
+  const std::string base = user_cache_dir("stack", opts.cache_dir);
+  const std::string answer_file = key.empty() || base.empty() ? "" : base + "/answers/" + key + ".json";
+  if (!answer_file.empty())
+    if (auto raw = read_cached_answer(answer_file, kAnswerSchema, key)) {
+      Json r = validate_stack_result(*raw, spec);
+      if (r["status"] == kPass || r["status"] == kFail) {
+        r["python"] = *python;
+        r["cache_dir"] = stack_cache_root(opts, *python, lib);
+        r["cached"] = true;
+        if (opts.progress) opts.progress(fmt::format("stack probe {}: answer from the cache", lib));
+        return r;
+      }
+    }
+
   // The private dir goes on every exit path: its destructor, a caught SIGINT/SIGTERM/SIGHUP
   // (the scope re-raises it after the cleanup), or the guardian when this process is killed.
   InterruptScope interrupts;
@@ -380,23 +399,63 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
   Json r = validate_stack_result(raw.empty() ? Json() : raw[0], spec);
   r["python"] = *python;
   r["cache_dir"] = cache_root.empty() ? Json(nullptr) : Json(cache_root);
+  r["cached"] = false;
+  if (!answer_file.empty() && (r["status"] == kPass || r["status"] == kFail))
+    (void)write_cached_answer(answer_file, kAnswerSchema, key, raw[0]);  // a miss only costs the next run time
   return r;
 }
 
-std::string stack_cache_root(const StackProbeOptions& opts, const std::string& python, const std::string& library) {
-  std::string base = opts.cache_dir;
-  if (base.empty()) {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    if (xdg && *xdg == '/') base = std::string(xdg) + "/specprobe/stack";
-    else if (home && *home == '/') base = std::string(home) + "/.cache/specprobe/stack";
-    else return "";
+std::string stack_answer_key(const Json& spec, const StackProbeOptions& opts, const std::string& python,
+                             const std::string& scripts) {
+  const std::string lib = spec.value("library", "");
+  if (opts.machine.empty() || lib.empty() || spec.contains("skip_reason")) return "";
+  // The distributions whose build decides the answer: the library's own, and torch's.
+  static const std::map<std::string, std::vector<std::string>> kDists = {
+      {"deep_gemm", {"deep_gemm"}},
+      {"flashinfer", {"flashinfer_python", "flashinfer"}},
+      {"triton", {"triton", "pytorch_triton"}}};
+  const auto d = kDists.find(lib);
+  if (d == kDists.end()) return "";
+  const std::string record = find_dist_record(d->second, opts.site_packages);
+  if (record.empty() || editable_install(record)) return "";
+  CacheKey h;
+  h.add(kAnswerSchema);
+  h.add(kStackSchema);
+  h.add(scripts);
+  h.add(spec.dump());
+  h.add(python);
+  h.add_stat(python);
+  h.add_file(record);
+  for (const char* extra : {"torch", "flashinfer_cubin", "flashinfer_jit_cache"}) {
+    const std::string r = find_dist_record({extra}, opts.site_packages);
+    h.add(extra);
+    if (!r.empty()) h.add_file(r);
   }
-  // One directory per interpreter (its path: a venv) and library; FNV-1a of both.
-  uint64_t h = 14695981039346656037ull;
-  for (const std::string& part : {python, std::string("\x1f"), library})
-    for (unsigned char c : part) h = (h ^ c) * 1099511628211ull;
-  return fmt::format("{}/{}-{:016x}", base, library, h);
+  h.add(opts.machine);
+  // What the child inherits from this process (stack_child_env): the fixed names and those
+  // SPECPROBE_STACK_PASS_ENV lists.
+  std::vector<std::string> names = {"PATH",      "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_VISIBLE_DEVICES",
+                                    "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH",  "SPECPROBE_STACK_PASS_ENV"};
+  if (const char* pass = std::getenv("SPECPROBE_STACK_PASS_ENV")) {
+    std::string list = pass;
+    for (size_t at = 0; at <= list.size();) {
+      const size_t comma = std::min(list.find(',', at), list.size());
+      if (comma > at) names.push_back(list.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
+  for (const auto& name : names) {
+    const char* v = std::getenv(name.c_str());
+    h.add(fmt::format("{}={}", name, v ? v : ""));
+  }
+  return h.hex();
+}
+
+std::string stack_cache_root(const StackProbeOptions& opts, const std::string& python, const std::string& library) {
+  const std::string base = user_cache_dir("stack", opts.cache_dir);
+  if (base.empty()) return "";
+  // One directory per interpreter (its path: a venv) and library.
+  return fmt::format("{}/{}-{:016x}", base, library, fnv1a64(python + "\x1f" + library));
 }
 
 Json stack_facts_patch(const std::vector<Json>& results, const std::string& python) {
@@ -413,6 +472,7 @@ Json stack_facts_patch(const std::vector<Json>& results, const std::string& pyth
     set_fact(f, p + ".reason", r.value("reason", ""));
     set_fact(f, p + ".error_text", r.value("error_text", Json()));
     set_fact(f, p + ".version", r.value("version", Json()));
+    set_fact(f, p + ".cached", r.value("cached", false));
     const Json dev = r.value("device", Json());
     set_fact(f, p + ".device_sm", dev.is_object() ? dev["sm"] : Json());
     set_fact(f, p + ".device_name", dev.is_object() ? dev["name"] : Json());
@@ -439,8 +499,12 @@ StackRun run_stack_specs(const std::vector<Json>& specs, const StackProbeOptions
   const bool any_runs = std::any_of(specs.begin(), specs.end(), [](const Json& s) { return !s.contains("skip_reason"); });
   if (o.ask_interpreter && any_runs) {
     // Run what the interpreter says it is (a pyenv shim resolves to the selected version's python).
-    if (auto env = inspect_python(o.python, std::min(o.timeout_s, 30.0), o.env_program)) o.python = env->executable;
-    else asked_note = env.error().message + "; running it as given";
+    if (auto env = inspect_python(o.python, std::min(o.timeout_s, 30.0), o.env_program)) {
+      o.python = env->executable;
+      if (o.site_packages.empty()) o.site_packages = env->site_packages;
+    } else {
+      asked_note = env.error().message + "; running it as given";
+    }
   }
   std::vector<Json> results;
   for (const auto& s : specs) {

@@ -41,8 +41,17 @@ struct StackProbeOptions {
   // "" = $XDG_CACHE_HOME/specprobe/stack (else ~/.cache/specprobe/stack). The libraries key
   // their own entries by source, version and arch. use_cache false (--no-cache): a private, cold
   // cache removed with the run.
+  // Answers persist too (probes/answer_cache.hpp): a pass or fail is kept under
+  // CACHE_DIR/answers/<key>.json, the key made of the library's and torch's installed builds
+  // (dist-info RECORD in site_packages), the interpreter, the adapter scripts, the spec, the
+  // child's environment and MACHINE (the GPU and driver the answer was measured on). A second run
+  // with nothing of that changed answers without starting Python. No cache entry is read or written
+  // when MACHINE is empty (no GPU queried), the library has no RECORD there, or it is installed
+  // editable. An error or skip is never kept.
   bool use_cache = true;
   std::string cache_dir;
+  std::vector<std::string> site_packages;  // empty: the interpreter's own answer (run_stack_specs)
+  std::string machine;                     // "" = answers are not cached
   std::string adapter_dir;            // tests: read stack_<library>.py from here, not the binary
   std::string env_program = "/usr/bin/env";  // starts the interpreter with exactly the child env
   // "stack probe deep_gemm: <phase>" as each adapter starts and reports its phases (a JIT build
@@ -68,6 +77,11 @@ inline constexpr int kStackSweepMaxNextN = 9;
 // "" when no cache directory can be named (no XDG_CACHE_HOME or HOME).
 std::string stack_cache_root(const StackProbeOptions& opts, const std::string& python, const std::string& library);
 
+// The answer cache key of SPEC run with PYTHON (see StackProbeOptions::use_cache); "" when the
+// answer is not to be cached. SCRIPTS: the adapter's and its module's text.
+std::string stack_answer_key(const Json& spec, const StackProbeOptions& opts, const std::string& python,
+                             const std::string& scripts);
+
 // One spec per library: {"probe": "stack_<lib>", "library", "params": {...}} for the libraries the
 // plan implies, or {"probe", "library", "skip_reason"} for one it does not (reported as skip,
 // not run). DeepGEMM: a DSA model (model.dsa.*). FlashInfer: a non-MLA model whose attention
@@ -77,7 +91,8 @@ std::vector<Json> stack_probe_specs(const Json& facts, const StackProbeOptions& 
 
 // Checks an adapter's printed result against the schema and the spec it was run for. Returns the
 // normalised record {"probe", "name", "library", "adapter", "status", "reason", "error_text",
-// "version", "device", "cases", "spec", "source": "adapter"}; anything malformed becomes status
+// "version", "device", "cases", "spec", "source": "adapter"} (run_stack_probe adds "python",
+// "cache_dir" and "cached": true for an answer read from the cache); anything malformed becomes status
 // "error" with the reason, never trusted. A runner record (crash, timeout, nothing printed)
 // becomes "error" with the runner's reason, signal and stderr tail; a timeout names the adapter's
 // last phase (raw "phase", else the last "@@specprobe phase" line of the stderr tail) and suggests
@@ -93,7 +108,7 @@ struct StackRun {
   Json results = Json::array();       // one validated record per library
 };
 
-// stack.ran, stack.python, stack.<lib>.status / .reason / .error_text / .version / .device_sm /
+// stack.ran, stack.python, stack.<lib>.status / .reason / .error_text / .version / .cached / .device_sm /
 // .device_name, stack.<lib>.<case key>.status / .reason / .error_text (deep_gemm: next_n.<n>;
 // flashinfer: prefill, decode, decode_q_len; triton: unpadded, padded, with stack.triton.m),
 // stack.errors (one line per library whose probe could not determine, or null).

@@ -261,6 +261,16 @@ void add_stack_probes(const CheckRequest& req, const Services& services, const s
   so.timeout_s = req.stack_timeout_s;
   so.use_cache = req.stack_cache;
   so.progress = services.progress;
+  if (const Json* dirs = find_fact(facts, "python.site_packages"); dirs && dirs->is_array())
+    for (const auto& d : *dirs)
+      if (d.is_string()) so.site_packages.push_back(d.get<std::string>());
+  // The GPU the adapters run on, as the driver reports it: an answer is cached for this GPU only
+  // (a declared GPU is not the one they run on, so nothing is cached then).
+  if (fact_string(facts, "gpu.source").value_or("") == "driver")
+    so.machine = fmt::format("{}|sm{}|{}|{}|driver {}|{} GPUs", fact_string(facts, "gpu.name").value_or("?"),
+                             fact_int(facts, "gpu.sm").value_or(0), fact_string(facts, "gpu.uuid_hash").value_or(""),
+                             fact_string(facts, "gpu.pci_bus_id").value_or(""), fact_int(facts, "driver.version").value_or(0),
+                             fact_int(facts, "gpu.count").value_or(1));
   if (!python_executable.empty()) {  // the interpreter answered add_libs already
     so.python = python_executable;
     so.ask_interpreter = false;
@@ -274,6 +284,7 @@ void add_stack_probes(const CheckRequest& req, const Services& services, const s
                                   r.value("version", Json()).is_string() ? r["version"].get<std::string>() : "(version unknown)", st);
     if (!r.value("reason", "").empty()) msg += " (" + r["reason"].get<std::string>() + ")";
     if (r.value("error_text", Json()).is_string()) msg += ": `" + r["error_text"].get<std::string>() + "`";
+    if (r.value("cached", false)) msg += " (the answer of an earlier run with the same library build and GPU; --no-cache asks again)";
     report.notes.push_back({st == "error" ? "warning" : "info", msg, {}});
   }
 }

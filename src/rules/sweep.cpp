@@ -45,6 +45,12 @@ void drop_plan_shape_answers(Json& facts) {
   }
 }
 
+// " (cached ...)" when LIB's stack answer came from the answer cache (probes/answer_cache.hpp).
+std::string cached_note(const Json& facts, const std::string& lib) {
+  return fact_bool(facts, "stack." + lib + ".cached").value_or(false) ? " (answer cached from an earlier run: same build, GPU)"
+                                                                      : "";
+}
+
 // How a cell is known (MatrixCell::known_by, evidence): the measurements and answers at this
 // cell's own shape that its rules read, after derive_facts.
 void add_cell_evidence(MatrixCell& cell, const Json& facts) {
@@ -73,13 +79,14 @@ void add_cell_evidence(MatrixCell& cell, const Json& facts) {
   std::vector<std::string> stack;
   if (fact_string(facts, "dsa.decided_by").value_or("") == "stack-probe")
     if (const Json* sp = find_fact(facts, "dsa.stack_probe"); sp && sp->is_object())
-      stack.push_back(fmt::format("DeepGEMM {} {} next_n={} on {}", sp->value("version", "?"),
+      stack.push_back(fmt::format("DeepGEMM {} {} next_n={} on {}{}", sp->value("version", "?"),
                                   sp->value("status", "") == "pass" ? "accepted" : "refused", sp->value("next_n", 0),
-                                  sp->value("device", gpu)));
+                                  sp->value("device", gpu), cached_note(facts, "deep_gemm")));
   for (const char* lib : {"flashinfer", "triton"})
     if (auto st = fact_string(facts, fmt::format("stack.{}.status", lib)); st == "pass" || st == "fail")
-      stack.push_back(fmt::format("{} {} {} at the plan's shape", lib, fact_string(facts, fmt::format("stack.{}.version", lib)).value_or("?"),
-                                  *st == "pass" ? "ran clean" : "failed"));
+      stack.push_back(fmt::format("{} {} {} at the plan's shape{}", lib,
+                                  fact_string(facts, fmt::format("stack.{}.version", lib)).value_or("?"),
+                                  *st == "pass" ? "ran clean" : "failed", cached_note(facts, lib)));
   if (!stack.empty()) {
     cell.known_by.push_back("stack");
     std::string line = "stack:";

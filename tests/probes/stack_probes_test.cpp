@@ -493,3 +493,96 @@ TEST_CASE("the real adapters import stack_common from their own dir under python
   }
   fs::remove_all(t);
 }
+
+TEST_CASE("a stack answer is cached per library build and GPU; a changed build or GPU or --no-cache asks again",
+          "[probes][stack][cache]") {
+  // The fake adapter counts its runs and fails next_n=3 with DeepGEMM's assertion.
+  FakePython py("echo run >> \"$(dirname \"$0\")/runs\"\n" + prints(dg_result("fail")));
+  auto runs = [&] {
+    std::ifstream in(py.dir + "/runs");
+    int n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  };
+  const std::string sp = py.dir + "/site-packages";
+  auto install = [&](const std::string& dist, const std::string& record) {
+    fs::create_directories(sp + "/" + dist);
+    std::ofstream(sp + "/" + dist + "/RECORD") << record;
+  };
+  install("deep_gemm-2.6.1.dist-info", "deep_gemm/__init__.py,sha256=aaa,10\n");
+  install("torch-2.9.0.dist-info", "torch/__init__.py,sha256=bbb,10\n");
+  StackProbeOptions o = opts_for(py);
+  o.site_packages = {sp};
+  o.machine = "NVIDIA H200|sm90|fnv1a64:0123|0000:01:00.0|driver 580|1 GPUs";
+
+  const Json first = run_stack_probe(dg_spec(), o);
+  CHECK(first["status"] == "fail");
+  CHECK(first["cached"] == false);
+  CHECK(runs() == 1);
+  const Json second = run_stack_probe(dg_spec(), o);
+  INFO(second.dump());
+  CHECK(second["status"] == "fail");
+  CHECK(second["cached"] == true);
+  CHECK(second["error_text"] == kAssert);  // the library's own words, as measured
+  CHECK(runs() == 1);
+  CHECK(*find_fact(stack_facts_patch({second}, py.path), "stack.deep_gemm.cached") == true);
+  CHECK(*find_fact(stack_facts_patch({first}, py.path), "stack.deep_gemm.cached") == false);
+
+  // Another spec (other next_n) is another answer.
+  (void)run_stack_probe(dg_spec({1, 2}), o);
+  CHECK(runs() == 2);
+  // Another GPU or driver.
+  StackProbeOptions other_gpu = o;
+  other_gpu.machine = "NVIDIA H100 80GB HBM3|sm90|fnv1a64:4567|0000:02:00.0|driver 580|1 GPUs";
+  CHECK(run_stack_probe(dg_spec(), other_gpu)["cached"] == false);
+  CHECK(runs() == 3);
+  // --no-cache neither reads nor trusts the entry.
+  StackProbeOptions no_cache = o;
+  no_cache.use_cache = false;
+  CHECK(run_stack_probe(dg_spec(), no_cache)["cached"] == false);
+  CHECK(runs() == 4);
+  // An upgraded library (its RECORD changes) or torch.
+  install("deep_gemm-2.6.1.dist-info", "deep_gemm/__init__.py,sha256=ccc,10\n");
+  CHECK(run_stack_probe(dg_spec(), o)["cached"] == false);
+  CHECK(run_stack_probe(dg_spec(), o)["cached"] == true);
+  CHECK(runs() == 5);
+  install("torch-2.9.0.dist-info", "torch/__init__.py,sha256=ddd,10\n");
+  CHECK(run_stack_probe(dg_spec(), o)["cached"] == false);
+  CHECK(runs() == 6);
+  // A corrupt entry is a miss and is replaced.
+  for (const auto& e : fs::recursive_directory_iterator(py.dir + "/stack-cache/answers"))
+    if (e.is_regular_file()) std::ofstream(e.path()) << "{not json";
+  CHECK(run_stack_probe(dg_spec(), o)["cached"] == false);
+  CHECK(run_stack_probe(dg_spec(), o)["cached"] == true);
+  CHECK(runs() == 7);
+  // Never cached: no GPU queried, or an editable install (its code is outside the RECORD).
+  StackProbeOptions no_machine = o;
+  no_machine.machine.clear();
+  (void)run_stack_probe(dg_spec(), no_machine);
+  (void)run_stack_probe(dg_spec(), no_machine);
+  CHECK(runs() == 9);
+  std::ofstream(sp + "/deep_gemm-2.6.1.dist-info/direct_url.json")
+      << R"({"url": "file:///src/DeepGEMM", "dir_info": {"editable": true}})";
+  CHECK(run_stack_probe(dg_spec(), o)["cached"] == false);
+  CHECK(run_stack_probe(dg_spec(), o)["cached"] == false);
+  CHECK(runs() == 11);
+}
+
+TEST_CASE("a skip or an error is never cached", "[probes][stack][cache]") {
+  FakePython py(R"(echo run >> "$(dirname "$0")/runs"
+echo '@@specprobe begin 0'
+echo '@@specprobe result {"schema":"specprobe-stack/1","adapter":"stack_deep_gemm","library":"deep_gemm","status":"skip","cases":[],"reason":"no GPU visible to torch"}')");
+  const std::string sp = py.dir + "/site-packages";
+  fs::create_directories(sp + "/deep_gemm-2.6.1.dist-info");
+  std::ofstream(sp + "/deep_gemm-2.6.1.dist-info/RECORD") << "deep_gemm/__init__.py,,\n";
+  StackProbeOptions o = opts_for(py);
+  o.site_packages = {sp};
+  o.machine = "NVIDIA H200|sm90";
+  CHECK(run_stack_probe(dg_spec(), o)["status"] == "skip");
+  CHECK(run_stack_probe(dg_spec(), o)["cached"] == false);
+  std::ifstream in(py.dir + "/runs");
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  CHECK(n == 2);
+  CHECK_FALSE(fs::exists(py.dir + "/stack-cache/answers"));
+}
