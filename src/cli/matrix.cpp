@@ -81,6 +81,7 @@ CLI::App* add_matrix_command(CLI::App& app, MatrixOptions& o) {
   cmd->add_option("--nfd-expiry", o.nfd_expiry, "with --format nfd: NFD drops the labels this long after writing (# +expiry-time): 24h (default), 90m, 2d; 0 for never");
   cmd->add_flag("--nfd-include-warnings", o.nfd_include_warnings, "with --format nfd: count cells that work with warnings as working (default: only cells with no finding)");
   cmd->add_option("--rules-dir", o.check.rules_dir, "load rules from DIR instead of the built-in catalog (development)");
+  cmd->add_option("--advisories-dir", o.check.advisories_dir, "load advisories from DIR instead of the built-in database (development)");
   cmd->add_flag("--quiet,-q", o.check.quiet, "no progress on stderr");
   cmd->add_flag("--progress", o.check.progress, "show progress on stderr also when it is not a terminal (one line per phase, for CI logs)");
   return cmd;

@@ -144,7 +144,15 @@ void derive_spec(Json& f) {
   Json& spec = f["spec"];
   if (!spec.is_object()) spec = Json::object();
   for (const char* key : {"k", "k_source", "next_n"}) spec.erase(key);
-  if (!spec.value("enabled", false)) {
+  // Null: a variable the file leaves to its environment decides whether drafting is on
+  // (`--speculative-algorithm $ALGO`); k is unknown too (rules/plan_path.cpp names the fact).
+  const Json* enabled = find_fact(f, "spec.enabled");
+  if (enabled && enabled->is_null()) {
+    spec["k"] = nullptr;
+    spec["next_n"] = nullptr;
+    return;
+  }
+  if (!fact_bool(f, "spec.enabled").value_or(false)) {
     spec["k"] = 0;
     spec["next_n"] = 1;
     return;

@@ -10,6 +10,7 @@ std::vector<std::string> missing_plan_facts(const Json& facts) {
   const Json* arch = find_fact(facts, "model.architecture");
   const bool model_known = arch && !arch->is_null();
   if (!model_known) out.push_back("model.architecture");
+  if (const Json* on = find_fact(facts, "spec.enabled"); on && on->is_null()) out.push_back("spec.enabled");
   if (fact_bool(facts, "spec.enabled").value_or(false) && !fact_int(facts, "spec.k")) out.push_back("spec.k");
   const bool nvidia = fact_string(facts, "gpu.vendor").value_or("nvidia") == "nvidia";
   if (nvidia && arch && !fact_string(facts, "attention.selected")) out.push_back("attention.selected");

@@ -56,7 +56,7 @@ TEST_CASE("write_file_atomic writes the content and leaves no temporary file", "
   CHECK(test::file_text(path) == "two\n");
 }
 
-TEST_CASE("write_file_atomic renames only after the whole content is written; a failure keeps the old file", "[common][output]") {
+TEST_CASE("write_file_atomic renames only after the whole content is written - a failure keeps the old file", "[common][output]") {
   const std::string dir = test::temp_dir();
   const std::string path = dir + "/report.json";
   std::ofstream(path) << "old report\n";

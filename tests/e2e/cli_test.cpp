@@ -73,7 +73,7 @@ TEST_CASE("exit 4: a plan that cannot be decided is unknown, says what is missin
   }
 }
 
-TEST_CASE("exit 1: an error finding; --fail-on moves the threshold", "[e2e][cli]") {
+TEST_CASE("exit 1: an error finding - --fail-on moves the threshold", "[e2e][cli]") {
   const std::string args = "check turboquant-ngram.yaml --model " + kCkpt + "/llama-3.1-8b --gpu RTX5090";
   CHECK(run_specprobe(args, kSeeds).exit_code == 1);
   CHECK(run_specprobe(args + " --fail-on none", kSeeds).exit_code == 0);
@@ -232,7 +232,7 @@ TEST_CASE("a probe child killed while generating inputs reports a host phase, no
   CHECK(j[0].value("reason", "").find("longer --timeout") != std::string::npos);
 }
 
-TEST_CASE("rules list with a relative --rules-dir; data tables below it are not rules", "[e2e][cli]") {
+TEST_CASE("rules list with a relative --rules-dir - data tables below it are not rules", "[e2e][cli]") {
   // `--rules-dir rules` from the repository root once failed ("file name must start with its id")
   // because the file names were taken relative to the directory's empty parent; rules/data/**
   // (version and option tables) must be skipped at any depth.

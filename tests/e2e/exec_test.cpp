@@ -115,7 +115,7 @@ std::vector<std::string> exec_args(std::vector<std::string> opts, const std::vec
 
 }  // namespace
 
-TEST_CASE("exec: a passing plan execs the command unchanged; its exit code passes through", "[e2e][exec]") {
+TEST_CASE("exec: a passing plan execs the command unchanged - its exit code passes through", "[e2e][exec]") {
   const Fake f = make_fake();
   const Child c = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlama}, kServe), env_for(f, "exit7"), f.dir);
   INFO("stderr: " << c.err);
@@ -142,7 +142,7 @@ TEST_CASE("exec: exit code 0 and a signal pass through", "[e2e][exec]") {
   CHECK(std::stoi(slurp(f.log + ".pid")) == sig.pid);
 }
 
-TEST_CASE("exec: a failing plan is refused with the report; the command never starts", "[e2e][exec]") {
+TEST_CASE("exec: a failing plan is refused with the report - the command never starts", "[e2e][exec]") {
   const Fake f = make_fake();
   const std::vector<std::string> bad = {"vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "turboquant_k8v4",
                                         "--speculative-config",

@@ -77,6 +77,35 @@ TEST_CASE("issue 35: an unset variable in `--tp-size $TP` is an unknown fact, no
   CHECK(json_of(v)["facts"]["serve"]["tp"] == 4);
 }
 
+TEST_CASE("issue 39: `--speculative-algorithm $ALGO` left unset is an unknown plan naming spec.enabled, no internal error",
+          "[e2e][issue35]") {
+  // Found by the pipeline fuzzer: the unresolved value nulls spec.enabled, which derive_spec read
+  // with a typed default (exit 3).
+  const std::string d = temp_dir();
+  const std::string f = write_file(d, "launch.sh",
+                                   "python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 "
+                                   "--speculative-algorithm $ALGO --speculative-num-steps 3\n");
+  auto r = run_specprobe("check" + kOffline + "--model " + shell_quote(kCkpt + "/gqa16-mtp") + " --format json " +
+                             shell_quote(f),
+                         d);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 4);
+  const json j = json_of(r);
+  CHECK(j["verdict"] == "unknown");
+  CHECK(j["facts"]["spec"]["enabled"].is_null());
+  CHECK(j["facts"]["spec"]["k"].is_null());
+  bool named = false;
+  for (const auto& m : j["missing"]) named |= m["fact"] == "spec.enabled";
+  CHECK(named);
+  // --env gives it a value: MTP with 3 steps, k = 3.
+  auto v = run_specprobe("check" + kOffline + "--model " + shell_quote(kCkpt + "/gqa16-mtp") +
+                             " --format json --env ALGO=NEXTN " + shell_quote(f),
+                         d);
+  INFO(v.out << v.err);
+  CHECK(v.exit_code != 3);
+  CHECK(json_of(v)["facts"]["spec"]["k"] == 3);
+}
+
 TEST_CASE("issue 35: a YAML that sets no model, checked with --model DIR, is no internal error", "[e2e][issue35]") {
   const std::string d = temp_dir();
   const std::string f = write_file(d, "serve.yaml", "a: 1\n");
@@ -113,7 +142,7 @@ TEST_CASE("issue 35: compose, Kubernetes and a pasted log give real facts, not e
   }
 }
 
-TEST_CASE("issue 35: repeatable options never swallow FILE; stdin and several files", "[e2e][issue35]") {
+TEST_CASE("issue 35: repeatable options never swallow FILE - stdin and several files", "[e2e][issue35]") {
   const std::string d = temp_dir();
   const std::string f = write_file(d, "serve.yaml", "model: org/m\ntensor_parallel_size: 2\n");
   for (const std::string& opts : std::vector<std::string>{"--lib vllm=0.11.0", "--lib vllm=0.11.0 --lib torch=2.8.0", "--ignore SP1001",
@@ -136,14 +165,15 @@ TEST_CASE("issue 35: repeatable options never swallow FILE; stdin and several fi
   CHECK(w.err.find("bad.yaml") != std::string::npos);
 }
 
-TEST_CASE("issue 35: servers of one file that differ only in place share one matrix; others get their own", "[e2e][issue35]") {
+TEST_CASE("issue 35: servers of one file that differ only in place share one matrix - others get their own", "[e2e][issue35]") {
   const std::string d = temp_dir();
   const std::string spec = " --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, \"prompt_lookup_max\": 4}'";
   const std::string f = write_file(d, "servers.sh",
                                    "vllm serve m" + spec + " &\n"
                                    "vllm serve m" + spec + " &\n"
                                    "vllm serve m" + spec + " --kv-cache-dtype fp8 --attention-backend FLEX_ATTENTION &\n");
-  auto r = run_specprobe("check --gpu H100 --probes off --unknown-ok --format json " + shell_quote(f));
+  auto r = run_specprobe("check --gpu H100 --probes off --unknown-ok --format json --model " +
+                         shell_quote(kCkpt + "/llama-3.1-8b") + " " + shell_quote(f));
   const json j = json_of(r);
   REQUIRE(j["reports"].size() == 3);
   const json& a = j["reports"][0];
@@ -153,8 +183,9 @@ TEST_CASE("issue 35: servers of one file that differ only in place share one mat
   CHECK(a["matrix"] == b["matrix"]);
   CHECK(a["matrix"]["cells"].size() > 0);
   // The third server asks for FlexAttention with an FP8 cache (SP3005 fails it): its own summary.
-  CHECK(a["facts"]["kv_cache"] != c["facts"]["kv_cache"]);
+  CHECK(a["facts"]["kv"]["dtype"] != c["facts"]["kv"]["dtype"]);
   CHECK(a["matrix"] != c["matrix"]);
+  CHECK_FALSE(a["matrix"]["working_k"].empty());
   CHECK(c["matrix"]["working_k"].empty());
 }
 

@@ -107,7 +107,7 @@ TEST_CASE("e2e: issue 35: enumerated values against the release's list", "[e2e][
   CHECK(r.out.find("[SP1016]") == std::string::npos);
 }
 
-TEST_CASE("e2e: issue 39: sizes and fractions out of range; a corrupt config.json names the file", "[e2e][options]") {
+TEST_CASE("e2e: issue 39: sizes and fractions out of range - a corrupt config.json names the file", "[e2e][options]") {
   expect(kCheck + "--lib vllm=0.20.0" + kLlama +
              " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 0 --gpu-memory-utilization 1.5",
          1, {"--tensor-parallel-size 0: vLLM requires at least 1", "--gpu-memory-utilization 1.5: vLLM requires a fraction in (0, 1]"});
@@ -134,7 +134,7 @@ TEST_CASE("e2e: issue 39: MTP on a checkpoint without MTP layers is SP1017 with 
   CHECK(r.out.find("[SP1017]") == std::string::npos);
 }
 
-TEST_CASE("e2e: issue 35 item 7: a metadata-only checkpoint; a repo id found in the local HF cache", "[e2e][options][hf_cache]") {
+TEST_CASE("e2e: issue 35 item 7: a metadata-only checkpoint - a repo id found in the local HF cache", "[e2e][options][hf_cache]") {
   const std::string dir = temp_dir();
   const fs::path meta = fs::path(dir) / "meta";
   write_text(meta / "config.json",

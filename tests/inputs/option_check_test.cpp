@@ -325,7 +325,7 @@ TEST_CASE("issue 39: sizes and fractions out of range are SP1015 findings", "[op
         std::string::npos);
 }
 
-TEST_CASE("option check: a plan no single release accepts; what the plan needs", "[options]") {
+TEST_CASE("option check: a plan no single release accepts - what the plan needs", "[options]") {
   auto p = from_argv({"vllm", "serve", "m", "--speculative-model", "[ngram]", "--attention-backend", "FLASH_ATTN"});
   Json f = derived(p);
   CHECK(messages(f, "unknown").find("no vLLM release accepts all of these together") != std::string::npos);

@@ -266,7 +266,7 @@ TEST_CASE("legacy top-level speculative options", "[serving]") {
   CHECK(has_note(*r, "was removed from vLLM"));
 }
 
-TEST_CASE("spec.k = 0 passes through; no speculative config -> spec.enabled false", "[serving]") {
+TEST_CASE("spec.k = 0 passes through - no speculative config -> spec.enabled false", "[serving]") {
   auto r = read_serving_argv({"vllm", "serve", "m", "--speculative-config.num_speculative_tokens", "0"});
   REQUIRE(r.has_value());
   CHECK(fact(*r, "spec.k") == 0);

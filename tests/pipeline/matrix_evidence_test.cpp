@@ -161,7 +161,7 @@ TEST_CASE("an SGLang plan's row is its working k and never none", "[sweep][evide
   CHECK(m.max_working_k == row_works.back());
 }
 
-TEST_CASE("a cell whose plan cannot be decided is unknown and says why; decided cells are known by the rules",
+TEST_CASE("a cell whose plan cannot be decided is unknown and says why - decided cells are known by the rules",
           "[sweep][evidence]") {
   Json inputs = {{"engine", {{"name", "vllm"}}},
                  {"gpu", {{"declared", "H100"}}},

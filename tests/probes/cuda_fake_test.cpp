@@ -143,7 +143,7 @@ TEST_CASE("a driver that shows no device is an error naming CUDA_VISIBLE_DEVICES
   CHECK(find_fact(fb->facts, "gpu.fallback") != nullptr);
 }
 
-TEST_CASE("a busy GPU leaves the plan unknown with the probe's reason and the fix; never a pass", "[probes][gpu-fake]") {
+TEST_CASE("a busy GPU leaves the plan unknown with the probe's reason and the fix - never a pass", "[probes][gpu-fake]") {
   // Issue 39: another process holds all but 64 MiB of the GPU. Each probe the plan implies ends
   // with status error and a "GPU busy" reason (probes/probe_gpu.cpp device_memory_skip and
   // cuda_failure make that record on the GPU; the gpu label tests them there). The pipeline must

@@ -423,7 +423,7 @@ TEST_CASE("plan probes: mla_verify results become per-k probe.mla_verify facts",
   CHECK(*find_fact(patch, "probe.mla_verify.kv_dtype") == "bf16");
 }
 
-TEST_CASE("specprobe probe: MLA verify options make specs; a shape no model has is a usage error", "[probes][mla][cli]") {
+TEST_CASE("specprobe probe: MLA verify options make specs - a shape no model has is a usage error", "[probes][mla][cli]") {
   ProbeOptions o;
   o.kinds = {"mla_verify"};
   o.kv_dtype = {"bf16", "fp8"};

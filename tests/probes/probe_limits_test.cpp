@@ -161,7 +161,7 @@ TEST_CASE("a hostile spec is an error result naming the key, never an exception"
   CHECK(ok["status"] == kSkip);
 }
 
-TEST_CASE("a context that cannot get memory is a GPU-busy error with the fix; other session failures stay plain", "[probes]") {
+TEST_CASE("a context that cannot get memory is a GPU-busy error with the fix - other session failures stay plain", "[probes]") {
   const Json spec = {{"probe", "mla_verify"}, {"k", 2}};
   const Json busy = specprobe::probes::session_failure(
       spec, specprobe::environment_error("cuCtxCreate(&s->ctx_, 0, dev) failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)"));

@@ -177,7 +177,7 @@ echo '@@specprobe result {"status":"pass","probe":"a"}'; echo '@@specprobe begin
   CHECK_FALSE(rs[1].contains("phase"));
 }
 
-TEST_CASE("a death by signal in a host phase is an error naming the phase; phase names are cleaned", "[probes][runner]") {
+TEST_CASE("a death by signal in a host phase is an error naming the phase - phase names are cleaned", "[probes][runner]") {
   auto rs = run_probes_isolated({{{"probe", "a"}}}, fake(R"(echo '@@specprobe begin 0';
 printf '@@specprobe phase host check \033[31mred\n'; kill -SEGV $$)"));
   CHECK(rs[0]["status"] == "error");

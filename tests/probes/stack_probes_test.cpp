@@ -288,7 +288,7 @@ printf '@@specprobe result {"schema":"specprobe-stack/1","adapter":"stack_deep_g
   CHECK_FALSE(fs::exists(priv));
 }
 
-TEST_CASE("the libraries' JIT caches persist across runs; --no-cache makes a cold private one", "[probes][stack]") {
+TEST_CASE("the libraries' JIT caches persist across runs - --no-cache makes a cold private one", "[probes][stack]") {
   // The fake adapter reports DG_JIT_CACHE_DIR and whether an earlier run left a "kernel" there,
   // then leaves one (what DeepGEMM's JIT does on a first call).
   FakePython py(R"(d="$DG_JIT_CACHE_DIR"; seen=no; test -f "$d/kernel.so" && seen=yes
@@ -494,7 +494,7 @@ TEST_CASE("the real adapters import stack_common from their own dir under python
   fs::remove_all(t);
 }
 
-TEST_CASE("a stack answer is cached per library build and GPU; a changed build or GPU or --no-cache asks again",
+TEST_CASE("a stack answer is cached per library build and GPU - a changed build or GPU or --no-cache asks again",
           "[probes][stack][cache]") {
   // The fake adapter counts its runs and fails next_n=3 with DeepGEMM's assertion.
   FakePython py("echo run >> \"$(dirname \"$0\")/runs\"\n" + prints(dg_result("fail")));

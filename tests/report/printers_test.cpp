@@ -206,7 +206,7 @@ TEST_CASE("nfd: label names are valid Kubernetes label segments", "[report][nfd]
   CHECK(out.find("# specprobe.io/") != std::string::npos);
 }
 
-TEST_CASE("nfd: label keys checked as Kubernetes does; a name with nothing to keep is refused", "[report][nfd]") {
+TEST_CASE("nfd: label keys checked as Kubernetes does - a name with nothing to keep is refused", "[report][nfd]") {
   CHECK(nfd_label_problem("specprobe.io/m.flashinfer.max-k") == "");
   CHECK(nfd_label_problem("specprobe.io/.flashinfer.max-k").find("begin and end") != std::string::npos);  // --model-name ___
   CHECK(nfd_label_problem("specprobe.io/" + std::string(64, 'a')).find("64 characters") != std::string::npos);
@@ -332,7 +332,7 @@ TEST_CASE("sarif: what GitHub resolves and keeps apart", "[report][sarif]") {
   CHECK(c["runs"][0]["automationDetails"]["id"] == "specprobe/command-line/h100/");
 }
 
-TEST_CASE("github: annotation paths from the repository root; the summary escapes HTML", "[report][github]") {
+TEST_CASE("github: annotation paths from the repository root - the summary escapes HTML", "[report][github]") {
   RuleResult f = finding("SP3001", Severity::error);
   f.location = SourceLocation{"serve.yaml", 4, 3};
   const GithubOutput g = render_github(report_with({f}), PathBase{"/repo", "/repo/deploy"});
@@ -383,7 +383,7 @@ TEST_CASE("did you mean: one edit or a swap, the same band first", "[report][sug
   CHECK(did_you_mean("SP3001") == " (did you mean SP3001?)");
 }
 
-TEST_CASE("suppressions: .specprobe.yaml entries need an id and a reason; until expires", "[report][suppressions]") {
+TEST_CASE("suppressions: .specprobe.yaml entries need an id and a reason - until expires", "[report][suppressions]") {
   const std::string d = test::temp_dir();
   const std::string p = d + "/.specprobe.yaml";
   auto write = [&](const std::string& text) { std::ofstream(p, std::ios::binary) << text; };
