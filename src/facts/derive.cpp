@@ -213,6 +213,11 @@ void derive_engine(Json& f) {
 }
 
 void derive_kv(Json& f) {
+  // Null: the file leaves it to a variable or to a --config that was not read; unknown, not auto.
+  if (const Json* given = find_fact(f, "serve.kv_cache_dtype"); given && given->is_null()) {
+    for (const char* key : {"dtype", "effective", "fp8", "turboquant", "forced_by"}) f["kv"][key] = nullptr;
+    return;
+  }
   std::string kv = fact_string(f, "serve.kv_cache_dtype").value_or("auto");
   std::string eff = kv;
   std::string why;

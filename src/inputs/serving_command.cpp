@@ -182,6 +182,7 @@ class ArgsReader {
     config_options.insert(config_options.end(), std::make_move_iterator(options.begin()),
                           std::make_move_iterator(options.end()));
     std::vector<UnresolvedUse> uses = neutralize_unresolved(config_options, ctx);
+    if (config_use_) uses.push_back(*config_use_);
     auto plan = vllm ? build_vllm(config_options, std::move(ctx)) : build_sglang(config_options, std::move(ctx));
     if (!plan) return plan;
     apply_unresolved(*plan, uses, reasons);
@@ -255,10 +256,9 @@ class ArgsReader {
     namespace fs = std::filesystem;
     const std::string given = o.value.get<std::string>();
     if (has_unresolved(given)) {
-      ctx.notes.push_back({"warning",
-                           fmt::format("--config {} has no value here; its options are not checked", show_unresolved(given)),
-                           o.where});
-      ctx.unknown.push_back({o.name, show_unresolved(given), o.where});
+      // The variable is named with the facts it leaves unknown (apply_unresolved), like any other.
+      config_use_ = UnresolvedUse{o.where, unresolved_names(given), o.name, given};
+      ctx.options_file_unknown = o.where;
       return Ok{};
     }
     std::vector<fs::path> candidates{fs::path(given)};
@@ -271,10 +271,11 @@ class ArgsReader {
       const fs::path script(col_.source().path);
       if (from_file && !inside_tree(p, script.parent_path())) {
         ctx.notes.push_back({"warning",
-                             fmt::format("--config {} lies outside the directory of {}: not read; its options are not checked",
+                             fmt::format("--config {} lies outside the directory of {}: not read; the options it may "
+                                         "set are unknown",
                                          excerpt_name(given), script.filename().string()),
                              o.where});
-        ctx.unknown.push_back({o.name, o.value, o.where});
+        ctx.options_file_unknown = o.where;
         return Ok{};
       }
       auto text = read_text_file(p.string());
@@ -290,14 +291,16 @@ class ArgsReader {
       out.insert(out.end(), opts->begin(), opts->end());
       return Ok{};
     }
-    ctx.notes.push_back(
-        {"warning", fmt::format("--config {} cannot be read here; its options are not checked", excerpt_name(given)), o.where});
-    ctx.unknown.push_back({o.name, o.value, o.where});
+    ctx.notes.push_back({"warning",
+                         fmt::format("--config {} cannot be read here; the options it may set are unknown", excerpt_name(given)),
+                         o.where});
+    ctx.options_file_unknown = o.where;
     return Ok{};
   }
 
   const ServeCollector& col_;
   const ServeCommand& sc_;
+  std::optional<UnresolvedUse> config_use_;  // `--config $VAR`: its variable, named like any other
 };
 
 // `env A=1 ...` and `docker run -e A=1 / --env A=1 / --env=A=1 ...` before the serve words.

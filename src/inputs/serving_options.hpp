@@ -4,6 +4,7 @@
 // Internal to src/inputs/serving_*.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct ReadContext {
   std::vector<std::pair<std::string, EnvSetting>> env;  // in order of appearance
   std::vector<ReaderNote> notes;     // collected by the form reader
   std::vector<UnknownOption> unknown;  // positional leftovers etc.
+  // Set when `--config FILE` could not be read (an unresolved name, unreadable, outside the tree):
+  // every option fact the command line does not set may come from it, so the builder writes
+  // those as null (unknown) at this location instead of leaving vLLM's defaults to be assumed.
+  std::optional<SourceLocation> options_file_unknown;
 };
 
 // Canonical option name: leading dashes stripped, `_` -> `-` before the first `.`.

@@ -194,8 +194,10 @@ void apply_unresolved(ParsedServing& plan, const std::vector<UnresolvedUse>& use
   std::set<std::string> all;
   for (const auto& [name, facts] : by_name) {
     all.insert(name);
+    // At most six by name (an unread --config leaves thirty-odd unknown).
     std::string list;
-    for (const auto& f : facts) list += (list.empty() ? "" : ", ") + f;
+    for (size_t i = 0; i < facts.size() && i < 6; ++i) list += (list.empty() ? "" : ", ") + facts[i];
+    if (facts.size() > 6) list += fmt::format(" and {} more", facts.size() - 6);
     auto r = reasons.find(name);
     const std::string why = r != reasons.end() && !r->second.empty() ? r->second : "not set in the file";
     SourceLocation where{plan.path};

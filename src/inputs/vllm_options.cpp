@@ -597,6 +597,17 @@ Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadCo
   for (auto& [name, e] : opts)
     if (!used.count(name) && e.known) out.unknown.push_back({e.written.empty() ? name : e.written, e.value, e.where});
 
+  // An unread --config may set any option the command line does not: unknown, not vLLM's default.
+  // (attention.requested, serve.cudagraph_mode and serve.max_model_len stay: null or absent already
+  // means "not requested" there, so the file's value cannot be told unknown yet.)
+  if (ctx.options_file_unknown) {
+    const SourceLocation at = *ctx.options_file_unknown;
+    for (const OptionFact& of : kOptionFacts)
+      if (!w.has(of.fact)) w.set(of.fact, nullptr, at);
+    if (!w.has("model.id")) w.set("model.id", nullptr, at);
+    if (!find_fact(out.facts, "spec.config")) w.set("spec.enabled", nullptr, at);
+  }
+
   // Defaults every plan carries (vLLM's own defaults; file-level location).
   w.set_default("serve.tp", 1);
   w.set_default("serve.pp", 1);

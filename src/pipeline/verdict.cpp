@@ -37,8 +37,9 @@ void plan_path(const Json& facts, std::vector<MissingFact>& missing) {
       supply = "pass --model DIR (the checkpoint, its config.json, or an HF cache repo dir); the model's shapes decide "
                "most rules";
     else if (fact == "spec.enabled")
-      supply = "the speculative method is left to a variable the file does not set: pass it with --env NAME=VALUE "
-               "(or write the method into the file)";
+      supply = "whether speculative decoding is on is left to what the file does not show (a variable it does not "
+               "set, or a --config file that was not read): pass the variable with --env NAME=VALUE, or give the "
+               "speculative config on the command line";
     else if (fact == "spec.k")
       supply = "set num_speculative_tokens in the speculative config (or give --model with the MTP layers the default "
                "comes from)";

@@ -59,13 +59,15 @@ void print_summary_header(std::string& out, const Report& r, const Paint& paint)
     out += fmt::format("             read from {}\n", p->get<std::string>());
   if (!find_fact(f, "model.architecture"))
     out += fmt::format("  model:     {} (metadata not read)\n", s("model.id"));
-  if (fact_bool(f, "spec.enabled").value_or(false))
+  const std::optional<bool> spec_on = fact_bool(f, "spec.enabled");
+  if (spec_on.value_or(false))
     out += fmt::format("  spec:      {} k={} (next_n={})\n", s("spec.method"), s("spec.k"), s("spec.next_n"));
   else
-    out += "  spec:      off\n";
+    out += spec_on ? "  spec:      off\n" : "  spec:      unknown (left to what the file does not show)\n";
+  const Json* kv = find_fact(f, "serve.kv_cache_dtype");
   out += fmt::format("  attention: {} ({}); kv cache {}; cudagraph {} -> {}\n", s("attention.selected"),
-                     s("attention.selected_by"), s("serve.kv_cache_dtype", "auto"), s("cudagraph.requested"),
-                     s("cudagraph.resolved"));
+                     s("attention.selected_by"), kv && kv->is_null() ? "unknown" : s("serve.kv_cache_dtype", "auto"),
+                     s("cudagraph.requested"), s("cudagraph.resolved"));
 }
 
 }  // namespace

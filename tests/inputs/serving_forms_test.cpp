@@ -89,7 +89,32 @@ TEST_CASE("an unset variable makes its fact unknown, never an input error", "[in
   CHECK(fact(v, "spec.method") == "eagle3");
   CHECK(fact(v, "spec.draft_model").is_null());
   CHECK(fact(v, "serve.kv_cache_dtype").is_null());
-  CHECK(note(v, "--config ${CFG} has no value here"));
+  CHECK(note(v, "$CFG has no value here"));
+}
+
+TEST_CASE("an unread --config leaves every option it may set unknown, not vLLM's default", "[inputs][forms][shell]") {
+  // vllm-project/recipes' launch scripts pick the YAML in an `if` on nvidia-smi output:
+  // `vllm serve M --config ${YAML_CONFIG} --tensor-parallel-size 1`.
+  const ParsedServing p = one("vllm serve org/m --config ${YAML_CONFIG} --tensor-parallel-size 1\n");
+  CHECK(fact(p, "serve.tp") == 1);  // the command line's own value stays
+  CHECK(fact(p, "serve.kv_cache_dtype").is_null());
+  CHECK(fact(p, "serve.enforce_eager").is_null());
+  CHECK(fact(p, "spec.enabled").is_null());  // the file may hold a speculative config
+  CHECK(fact(p, "model.id") == "org/m");
+  CHECK(fact(p, "deploy.unresolved") == Json::array({"YAML_CONFIG"}));
+  CHECK(p.unresolved.at("serve.kv_cache_dtype") == std::vector<std::string>{"YAML_CONFIG"});
+  CHECK(note(p, "$YAML_CONFIG has no value here"));
+  CHECK(note(p, "more unknown; pass --env YAML_CONFIG=VALUE"));
+  // A speculative config on the command line decides that part; a missing file is unknown too.
+  const ParsedServing q = one(
+      "vllm serve org/m --config missing.yaml --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'\n");
+  CHECK(fact(q, "spec.enabled") == true);
+  CHECK(fact(q, "serve.kv_cache_dtype").is_null());
+  CHECK(note(q, "--config missing.yaml cannot be read here; the options it may set are unknown"));
+  // Without --config nothing changes: vLLM's defaults.
+  const ParsedServing r = one("vllm serve org/m\n");
+  CHECK(fact(r, "serve.kv_cache_dtype") == "auto");
+  CHECK(fact(r, "spec.enabled") == false);
 }
 
 TEST_CASE("parameter expansion: defaults, assignment, required, nested, arrays, arithmetic", "[inputs][forms][shell]") {
