@@ -181,6 +181,33 @@ class Interpolator {
   const ShellVars& vars_;
 };
 
+// The documents of a YAML stream as (offset, size) pieces of TEXT: a line that starts with the
+// marker `---` or `...` (followed by a blank or the line's end) ends the document before it, as
+// YAML 1.2 reads them at any nesting (a document marker is never content); `---` stays with the
+// document it opens, `...` with the one it closes. Directives (`%YAML`) go with the next document.
+std::vector<std::pair<size_t, size_t>> split_yaml_documents(const std::string& text) {
+  std::vector<std::pair<size_t, size_t>> out;
+  size_t begin = 0;
+  auto marker = [&](size_t at, char c) {
+    if (text.compare(at, 3, std::string(3, c)) != 0) return false;
+    return at + 3 == text.size() || text[at + 3] == ' ' || text[at + 3] == '\t' || text[at + 3] == '\n' ||
+           text[at + 3] == '\r';
+  };
+  for (size_t line = 0; line < text.size();) {
+    const size_t end = std::min(text.find('\n', line), text.size());
+    if (line > begin && marker(line, '-')) {
+      out.emplace_back(begin, line - begin);
+      begin = line;
+    } else if (marker(line, '.')) {
+      out.emplace_back(begin, std::min(end + 1, text.size()) - begin);
+      begin = std::min(end + 1, text.size());
+    }
+    line = end + 1;
+  }
+  if (begin < text.size()) out.emplace_back(begin, text.size() - begin);
+  return out;
+}
+
 struct Container {
   std::string label;                // "service vllm", "Deployment x container y"
   YAML::Node node;                  // the container map
@@ -194,14 +221,26 @@ class YamlDeploy {
       : col_(col), yaml_(std::move(yaml)), map_(std::move(offsets)) {}
 
   Status read() {
-    std::vector<YAML::Node> docs;
-    try {
-      docs = YAML::LoadAll(yaml_);
-    } catch (const YAML::Exception& e) {
-      return yaml_error(e.msg, e.mark);
+    // Document by document (split_yaml_documents), not YAML::LoadAll: yaml-cpp 0.7's LoadAll can
+    // loop on a malformed stream, building empty documents until memory runs out (a 952-byte file
+    // found by the pipeline fuzzer took 24 GB). Node marks are then relative to the document:
+    // base_ is its offset in yaml_.
+    std::vector<std::pair<YAML::Node, size_t>> docs;
+    const std::vector<std::pair<size_t, size_t>> pieces = split_yaml_documents(yaml_);
+    if (pieces.size() > kMaxDocuments)
+      return input_error(fmt::format("more than {} YAML documents in one file", kMaxDocuments),
+                         col_.loc(off(pieces[kMaxDocuments].first)));
+    for (const auto& [begin, size] : pieces) {
+      base_ = begin;
+      try {
+        docs.emplace_back(YAML::Load(yaml_.substr(begin, size)), begin);
+      } catch (const YAML::Exception& e) {
+        return yaml_error(e.msg, e.mark);
+      }
     }
     try {
-      for (const auto& doc : docs) {
+      for (const auto& [doc, begin] : docs) {
+        base_ = begin;
         if (!is_map(doc)) continue;
         if (is_map(doc["services"]) && !doc["apiVersion"] && !doc["kind"]) {
           if (auto st = compose(doc); !st) return st;
@@ -218,7 +257,7 @@ class YamlDeploy {
  private:
   Status yaml_error(const std::string& msg, const YAML::Mark& m) const {
     SourceLocation where{col_.source().path};
-    if (m.pos >= 0) where = col_.loc(off(static_cast<size_t>(m.pos)));
+    if (m.pos >= 0) where = col_.loc(off(base_ + static_cast<size_t>(m.pos)));
     std::string hint;
     if (yaml_.find("\n<<<<<<< ") != std::string::npos || yaml_.rfind("<<<<<<< ", 0) == 0)
       hint = " (the file holds git merge-conflict markers <<<<<<< / ======= / >>>>>>>: resolve the conflict first)";
@@ -236,7 +275,7 @@ class YamlDeploy {
   ShellWord word(const YAML::Node& n) const {
     ShellWord w;
     w.text = scalar(n);
-    const size_t start = n.Mark().pos >= 0 ? static_cast<size_t>(n.Mark().pos) : 0;
+    const size_t start = base_ + (n.Mark().pos >= 0 ? static_cast<size_t>(n.Mark().pos) : 0);
     for (uint32_t o : yaml_value_offsets(yaml_, start, w.text)) w.offsets.push_back(static_cast<uint32_t>(off(o)));
     w.start = off(start);
     w.end = w.offsets.empty() ? w.start : w.offsets.back() + 1;
@@ -245,7 +284,7 @@ class YamlDeploy {
   }
 
   SourceLocation where(const YAML::Node& n) const {
-    return col_.loc(off(n.Mark().pos >= 0 ? static_cast<size_t>(n.Mark().pos) : 0));
+    return col_.loc(off(base_ + (n.Mark().pos >= 0 ? static_cast<size_t>(n.Mark().pos) : 0)));
   }
 
   Status compose(const YAML::Node& doc);
@@ -255,9 +294,11 @@ class YamlDeploy {
                        std::vector<Container>& out, int depth) const;
   Status kube_container(const Container& c, const std::string& kind, const std::string& name);
 
+  static constexpr size_t kMaxDocuments = 10000;
   ServeCollector& col_;
   std::string yaml_;
   std::vector<uint32_t> map_;
+  size_t base_ = 0;  // offset in yaml_ of the document being read (its nodes' marks start there)
 };
 
 // The variables compose interpolates with: the reader's environment and .env next to the file.

@@ -567,3 +567,37 @@ TEST_CASE("an option given many times is one note with the count at the value th
   CHECK(note(s, "--tp-size is given 3 times; the last value wins"));
   CHECK(fact(s, "serve.tp") == Json(4));
 }
+
+TEST_CASE("a YAML stream is read document by document: markers, locations, and no loop on a malformed one",
+          "[inputs][forms][k8s]") {
+  // Three documents, `...` closing the second: the third's container is found, at its own line.
+  const ServingFile f = read(R"(apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s}
+...
+--- # the deployment
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: v}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.11.0
+        command: [vllm, serve, org/m, --tensor-parallel-size, '2']
+)",
+                             "deploy.yaml");
+  REQUIRE(f.plans.size() == 1);
+  CHECK(fact(f.plans[0], "serve.tp") == 2);
+  CHECK(line_col(f.plans[0], "serve.tp").rfind("19:", 0) == 0);
+  // yaml-cpp's LoadAll looped on this stream, allocating until the machine ran out of memory
+  // (the pipeline fuzzer's find); read per document it is a file that starts no server.
+  auto r = read_serving_text("{\n  },\napiVersion:tensor_parallel_size: 8", "bad.yaml", clean());
+  if (r) CHECK(r->plans.empty());
+  else CHECK(r.error().kind == ErrorKind::input);
+}
