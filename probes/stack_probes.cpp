@@ -432,22 +432,9 @@ std::string stack_answer_key(const Json& spec, const StackProbeOptions& opts, co
     if (!r.empty()) h.add_file(r);
   }
   h.add(opts.machine);
-  // What the child inherits from this process (stack_child_env): the fixed names and those
-  // SPECPROBE_STACK_PASS_ENV lists.
-  std::vector<std::string> names = {"PATH",      "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_VISIBLE_DEVICES",
-                                    "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH",  "SPECPROBE_STACK_PASS_ENV"};
-  if (const char* pass = std::getenv("SPECPROBE_STACK_PASS_ENV")) {
-    std::string list = pass;
-    for (size_t at = 0; at <= list.size();) {
-      const size_t comma = std::min(list.find(',', at), list.size());
-      if (comma > at) names.push_back(list.substr(at, comma - at));
-      at = comma + 1;
-    }
-  }
-  for (const auto& name : names) {
-    const char* v = std::getenv(name.c_str());
-    h.add(fmt::format("{}={}", name, v ? v : ""));
-  }
+  // What the child inherits from this process: its environment as stack_child_env builds it, with
+  // fixed stand-ins for the private and cache dirs (they differ per run, not per answer).
+  for (const std::string& e : stack_child_env("/private", process_env(), "/cache")) h.add(e);
   return h.hex();
 }
 
