@@ -2,6 +2,7 @@
 #include "inputs/option_check.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "common/excerpt.hpp"
 #include "inputs/option_tables.hpp"
@@ -394,6 +395,25 @@ struct Checker {
     return msg;
   }
 
+  // unknown_message depends only on the table, the selected releases and the name, and the what-if
+  // sweep asks it again for every cell (each re-derives the option facts): the near-spelling search
+  // was most of a sweep over a config with long misspelt names. Remembered per thread, at most
+  // 4,096 answers.
+  std::string unknown_message_memo(const std::string& shown, const std::string& flag, const Resolution& r, bool config,
+                                   bool& confident) {
+    thread_local std::unordered_map<std::string, std::pair<std::string, bool>> memo;
+    std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", static_cast<const void*>(&t), sel.releases.to_string(),
+                                  sel.short_label, shown, flag, config);
+    if (const auto it = memo.find(key); it != memo.end()) {
+      confident = it->second.second;
+      return it->second.first;
+    }
+    std::string msg = unknown_message(shown, flag, r, config, confident);
+    if (memo.size() >= 4096) memo.clear();
+    memo.emplace(std::move(key), std::make_pair(msg, confident));
+    return msg;
+  }
+
   void check_given(size_t i, const Json& g) {
     if (!g.is_object()) return;
     // A field may be null: a name or value holding an unresolved shell variable is nulled with the
@@ -426,7 +446,7 @@ struct Checker {
     const Resolution r = resolve_flag(t, flag, sel.releases);
     if (r.accepted.none() || r.option.empty()) {
       bool confident = true;
-      std::string msg = unknown_message(shown, flag, r, config, confident);
+      std::string msg = unknown_message_memo(shown, flag, r, config, confident);
       if (!confident && sel.beyond)
         notes.push_back({shown, at, msg + fmt::format(" in any release the tables read (up to {}): a later release "
                                                       "may have added it",

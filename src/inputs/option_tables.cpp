@@ -445,12 +445,14 @@ std::string did_you_mean(std::string_view written, const std::vector<std::string
     size_t score;
     bool special = true;
     if (f == w) score = 0;
-    else if (words(f) == w_words) score = 1;
+    else if (f.size() == w.size() && words(f) == w_words) score = 1;  // the same words joined: the same length
     else if (f.size() > w.size() && f.compare(f.size() - w.size(), w.size(), w) == 0 && f[f.size() - w.size() - 1] == '-' &&
              f.find('-') == f.size() - w.size() - 1)  // one word missing, not several ("version")
       score = 2;
+    else if (w.size() < min_length)
+      continue;
     else {
-      score = edit_distance(w, f);  // common/suggest: the one distance of every suggestion
+      score = edit_distance_within(w, f, limit);  // common/suggest: the one distance of every suggestion
       special = false;
     }
     if (!special && (score > limit || w.size() < min_length)) continue;

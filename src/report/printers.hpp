@@ -42,8 +42,9 @@ inline constexpr std::string_view kCommandLineInput = "<command line>";
 // absolute when it lies outside; unchanged for the command line and without a root.
 std::string root_relative(const std::string& path, const PathBase& base);
 
-// SARIF 2.1.0 as GitHub code scanning reads it: one run; driver.rules from CATALOG (help text
-// and markdown from the embedded docs/rules/SPnnnn.md, helpUri the page on the web); one result
+// SARIF 2.1.0 as GitHub code scanning reads it: one run; driver.rules describes the rules of
+// CATALOG and the advisories that have a result in this run (help text and markdown from the
+// embedded docs/rules/SPnnnn.md, helpUri the page on the web); one result
 // per failed rule, located at the option that set the offending fact (suppressed ones carry
 // result.suppressions), its URI relative to the source root (%SRCROOT%); a plan given on the
 // command line has no file: its results carry a logical location instead. Skipped and errored

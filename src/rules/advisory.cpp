@@ -82,7 +82,7 @@ Json applicability(const Advisory& a) {
 }
 
 // The advisory as a rule over its trigger (for status, evidence and anchoring).
-Rule trigger_rule(const Advisory& a) {
+Rule make_trigger_rule(const Advisory& a) {
   Rule r;
   r.id = a.id;
   r.slug = a.id;
@@ -96,6 +96,11 @@ Rule trigger_rule(const Advisory& a) {
   r.requires_facts = a.requires_facts;
   r.condition = a.trigger;
   return r;
+}
+
+// The rule parse_advisory built, or one built now for an advisory made some other way.
+std::shared_ptr<const Rule> trigger_rule(const Advisory& a) {
+  return a.rule ? a.rule : std::make_shared<const Rule>(make_trigger_rule(a));
 }
 
 // Whether the trigger is false on what is known: a conjunct of a top-level "and" that reads no
@@ -264,6 +269,7 @@ Expected<Advisory> parse_advisory(std::string_view text, const std::string& file
       e.where = {file};
       return e;
     }
+    a.rule = std::make_shared<const Rule>(make_trigger_rule(a));
     return a;
   } catch (const std::exception& e) {
     return input_error(fmt::format("malformed advisory: {}", e.what()), {file});
@@ -362,7 +368,7 @@ VersionVerdict place_versions(const Advisory& a, const Json& facts) {
 }
 
 ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* severity) {
-  const ResultStatus trig = rule_status(trigger_rule(a), facts);
+  const ResultStatus trig = rule_status(*trigger_rule(a), facts);
   if (trig == ResultStatus::skip || trig == ResultStatus::pass) return trig;
   const VersionVerdict v = place_versions(a, facts);
   if (v.kind == VersionVerdict::Kind::fixed) return ResultStatus::pass;
@@ -381,8 +387,7 @@ ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* sev
 
 RuleResult evaluate_advisory(const Advisory& a, const Json& facts, const std::map<std::string, SourceLocation>& locations,
                              const std::string& default_file) {
-  const Rule rule = trigger_rule(a);
-  RuleResult r = evaluate_rule(rule, facts, {}, "");
+  RuleResult r = evaluate_rule(*trigger_rule(a), facts, {}, "");
   r.references.clear();
   for (const auto& ref : a.references) r.references.push_back(ref.url);
   Json affected = Json::array();

@@ -13,6 +13,7 @@
 //    before 0.21.1), and by commit where the advisory names the introducing or fixing commit.
 #pragma once
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,10 @@ struct Advisory {
   };
   std::vector<Reference> references;  // the first `report` is the primary report
   std::string source_file;
+  // The trigger as a rule (applicability, requires, condition), built once by parse_advisory: the
+  // what-if sweep evaluates every advisory in every cell. A copy whose trigger fields are edited
+  // must rebuild it (trigger_rule).
+  std::shared_ptr<const Rule> rule;
 
   // The primary report's URL (or the first reference's).
   std::string primary_url() const;

@@ -100,11 +100,12 @@ Status check_fact_names(const std::vector<std::string>& names, const FactRegistr
     std::string near;
     size_t best = 4;
     for (const auto& f : registry.facts()) {
-      const size_t d = edit_distance(n, f.name);
+      const size_t d = edit_distance_within(n, f.name, best - 1);
       if (d < best) {
         best = d;
         near = f.name;
       }
+      if (best == 0) break;
     }
     return input_error(fmt::format("fact '{}' is written by no module (docs/facts.md lists the facts){}", n,
                                    near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));

@@ -12,6 +12,9 @@
 # source tree; corpora, crash artifacts and logs (OUT_DIR/logs/<start time>/) go to OUT_DIR. Each process gets its own TMPDIR
 # (the harnesses that read files write every input there), on /dev/shm when it exists: on a disk
 # file system each rewrite is flushed at close, which made those harnesses 2-3x slower.
+# FUZZ_FLAGS (environment) is added to every process's libFuzzer flags, e.g. FUZZ_FLAGS=-entropic=0
+# for the pipeline harness, whose executions touch so much code that the entropic schedule's
+# per-execution feature bookkeeping was more than half its time (README "Long runs").
 set -uo pipefail
 if [ $# -lt 3 ]; then
   sed -n '2,15p' "$0" >&2
@@ -72,7 +75,8 @@ for n in "${names[@]}"; do
   for j in $(seq 1 "${njobs[$n]}"); do
     t=$(mktemp -d "$tmproot/specprobe-fuzz-run-XXXXXX")
     tmps+=("$t")
-    TMPDIR=$t nice "$bin/fuzz_$n" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len="${maxlen[$n]}" \
+    # shellcheck disable=SC2086 # FUZZ_FLAGS is a list of flags
+    TMPDIR=$t nice "$bin/fuzz_$n" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len="${maxlen[$n]}" ${FUZZ_FLAGS:-} \
       -print_final_stats=1 -dict="$bin/dict/${dicts[$n]}.dict" -artifact_prefix="$out/artifacts/$n/" \
       "$out/corpus/$n" "${s[@]}" >"$logs/$n.$j.log" 2>&1 &
   done

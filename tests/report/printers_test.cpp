@@ -142,9 +142,12 @@ TEST_CASE("sarif: rules, regions, fingerprints, suppressions, notifications", "[
                                      rule("SP3004", Severity::error), rule("SP3005", Severity::error)};
   const Json s = report_to_sarif(rep, catalog, SarifOptions{PathBase{"/repo", "/repo"}});
   const Json& run = s["runs"][0];
-  REQUIRE(run["tool"]["driver"]["rules"].size() == 5);
+  // Descriptors for the rules with a result (suppressed included), not for the skipped or
+  // unchecked ones, whose notifications name them by id only.
+  REQUIRE(run["tool"]["driver"]["rules"].size() == 3);
   CHECK(run["tool"]["driver"]["rules"][0]["fullDescription"]["text"].get<std::string>().size() == 1024);
   CHECK(run["tool"]["driver"]["rules"][1]["defaultConfiguration"]["level"] == "note");
+  CHECK(run["tool"]["driver"]["rules"][2]["id"] == "SP3003");
   CHECK(run["automationDetails"]["id"] == "specprobe/serve.yaml/h100/");
   REQUIRE(run["results"].size() == 3);
   const Json& r0 = run["results"][0];
@@ -159,6 +162,7 @@ TEST_CASE("sarif: rules, regions, fingerprints, suppressions, notifications", "[
   const Json& notes = run["invocations"][0]["toolExecutionNotifications"];
   REQUIRE(notes.size() == 2);
   CHECK(notes[0]["associatedRule"]["id"] == "SP3004");
+  CHECK(!notes[0]["associatedRule"].contains("index"));
   CHECK(notes[1]["level"] == "warning");
   // Fingerprints: stable, and a different GPU is a different alert.
   const std::string fp = r0["partialFingerprints"]["primaryLocationLineHash"];
@@ -381,6 +385,28 @@ TEST_CASE("did you mean: one edit or a swap, the same band first", "[report][sug
   CHECK(edit_distance("ab", "ba") == 1);
   CHECK(did_you_mean("") == "");
   CHECK(did_you_mean("SP3001") == " (did you mean SP3001?)");
+}
+
+TEST_CASE("bounded edit distance agrees with the full one up to its limit", "[report][suggest]") {
+  // Random words over a 3-letter alphabet (many near misses, transpositions, repeats), lengths 0-12.
+  uint64_t state = 42;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<size_t>(state >> 33);
+  };
+  auto word = [&] {
+    std::string w(next() % 13, 'a');
+    for (char& c : w) c = static_cast<char>('a' + next() % 3);
+    return w;
+  };
+  for (int n = 0; n < 20000; ++n) {
+    const std::string a = word(), b = word();
+    const size_t limit = next() % 5, full = edit_distance(a, b);
+    INFO(a << " / " << b << " limit " << limit);
+    REQUIRE(edit_distance_within(a, b, limit) == std::min(full, limit + 1));
+  }
+  CHECK(edit_distance_within("speculative-config", "speculative-confg", 3) == 1);
+  CHECK(edit_distance_within(std::string(4000, 'x'), "tensor-parallel-size", 3) == 4);
 }
 
 TEST_CASE("suppressions: .specprobe.yaml entries need an id and a reason - until expires", "[report][suppressions]") {
