@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "common/excerpt.hpp"
 #include "inputs/shell_internal.hpp"
 
 namespace specprobe::serving::shell {
@@ -95,7 +96,7 @@ class Parser {
                       fmt::format("this line starts with the option {} but the command before it (line {}) does not "
                                   "continue to it (no backslash, or a comment cuts the continuation): a shell runs it "
                                   "as a separate command; read here as part of that command",
-                                  node.words[0].text, before.line),
+                                  excerpt_name(node.words[0].text), before.line),
                       at});
     for (auto& w : node.words) prev.words.push_back(std::move(w));
     for (auto& w : node.herestrings) prev.herestrings.push_back(std::move(w));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "cli/check.hpp"
 #include "pipeline/check.hpp"
@@ -15,8 +16,10 @@ namespace specprobe::testing {
 // Why ERROR breaks the properties, or "": an error is a usage or input error with a message;
 // an input error names a file; no message holds the text of a C++ exception that a reader's
 // catch-all turned into an input error (nlohmann's "[json.exception", the standard library's
-// names, "cannot read serving configuration:").
-inline std::string error_violation(const Error& e) {
+// names, "cannot read serving configuration:"). INPUT is the text the run read (the fuzzer's
+// bytes): a word that occurs in it may be the input quoted back (an option name with "stod" in
+// it), so only the words it does not hold are looked for.
+inline std::string error_violation(const Error& e, std::string_view input = {}) {
   if (e.kind != ErrorKind::input && e.kind != ErrorKind::usage)
     return std::string(e.kind == ErrorKind::internal ? "internal" : "environment") + " error: " + e.str();
   if (e.message.empty()) return "an error without a message: " + e.str();
@@ -34,7 +37,8 @@ inline std::string error_violation(const Error& e) {
   for (const char* s : {"[json.exception", "std::", "basic_string", "bad_variant", "bad_optional", "vector::", "stoi",
                         "stol", "stod", "bad_alloc", "cannot read serving configuration:",
                         "cannot read the command line:", "json logic evaluation failed", "cannot use "})
-    if (own.find(s) != std::string::npos) return "an exception turned into an input error: " + e.str();
+    if (own.find(s) != std::string::npos && input.find(s) == std::string_view::npos)
+      return "an exception turned into an input error: " + e.str();
   return {};
 }
 

@@ -171,6 +171,14 @@ TEST_CASE("no file content: a secret file reached through the config shows nowhe
     no_secret(o, "unknown option", true);
     CHECK(o.messages.find("some-option is not a vLLM option") != std::string::npos);
   }
+  SECTION("a deploy script: an option line after a missing backslash is named by an excerpt") {
+    // The note about the continuation quoted the line's first word whole (the pipeline fuzzer's
+    // find, tests/fuzz/regressions/pipeline/continuation-note-quoting-stod.txt).
+    spit(repo / "serve.sh", "vllm serve m --tensor-parallel-size 2\n  --hf-token=" + kToken + "\n");
+    auto o = check_everything(repo, "check serve.sh");
+    no_secret(o, "continuation note", true);
+    CHECK(o.messages.find("this line starts with the option --hf-token=") != std::string::npos);
+  }
 }
 
 TEST_CASE("excerpt: at most 32 characters, control and invisible characters escaped", "[pipeline][security]") {
