@@ -110,7 +110,8 @@ SPECPROBE_FUZZ_ENTRY(fuzz_pipeline_one) {
   const specprobe::Services& services = pipeline_services();
   auto r = specprobe::run_check(req, services);
   if (!r) {
-    if (const std::string why = specprobe::testing::error_violation(r.error(), std::string_view(reinterpret_cast<const char*>(data), size));
+    if (const std::string why =
+            specprobe::testing::error_violation(r.error(), std::string_view(reinterpret_cast<const char*>(data), size));
         !why.empty())
       SPECPROBE_FUZZ_FAIL(why);
     return 0;
