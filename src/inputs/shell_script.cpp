@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/excerpt.hpp"
 #include "inputs/shell_internal.hpp"
 
 namespace specprobe::serving {
@@ -440,6 +441,8 @@ Status ShellReader::Impl::builtin(const std::vector<ShellWord>& words, size_t i,
         if (!r.reasons_.count(names[k])) r.reasons_[names[k]] = "read at run time";
       } else if (k + 1 == names.size()) {
         v.text = at <= line.size() ? line.substr(at) : "";
+      } else if (at > line.size()) {
+        v.text.clear();  // more names than fields: bash sets the rest empty
       } else {
         const size_t e = line.find_first_of(ifs, at);
         v.text = line.substr(at, e == std::string::npos ? std::string::npos : e - at);
@@ -452,7 +455,7 @@ Status ShellReader::Impl::builtin(const std::vector<ShellWord>& words, size_t i,
   if (cmd == "source" || cmd == ".") {
     if (i + 1 < words.size())
       r.notes_.push_back({"info", fmt::format("`{} {}` reads another file; its settings are not known here", cmd,
-                                              words[i + 1].text),
+                                              excerpt_name(words[i + 1].text)),
                           loc(words[i].start)});
     return Ok{};
   }

@@ -187,6 +187,12 @@ TEST_CASE("if, case, loops and functions are read like a careful human reads the
   REQUIRE(loop.plans.size() == 2);
   CHECK(fact(loop.plans[1], "model.id") == "org/b");
   CHECK(fact(loop.plans[1], "serve.tp") == 4);
+  // More names than fields: the rest are empty, as in bash (three names for "a|2" read past the
+  // line's end and threw out_of_range: the pipeline fuzzer's find on an H200, 2026-11-26).
+  const ServingFile short_line = read("IFS='|' read -r NAME TP EXTRA MORE <<< \"a|2\"\n"
+                                      "vllm serve org/$NAME --tensor-parallel-size $TP\n");
+  REQUIRE(short_line.plans.size() == 1);
+  CHECK(fact(short_line.plans[0], "serve.tp") == 2);
   // Command substitutions are never run.
   const ParsedServing s = one("TP=$(touch /tmp/specprobe-must-not-exist; nproc)\nvllm serve m --tensor-parallel-size $TP\n");
   CHECK(!fs::exists("/tmp/specprobe-must-not-exist"));
