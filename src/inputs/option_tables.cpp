@@ -455,7 +455,7 @@ std::string did_you_mean(std::string_view written, const std::vector<std::string
       score = edit_distance_within(w, f, limit);  // common/suggest: the one distance of every suggestion
       special = false;
     }
-    if (!special && (score > limit || w.size() < min_length)) continue;
+    if (!special && score > limit) continue;  // (a name shorter than MIN_LENGTH never got here)
     const size_t prefix = common_prefix(w, f);
     if (score < best_score || (score == best_score && prefix > best_prefix) ||
         (score == best_score && prefix == best_prefix && c < best)) {

@@ -58,7 +58,7 @@ struct Advisory {
   std::string source_file;
   // The trigger as a rule (applicability, requires, condition), built once by parse_advisory: the
   // what-if sweep evaluates every advisory in every cell. A copy whose trigger fields are edited
-  // must rebuild it (trigger_rule).
+  // must reset it (nullptr: trigger_rule then builds the rule at each call).
   std::shared_ptr<const Rule> rule;
 
   // The primary report's URL (or the first reference's).
