@@ -29,7 +29,7 @@ namespace specprobe::probes {
 
 namespace {
 
-constexpr size_t kMaxText = 4000;
+constexpr size_t kMaxEngineText = 4000;
 constexpr const char* kCacheSchema = "specprobe-engine-cache/1";
 
 const std::set<std::string>& statuses() {
@@ -70,7 +70,9 @@ bool is_model_flag(const std::string& engine, std::string name) {
   return engine == "sglang" ? name == "model-path" || name == "model" : name == "model";
 }
 
-bool text_field(const Json& obj, const char* key, Json& out) { return clipped_text_or_null(obj, key, kMaxText, out); }
+bool text_field(const Json& obj, const char* key, Json& out) {
+  return clipped_text_or_null(obj, key, kMaxEngineText, out);
+}
 
 // One plan / cell record; "" when valid (OUT filled).
 std::string validate_record(const Json& r, Json& out) {
@@ -116,12 +118,6 @@ std::string validate_record(const Json& r, Json& out) {
 Json error_record(const std::string& engine, const std::string& reason) {
   return {{"status", "adapter-error"}, {"reason", reason},       {"engine", engine},    {"version", nullptr},
           {"plan", nullptr},           {"cells", Json::array()}, {"platform", nullptr}, {"skipped", Json::array()}};
-}
-
-std::string private_dir_template() {
-  const char* t = std::getenv("TMPDIR");
-  std::string base = t && *t ? t : "/tmp";
-  return base + "/specprobe-engine-XXXXXX";
 }
 
 // The checkpoint metadata of every local directory the request names: its top-level .json and
@@ -404,7 +400,7 @@ Json run_engine_check_timed(const Json& request, const EngineCheckOptions& opts)
   if (script.empty() || common.empty()) return fail("no engine adapter script " + adapter);
 
   InterruptScope interrupts;
-  const PrivateDir private_dir(private_dir_template());
+  const PrivateDir private_dir(private_dir_template("engine"));
   if (private_dir.path().empty()) return fail("cannot create a private temp dir: " + std::string(std::strerror(errno)));
   const std::string& dir = private_dir.path();
   std::error_code ec;

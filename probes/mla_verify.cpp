@@ -100,7 +100,7 @@ MlaVerifyBytes bytes_for(const MlaVerifyShape& s, int batch, const PagedRequests
 }
 
 // Dequantised value of cache element `e` (fp8: e4m3 x kv_scale, exact in double).
-double cache_value(const MlaVerifyInputs& in, size_t e) {
+double mla_cache_value(const MlaVerifyInputs& in, size_t e) {
   if (in.fp8) return static_cast<double>(e4m3_to_float(in.kv_cache[e])) * in.kv_scale;
   uint16_t v;
   std::memcpy(&v, in.kv_cache.data() + 2 * e, 2);
@@ -187,7 +187,7 @@ std::vector<double> mla_verify_reference(const MlaVerifyInputs& in, int b, int j
   std::vector<double> mx(static_cast<size_t>(H), -INFINITY);
   for (size_t i = 0; i < n; ++i) {
     const size_t base = row_offset(vis[i]);
-    for (int e = 0; e < D; ++e) x[static_cast<size_t>(e)] = cache_value(in, base + e);
+    for (int e = 0; e < D; ++e) x[static_cast<size_t>(e)] = mla_cache_value(in, base + e);
     for (int h = 0; h < H; ++h) {
       double dot = 0;
       for (int e = 0; e < D; ++e) dot += q[static_cast<size_t>(h) * D + e] * x[static_cast<size_t>(e)];
@@ -200,7 +200,7 @@ std::vector<double> mla_verify_reference(const MlaVerifyInputs& in, int b, int j
   std::vector<double> out(static_cast<size_t>(H) * V, 0.0), den(static_cast<size_t>(H), 0.0);
   for (size_t i = 0; i < n; ++i) {
     const size_t base = row_offset(vis[i]);
-    for (int e = 0; e < V; ++e) x[static_cast<size_t>(e)] = cache_value(in, base + e);
+    for (int e = 0; e < V; ++e) x[static_cast<size_t>(e)] = mla_cache_value(in, base + e);
     for (int h = 0; h < H; ++h) {
       const double p = std::exp(s[static_cast<size_t>(h) * n + i] - mx[static_cast<size_t>(h)]);
       den[static_cast<size_t>(h)] += p;

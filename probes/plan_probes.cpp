@@ -12,12 +12,6 @@ namespace specprobe::probes {
 
 namespace {
 
-std::optional<int64_t> int_fact(const Json& facts, const char* dotted) {
-  const Json* v = find_fact(facts, dotted);
-  if (!v || !v->is_number_integer()) return std::nullopt;
-  return v->get<int64_t>();
-}
-
 // The probes' KV dtype: fp8 when the plan's KV cache is fp8 (kv.fp8: an fp8* --kv-cache-dtype, or
 // auto resolved to fp8 by the checkpoint's kv_cache_scheme), else bf16; without derived facts,
 // fp8 for any fp8* serve.kv_cache_dtype.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 
@@ -244,6 +245,18 @@ bool clipped_text_or_null(const Json& obj, const char* key, size_t max, Json& ou
   if (s.size() > max) s = s.substr(0, max) + "...";
   out = s;
   return true;
+}
+
+std::optional<int64_t> int_fact(const Json& facts, const char* dotted) {
+  const Json* v = find_fact(facts, dotted);
+  if (!v || !v->is_number_integer()) return std::nullopt;
+  return v->get<int64_t>();
+}
+
+std::string private_dir_template(std::string_view what) {
+  const char* t = std::getenv("TMPDIR");
+  const std::string base = t && *t ? t : "/tmp";
+  return base + "/specprobe-" + std::string(what) + "-XXXXXX";
 }
 
 }  // namespace specprobe::probes

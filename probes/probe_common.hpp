@@ -134,4 +134,12 @@ PagedRequests make_paged_requests(Rng& rng, int batch, int min_len, int context,
 // MAX characters (+ "..."), or null when absent or null; false when it is anything else.
 bool clipped_text_or_null(const Json& obj, const char* key, size_t max, Json& out);
 
+// FACTS at the dotted path as an integer, nullopt when absent or not a JSON integer (a float is
+// not a shape: the probes take no 4.0 for 4).
+std::optional<int64_t> int_fact(const Json& facts, const char* dotted);
+
+// A mkdtemp template for a child's private directory under $TMPDIR (else /tmp):
+// ".../specprobe-WHAT-XXXXXX".
+std::string private_dir_template(std::string_view what);
+
 }  // namespace specprobe::probes

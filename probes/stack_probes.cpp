@@ -18,6 +18,7 @@
 #include "probes/answer_cache.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
+#include "common/ascii.hpp"
 
 extern char** environ;
 
@@ -27,21 +28,10 @@ namespace specprobe::probes {
 
 namespace {
 
-constexpr size_t kMaxText = 4000;   // longest string kept from an adapter
+constexpr size_t kMaxAdapterText = 4000;   // longest string kept from an adapter
 constexpr size_t kMaxCases = 64;
 constexpr const char* kStackCommon = "stack_common.py";  // imported by every adapter
 constexpr const char* kAnswerSchema = "specprobe-stack-cache/1";
-
-std::optional<int64_t> int_fact(const Json& facts, const char* dotted) {
-  const Json* v = find_fact(facts, dotted);
-  if (!v || !v->is_number_integer()) return std::nullopt;
-  return v->get<int64_t>();
-}
-
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
 
 Json skip_spec(const std::string& lib, const std::string& why) {
   return {{"probe", "stack_" + lib}, {"library", lib}, {"skip_reason", why}};
@@ -71,7 +61,7 @@ bool is_state(const Json& j) {
   return s == kPass || s == kFail || s == kSkip || s == kError;
 }
 
-bool text_or_null(const Json& obj, const char* key, Json& out) { return clipped_text_or_null(obj, key, kMaxText, out); }
+bool text_or_null(const Json& obj, const char* key, Json& out) { return clipped_text_or_null(obj, key, kMaxAdapterText, out); }
 
 std::string validate_case(const Json& c, const std::string& lib, Json& out) {
   if (!c.is_object()) return "a case is not an object";
@@ -111,12 +101,6 @@ std::string phase_from_stderr(const std::string& err) {
 }
 
 std::string format_seconds(double s) { return fmt::format("{:g} s", s); }
-
-std::string private_dir_template() {
-  const char* t = std::getenv("TMPDIR");
-  std::string base = t && *t ? t : "/tmp";
-  return base + "/specprobe-stack-XXXXXX";
-}
 
 }  // namespace
 
@@ -183,7 +167,7 @@ std::vector<Json> stack_probe_specs(const Json& facts, const StackProbeOptions& 
   const int next_n = static_cast<int>(int_fact(facts, "spec.next_n").value_or(1));
   const int k = std::max(0, next_n - 1);
   const bool mla = fact_bool(facts, "model.mla").value_or(false);
-  const std::string backend = upper(fact_string(facts, "attention.selected").value_or(""));
+  const std::string backend = ascii_upper(fact_string(facts, "attention.selected").value_or(""));
   const bool kv_fp8 = fact_bool(facts, "kv.fp8").value_or(false);
 
   if (wanted("deep_gemm")) {
@@ -359,7 +343,7 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
   // The private dir goes on every exit path: its destructor, a caught SIGINT/SIGTERM/SIGHUP
   // (the scope re-raises it after the cleanup), or the guardian when this process is killed.
   InterruptScope interrupts;
-  const PrivateDir private_dir(private_dir_template());
+  const PrivateDir private_dir(private_dir_template("stack"));
   if (private_dir.path().empty())
     return base_record(spec, kError, "cannot create a private temp dir: " + std::string(std::strerror(errno)));
   const std::string& dir = private_dir.path();

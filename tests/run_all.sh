@@ -32,6 +32,6 @@ if [ -f tests/fuzz/CMakeLists.txt ] && command -v clang++ >/dev/null; then
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSPECPROBE_FUZZ=ON -DSPECPROBE_KERNELS=OFF >/dev/null
   cmake --build build-fuzz -j "$JOBS" --target fuzz_harnesses
-  ctest --test-dir build-fuzz --output-on-failure -L fuzz
+  ctest --test-dir build-fuzz --output-on-failure -L fuzz -j "$JOBS"
 fi
 echo "run_all: all passed"

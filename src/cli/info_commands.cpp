@@ -174,7 +174,7 @@ std::string describe_advisory(const Advisory& a) {
 }
 
 int run_advisories_command(const AdvisoriesOptions& o) {
-  auto catalog = load_catalog({"", o.advisories_dir});
+  auto catalog = load_catalog({.rules_dir = "", .advisories_dir = o.advisories_dir, .published_before = ""});
   if (!catalog) {
     std::fprintf(stderr, "specprobe: %s\n", catalog.error().str().c_str());
     return exit_code(catalog.error().kind);

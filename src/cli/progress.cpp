@@ -14,15 +14,15 @@
 namespace specprobe {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(SteadyClock::time_point t) { return std::chrono::duration<double>(SteadyClock::now() - t).count(); }
 
 // A terminal line redrawn by a ticker thread while a phase lasts, so that a long phase (a probe
 // run, a JIT build) shows its elapsed time going up. The thread ends with the last copy of the sink.
 class TerminalLine {
  public:
-  explicit TerminalLine(const ProgressOptions& o) : o_(o), start_(Clock::now()), ticker_([this] { tick(); }) {}
+  explicit TerminalLine(const ProgressOptions& o) : o_(o), start_(SteadyClock::now()), ticker_([this] { tick(); }) {}
   ~TerminalLine() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -35,7 +35,7 @@ class TerminalLine {
   void set(const std::string& line) {
     std::lock_guard<std::mutex> lock(mu_);
     line_ = line;
-    since_ = Clock::now();
+    since_ = SteadyClock::now();
     if (line.empty()) clear_locked();
     else if (shown_) draw_locked();  // already on screen: show the new phase at once
   }
@@ -65,7 +65,7 @@ class TerminalLine {
   }
 
   ProgressOptions o_;
-  Clock::time_point start_, since_;
+  SteadyClock::time_point start_, since_;
   std::string line_;
   bool shown_ = false, stop_ = false;
   std::mutex mu_;
@@ -90,7 +90,7 @@ ProgressSink progress_sink(ProgressOptions o) {
     return [line](const std::string& text) { line->set(text); };
   }
   // A log: one plain line per phase, with the time since the start.
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   return [o, start](const std::string& text) {
     if (text.empty()) return;
     std::fputs(fmt::format("specprobe: [{:6.1f} s] {}\n", seconds_since(start), text).c_str(), o.out);

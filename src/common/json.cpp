@@ -2,6 +2,7 @@
 #include "common/json.hpp"
 
 #include <charconv>
+#include <cmath>
 
 namespace specprobe {
 namespace {
@@ -82,8 +83,9 @@ std::optional<int64_t> fact_int(const Json& facts, std::string_view dotted) {
   if (!v) return std::nullopt;
   if (v->is_number_integer()) return v->get<int64_t>();
   if (v->is_number_float()) {
+    // Range first: converting a double outside int64_t's range (1e300, inf, nan) is undefined.
     const double d = v->get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+    if (d >= -0x1p63 && d < 0x1p63 && d == std::trunc(d)) return static_cast<int64_t>(d);
   }
   return std::nullopt;
 }

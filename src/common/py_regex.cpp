@@ -1,5 +1,6 @@
 // See py_regex.hpp for what is supported and why this is not std::regex.
 #include "common/py_regex.hpp"
+#include "common/ascii.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +13,7 @@ namespace {
 
 constexpr size_t kMaxPattern = 512;
 constexpr size_t kMaxProgram = 4096;
-constexpr int kMaxDepth = 16;
+constexpr int kMaxGroupDepth = 16;
 constexpr int kMaxRepeat = 1000;
 
 bool is_word(unsigned char c) {
@@ -21,7 +22,6 @@ bool is_word(unsigned char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
 }
 bool is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
 struct Node {
   enum Kind { empty, ch, any, cls, assert_, cat, alt, rep } kind = empty;
@@ -102,8 +102,8 @@ class Parser {
     auto number = [&](int& v) {
       const size_t s = j;
       long long x = 0;
-      while (j < p_.size() && is_digit(p_[j]) && j - s < 9) x = x * 10 + (p_[j++] - '0');
-      if (j < p_.size() && is_digit(p_[j])) return false;  // too many digits for a repeat we take
+      while (j < p_.size() && is_ascii_digit(p_[j]) && j - s < 9) x = x * 10 + (p_[j++] - '0');
+      if (j < p_.size() && is_ascii_digit(p_[j])) return false;  // too many digits for a repeat we take
       v = static_cast<int>(x);
       return j > s;
     };
@@ -146,8 +146,8 @@ class Parser {
       const auto u = static_cast<unsigned char>(b);
       bool in = false;
       switch (e) {
-        case 'd': in = is_digit(u); break;
-        case 'D': in = !is_digit(u); break;
+        case 'd': in = is_ascii_digit(u); break;
+        case 'D': in = !is_ascii_digit(u); break;
         case 'w': in = is_word(u); break;
         case 'W': in = !is_word(u); break;
         case 's': in = is_space(u); break;
@@ -167,14 +167,14 @@ class Parser {
       case 'v': return '\v';
       case 'a': return '\a';
       case 'x': {
-        auto hex = [](char h) { return is_digit(h) ? h - '0' : (h | 0x20) >= 'a' && (h | 0x20) <= 'f' ? (h | 0x20) - 'a' + 10 : -1; };
+        auto hex = [](char h) { return is_ascii_digit(h) ? h - '0' : (h | 0x20) >= 'a' && (h | 0x20) <= 'f' ? (h | 0x20) - 'a' + 10 : -1; };
         const int h1 = hex(peek()), h2 = hex(peek(1));
         if (h1 < 0 || h2 < 0) fail("incomplete escape \\x");
         i_ += 2;
         return static_cast<unsigned char>(h1 * 16 + h2);
       }
     }
-    if ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z') || is_digit(e)) return std::nullopt;
+    if ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z') || is_ascii_digit(e)) return std::nullopt;
     return static_cast<unsigned char>(e);
   }
 
@@ -205,7 +205,7 @@ class Parser {
           return leaf(Node::cls, 0, add_class(std::move(set)));
         }
         if (e == 'A' || e == 'Z' || e == 'b' || e == 'B') return leaf(Node::assert_, static_cast<unsigned char>(e));
-        if (is_digit(e)) fail("backreferences are not supported");
+        if (is_ascii_digit(e)) fail("backreferences are not supported");
         if (auto b = escaped_byte(e)) return leaf(Node::ch, *b);
         fail(fmt::format("unsupported escape \\{}", e));
       }
@@ -221,7 +221,7 @@ class Parser {
   }
 
   NodeP group(int depth) {
-    if (depth + 1 > kMaxDepth) fail(fmt::format("groups nested deeper than {}", kMaxDepth));
+    if (depth + 1 > kMaxGroupDepth) fail(fmt::format("groups nested deeper than {}", kMaxGroupDepth));
     if (peek() == '?') {
       if (peek(1) == ':') {
         i_ += 2;

@@ -1,17 +1,16 @@
 // Suggestions for mistyped words (see suggest.hpp).
 #include "common/suggest.hpp"
 
+#include "common/ascii.hpp"
+
 #include <algorithm>
-#include <cctype>
 
 namespace specprobe {
 namespace {
 
-char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
-
 size_t common_prefix(std::string_view a, std::string_view b) {
   size_t n = 0;
-  while (n < a.size() && n < b.size() && lower(a[n]) == lower(b[n])) ++n;
+  while (n < a.size() && n < b.size() && ascii_lower(a[n]) == ascii_lower(b[n])) ++n;
   return n;
 }
 
@@ -63,13 +62,11 @@ size_t edit_distance_within(std::string_view a, std::string_view b, size_t limit
 }
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates, size_t max_edits) {
-  std::string w(word);
-  std::transform(w.begin(), w.end(), w.begin(), lower);
+  const std::string w = ascii_lower(word);
   const std::string* best = nullptr;
   size_t best_d = 0, best_prefix = 0;
   for (const auto& c : candidates) {
-    std::string lc = c;
-    std::transform(lc.begin(), lc.end(), lc.begin(), lower);
+    const std::string lc = ascii_lower(c);
     const size_t d = edit_distance_within(w, lc, max_edits);
     if (c == word || d > max_edits || (d > 0 && 2 * d >= std::max<size_t>(w.size(), 2))) continue;
     const size_t prefix = common_prefix(w, lc);

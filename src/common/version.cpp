@@ -2,6 +2,7 @@
 // A hand-written scanner rather than std::regex: it runs for every "ver*" operator of every
 // rule evaluation, and std::regex is both slow and recursive.
 #include "common/version.hpp"
+#include "common/ascii.hpp"
 
 #include <algorithm>
 #include <array>
@@ -13,10 +14,9 @@ namespace {
 
 constexpr std::size_t kMaxDigits = 18;  // fits std::uint64_t without overflow checks
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z'); }
+bool is_alnum(char c) { return is_ascii_digit(c) || (c >= 'a' && c <= 'z'); }
 bool is_sep(char c) { return c == '.' || c == '-' || c == '_'; }
-bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); }
+bool is_hex(char c) { return is_ascii_digit(c) || (c >= 'a' && c <= 'f'); }
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r')) {
@@ -26,14 +26,6 @@ std::string_view trim(std::string_view s) {
     s.remove_suffix(1);
   }
   return s;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 // Cursor over the lower-cased text. Each try_* either consumes what it matched or nothing.
@@ -66,7 +58,7 @@ class Scanner {
   std::optional<std::uint64_t> try_number() {
     std::size_t start = i_;
     std::uint64_t n = 0;
-    while (is_digit(peek())) {
+    while (is_ascii_digit(peek())) {
       n = n * 10 + static_cast<std::uint64_t>(peek() - '0');
       ++i_;
     }
@@ -115,7 +107,7 @@ int compare_digits(std::string_view a, std::string_view b) {
 }
 
 bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), is_digit);
+  return !s.empty() && std::all_of(s.begin(), s.end(), is_ascii_digit);
 }
 
 int compare_release(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b) {
@@ -211,7 +203,7 @@ std::optional<std::string> Version::git_hash() const {
       prefixed = true;
     }
     if (s.size() < 7 || s.size() > 40 || !std::all_of(s.begin(), s.end(), is_hex)) continue;
-    const bool has_letter = std::any_of(s.begin(), s.end(), [](char c) { return !is_digit(c); });
+    const bool has_letter = std::any_of(s.begin(), s.end(), [](char c) { return !is_ascii_digit(c); });
     if (prefixed || has_letter) return std::string(s);
   }
   return std::nullopt;
@@ -244,7 +236,7 @@ Version Version::public_version() const {
 }
 
 std::optional<Version> parse_version(std::string_view text) {
-  const std::string s = lower(trim(text));
+  const std::string s = ascii_lower(trim(text));
   Scanner sc(s);
   Version v;
   sc.try_char('v');
@@ -257,7 +249,7 @@ std::optional<Version> parse_version(std::string_view text) {
     if (!first) return std::nullopt;
   }
   v.release.push_back(*first);
-  while (sc.peek() == '.' && is_digit(sc.peek(1))) {
+  while (sc.peek() == '.' && is_ascii_digit(sc.peek(1))) {
     sc.try_char('.');
     v.release.push_back(*sc.try_number());
   }
@@ -271,7 +263,7 @@ std::optional<Version> parse_version(std::string_view text) {
 
   // Implicit post release: "1.0-1".
   const std::size_t before_post = sc.pos();
-  if (sc.peek() == '-' && is_digit(sc.peek(1))) {
+  if (sc.peek() == '-' && is_ascii_digit(sc.peek(1))) {
     sc.try_char('-');
     v.post = sc.try_number();
   } else {
@@ -406,7 +398,7 @@ bool satisfies(const Version& v, const Specifier& spec) {
     }
     case Specifier::Op::arbitrary: {
       const std::string_view want = trim(std::string_view(spec.text).substr(3));
-      return lower(want) == v.str();
+      return ascii_lower(want) == v.str();
     }
   }
   return false;

@@ -16,6 +16,7 @@
 #include "gpu/gpu_info.hpp"
 #include "inputs/option_check.hpp"
 #include "inputs/option_tables.hpp"
+#include "common/ascii.hpp"
 
 namespace specprobe {
 namespace {
@@ -129,11 +130,6 @@ bool hash_matches(const std::string& have, const std::string& known) {
   if (have.size() < 7) return false;
   const size_t n = std::min(have.size(), known.size());
   return have.compare(0, n, known, 0, n) == 0;
-}
-
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
 }
 
 // spec.k and spec.next_n from the plan as given: vLLM's num_speculative_tokens (defaulting to the
@@ -528,7 +524,7 @@ void derive_attention(Json& f) {
     derive_sglang_attention(f);
     return;
   }
-  if (requested) requested = upper(*requested);
+  if (requested) requested = ascii_upper(*requested);
   if (fact_string(f, "gpu.vendor").value_or("nvidia") == "amd") {
     // ROCm backend selection is not emulated: only a requested backend is known.
     a.erase("env_honoured");
@@ -537,7 +533,7 @@ void derive_attention(Json& f) {
     a["selected_by"] = requested ? "requested" : "unknown";
     a["candidates"] = Json::array();
     a["offered"] = Json::array();
-    a["drafter"] = fact_string(f, "spec.attention_backend") ? Json(upper(*fact_string(f, "spec.attention_backend"))) : a["selected"];
+    a["drafter"] = fact_string(f, "spec.attention_backend") ? Json(ascii_upper(*fact_string(f, "spec.attention_backend"))) : a["selected"];
     for (const char* key : {"requested_known", "requested_valid", "invalid_reasons", "cg_support", "spec_as_decode"}) a.erase(key);
     f["cudagraph"] = {{"requested", find_fact(f, "serve.cudagraph_mode") ? *find_fact(f, "serve.cudagraph_mode") : Json(nullptr)},
                       {"resolved", nullptr}};

@@ -1,16 +1,12 @@
 // SGLang server-args emulation (see derive_sglang.hpp), from python/sglang/srt/server_args.py
 // (~early-2026 content, commit not pinned; knowledge C).
 #include "facts/derive_sglang.hpp"
+#include "common/ascii.hpp"
 
 #include <algorithm>
 
 namespace specprobe {
 namespace {
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool has(const Json& list, std::string_view v) {
   return std::find(list.begin(), list.end(), Json(std::string(v))) != list.end();
@@ -31,7 +27,7 @@ void derive_sglang(Json& f) {
   Json backends = Json::array();
   for (const char* name : {"attention.selected", "attention.prefill_backend", "attention.decode_backend"})
     if (auto b = fact_string(f, name); b && !b->empty())
-      if (!has(backends, lower(*b))) backends.push_back(lower(*b));
+      if (!has(backends, ascii_lower(*b))) backends.push_back(ascii_lower(*b));
   s["backends"] = backends;
 
   if (auto t = fact_int(f, "spec.topk")) {
@@ -62,7 +58,7 @@ void derive_sglang(Json& f) {
   }
   s["paged_topk_ok"] = paged_ok;
 
-  const std::string v2 = lower(fact_string(f, "env.SGLANG_ENABLE_SPEC_V2").value_or(""));
+  const std::string v2 = ascii_lower(fact_string(f, "env.SGLANG_ENABLE_SPEC_V2").value_or(""));
   s["spec_v2"] = v2 == "1" || v2 == "true";
   s["uses_trtllm_mha"] = has(backends, "trtllm_mha");
   s["uses_trtllm_mla"] = has(backends, "trtllm_mla");

@@ -23,13 +23,13 @@ std::vector<std::string_view> segments(std::string_view dotted) {
   }
 }
 
-bool placeholder(std::string_view seg) { return seg.size() > 2 && seg.front() == '<' && seg.back() == '>'; }
+bool is_placeholder_segment(std::string_view seg) { return seg.size() > 2 && seg.front() == '<' && seg.back() == '>'; }
 
 // Whether SPEC's name matches the first spec-length segments of PATH.
 bool prefix_match(const std::vector<std::string_view>& spec, const std::vector<std::string_view>& path) {
   if (spec.size() > path.size()) return false;
   for (size_t i = 0; i < spec.size(); ++i)
-    if (!placeholder(spec[i]) && spec[i] != path[i]) return false;
+    if (!is_placeholder_segment(spec[i]) && spec[i] != path[i]) return false;
   return true;
 }
 
@@ -88,9 +88,9 @@ const FactSpec* FactRegistry::find(std::string_view dotted) const {
     const bool exact = spec.size() == path.size();
     if (!exact && f.type != "list" && f.type != "object" && f.type != "any") continue;
     // The most specific registration wins: an exact name over a covering object, a longer
-    // covering prefix over a shorter one, a literal segment over a placeholder.
+    // covering prefix over a shorter one, a literal segment over a is_placeholder_segment.
     size_t literal = 0;
-    for (const auto& s : spec) literal += placeholder(s) ? 0 : 1;
+    for (const auto& s : spec) literal += is_placeholder_segment(s) ? 0 : 1;
     const size_t score = spec.size() * 1000 + literal;
     if (!best || (exact && !best_exact) || (exact == best_exact && score > best_len)) {
       best = &f;

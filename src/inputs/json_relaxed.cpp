@@ -14,7 +14,7 @@
 namespace specprobe {
 namespace {
 
-constexpr int kMaxDepth = 256;
+constexpr int kMaxJsonDepth = 256;
 
 struct Shift {
   size_t out_pos;  // first rewritten offset after the replacement
@@ -46,10 +46,10 @@ std::string rewrite_words(std::string_view text, const std::vector<PythonWord>& 
 
 Expected<RelaxedJson> parse_json_relaxed(std::string_view text, const std::string& file) {
   // Nesting is bounded before nlohmann builds (and later copies and destroys, recursively) the tree.
-  const PythonWords scan = scan_python_words(text, kMaxDepth);
+  const PythonWords scan = scan_python_words(text, kMaxJsonDepth);
   if (scan.too_deep) {
     auto [line, col] = json_line_col(text, scan.too_deep_at);
-    return input_error(fmt::format("JSON nests deeper than {} levels", kMaxDepth), {file, line, col});
+    return input_error(fmt::format("JSON nests deeper than {} levels", kMaxJsonDepth), {file, line, col});
   }
   RelaxedJson result;
   std::vector<Shift> shifts;

@@ -12,12 +12,13 @@
 
 #include "common/excerpt.hpp"
 #include "common/paths.hpp"
+#include "common/ascii.hpp"
 
 namespace specprobe {
 namespace fs = std::filesystem;
 namespace {
 
-std::string trim(std::string s) {
+std::string trim_space(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
   size_t i = 0;
   while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
@@ -34,7 +35,7 @@ Expected<fs::path> pick_snapshot(const fs::path& repo, ModelConfig& cfg) {
     char buf[256];  // a revision is a 40-hex commit; never slurp a huge file
     in.read(buf, sizeof buf);
     std::string rev(buf, static_cast<size_t>(in.gcount()));
-    rev = trim(rev.substr(0, rev.find('\n')));
+    rev = trim_space(rev.substr(0, rev.find('\n')));
     if (!rev.empty() && rev.find('/') == std::string::npos && rev != "." && rev != ".." &&
         fs::is_directory(snaps / rev, ec)) {
       cfg.snapshot = rev;
@@ -89,11 +90,6 @@ std::optional<std::string> string_field(const Json& obj, const char* key) {
   auto it = obj.find(key);
   if (it != obj.end() && it->is_string()) return it->get<std::string>();
   return std::nullopt;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 // FILE, links resolved, lies in the checkpoint tree DIR or in its HF cache's blobs/ (a snapshot's
@@ -326,7 +322,7 @@ Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
     }
   }
   if (cfg.quant_config.is_object()) {
-    if (auto m = string_field(cfg.quant_config, "quant_method")) cfg.quant_method = lower(*m);
+    if (auto m = string_field(cfg.quant_config, "quant_method")) cfg.quant_method = ascii_lower(*m);
     auto kv = cfg.quant_config.find("kv_cache_scheme");
     cfg.kv_cache_scheme = kv != cfg.quant_config.end() && !kv->is_null();
   }

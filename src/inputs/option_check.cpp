@@ -7,6 +7,7 @@
 #include "common/excerpt.hpp"
 #include "inputs/option_tables.hpp"
 #include "inputs/serving_text.hpp"
+#include "common/ascii.hpp"
 
 namespace specprobe {
 namespace {
@@ -60,9 +61,9 @@ std::optional<std::vector<std::string>> texts_of(const Json& v) {
 bool json_text(const std::string& s) { return Json::accept(s); }
 
 // A value the file leaves to whoever runs it: a shell variable the reader could not resolve
-// ($PORT, ${MODEL:-x}) or a template placeholder (<prefill_http_port_rank0>). What the engine
+// ($PORT, ${MODEL:-x}) or a template is_placeholder_text (<prefill_http_port_rank0>). What the engine
 // will see is unknown, so nothing is said about its type or value.
-bool placeholder(const std::string& s) {
+bool is_placeholder_text(const std::string& s) {
   return s.find('$') != std::string::npos || (s.size() >= 3 && s.front() == '<' && s.back() == '>');
 }
 
@@ -73,9 +74,9 @@ bool type_accepts(std::string type, const std::vector<std::string>& texts, bool 
   if (type == "int") return all([&](const std::string& s) { return parses_as_int(s, vllm); });
   if (type == "float") return all([](const std::string& s) { return parses_as_float(s); });
   if (type == "int|auto")
-    return all([&](const std::string& s) { return serving::lower(s) == "auto" || parses_as_int(s, vllm); });
+    return all([&](const std::string& s) { return ascii_lower(s) == "auto" || parses_as_int(s, vllm); });
   if (type == "true|false")
-    return all([](const std::string& s) { return serving::lower(s) == "true" || serving::lower(s) == "false"; });
+    return all([](const std::string& s) { return ascii_lower(s) == "true" || ascii_lower(s) == "false"; });
   if (type == "json") return all([](const std::string& s) { return json_text(s); });
   if (type == "json|int") return all([&](const std::string& s) { return json_text(s) || parses_as_int(s, vllm); });
   return true;  // str, json|str, bool, count
@@ -166,9 +167,9 @@ struct Checker {
   // CUDAGraphMode[value.upper()], CompilationMode[value.upper()]); SGLang 0.5.12+ upper-cases the
   // speculative algorithm (SpeculativeAlgorithm.from_string).
   std::string normalized(const std::string& enum_name, const std::string& v) const {
-    if (enum_name == "attention_backend" && vllm) return serving::upper(v);
+    if (enum_name == "attention_backend" && vllm) return ascii_upper(v);
     if (enum_name == "cudagraph_mode" || enum_name == "compilation_mode" || enum_name == "speculative_algorithm")
-      return serving::upper(v);
+      return ascii_upper(v);
     return v;
   }
 
@@ -240,7 +241,7 @@ struct Checker {
     auto texts = texts_of(value);
     if (!texts || texts->empty()) return;
     for (const auto& text : *texts)
-      if (placeholder(text)) return;
+      if (is_placeholder_text(text)) return;
     ReleaseSet typed;
     std::string expected;
     bool int_typed = false;
@@ -375,10 +376,10 @@ struct Checker {
                          where_text(everywhere.accepted));
     std::string msg = fmt::format("{} is not a {} option", shown, t.display);
     // The same name with other dashes: "----speculative-config", "--tp" for "-tp", a config key "tp".
-    const std::string bare = serving::lower(flag.substr(std::min(flag.size(), flag.find_first_not_of('-'))));
+    const std::string bare = ascii_lower(flag.substr(std::min(flag.size(), flag.find_first_not_of('-'))));
     for (const auto& s : option_strings(t)) {
       if ((s.in & sel.releases).none() || s.text == flag) continue;
-      std::string sb = serving::lower(s.text.substr(s.text.find_first_not_of('-')));
+      std::string sb = ascii_lower(s.text.substr(s.text.find_first_not_of('-')));
       if (sb != bare) continue;
       const size_t dashes = flag.find_first_not_of('-');
       if (config) return msg + fmt::format(" ({} is a command-line alias of --{}; write {} in a config file)", s.text, s.option, s.option);

@@ -13,6 +13,7 @@
 #include "common/version.hpp"
 #include "common/yaml_json.hpp"
 #include "inputs/serving_text.hpp"
+#include "common/ascii.hpp"
 
 namespace specprobe::options {
 namespace {
@@ -495,7 +496,7 @@ bool parses_as_float(const std::string& text) {
   while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
   s = s.substr(i);
   if (s.empty()) return false;
-  const std::string l = serving::lower(s[0] == '+' || s[0] == '-' ? s.substr(1) : s);
+  const std::string l = ascii_lower(s[0] == '+' || s[0] == '-' ? s.substr(1) : s);
   if (l == "inf" || l == "infinity" || l == "nan") return true;
   for (char c : l)
     if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == '+' || c == '-')) return false;

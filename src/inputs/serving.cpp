@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "inputs/serving_forms.hpp"
+#include "common/ascii.hpp"
 
 namespace fs = std::filesystem;
 
@@ -61,8 +62,8 @@ Expected<ServingFile> read_config(const std::string& text, const LineIndex& inde
 Expected<ServingFile> dispatch(const std::shared_ptr<const CollectorSource>& src) {
   const std::string& s = src->text;
   const LineIndex& index = *src->index;
-  std::string ext = lower(fs::path(src->path).extension().string());
-  if (ext == ".tpl" || ext == ".tmpl") ext = lower(fs::path(fs::path(src->path).stem()).extension().string());
+  std::string ext = ascii_lower(fs::path(src->path).extension().string());
+  if (ext == ".tpl" || ext == ".tmpl") ext = ascii_lower(fs::path(fs::path(src->path).stem()).extension().string());
   const size_t first = s.find_first_not_of(" \t\r\n");
   const char c = first == std::string::npos ? '\0' : s[first];
   const bool yaml_ext = ext == ".yaml" || ext == ".yml";

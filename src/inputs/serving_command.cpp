@@ -12,6 +12,8 @@
 #include "common/excerpt.hpp"
 #include "common/paths.hpp"
 #include "inputs/serving_forms.hpp"
+#include "common/ascii.hpp"
+#include "inputs/serving_text.hpp"
 
 namespace specprobe::serving {
 namespace {
@@ -25,11 +27,6 @@ struct ServeCommand {
   size_t at = 0;            // the first word of the invocation
   size_t args_begin = 0;
 };
-
-std::string base_name(const std::string& s) {
-  const size_t p = s.rfind('/');
-  return p == std::string::npos ? s : s.substr(p + 1);
-}
 
 bool is_number(std::string_view s) {
   if (s.size() < 2 || s[0] != '-') return false;
@@ -282,7 +279,7 @@ class ArgsReader {
       if (!text) return text.error();
       LineIndex index(p.string(), *text);
       if (auto st = check_text(index, *text); !st) return st.error();
-      const std::string ext = lower(p.extension().string());
+      const std::string ext = ascii_lower(p.extension().string());
       size_t first = text->find_first_not_of(" \t\r\n");
       const bool json = ext == ".json" || (first != std::string::npos && (*text)[first] == '{');
       auto opts = json ? read_json_options(*text, index) : read_yaml_options(*text, index, ctx.notes);

@@ -9,6 +9,7 @@
 #include "common/excerpt.hpp"
 #include "common/paths.hpp"
 #include "inputs/serving_forms.hpp"
+#include "common/ascii.hpp"
 
 namespace fs = std::filesystem;
 
@@ -27,7 +28,7 @@ std::string image_repository(std::string_view image) {
   const size_t slash = s.rfind('/');
   const size_t colon = s.rfind(':');
   if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) s.resize(colon);
-  return lower(s);
+  return ascii_lower(s);
 }
 
 // The image's own entrypoint starts the vLLM OpenAI server (`vllm serve`).

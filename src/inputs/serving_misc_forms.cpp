@@ -5,6 +5,7 @@
 
 #include "common/excerpt.hpp"
 #include "inputs/serving_forms.hpp"
+#include "common/ascii.hpp"
 
 namespace specprobe::serving {
 namespace {
@@ -26,7 +27,7 @@ std::vector<Instruction> dockerfile_instructions(const std::string& text) {
       Instruction ins;
       size_t k = b;
       while (k < e && std::isalpha(static_cast<unsigned char>(text[k]))) ++k;
-      ins.keyword = upper(text.substr(b, k - b));
+      ins.keyword = ascii_upper(text.substr(b, k - b));
       ins.args = text.find_first_not_of(" \t", k);
       // continuation lines
       size_t end = e;
@@ -130,7 +131,7 @@ std::vector<std::pair<std::string, size_t>> duplicate_keys(const std::string& te
 }  // namespace
 
 bool looks_like_dockerfile(std::string_view path, std::string_view text) {
-  const std::string name = lower(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
+  const std::string name = ascii_lower(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
   if (name == "dockerfile" || name.rfind("dockerfile.", 0) == 0 || (name.size() > 11 && name.substr(name.size() - 11) == ".dockerfile"))
     return true;
   const size_t first = text.find_first_not_of(" \t\r\n");

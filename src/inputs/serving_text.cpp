@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "common/excerpt.hpp"
+#include "common/ascii.hpp"
 
 namespace specprobe::serving {
 
@@ -278,18 +279,6 @@ Json cli_value(const std::string& s) {
   }
   if (auto v = human_readable_int(s)) return *v;
   return s;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
 }
 
 }  // namespace specprobe::serving

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/ascii.hpp"
 #include "common/error.hpp"
 #include "common/json.hpp"
 
@@ -60,8 +61,10 @@ Json yaml_plain_scalar(const std::string& s);
 // JSON if it parses, else a human-readable int, else the string.
 Json cli_value(const std::string& s);
 
-// Lower/upper-case ASCII copies.
-std::string lower(std::string_view s);
-std::string upper(std::string_view s);
+// The last '/'-separated part of a command word: /usr/bin/env is env, python3 is python3.
+inline std::string base_name(const std::string& s) {
+  const size_t p = s.rfind('/');
+  return p == std::string::npos ? s : s.substr(p + 1);
+}
 
 }  // namespace specprobe::serving

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/ascii.hpp"
 #include "common/excerpt.hpp"
 #include "inputs/serving_options.hpp"
 
@@ -58,7 +59,7 @@ Expected<bool> to_bool(const Json& v, std::string_view what, const SourceLocatio
   if (v.is_boolean()) return v.get<bool>();
   if (v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1)) return v.get<int64_t>() == 1;
   if (v.is_string()) {
-    const std::string s = lower(v.get<std::string>());
+    const std::string s = ascii_lower(v.get<std::string>());
     if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
     if (s == "false" || s == "0" || s == "no" || s == "off") return false;
   }

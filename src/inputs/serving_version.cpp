@@ -9,6 +9,7 @@
 #include "common/paths.hpp"
 #include "inputs/installed_libs.hpp"
 #include "inputs/serving_forms.hpp"
+#include "common/ascii.hpp"
 
 namespace fs = std::filesystem;
 
@@ -74,7 +75,7 @@ void requirement_pins(const std::string& text, const std::string& file,
     const std::string version = version_prefix(std::string_view(text).substr(i + 2));
     i += 2;
     if (name.empty() || version.empty()) continue;
-    std::string key = lower(name) == "vllm" ? "vllm" : lower(name) == "sglang" ? "sglang" : lib_key(name);
+    std::string key = ascii_lower(name) == "vllm" ? "vllm" : ascii_lower(name) == "sglang" ? "sglang" : lib_key(name);
     if (key.empty() || out.count(key)) continue;
     out[key] = {version, fmt::format("{}: {}=={}", file, name, version)};
   }
@@ -99,7 +100,7 @@ void lock_pins(const std::string& text, const std::string& file,
     };
     if (auto n = quoted("name = "); !n.empty()) name = n;
     if (auto v = quoted("version = "); !v.empty() && !name.empty()) {
-      const std::string key = lower(name) == "vllm" ? "vllm" : lower(name) == "sglang" ? "sglang" : lib_key(name);
+      const std::string key = ascii_lower(name) == "vllm" ? "vllm" : ascii_lower(name) == "sglang" ? "sglang" : lib_key(name);
       if (!key.empty() && !out.count(key) && !version_prefix(v).empty())
         out[key] = {version_prefix(v), fmt::format("{}: {} {}", file, name, version_prefix(v))};
       name.clear();
@@ -116,7 +117,7 @@ EngineVersion image_engine_version(std::string_view image_ref) {
   const size_t slash = image.rfind('/');
   const size_t colon = image.rfind(':');
   const bool tagged = colon != std::string::npos && (slash == std::string::npos || colon > slash);
-  const std::string repo = lower(tagged ? image.substr(0, colon) : image);
+  const std::string repo = ascii_lower(tagged ? image.substr(0, colon) : image);
   const std::string tag = tagged ? image.substr(colon + 1) : "latest";
   out.engine = engine_of_repository(repo);
   const std::string shown = show_unresolved(image);
@@ -139,14 +140,14 @@ EngineVersion image_engine_version(std::string_view image_ref) {
   std::string version = version_prefix(tag[0] == 'v' ? std::string_view(tag).substr(1) : std::string_view(tag));
   for (const char* marker : {"vllm_", "vllm-", "sglang_", "sglang-"}) {  // rocm/vllm:..._vllm_0.6.4
     if (!version.empty()) break;
-    const size_t m = lower(tag).find(marker);
+    const size_t m = ascii_lower(tag).find(marker);
     if (m == std::string::npos) continue;
     std::string_view rest = std::string_view(tag).substr(m + std::string_view(marker).size());
     if (!rest.empty() && rest[0] == 'v') rest.remove_prefix(1);
     version = version_prefix(rest);
   }
   if (version.empty()) {
-    const std::string l = lower(tag);
+    const std::string l = ascii_lower(tag);
     const char* kind = l == "latest" || l.rfind("latest-", 0) == 0 ? "names no version"
                        : l.find("nightly") != std::string::npos || l.find("dev") != std::string::npos
                            ? "is a nightly / development build, not a release"
@@ -171,7 +172,7 @@ std::optional<EngineVersion> pip_engine_version(const std::vector<ShellWord>& wo
     const std::string& t = words[j].text;
     const size_t eq = t.find("==");
     if (eq == std::string::npos) continue;
-    std::string name = lower(t.substr(0, eq));
+    std::string name = ascii_lower(t.substr(0, eq));
     if (const size_t br = name.find('['); br != std::string::npos) name.resize(br);
     if (name != "vllm" && name != "sglang") continue;
     const std::string v = version_prefix(std::string_view(t).substr(eq + 2));

@@ -6,11 +6,12 @@
 
 #include "common/excerpt.hpp"
 #include "inputs/serving_options.hpp"
+#include "common/ascii.hpp"
 
 namespace specprobe::serving {
 namespace {
 
-const std::set<std::string, std::less<>> kFlags = {
+const std::set<std::string, std::less<>> kSglangFlags = {
     "trust-remote-code", "disable-cuda-graph", "disable-cuda-graph-padding", "enable-dp-attention",
     "disable-radix-cache", "enable-torch-compile", "disable-overlap-schedule", "enable-mixed-chunk",
     "skip-server-warmup", "enable-metrics", "disable-custom-all-reduce", "enable-ep-moe",
@@ -19,7 +20,7 @@ const std::set<std::string, std::less<>> kFlags = {
     "enable-dp-lm-head", "disable-shared-experts-fusion", "enable-eplb", "enable-lora",
     "skip-tokenizer-init", "is-embedding", "enable-multimodal", "disable-chunked-prefix-cache"};
 
-const std::set<std::string, std::less<>> kLists = {"cuda-graph-bs", "served-model-name", "lora-paths",
+const std::set<std::string, std::less<>> kSglangLists = {"cuda-graph-bs", "served-model-name", "lora-paths",
                                                     "api-key"};
 
 // Older or alternative spellings -> the canonical SGLang flag; used only when the option tables
@@ -38,7 +39,7 @@ const std::map<std::string, std::string, std::less<>> kSpellings = {
     {"speculative-draft-model", "speculative-draft-model-path"},
     {"mem-fraction", "mem-fraction-static"}};
 
-struct Entry {
+struct SglangEntry {
   std::string written;
   Json value;
   SourceLocation where;
@@ -48,10 +49,10 @@ struct Entry {
 }  // namespace
 
 bool sglang_flag_option(std::string_view c) {
-  return kFlags.count(c) > 0 || c.substr(0, 7) == "enable-" || c.substr(0, 8) == "disable-" ||
+  return kSglangFlags.count(c) > 0 || c.substr(0, 7) == "enable-" || c.substr(0, 8) == "disable-" ||
          table_arity("sglang", c) == Arity::flag;
 }
-bool sglang_list_option(std::string_view c) { return kLists.count(c) > 0 || table_arity("sglang", c) == Arity::list; }
+bool sglang_list_option(std::string_view c) { return kSglangLists.count(c) > 0 || table_arity("sglang", c) == Arity::list; }
 
 Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, ReadContext ctx) {
   ParsedServing out;
@@ -62,7 +63,7 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
   PlanWriter w(out);
   record_given_options(options, w);
 
-  std::map<std::string, Entry> opts;
+  std::map<std::string, SglangEntry> opts;
   RepeatedOptions repeated;
   for (const RawOption& o : options) {
     std::string name = canonical_name(o.name);
@@ -87,20 +88,20 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
       if (!b) return b.error();
       value = !*b;
     }
-    opts[name] = Entry{o.name, std::move(value), o.where};
+    opts[name] = SglangEntry{o.name, std::move(value), o.where};
   }
   repeated.note_all(w);
 
   write_common_facts(w, ctx, "sglang");
   std::set<std::string> used;
-  auto use = [&](const std::string& name) -> Entry* {
+  auto use = [&](const std::string& name) -> SglangEntry* {
     auto it = opts.find(name);
     if (it == opts.end()) return nullptr;
     used.insert(name);
     return &it->second;
   };
 
-  if (Entry* e = use("model-path")) w.set("model.id", to_text(e->value), e->where);
+  if (SglangEntry* e = use("model-path")) w.set("model.id", to_text(e->value), e->where);
   if (!ctx.positional_model.empty()) w.set("model.id", ctx.positional_model, ctx.positional_loc);
 
   struct Map {
@@ -117,7 +118,7 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
                        Map{"speculative-num-draft-tokens", "spec.num_draft_tokens"},
                        Map{"max-lora-rank", "serve.max_lora_rank"}, Map{"max-loras-per-batch", "serve.max_loras"},
                        Map{"nnodes", "serve.nnodes"}}) {
-    if (Entry* e = use(m.option)) {
+    if (SglangEntry* e = use(m.option)) {
       auto v = to_int(e->value, m.option, e->where);
       if (!v) return v.error();
       w.set(m.fact, *v, e->where);
@@ -128,13 +129,13 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
   for (const Map& m : {Map{"disable-cuda-graph", "serve.enforce_eager"}, Map{"trust-remote-code", "serve.trust_remote_code"},
                        Map{"enable-dp-attention", "serve.dp_attention"}, Map{"enable-lora", "serve.enable_lora"},
                        Map{"enable-eplb", "serve.enable_eplb"}, Map{"enable-torch-compile", "serve.torch_compile"}}) {
-    if (Entry* e = use(m.option)) {
+    if (SglangEntry* e = use(m.option)) {
       auto v = to_bool(e->value, m.option, e->where);
       if (!v) return v.error();
       w.set(m.fact, *v, e->where);
     }
   }
-  if (Entry* e = use("disable-radix-cache")) {
+  if (SglangEntry* e = use("disable-radix-cache")) {
     auto v = to_bool(e->value, "disable-radix-cache", e->where);
     if (!v) return v.error();
     w.set("serve.enable_prefix_caching", !*v, e->where);
@@ -151,30 +152,30 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
                        Map{"deepep-mode", "serve.deepep_mode"},
                        Map{"mamba-scheduler-strategy", "serve.mamba_scheduler_strategy"},
                        Map{"mamba-ssm-dtype", "serve.mamba_ssm_cache_dtype"}, Map{"load-format", "serve.load_format"}}) {
-    if (Entry* e = use(m.option)) w.set(m.fact, to_text(e->value), e->where);
+    if (SglangEntry* e = use(m.option)) w.set(m.fact, to_text(e->value), e->where);
   }
   // LoRA is on when adapters are given (SGLang turns --enable-lora on for --lora-paths).
-  if (Entry* e = use("lora-paths"))
+  if (SglangEntry* e = use("lora-paths"))
     if (!w.has("serve.enable_lora")) w.set("serve.enable_lora", true, e->where);
   // Prefill / decode disaggregation moves the KV cache between servers.
-  if (Entry* e = use("disaggregation-mode")) w.set("serve.kv_transfer", lower(to_text(e->value)) != "null", e->where);
-  if (Entry* e = use("speculative-draft-attention-backend")) {
+  if (SglangEntry* e = use("disaggregation-mode")) w.set("serve.kv_transfer", ascii_lower(to_text(e->value)) != "null", e->where);
+  if (SglangEntry* e = use("speculative-draft-attention-backend")) {
     w.set("spec.draft_attention_backend", to_text(e->value), e->where);
     w.set("spec.attention_backend", to_text(e->value), e->where);
   }
-  if (Entry* e = use("mem-fraction-static")) {
+  if (SglangEntry* e = use("mem-fraction-static")) {
     auto v = to_float(e->value, "mem-fraction-static", e->where);
     if (!v) return v.error();
     w.set("serve.gpu_memory_utilization", *v, e->where);
   }
-  if (Entry* e = use("attention-backend")) {
+  if (SglangEntry* e = use("attention-backend")) {
     w.set("attention.requested", to_text(e->value), e->where);
     w.set("attention.requested_source", "attention-backend", e->where);
   }
 
-  if (Entry* e = use("speculative-algorithm")) {
+  if (SglangEntry* e = use("speculative-algorithm")) {
     const std::string raw = to_text(e->value);
-    const std::string l = lower(raw);
+    const std::string l = ascii_lower(raw);
     w.set("spec.enabled", true, e->where);
     w.set("spec.method_raw", raw, e->where);
     w.set("spec.method", l == "nextn" ? std::string("mtp") : l, e->where);

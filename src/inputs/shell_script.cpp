@@ -6,6 +6,7 @@
 
 #include "common/excerpt.hpp"
 #include "inputs/shell_internal.hpp"
+#include "inputs/serving_text.hpp"
 
 namespace specprobe::serving {
 
@@ -17,11 +18,6 @@ namespace {
 constexpr int kMaxDepth = 8;            // eval / sh -c / function nesting
 constexpr size_t kMaxCommands = 100000;  // simple commands one file may reach
 constexpr size_t kMaxLoopItems = 64;
-
-std::string base_name(const std::string& s) {
-  const size_t p = s.rfind('/');
-  return p == std::string::npos ? s : s.substr(p + 1);
-}
 
 bool is_shell(const std::string& w) {
   static const std::set<std::string, std::less<>> kShells = {"sh", "bash", "dash", "zsh", "ash", "ksh"};

@@ -9,6 +9,7 @@
 
 #include "common/excerpt.hpp"
 #include "inputs/serving_options.hpp"
+#include "common/ascii.hpp"
 
 namespace specprobe::serving {
 namespace {
@@ -89,7 +90,7 @@ Expected<Json> json_object_value(const RawOption& o, const std::string& name,
 }
 
 std::string normalize_method(const std::string& raw) {
-  const std::string l = lower(raw);
+  const std::string l = ascii_lower(raw);
   if (l == "mtp" || ends_with(l, "_mtp") || l == "nextn") return "mtp";
   return l;
 }
@@ -311,7 +312,7 @@ struct Special {
 Status write_max_model_len(const Use& use, PlanWriter& w, const ReadContext&) {
   Entry* e = use("max-model-len");
   if (!e) return Ok{};
-  const std::string s = lower(to_text(e->value));
+  const std::string s = ascii_lower(to_text(e->value));
   if (s == "auto" || s == "-1") {
     w.set("serve.max_model_len", "auto", e->where);
     return Ok{};
@@ -350,7 +351,7 @@ Status write_compilation_config(const Use& use, PlanWriter& w, const ReadContext
   w.set("serve.compilation_config", e->value, e->where);
   auto loc = [&](const std::string& k) { return e->inner.count(k) ? e->inner.at(k) : e->where; };
   if (auto it = e->value.find("cudagraph_mode"); it != e->value.end() && !it->is_null())
-    w.set("serve.cudagraph_mode", it->is_string() ? Json(upper(it->get<std::string>())) : *it, loc("cudagraph_mode"));
+    w.set("serve.cudagraph_mode", it->is_string() ? Json(ascii_upper(it->get<std::string>())) : *it, loc("cudagraph_mode"));
   if (auto it = e->value.find("cudagraph_capture_sizes"); it != e->value.end() && !w.has("serve.cudagraph_capture_sizes"))
     w.set("serve.cudagraph_capture_sizes", *it, loc("cudagraph_capture_sizes"));
   if (auto it = e->value.find("max_cudagraph_capture_size"); it != e->value.end() && !w.has("serve.max_cudagraph_capture_size"))
@@ -387,14 +388,14 @@ Status write_attention(const Use& use, PlanWriter& w, const ReadContext& ctx) {
     w.set("serve.attention_config", e->value, e->where);
     if (auto it = e->value.find("backend"); it != e->value.end() && it->is_string()) {
       const SourceLocation loc = e->inner.count("backend") ? e->inner.at("backend") : e->where;
-      w.set("attention.requested", upper(it->get<std::string>()), loc);
+      w.set("attention.requested", ascii_upper(it->get<std::string>()), loc);
       w.set("attention.requested_source", "attention-config", loc);
     }
   }
   if (Entry* e = use("attention-backend")) {
     if (w.has("attention.requested"))
       w.note("info", "--attention-backend and --attention-config.backend are both set; --attention-backend is used", e->where);
-    w.set("attention.requested", upper(to_text(e->value)), e->where);
+    w.set("attention.requested", ascii_upper(to_text(e->value)), e->where);
     w.set("attention.requested_source", "attention-backend", e->where);
   }
   for (const auto& [name, setting] : ctx.env) {
@@ -404,7 +405,7 @@ Status write_attention(const Use& use, PlanWriter& w, const ReadContext& ctx) {
            "VLLM_ATTENTION_BACKEND is ignored by vLLM >= ~0.14 (deprecated, then removed); use --attention-backend",
            setting.where);
     if (!w.has("attention.requested")) {
-      w.set("attention.requested", upper(setting.value), setting.where);
+      w.set("attention.requested", ascii_upper(setting.value), setting.where);
       w.set("attention.requested_source", "env", setting.where);
     }
   }
@@ -475,12 +476,12 @@ Status write_speculative(const Use& use, PlanWriter& w, const ReadContext&) {
       w.set("spec.method_raw", raw, sc_loc("method"));
       w.set("spec.method", normalize_method(raw), sc_loc("method"));
       w.set("spec.method_source", "given", sc_loc("method"));
-      if (normalize_method(raw) == "mtp" && lower(raw) != "mtp")
+      if (normalize_method(raw) == "mtp" && ascii_lower(raw) != "mtp")
         w.note("info", fmt::format("speculative method '{}' is deprecated and replaced with 'mtp'", excerpt(raw)), sc_loc("method"));
     } else if (!draft.empty()) {
       // vLLM's SpeculativeConfig.__post_init__ without a method, from the draft name alone;
       // checkpoint-based detection (medusa, mlp_speculator, MTP model types) is left to later stages.
-      const std::string l = lower(draft);
+      const std::string l = ascii_lower(draft);
       std::string m = "draft_model";
       if (dotted_python_path(draft)) m = "custom_class";
       else if (l == "ngram") m = "ngram";
@@ -534,7 +535,7 @@ Status write_speculative(const Use& use, PlanWriter& w, const ReadContext&) {
         w.set(k.fact, *v, loc);
       } else {
         const std::string s = to_text(*it);
-        w.set(k.fact, k.type == 3 && lower(s) != "auto" ? upper(s) : s, loc);
+        w.set(k.fact, k.type == 3 && ascii_lower(s) != "auto" ? ascii_upper(s) : s, loc);
       }
     }
     if (sc.contains("tensor_parallel_size"))

@@ -12,16 +12,12 @@
 
 #include "common/excerpt.hpp"
 #include "common/paths.hpp"
+#include "common/ascii.hpp"
 
 namespace fs = std::filesystem;
 
 namespace specprobe {
 namespace {
-
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool is_iso_date(const std::string& s) {
   if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
@@ -91,7 +87,7 @@ Expected<std::vector<IgnoreEntry>> read_suppression_file(const std::string& path
     IgnoreEntry e;
     const YAML::Node id = item["id"];
     if (!id || scalar(id).empty()) return input_error("an ignore entry needs an `id` (SPnnnn)", at(path, item));
-    e.id = upper(scalar(id));
+    e.id = ascii_upper(scalar(id));
     e.where = at(path, id);
     const YAML::Node reason = item["reason"];
     e.reason = scalar(reason);
@@ -114,7 +110,7 @@ Expected<std::vector<IgnoreEntry>> ignore_args(const std::vector<std::string>& i
   std::vector<IgnoreEntry> out;
   for (const auto& raw : ids) {
     IgnoreEntry e;
-    e.id = upper(raw);
+    e.id = ascii_upper(raw);
     if (e.id.empty()) return usage_error("--ignore needs a rule id (SPnnnn)");
     e.reason = "--ignore on the command line";
     e.source = "--ignore";
@@ -127,7 +123,7 @@ void apply_suppressions(Report& report, const std::vector<IgnoreEntry>& entries,
   for (const auto& e : entries) {
     const bool expired = !e.until.empty() && e.until < today;
     for (auto& r : report.results) {
-      if (upper(r.id) != e.id || r.status != ResultStatus::fail || r.suppressed) continue;
+      if (ascii_upper(r.id) != e.id || r.status != ResultStatus::fail || r.suppressed) continue;
       if (expired) {
         report.notes.push_back({"warning",
                                 fmt::format("the suppression of {} expired on {} ({}); the finding counts again — "

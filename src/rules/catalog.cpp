@@ -1,5 +1,6 @@
 // The rule catalog (see catalog.hpp).
 #include "rules/catalog.hpp"
+#include "common/ascii.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -7,25 +8,19 @@
 namespace specprobe {
 namespace {
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 const Rule* Catalog::find(std::string_view id) const {
-  const std::string u = upper(id);
+  const std::string u = ascii_upper(id);
   for (const auto& r : rules)
     if (r.id == u) return &r;
   return nullptr;
 }
 
 const Advisory* Catalog::find_advisory(std::string_view id) const {
-  const std::string u = upper(id);
+  const std::string u = ascii_upper(id);
   for (const auto& a : advisories)
-    if (upper(a.id) == u) return &a;
+    if (ascii_upper(a.id) == u) return &a;
   return nullptr;
 }
 

@@ -22,9 +22,6 @@ using namespace specprobe::test;  // run_specprobe, RunResult, shell_quote, file
 
 namespace {
 
-const std::string kSrc = SPECPROBE_SOURCE_DIR;
-const std::string kSeeds = kSrc + "/docs/examples/seeds";
-const std::string kCkpt = kSrc + "/docs/examples/checkpoints";
 
 // Runs specprobe from DIR with ENV ("NAME=value ...", and CI variables unset unless given).
 RunResult run_env(const std::string& env, const std::string& args, const std::string& dir) {
@@ -36,7 +33,7 @@ RunResult run_env(const std::string& env, const std::string& args, const std::st
 // The script's exit code (-1 when it did not exit normally).
 int py(const std::string& script, const std::string& args) {
   const int status =
-      std::system(("/usr/bin/python3 " + shell_quote(kSrc + "/" + script) + " " + args + " >/dev/null 2>&1").c_str());
+      std::system(("/usr/bin/python3 " + shell_quote(kSourceDir + "/" + script) + " " + args + " >/dev/null 2>&1").c_str());
   return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -48,9 +45,9 @@ struct Repo {
     std::filesystem::create_directories(deploy);
     std::filesystem::create_directories(root + "/.git");
     std::filesystem::create_directories(home + "/no-advisories");
-    std::filesystem::copy_file(kSeeds + "/turboquant-ngram.yaml", deploy + "/serve.yaml");
-    std::filesystem::copy_file(kSeeds + "/turboquant-ngram.yaml", deploy + "/serve-b.yaml");
-    std::filesystem::copy_file(kSeeds + "/turboquant-ngram.sh", deploy + "/start.sh");
+    std::filesystem::copy_file(kExampleSeeds + "/turboquant-ngram.yaml", deploy + "/serve.yaml");
+    std::filesystem::copy_file(kExampleSeeds + "/turboquant-ngram.yaml", deploy + "/serve-b.yaml");
+    std::filesystem::copy_file(kExampleSeeds + "/turboquant-ngram.sh", deploy + "/start.sh");
   }
   std::string check(const std::string& file) const {
     return "check " + file + " --gpu RTX5090 --no-matrix --advisories-dir " + shell_quote(home + "/no-advisories");
@@ -86,7 +83,7 @@ TEST_CASE("sarif: URIs from the repository root wherever specprobe runs", "[e2e]
   CHECK(c.out.find("::error file=deploy/serve.yaml,line=3,") != std::string::npos);
   // Both checks GitHub makes, on every one.
   for (const std::string f : {repo.deploy + "/a.sarif", repo.home + "/b.sarif"}) {
-    CHECK(py("tests/tools/validate_schema.py", shell_quote(kSrc + "/tests/data/schemas/sarif-schema-2.1.0.json") + " " + shell_quote(f)) == 0);
+    CHECK(py("tests/tools/validate_schema.py", shell_quote(kSourceDir + "/tests/data/schemas/sarif-schema-2.1.0.json") + " " + shell_quote(f)) == 0);
     CHECK(py("tests/report/check_sarif_github.py", shell_quote(f)) == 0);
   }
   // $GITHUB_WORKSPACE, $CI_PROJECT_DIR and --source-root name the root; a path outside it stays absolute.
@@ -112,7 +109,7 @@ TEST_CASE("sarif: one category per config and GPU - --sarif-category", "[e2e][ci
   const std::string help = rule["helpUri"];
   CHECK(help.size() > 20);
   CHECK(help.substr(help.size() - 10) == "/" + rule["id"].get<std::string>().substr(0, 6) + ".md");
-  CHECK(std::filesystem::exists(kSrc + "/docs/rules/" + rule["id"].get<std::string>() + ".md"));
+  CHECK(std::filesystem::exists(kSourceDir + "/docs/rules/" + rule["id"].get<std::string>() + ".md"));
   CHECK(a["runs"][0]["tool"]["driver"]["informationUri"].get<std::string>().rfind("https://", 0) == 0);
 }
 
@@ -143,20 +140,20 @@ TEST_CASE("sarif: a deploy script's command line is located in the script - `che
     const std::string md = file_text(summary);
     CHECK(md.find("&lt;command line&gt;:1:") != std::string::npos);
   }
-  CHECK(py("tests/tools/validate_schema.py", shell_quote(kSrc + "/tests/data/schemas/sarif-schema-2.1.0.json") + " " +
+  CHECK(py("tests/tools/validate_schema.py", shell_quote(kSourceDir + "/tests/data/schemas/sarif-schema-2.1.0.json") + " " +
                                                  shell_quote(repo.home + "/c.sarif")) == 0);
 }
 
 TEST_CASE("junit agrees with the exit code: warnings below --fail-on pass", "[e2e][ci][junit]") {
   const std::string d = temp_dir();
-  const std::string warn_only = "check dsv4-mtp.yaml --model " + shell_quote(kCkpt + "/deepseek-v4-flash") + " --gpu H200 --lib vllm=0.25.1 --no-matrix";
-  const RunResult pass = run_specprobe(warn_only + " --junit " + shell_quote(d + "/a.xml"), kSeeds);
+  const std::string warn_only = "check dsv4-mtp.yaml --model " + shell_quote(kExampleCheckpoints + "/deepseek-v4-flash") + " --gpu H200 --lib vllm=0.25.1 --no-matrix";
+  const RunResult pass = run_specprobe(warn_only + " --junit " + shell_quote(d + "/a.xml"), kExampleSeeds);
   REQUIRE(pass.exit_code == 0);
   const std::string a = file_text(d + "/a.xml");
   CHECK(a.find("<failure ") == std::string::npos);
   CHECK(a.find("failures=\"0\"") != std::string::npos);
   CHECK(a.find("(below --fail-on error: does not fail the run)") != std::string::npos);
-  const RunResult fail = run_specprobe(warn_only + " --fail-on warning --junit " + shell_quote(d + "/b.xml"), kSeeds);
+  const RunResult fail = run_specprobe(warn_only + " --fail-on warning --junit " + shell_quote(d + "/b.xml"), kExampleSeeds);
   REQUIRE(fail.exit_code == 1);
   CHECK(file_text(d + "/b.xml").find("<failure ") != std::string::npos);
   CHECK(py("tests/report/check_junit.py", shell_quote(d + "/a.xml") + " " + shell_quote(d + "/b.xml")) == 0);
@@ -167,16 +164,16 @@ TEST_CASE("matrix: exit 1 when the plan is not supported - the NFD feature file"
   // Rules only: the advisory database holds open reports for Qwen3-Next + MTP (prefix caching,
   // FlashInfer fp8 on Hopper) that fail H100 too; this test is about exit codes and NFD output.
   std::filesystem::create_directory(d + "/no-advisories");
-  const std::string args = "matrix --model " + shell_quote(kCkpt + "/gqa16-mtp") +
+  const std::string args = "matrix --model " + shell_quote(kExampleCheckpoints + "/gqa16-mtp") +
                            " --config gb10-flashinfer-gqa16.yaml --advisories-dir " + shell_quote(d + "/no-advisories");
-  CHECK(run_specprobe(args + " --gpu H100", kSeeds).exit_code == 0);
-  CHECK(run_specprobe(args + " --gpu H100,GB10", kSeeds).exit_code == 1);  // not supported on GB10, as the help says
+  CHECK(run_specprobe(args + " --gpu H100", kExampleSeeds).exit_code == 0);
+  CHECK(run_specprobe(args + " --gpu H100,GB10", kExampleSeeds).exit_code == 1);  // not supported on GB10, as the help says
 
   // Written through a dot-file (nfd-worker skips those) renamed into place: nothing else is left.
   const std::string features = d + "/features.d";
   std::filesystem::create_directory(features);
   const auto before = std::time(nullptr);
-  const RunResult nfd = run_specprobe(args + " --gpu GB10 --format nfd -o " + shell_quote(features + "/specprobe-gqa16"), kSeeds);
+  const RunResult nfd = run_specprobe(args + " --gpu GB10 --format nfd -o " + shell_quote(features + "/specprobe-gqa16"), kExampleSeeds);
   CHECK(nfd.exit_code == 1);
   std::vector<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(features)) names.push_back(e.path().filename().string());
@@ -201,17 +198,17 @@ TEST_CASE("matrix: exit 1 when the plan is not supported - the NFD feature file"
     if (line.empty() || line[0] == '#') continue;
     CHECK(std::regex_match(line, std::regex("specprobe\\.io/[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?=[0-9]+")));
   }
-  const RunResult hours = run_specprobe(args + " --gpu GB10 --format nfd --nfd-expiry 90m", kSeeds);
+  const RunResult hours = run_specprobe(args + " --gpu GB10 --format nfd --nfd-expiry 90m", kExampleSeeds);
   CHECK(hours.out.rfind("# +expiry-time=", 0) == 0);
-  CHECK(run_specprobe(args + " --gpu GB10 --format nfd --nfd-expiry 0", kSeeds).out.find("expiry") == std::string::npos);
-  CHECK(run_specprobe(args + " --gpu GB10 --format nfd --nfd-expiry soon", kSeeds).exit_code == 2);
+  CHECK(run_specprobe(args + " --gpu GB10 --format nfd --nfd-expiry 0", kExampleSeeds).out.find("expiry") == std::string::npos);
+  CHECK(run_specprobe(args + " --gpu GB10 --format nfd --nfd-expiry soon", kExampleSeeds).exit_code == 2);
 
   // A model name that gives no valid label is refused; one that has to change says so.
-  const RunResult bad = run_specprobe(args + " --gpu GB10 --format nfd --model-name ___", kSeeds);
+  const RunResult bad = run_specprobe(args + " --gpu GB10 --format nfd --model-name ___", kExampleSeeds);
   CHECK(bad.exit_code == 2);
   CHECK(bad.out.empty());
   CHECK(bad.err.find("'___'") != std::string::npos);
-  const RunResult spaced = run_specprobe(args + " --gpu GB10 --format nfd --model-name 'GQA 16 / MTP!'", kSeeds);
+  const RunResult spaced = run_specprobe(args + " --gpu GB10 --format nfd --model-name 'GQA 16 / MTP!'", kExampleSeeds);
   CHECK(spaced.err.find("written as 'mtp'") != std::string::npos);
   CHECK(spaced.out.find("specprobe.io/mtp.max-k=") != std::string::npos);
 
@@ -219,7 +216,7 @@ TEST_CASE("matrix: exit 1 when the plan is not supported - the NFD feature file"
   // labels for the fallback GPU.
   const RunResult gpu = run_specprobe("gpu --format json");
   if (gpu.exit_code != 0) {
-    const RunResult none = run_specprobe(args + " --gpu auto --format nfd", kSeeds);
+    const RunResult none = run_specprobe(args + " --gpu auto --format nfd", kExampleSeeds);
     CHECK(none.exit_code == 3);
     CHECK(none.out.empty());
     CHECK((none.err.find("no GPU driver to query") != std::string::npos ||
@@ -289,7 +286,7 @@ TEST_CASE("probe: one line when every probe stops on the same thing", "[e2e][ci]
 }
 
 TEST_CASE("progress: silent in logs unless --progress - colour through styles, NO_COLOR honoured", "[e2e][ci][cli]") {
-  const std::string args = "check --gpu H100 --probes off --model " + shell_quote(kCkpt + "/llama-3.1-8b"),
+  const std::string args = "check --gpu H100 --probes off --model " + shell_quote(kExampleCheckpoints + "/llama-3.1-8b"),
                     plan = " -- vllm serve m";
   CHECK(run_specprobe(args + plan).err.empty());
   const RunResult p = run_specprobe(args + " --progress" + plan);

@@ -15,16 +15,13 @@ using specprobe::test::run_specprobe;
 using specprobe::test::shell_quote;
 using specprobe::test::temp_dir;
 
+using specprobe::test::kExampleSeeds;
+using specprobe::test::kExampleCheckpoints;
+
+using specprobe::test::write_file;
+
 namespace {
 
-const std::string kSeeds = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/seeds";
-const std::string kCkpt = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints";
-
-std::string write_file(const std::string& dir, const std::string& name, const std::string& content) {
-  const std::string p = dir + "/" + name;
-  std::ofstream(p, std::ios::binary) << content;
-  return p;
-}
 
 // Runs ARGS; the exit code must be CODE and TEXT must appear in stdout (exit 0) or stderr.
 void check_run(const std::string& args, int code, const std::string& text) {
@@ -37,7 +34,7 @@ void check_run(const std::string& args, int code, const std::string& text) {
 }  // namespace
 
 TEST_CASE("exit 0: a clean plan", "[e2e][cli]") {
-  auto r = run_specprobe("check --gpu H100 --model " + kCkpt +
+  auto r = run_specprobe("check --gpu H100 --model " + kExampleCheckpoints +
                          "/llama-3.1-8b -- vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 1");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("verdict: supported") != std::string::npos);
@@ -74,13 +71,13 @@ TEST_CASE("exit 4: a plan that cannot be decided is unknown, says what is missin
 }
 
 TEST_CASE("exit 1: an error finding - --fail-on moves the threshold", "[e2e][cli]") {
-  const std::string args = "check turboquant-ngram.yaml --model " + kCkpt + "/llama-3.1-8b --gpu RTX5090";
-  CHECK(run_specprobe(args, kSeeds).exit_code == 1);
-  CHECK(run_specprobe(args + " --fail-on none", kSeeds).exit_code == 0);
-  const std::string warn_only = "check dsv4-mtp.yaml --model " + kCkpt + "/deepseek-v4-flash --gpu H200 --lib vllm=0.25.1";
-  CHECK(run_specprobe(warn_only, kSeeds).exit_code == 0);
-  CHECK(run_specprobe(warn_only + " --fail-on warning", kSeeds).exit_code == 1);
-  CHECK(run_specprobe(warn_only + " --fail-on info", kSeeds).exit_code == 1);
+  const std::string args = "check turboquant-ngram.yaml --model " + kExampleCheckpoints + "/llama-3.1-8b --gpu RTX5090";
+  CHECK(run_specprobe(args, kExampleSeeds).exit_code == 1);
+  CHECK(run_specprobe(args + " --fail-on none", kExampleSeeds).exit_code == 0);
+  const std::string warn_only = "check dsv4-mtp.yaml --model " + kExampleCheckpoints + "/deepseek-v4-flash --gpu H200 --lib vllm=0.25.1";
+  CHECK(run_specprobe(warn_only, kExampleSeeds).exit_code == 0);
+  CHECK(run_specprobe(warn_only + " --fail-on warning", kExampleSeeds).exit_code == 1);
+  CHECK(run_specprobe(warn_only + " --fail-on info", kExampleSeeds).exit_code == 1);
 }
 
 TEST_CASE("exit 2: usage errors, including CLI11's own", "[e2e][cli]") {
@@ -183,8 +180,8 @@ TEST_CASE("no GPU: check falls back to a declared GPU and says so", "[e2e][cli]"
 TEST_CASE("JSON reports validate against docs/schema/report-1.json", "[e2e][cli][schema]") {
   const std::string d = temp_dir();
   const std::vector<std::string> runs = {
-      "check dsv4-mtp.yaml --model " + kCkpt + "/deepseek-v4-flash --gpu H200 --lib vllm=0.25.1",
-      "check gb10-flashinfer-gqa16.json --model " + kCkpt + "/gqa16-mtp --gpu GB10",
+      "check dsv4-mtp.yaml --model " + kExampleCheckpoints + "/deepseek-v4-flash --gpu H200 --lib vllm=0.25.1",
+      "check gb10-flashinfer-gqa16.json --model " + kExampleCheckpoints + "/gqa16-mtp --gpu GB10",
       "check turboquant-ngram.sh --gpu RTX5090",
       "check dsv4-mtp.yaml --gpu H200 --no-matrix",  // no --model: verdict unknown (exit 4)
   };
@@ -192,7 +189,7 @@ TEST_CASE("JSON reports validate against docs/schema/report-1.json", "[e2e][cli]
   int i = 0;
   for (const auto& args : runs) {
     const std::string out = d + "/report" + std::to_string(i++) + ".json";
-    auto r = run_specprobe(args + " --format json --output " + shell_quote(out), kSeeds);
+    auto r = run_specprobe(args + " --format json --output " + shell_quote(out), kExampleSeeds);
     REQUIRE((r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 4));
     files += " " + shell_quote(out);
   }

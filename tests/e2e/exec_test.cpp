@@ -19,16 +19,10 @@ using specprobe::test::temp_dir;
 using specprobe::test::c_strings;
 using specprobe::test::child_environment;
 
+using specprobe::test::file_text;
+
 namespace {
 
-const std::string kSeeds = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/seeds";
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 struct Child {
   pid_t pid = -1;
@@ -62,8 +56,8 @@ Child spawn(const std::vector<std::string>& args, const std::vector<std::string>
   close(o);
   close(e);
   waitpid(c.pid, &c.status, 0);
-  c.out = slurp(outf);
-  c.err = slurp(errf);
+  c.out = file_text(outf);
+  c.err = file_text(errf);
   return c;
 }
 
@@ -100,7 +94,7 @@ std::vector<std::string> env_for(const Fake& f, const std::string& mode) {
 }
 
 // The checkpoint metadata of the plan's model: without it the verdict is unknown and exec refuses.
-const std::string kLlama = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/llama-3.1-8b";
+const std::string kLlamaCheckpoint = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/llama-3.1-8b";
 
 const std::vector<std::string> kServe = {"vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size", "1",
                                          "--max-model-len", "8192"};
@@ -117,29 +111,29 @@ std::vector<std::string> exec_args(std::vector<std::string> opts, const std::vec
 
 TEST_CASE("exec: a passing plan execs the command unchanged - its exit code passes through", "[e2e][exec]") {
   const Fake f = make_fake();
-  const Child c = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlama}, kServe), env_for(f, "exit7"), f.dir);
+  const Child c = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlamaCheckpoint}, kServe), env_for(f, "exit7"), f.dir);
   INFO("stderr: " << c.err);
   REQUIRE(WIFEXITED(c.status));
   CHECK(WEXITSTATUS(c.status) == 7);
   // Same process: execvp replaced specprobe, no fork in between.
-  CHECK(std::stoi(slurp(f.log + ".pid")) == c.pid);
-  CHECK(slurp(f.log + ".argv") == "serve\nmeta-llama/Llama-3.1-8B-Instruct\n--tensor-parallel-size\n1\n--max-model-len\n8192\n");
-  CHECK(slurp(f.log + ".env") == "from-the-deploy-script\n");
+  CHECK(std::stoi(file_text(f.log + ".pid")) == c.pid);
+  CHECK(file_text(f.log + ".argv") == "serve\nmeta-llama/Llama-3.1-8B-Instruct\n--tensor-parallel-size\n1\n--max-model-len\n8192\n");
+  CHECK(file_text(f.log + ".env") == "from-the-deploy-script\n");
   CHECK(c.out == "fake vllm serving\n");  // stdout belongs to the server; the report went to stderr
   CHECK(c.err.find("verdict: supported") != std::string::npos);
 }
 
 TEST_CASE("exec: exit code 0 and a signal pass through", "[e2e][exec]") {
   const Fake f = make_fake();
-  const Child ok = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlama}, kServe), env_for(f, "exit0"), f.dir);
+  const Child ok = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlamaCheckpoint}, kServe), env_for(f, "exit0"), f.dir);
   REQUIRE(WIFEXITED(ok.status));
   CHECK(WEXITSTATUS(ok.status) == 0);
 
-  const Child sig = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlama}, kServe), env_for(f, "term"), f.dir);
+  const Child sig = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlamaCheckpoint}, kServe), env_for(f, "term"), f.dir);
   INFO("stderr: " << sig.err);
   REQUIRE(WIFSIGNALED(sig.status));
   CHECK(WTERMSIG(sig.status) == SIGTERM);
-  CHECK(std::stoi(slurp(f.log + ".pid")) == sig.pid);
+  CHECK(std::stoi(file_text(f.log + ".pid")) == sig.pid);
 }
 
 TEST_CASE("exec: a failing plan is refused with the report - the command never starts", "[e2e][exec]") {
@@ -147,7 +141,7 @@ TEST_CASE("exec: a failing plan is refused with the report - the command never s
   const std::vector<std::string> bad = {"vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "turboquant_k8v4",
                                         "--speculative-config",
                                         R"({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4})"};
-  const Child c = spawn(exec_args({"--gpu", "RTX5090", "--model", kLlama}, bad), env_for(f, "exit0"), f.dir);
+  const Child c = spawn(exec_args({"--gpu", "RTX5090", "--model", kLlamaCheckpoint}, bad), env_for(f, "exit0"), f.dir);
   REQUIRE(WIFEXITED(c.status));
   CHECK(WEXITSTATUS(c.status) == 1);
   CHECK_FALSE(std::filesystem::exists(f.log + ".pid"));
@@ -156,7 +150,7 @@ TEST_CASE("exec: a failing plan is refused with the report - the command never s
   CHECK(c.out.empty());
 
   // --exit-zero: findings do not gate, so the command runs.
-  const Child z = spawn(exec_args({"--gpu", "RTX5090", "--exit-zero", "--quiet", "--model", kLlama}, bad), env_for(f, "exit3"), f.dir);
+  const Child z = spawn(exec_args({"--gpu", "RTX5090", "--exit-zero", "--quiet", "--model", kLlamaCheckpoint}, bad), env_for(f, "exit3"), f.dir);
   REQUIRE(WIFEXITED(z.status));
   CHECK(WEXITSTATUS(z.status) == 3);
   CHECK(std::filesystem::exists(f.log + ".pid"));
@@ -167,7 +161,7 @@ TEST_CASE("exec --dry-run prints the command and runs nothing", "[e2e][exec]") {
   std::vector<std::string> cmd = kServe;
   cmd.push_back("--served-model-name");
   cmd.push_back("my model's name");
-  const Child c = spawn(exec_args({"--gpu", "H100", "--dry-run", "--quiet", "--model", kLlama}, cmd), env_for(f, "exit7"), f.dir);
+  const Child c = spawn(exec_args({"--gpu", "H100", "--dry-run", "--quiet", "--model", kLlamaCheckpoint}, cmd), env_for(f, "exit7"), f.dir);
   REQUIRE(WIFEXITED(c.status));
   CHECK(WEXITSTATUS(c.status) == 0);
   CHECK(c.out ==
@@ -190,7 +184,7 @@ TEST_CASE("exec: usage errors and a command that cannot start", "[e2e][exec]") {
   // vllm is not on PATH: 127, as env(1) and shells report it.
   std::vector<std::string> env = env_for(f, "exit0");
   env[0] = "PATH=" + f.dir + "/empty";
-  const Child missing = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlama}, kServe), env, f.dir);
+  const Child missing = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlamaCheckpoint}, kServe), env, f.dir);
   REQUIRE(WIFEXITED(missing.status));
   CHECK(WEXITSTATUS(missing.status) == 127);
   CHECK(missing.err.find("cannot run vllm") != std::string::npos);

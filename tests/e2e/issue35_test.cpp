@@ -15,16 +15,13 @@ using specprobe::test::run_specprobe;
 using specprobe::test::shell_quote;
 using specprobe::test::temp_dir;
 
+using specprobe::test::kExampleCheckpoints;
+
+using specprobe::test::write_file;
+
 namespace {
 
-const std::string kCkpt = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints";
 const std::string kOffline = " --gpu H100 --probes off --no-matrix ";
-
-std::string write_file(const std::string& dir, const std::string& name, const std::string& content) {
-  const std::string p = dir + "/" + name;
-  std::ofstream(p, std::ios::binary) << content;
-  return p;
-}
 
 json json_of(const specprobe::test::RunResult& r) {
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
@@ -85,7 +82,7 @@ TEST_CASE("issue 39: `--speculative-algorithm $ALGO` left unset is an unknown pl
   const std::string f = write_file(d, "launch.sh",
                                    "python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 "
                                    "--speculative-algorithm $ALGO --speculative-num-steps 3\n");
-  auto r = run_specprobe("check" + kOffline + "--model " + shell_quote(kCkpt + "/gqa16-mtp") + " --format json " +
+  auto r = run_specprobe("check" + kOffline + "--model " + shell_quote(kExampleCheckpoints + "/gqa16-mtp") + " --format json " +
                              shell_quote(f),
                          d);
   INFO(r.out << r.err);
@@ -98,7 +95,7 @@ TEST_CASE("issue 39: `--speculative-algorithm $ALGO` left unset is an unknown pl
   for (const auto& m : j["missing"]) named |= m["fact"] == "spec.enabled";
   CHECK(named);
   // --env gives it a value: MTP with 3 steps, k = 3.
-  auto v = run_specprobe("check" + kOffline + "--model " + shell_quote(kCkpt + "/gqa16-mtp") +
+  auto v = run_specprobe("check" + kOffline + "--model " + shell_quote(kExampleCheckpoints + "/gqa16-mtp") +
                              " --format json --env ALGO=NEXTN " + shell_quote(f),
                          d);
   INFO(v.out << v.err);
@@ -109,7 +106,7 @@ TEST_CASE("issue 39: `--speculative-algorithm $ALGO` left unset is an unknown pl
 TEST_CASE("issue 35: a YAML that sets no model, checked with --model DIR, is no internal error", "[e2e][issue35]") {
   const std::string d = temp_dir();
   const std::string f = write_file(d, "serve.yaml", "a: 1\n");
-  auto r = run_specprobe("check" + kOffline + "--model " + shell_quote(kCkpt + "/deepseek-v4-flash") + " " + shell_quote(f));
+  auto r = run_specprobe("check" + kOffline + "--model " + shell_quote(kExampleCheckpoints + "/deepseek-v4-flash") + " " + shell_quote(f));
   INFO(r.out << r.err);
   CHECK(r.exit_code != 3);
   CHECK(r.err.find("internal") == std::string::npos);
@@ -173,7 +170,7 @@ TEST_CASE("issue 35: servers of one file that differ only in place share one mat
                                    "vllm serve m" + spec + " &\n"
                                    "vllm serve m" + spec + " --kv-cache-dtype fp8 --attention-backend FLEX_ATTENTION &\n");
   auto r = run_specprobe("check --gpu H100 --probes off --unknown-ok --format json --model " +
-                         shell_quote(kCkpt + "/llama-3.1-8b") + " " + shell_quote(f));
+                         shell_quote(kExampleCheckpoints + "/llama-3.1-8b") + " " + shell_quote(f));
   const json j = json_of(r);
   REQUIRE(j["reports"].size() == 3);
   const json& a = j["reports"][0];

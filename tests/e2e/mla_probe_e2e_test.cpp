@@ -13,10 +13,10 @@
 using nlohmann::json;
 using specprobe::test::run_specprobe;
 
-namespace {
+using specprobe::test::kExampleCheckpoints;
+using specprobe::test::kExampleSeeds;
 
-const std::string kSeeds = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/seeds";
-const std::string kCkpt = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints";
+namespace {
 
 // What SP4006 must say for a k whose probe ended with STATUS.
 std::string sp4006_for(const std::string& status) {
@@ -29,9 +29,9 @@ std::string sp4006_for(const std::string& status) {
 
 TEST_CASE("check --probes all on DeepSeek-V4-Flash: mla_verify per k of the sweep, SP4006 per k", "[e2e][mla]") {
   // dsv4-mtp.yaml: TP 8 (64 heads -> 8 per rank), fp8 KV, block size 256, MTP k = 2.
-  auto r = run_specprobe("check dsv4-mtp.yaml --model " + kCkpt +
+  auto r = run_specprobe("check dsv4-mtp.yaml --model " + kExampleCheckpoints +
                              "/deepseek-v4-flash --gpu H200 --lib vllm=0.25.1 --probes all --format json",
-                         kSeeds);
+                         kExampleSeeds);
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 0);  // SP4006 is a warning and SP9001 info: neither fails the default --fail-on
   const json j = json::parse(r.out, nullptr, false);

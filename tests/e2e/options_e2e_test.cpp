@@ -14,11 +14,12 @@ using specprobe::test::shell_quote;
 using specprobe::test::temp_dir;
 namespace fs = std::filesystem;
 
+using specprobe::test::kExampleCheckpoints;
+
 namespace {
 
-const std::string kCkpt = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints";
-const std::string kLlama = " --model " + kCkpt + "/llama-3.1-8b";
-const std::string kCheck = "check --gpu H100 --no-matrix --probes off ";
+const std::string kModelLlama = " --model " + kExampleCheckpoints + "/llama-3.1-8b";
+const std::string kCheckNoProbes = "check --gpu H100 --no-matrix --probes off ";
 
 void write_text(const fs::path& p, const std::string& content) {
   fs::create_directories(p.parent_path());
@@ -53,22 +54,22 @@ struct EnvVar {
 
 TEST_CASE("e2e: issue 35: mistyped flags are SP1014 errors with a did-you-mean, naming the table", "[e2e][options]") {
   // --speculative-confg and --kv-cache-dtpye used to pass as "option is not modelled".
-  expect(kCheck + "--lib vllm=0.20.0" + kLlama +
+  expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama +
              " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-confg '{\"method\":\"ngram\",\"num_speculative_tokens\":3}'"
              " --kv-cache-dtpye fp8",
          1,
          {"error: --speculative-confg is not a vLLM option (did you mean --speculative-config?)",
           "--kv-cache-dtpye is not a vLLM option (did you mean --kv-cache-dtype?)", "(checked against vLLM 0.20.0) [SP1014]"});
-  expect(kCheck + "--lib vllm=0.20.0" + kLlama + " -- vllm serve meta-llama/Llama-3.1-8B-Instruct ----speculative-config '{\"method\": \"ngram\"}'",
+  expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama + " -- vllm serve meta-llama/Llama-3.1-8B-Instruct ----speculative-config '{\"method\": \"ngram\"}'",
          1, {"----speculative-config is not a vLLM option (written with 4 dashes; did you mean --speculative-config?)"});
   // The engine version unknown: the newest table, said so.
-  expect(kCheck + kLlama + " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtpye fp8", 1,
+  expect(kCheckNoProbes + kModelLlama + " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtpye fp8", 1,
          {"did you mean --kv-cache-dtype?", "vLLM 0.33.0, the newest table (the engine version is unknown"});
   // SGLang: a real typo is an error; --speculative-num-step is a prefix argparse accepts (SP1016).
-  expect(kCheck + "--lib sglang=0.5.9" + kLlama +
+  expect(kCheckNoProbes + "--lib sglang=0.5.9" + kModelLlama +
              " -- python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-num-stpes 3",
          1, {"--speculative-num-stpes is not a SGLang option (did you mean --speculative-num-steps?)"});
-  expect(kCheck + "--lib sglang=0.5.9 --fail-on info" + kLlama +
+  expect(kCheckNoProbes + "--lib sglang=0.5.9 --fail-on info" + kModelLlama +
              " -- python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-num-step 3",
          1, {"--speculative-num-step is accepted as an abbreviation of --speculative-num-steps", "[SP1016]"});
 }
@@ -82,15 +83,15 @@ TEST_CASE("e2e: issue 35: keys inside --speculative-config are checked (num_spec
              "  num_speculative_token: 3\n"
              "  prompt_lookup_max: 4\n");
   // vLLM 0.20.0 rejects the key at startup; 0.12.0 ignores it, so k falls back to its default.
-  expect(kCheck + "--lib vllm=0.20.0" + kLlama + " " + shell_quote(dir + "/serve.yaml"), 1,
+  expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama + " " + shell_quote(dir + "/serve.yaml"), 1,
          {"serve.yaml:4:3: error: speculative-config key 'num_speculative_token' is not a SpeculativeConfig field "
           "(did you mean 'num_speculative_tokens'?); vLLM stops at startup"});
-  expect(kCheck + "--lib vllm=0.12.0" + kLlama + " " + shell_quote(dir + "/serve.yaml"), 1,
+  expect(kCheckNoProbes + "--lib vllm=0.12.0" + kModelLlama + " " + shell_quote(dir + "/serve.yaml"), 1,
          {"vLLM ignores it silently, so the setting has no effect"});
 }
 
 TEST_CASE("e2e: issue 35: enumerated values against the release's list", "[e2e][options]") {
-  expect(kCheck + "--lib vllm=0.20.0" + kLlama +
+  expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama +
              " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{\"method\":\"mpt\",\"num_speculative_tokens\":1}'"
              " --kv-cache-dtype fp9 --attention-backend FLASHINFERR -cc.cudagraph_mode FULL_DECODE --quantization fp9",
          1,
@@ -98,7 +99,7 @@ TEST_CASE("e2e: issue 35: enumerated values against the release's list", "[e2e][
           "'FLASHINFERR' is not a value vLLM 0.20.0 accepts (did you mean 'FLASHINFER'?)",
           "'FULL_DECODE' is not a value vLLM 0.20.0 accepts", "--quantization fp9", "[SP1015]"});
   // The same plan spelled right: no option finding.
-  auto r = run_specprobe(kCheck + "--lib vllm=0.20.0 --fail-on info" + kLlama +
+  auto r = run_specprobe(kCheckNoProbes + "--lib vllm=0.20.0 --fail-on info" + kModelLlama +
                          " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_max\":4}'"
                          " --kv-cache-dtype fp8 --attention-backend FLASHINFER -cc.cudagraph_mode FULL_DECODE_ONLY");
   INFO(r.out);
@@ -108,14 +109,14 @@ TEST_CASE("e2e: issue 35: enumerated values against the release's list", "[e2e][
 }
 
 TEST_CASE("e2e: issue 39: sizes and fractions out of range - a corrupt config.json names the file", "[e2e][options]") {
-  expect(kCheck + "--lib vllm=0.20.0" + kLlama +
+  expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama +
              " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 0 --gpu-memory-utilization 1.5",
          1, {"--tensor-parallel-size 0: vLLM requires at least 1", "--gpu-memory-utilization 1.5: vLLM requires a fraction in (0, 1]"});
   const std::string dir = temp_dir();
   write_text(dir + "/bad/config.json",
              R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 2000000000,
                  "num_attention_heads": 32, "hidden_size": 4096})");
-  auto r = run_specprobe(kCheck + "--model " + shell_quote(dir + "/bad") + " -- vllm serve m");
+  auto r = run_specprobe(kCheckNoProbes + "--model " + shell_quote(dir + "/bad") + " -- vllm serve m");
   INFO(r.out << r.err);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find(dir + "/bad/config.json") != std::string::npos);
@@ -124,11 +125,11 @@ TEST_CASE("e2e: issue 39: sizes and fractions out of range - a corrupt config.js
 }
 
 TEST_CASE("e2e: issue 39: MTP on a checkpoint without MTP layers is SP1017 with the reason", "[e2e][options]") {
-  expect(kCheck + "--lib vllm=0.20.0" + kLlama +
+  expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama +
              " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'",
          1, {"speculative method mtp drafts with the checkpoint's own MTP layers, but its config.json declares none", "[SP1017]"});
   // The same method on a checkpoint that ships them does not fire.
-  auto r = run_specprobe(kCheck + "--lib vllm=0.20.0 --model " + kCkpt +
+  auto r = run_specprobe(kCheckNoProbes + "--lib vllm=0.20.0 --model " + kExampleCheckpoints +
                          "/gqa16-mtp -- vllm serve m --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'");
   INFO(r.out);
   CHECK(r.out.find("[SP1017]") == std::string::npos);
@@ -144,7 +145,7 @@ TEST_CASE("e2e: issue 35 item 7: a metadata-only checkpoint - a repo id found in
              R"({"metadata": {"total_size": 16}, "weight_map": {"model.layers.0.self_attn.o_proj.weight": "model-00001-of-00002.safetensors",
                  "lm_head.weight": "model-00002-of-00002.safetensors"}})");
   {
-    auto r = run_specprobe(kCheck + "--model " + shell_quote(meta.string()) + " -- vllm serve m");
+    auto r = run_specprobe(kCheckNoProbes + "--model " + shell_quote(meta.string()) + " -- vllm serve m");
     INFO(r.out << r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("none is present (a metadata-only checkpoint)") != std::string::npos);
@@ -152,7 +153,7 @@ TEST_CASE("e2e: issue 35 item 7: a metadata-only checkpoint - a repo id found in
   }
   // Some shards present, one missing: still an error.
   write_text(meta / "model-00001-of-00002.safetensors", "x");
-  CHECK(run_specprobe(kCheck + "--model " + shell_quote(meta.string()) + " -- vllm serve m").exit_code != 0);
+  CHECK(run_specprobe(kCheckNoProbes + "--model " + shell_quote(meta.string()) + " -- vllm serve m").exit_code != 0);
 
   const fs::path hub = fs::path(dir) / "hub";
   write_text(hub / "models--org--tiny" / "refs" / "main", "abc\n");
@@ -161,13 +162,13 @@ TEST_CASE("e2e: issue 35 item 7: a metadata-only checkpoint - a repo id found in
                  "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096})");
   EnvVar cache("HF_HUB_CACHE", hub.string());
   {
-    auto r = run_specprobe(kCheck + "-- vllm serve org/tiny");
+    auto r = run_specprobe(kCheckNoProbes + "-- vllm serve org/tiny");
     INFO(r.out << r.err);
     CHECK(r.out.find("model 'org/tiny' read from the Hugging Face cache") != std::string::npos);
     CHECK(r.out.find("LlamaForCausalLM (llama)") != std::string::npos);
   }
   {
-    auto r = run_specprobe(kCheck + "-- vllm serve org/absent");
+    auto r = run_specprobe(kCheckNoProbes + "-- vllm serve org/absent");
     INFO(r.out << r.err);
     CHECK(r.out.find("model 'org/absent' is not a local directory and not in the Hugging Face cache") != std::string::npos);
     CHECK(r.out.find("pass --model") != std::string::npos);

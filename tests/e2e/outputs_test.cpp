@@ -15,10 +15,11 @@ using specprobe::test::shell_quote;
 using specprobe::test::file_text;
 using specprobe::test::temp_dir;
 
+using specprobe::test::kExampleSeeds;
+using specprobe::test::kExampleCheckpoints;
+
 namespace {
 
-const std::string kSeeds = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/seeds";
-const std::string kCkpt = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints";
 
 // A copy of the failing seed (SP3020 fires on an RTX 5090) in a fresh directory.
 // The outputs and gating tests exercise the printers and the suppression mechanics on the rules'
@@ -26,7 +27,7 @@ const std::string kCkpt = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/ch
 // empty --advisories-dir so that a new advisory does not change what these tests pin.
 std::string failing_config_dir() {
   const std::string d = temp_dir();
-  std::filesystem::copy_file(kSeeds + "/turboquant-ngram.yaml", d + "/serve.yaml");
+  std::filesystem::copy_file(kExampleSeeds + "/turboquant-ngram.yaml", d + "/serve.yaml");
   std::filesystem::create_directory(d + "/no-advisories");
   return d;
 }
@@ -121,14 +122,14 @@ TEST_CASE("gating: --exit-zero, --ignore and .specprobe.yaml", "[e2e][outputs][g
 }
 
 TEST_CASE("matrix: table, JSON per GPU, NFD for one node", "[e2e][matrix]") {
-  const std::string args = "matrix --model " + shell_quote(kCkpt + "/gqa16-mtp") + " --config gb10-flashinfer-gqa16.yaml";
-  auto t = run_specprobe(args + " --gpu H100,GB10", kSeeds);
+  const std::string args = "matrix --model " + shell_quote(kExampleCheckpoints + "/gqa16-mtp") + " --config gb10-flashinfer-gqa16.yaml";
+  auto t = run_specprobe(args + " --gpu H100,GB10", kExampleSeeds);
   REQUIRE(t.exit_code == 1);  // the plan is not supported on GB10
   CHECK(t.out.find("\nH100 (") != std::string::npos);
   CHECK(t.out.find("\nGB10 (") != std::string::npos);
   CHECK(t.err.empty());  // no progress when stderr is not a terminal
 
-  auto j = run_specprobe(args + " --gpu H100,H200,B200,GB10 --format json", kSeeds);
+  auto j = run_specprobe(args + " --gpu H100,H200,B200,GB10 --format json", kExampleSeeds);
   REQUIRE(j.exit_code == 1);
   const json m = json::parse(j.out);
   REQUIRE(m["gpus"].size() == 4);
@@ -139,23 +140,23 @@ TEST_CASE("matrix: table, JSON per GPU, NFD for one node", "[e2e][matrix]") {
   CHECK(m["gpus"][3]["gpu"] == "GB10");
 
   // No config: the engine's defaults for the model.
-  CHECK(run_specprobe("matrix --model " + shell_quote(kCkpt + "/llama-3.1-8b") + " --gpu H100 --format json").exit_code == 0);
+  CHECK(run_specprobe("matrix --model " + shell_quote(kExampleCheckpoints + "/llama-3.1-8b") + " --gpu H100 --format json").exit_code == 0);
 
   // The checkpoint is Qwen3-Next (hybrid, MTP). With the engine version unknown the newest defaults
   // apply: prefix caching is on for hybrid models from vLLM 0.26.0, and hybrid + MTP + prefix caching
   // corrupts output with no fixed release (SPA-VLLM-53912), so no k works: NFD says so per backend.
-  auto none = run_specprobe(args + " --gpu GB10 --format nfd --model-name my/GQA16-MTP", kSeeds);
+  auto none = run_specprobe(args + " --gpu GB10 --format nfd --model-name my/GQA16-MTP", kExampleSeeds);
   REQUIRE(none.exit_code == 1);  // not supported on the one GPU: matrix exits 1
   CHECK(none.out.find("# specprobe.io/gqa16-mtp.flashinfer.max-k: no k works") != std::string::npos);
   CHECK(none.out.find(".max-k=") == std::string::npos);
   // On 0.25.1 (prefix caching off by default for hybrid models) some k works: a node label.
-  auto nfd = run_specprobe(args + " --gpu GB10 --format nfd --model-name my/GQA16-MTP --lib vllm=0.25.1", kSeeds);
+  auto nfd = run_specprobe(args + " --gpu GB10 --format nfd --model-name my/GQA16-MTP --lib vllm=0.25.1", kExampleSeeds);
   REQUIRE(nfd.exit_code == 1);  // the seed plan itself (FlashInfer, GQA 16, k=2) fails on GB10; smaller k work
   CHECK(nfd.out.find("specprobe.io/gqa16-mtp.") != std::string::npos);
   CHECK(nfd.out.find(".max-k=") != std::string::npos);
 
-  CHECK(run_specprobe(args + " --gpu H100,GB10 --format nfd", kSeeds).exit_code == 2);
+  CHECK(run_specprobe(args + " --gpu H100,GB10 --format nfd", kExampleSeeds).exit_code == 2);
   CHECK(run_specprobe("matrix --gpu H100").exit_code == 2);
-  CHECK(run_specprobe(args + " --gpu Z9000", kSeeds).exit_code == 2);
+  CHECK(run_specprobe(args + " --gpu Z9000", kExampleSeeds).exit_code == 2);
   CHECK(run_specprobe("matrix --gpu H100 -- vllm serve m").exit_code == 2);
 }

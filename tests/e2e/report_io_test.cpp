@@ -18,17 +18,18 @@ using specprobe::test::shell_quote;
 using specprobe::test::temp_dir;
 namespace fs = std::filesystem;
 
+using specprobe::test::kExampleSeeds;
+using specprobe::test::kExampleCheckpoints;
+
 namespace {
 
-const std::string kSeeds = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/seeds";
-const std::string kCkpt = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints";
-const std::string kCheck = "check serve.yaml --gpu RTX5090 --no-matrix";  // one finding: exit 1 when written
-const std::string kMatrix = "matrix --model " + shell_quote(kCkpt + "/gqa16-mtp") + " --config " +
-                            shell_quote(kSeeds + "/gb10-flashinfer-gqa16.yaml") + " --gpu GB10";
+const std::string kCheckOneFinding = "check serve.yaml --gpu RTX5090 --no-matrix";  // one finding: exit 1 when written
+const std::string kMatrix = "matrix --model " + shell_quote(kExampleCheckpoints + "/gqa16-mtp") + " --config " +
+                            shell_quote(kExampleSeeds + "/gb10-flashinfer-gqa16.yaml") + " --gpu GB10";
 
 std::string config_dir() {
   const std::string d = temp_dir();
-  fs::copy_file(kSeeds + "/turboquant-ngram.yaml", d + "/serve.yaml");
+  fs::copy_file(kExampleSeeds + "/turboquant-ngram.yaml", d + "/serve.yaml");
   return d;
 }
 
@@ -50,30 +51,30 @@ specprobe::test::RunResult run_on_full_disk(const std::string& args, const std::
 TEST_CASE("report I/O: stdout on /dev/full exits 5 and says so", "[e2e][io]") {
   const std::string d = config_dir();
   for (const char* format : {"text", "json", "sarif", "junit", "github"}) {
-    auto r = run_specprobe(kCheck + " --format " + format + " >/dev/full", d);
+    auto r = run_specprobe(kCheckOneFinding + " --format " + format + " >/dev/full", d);
     INFO(format << ": " << r.err);
     CHECK(r.exit_code == 5);
     CHECK(r.err.find("cannot write standard output: " + std::string(std::strerror(ENOSPC))) != std::string::npos);
   }
   // --exit-zero does not hide it; other commands' stdout is checked too.
-  CHECK(run_specprobe(kCheck + " --exit-zero >/dev/full", d).exit_code == 5);
+  CHECK(run_specprobe(kCheckOneFinding + " --exit-zero >/dev/full", d).exit_code == 5);
   auto rules = run_specprobe("rules list >/dev/full");
   CHECK(rules.exit_code == 5);
   CHECK(rules.err.find("standard output") != std::string::npos);
   CHECK(run_specprobe(kMatrix + " --format json >/dev/full").exit_code == 5);
   // Written in full: the findings' code, as before.
-  CHECK(run_specprobe(kCheck + " >/dev/null", d).exit_code == 1);
+  CHECK(run_specprobe(kCheckOneFinding + " >/dev/null", d).exit_code == 1);
 }
 
 TEST_CASE("report I/O: every report file on /dev/full exits 5 naming it", "[e2e][io]") {
   const std::string d = config_dir();
   for (const char* opt : {"-o", "--json", "--sarif", "--junit"}) {
-    auto r = run_specprobe(kCheck + " " + opt + " /dev/full", d);
+    auto r = run_specprobe(kCheckOneFinding + " " + opt + " /dev/full", d);
     INFO(opt << ": " << r.err);
     CHECK(r.exit_code == 5);
     CHECK(r.err.find("cannot write /dev/full: " + std::string(std::strerror(ENOSPC))) != std::string::npos);
   }
-  auto summary = run_specprobe("--version >/dev/null; GITHUB_STEP_SUMMARY=/dev/full " + shell_quote(SPECPROBE_BINARY) + " " + kCheck + " --github", d);
+  auto summary = run_specprobe("--version >/dev/null; GITHUB_STEP_SUMMARY=/dev/full " + shell_quote(SPECPROBE_BINARY) + " " + kCheckOneFinding + " --github", d);
   CHECK(summary.exit_code == 5);
   CHECK(summary.err.find("cannot write /dev/full") != std::string::npos);
   CHECK(run_specprobe(kMatrix + " --format nfd -o /dev/full").exit_code == 5);
@@ -84,7 +85,7 @@ TEST_CASE("report I/O: on a full disk the old report stays whole and no temporar
   const std::string d = config_dir();
   std::ofstream(d + "/report.json") << "old report\n";
   for (const char* opt : {"-o", "--json", "--sarif", "--junit"}) {
-    auto r = run_on_full_disk(kCheck + " --format json " + opt + " report.json" + (std::string(opt) == "-o" ? "" : " >/dev/null"), d);
+    auto r = run_on_full_disk(kCheckOneFinding + " --format json " + opt + " report.json" + (std::string(opt) == "-o" ? "" : " >/dev/null"), d);
     INFO(opt << ": " << r.err);
     CHECK(r.exit_code == 5);
     CHECK(r.err.find("cannot write report.json: " + std::string(std::strerror(EFBIG))) != std::string::npos);
@@ -92,7 +93,7 @@ TEST_CASE("report I/O: on a full disk the old report stays whole and no temporar
     CHECK(entries(d) == std::vector<std::string>{"report.json", "serve.yaml"});
   }
   // `check --format json > report.json` on a full disk: exit 5, not 0 with a cut file.
-  auto r = run_on_full_disk(kCheck + " --format json > stdout.json", d);
+  auto r = run_on_full_disk(kCheckOneFinding + " --format json > stdout.json", d);
   CHECK(r.exit_code == 5);
   CHECK(r.err.find("cannot write standard output") != std::string::npos);
   // matrix -o: the same.
@@ -119,7 +120,7 @@ TEST_CASE("report I/O: -o into a read-only directory exits 5 and leaves nothing 
 TEST_CASE("report I/O: report files are replaced, never left beside a temporary file", "[e2e][io]") {
   const std::string d = config_dir();
   std::ofstream(d + "/report.json") << "old report\n";
-  auto r = run_specprobe(kCheck + " --format json -o report.json --sarif out.sarif", d);
+  auto r = run_specprobe(kCheckOneFinding + " --format json -o report.json --sarif out.sarif", d);
   CHECK(r.exit_code == 1);
   CHECK(file_text(d + "/report.json").find("\"verdict\": \"not-supported\"") != std::string::npos);
   CHECK(entries(d) == std::vector<std::string>{"out.sarif", "report.json", "serve.yaml"});

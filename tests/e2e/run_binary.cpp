@@ -46,6 +46,18 @@ std::string file_text(const std::string& path) {
   return ss.str();
 }
 
+void write_bytes(const std::string& path, const std::string& bytes) {
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+std::string write_file(const std::string& dir, const std::string& name, const std::string& content) {
+  const std::string p = dir + "/" + name;
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << content;
+  return p;
+}
+
 std::string temp_dir() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "specprobe-test-XXXXXX").string();
   char* d = mkdtemp(tmpl.data());

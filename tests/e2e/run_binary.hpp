@@ -5,6 +5,11 @@
 
 namespace specprobe::test {
 
+// The source tree and the bundled examples the end-to-end tests run on.
+inline const std::string kSourceDir = SPECPROBE_SOURCE_DIR;
+inline const std::string kExampleSeeds = kSourceDir + "/docs/examples/seeds";
+inline const std::string kExampleCheckpoints = kSourceDir + "/docs/examples/checkpoints";
+
 struct RunResult {
   int exit_code = -1;
   std::string out;  // stdout
@@ -21,6 +26,12 @@ std::string shell_quote(const std::string& s);
 
 // The bytes of the file at PATH ("" when it cannot be read).
 std::string file_text(const std::string& path);
+
+// Writes BYTES to PATH (replacing it), creating the directories above it.
+void write_bytes(const std::string& path, const std::string& bytes);
+
+// Writes CONTENT to DIR/NAME and returns that path.
+std::string write_file(const std::string& dir, const std::string& name, const std::string& content);
 
 // This process's environment with OVERRIDES ("KEY=VALUE", replacing KEY) applied, for execve.
 // Built before fork: a child of a threaded test process may call only async-signal-safe

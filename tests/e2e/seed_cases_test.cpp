@@ -10,10 +10,11 @@
 using nlohmann::json;
 using specprobe::test::run_specprobe;
 
+using specprobe::test::kExampleSeeds;
+using specprobe::test::kExampleCheckpoints;
+
 namespace {
 
-const std::string kSeeds = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/seeds";
-const std::string kCkpt = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints";
 
 struct Outcome {
   int exit_code;
@@ -23,8 +24,8 @@ struct Outcome {
   json report;
 };
 
-Outcome check(const std::string& args) {
-  auto r = run_specprobe("check --format json " + args, kSeeds);
+Outcome check_seed(const std::string& args) {
+  auto r = run_specprobe("check --format json " + args, kExampleSeeds);
   INFO("specprobe check " << args << "\nstderr: " << r.err);
   REQUIRE((r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 4));
   Outcome o;
@@ -55,9 +56,9 @@ std::string cell_indexer(const Outcome& o, int k) {
 }  // namespace
 
 TEST_CASE("seed: DeepSeek-V4 MTP on sm_90 with vLLM 0.25.1 runs k=2 flattened", "[e2e][seed]") {
-  const std::string common = " --model " + kCkpt + "/deepseek-v4-flash --gpu H200 --lib vllm=0.25.1";
+  const std::string common = " --model " + kExampleCheckpoints + "/deepseek-v4-flash --gpu H200 --lib vllm=0.25.1";
   std::vector<Outcome> forms;
-  for (const char* f : {"dsv4-mtp.yaml", "dsv4-mtp.json", "dsv4-mtp.sh"}) forms.push_back(check(f + common));
+  for (const char* f : {"dsv4-mtp.yaml", "dsv4-mtp.json", "dsv4-mtp.sh"}) forms.push_back(check_seed(f + common));
   for (const auto& o : forms) {
     CHECK(o.exit_code == 0);
     CHECK(o.verdict == "supported");
@@ -82,7 +83,7 @@ TEST_CASE("seed: DeepSeek-V4 MTP on sm_90 with vLLM 0.25.1 runs k=2 flattened", 
 TEST_CASE("seed: DeepSeek-V4 k=2 with unknown versions is unknown, warns with both outcomes", "[e2e][seed]") {
   // Whether k=2 crashes depends on the engine build: never "supported" (issue 36). SP3001 cannot
   // be decided (dsa.kernel_accepts is null), SP3003 says both outcomes and how to decide.
-  auto o = check("dsv4-mtp.yaml --model " + kCkpt + "/deepseek-v4-flash --gpu H200");
+  auto o = check_seed("dsv4-mtp.yaml --model " + kExampleCheckpoints + "/deepseek-v4-flash --gpu H200");
   CHECK(o.exit_code == 4);
   CHECK(o.verdict == "unknown");
   CHECK(o.failing == std::set<std::string>{"SP3003"});
@@ -104,7 +105,7 @@ TEST_CASE("seed: DeepSeek-V4 k=2 with unknown versions is unknown, warns with bo
 TEST_CASE("seed: DeepSeek-V4 k=2 on a pass-through build with DeepGEMM main is an error", "[e2e][seed]") {
   const std::string libs = " --lib vllm=0.21.1rc1.dev202+g3424fba5 --lib deep_gemm=2.6.1+54e2261";
   for (const char* f : {"dsv4-mtp.yaml", "dsv4-mtp.json", "dsv4-mtp.sh"}) {
-    auto o = check(std::string(f) + " --model " + kCkpt + "/deepseek-v4-flash --gpu H200" + libs);
+    auto o = check_seed(std::string(f) + " --model " + kExampleCheckpoints + "/deepseek-v4-flash --gpu H200" + libs);
     CHECK(o.exit_code == 1);
     CHECK(o.verdict == "not-supported");
     CHECK(o.failing == std::set<std::string>{"SP3001"});
@@ -116,14 +117,14 @@ TEST_CASE("seed: DeepSeek-V4 k=2 on a pass-through build with DeepGEMM main is a
     CHECK(cell_indexer(o, 3) == "blocked");
   }
   // The nv_dev line ({1,2,4}) lets k=3 run natively on the same build; k=2 still blocked.
-  auto nv = check("dsv4-mtp.yaml --model " + kCkpt + "/deepseek-v4-flash --gpu H200 --lib vllm=0.21.1rc1.dev202+g3424fba5 --lib deep_gemm=2.5.0+a6b593d");
+  auto nv = check_seed("dsv4-mtp.yaml --model " + kExampleCheckpoints + "/deepseek-v4-flash --gpu H200 --lib vllm=0.21.1rc1.dev202+g3424fba5 --lib deep_gemm=2.5.0+a6b593d");
   CHECK(cell_indexer(nv, 2) == "blocked");
   CHECK(cell_indexer(nv, 3) == "native");
   CHECK(cell_indexer(nv, 4) == "blocked");
 }
 
 TEST_CASE("seed: DeepSeek-V4 k=1 gives no indexer finding", "[e2e][seed]") {
-  auto o = check("--model " + kCkpt + "/deepseek-v4-flash --gpu H200 -- vllm serve deepseek-ai/DeepSeek-V4-Flash "
+  auto o = check_seed("--model " + kExampleCheckpoints + "/deepseek-v4-flash --gpu H200 -- vllm serve deepseek-ai/DeepSeek-V4-Flash "
                  "--kv-cache-dtype fp8 --block-size 256 --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'");
   CHECK(o.exit_code == 0);
   CHECK(o.failing.empty());
@@ -131,7 +132,7 @@ TEST_CASE("seed: DeepSeek-V4 k=1 gives no indexer finding", "[e2e][seed]") {
 }
 
 TEST_CASE("seed: DeepSeek-V4 k=2 on sm_100 with DeepGEMM >= #304 is native", "[e2e][seed]") {
-  auto o = check("dsv4-mtp.yaml --model " + kCkpt + "/deepseek-v4-flash --gpu B200 --lib deep_gemm=2.6.1+54e2261");
+  auto o = check_seed("dsv4-mtp.yaml --model " + kExampleCheckpoints + "/deepseek-v4-flash --gpu B200 --lib deep_gemm=2.6.1+54e2261");
   CHECK(o.exit_code == 0);
   CHECK(o.failing.count("SP3001") == 0);
   CHECK(o.failing.count("SP3002") == 0);
@@ -142,7 +143,7 @@ TEST_CASE("seed: DeepSeek-V4 k=2 on sm_100 with DeepGEMM >= #304 is native", "[e
 TEST_CASE("seed: FLASHINFER + MTP k=2 on sm_121 with GQA 16 and fp8 KV", "[e2e][seed]") {
   // vLLM 0.17.1 is the version of the seed's report (vllm#37754).
   for (const char* f : {"gb10-flashinfer-gqa16.yaml", "gb10-flashinfer-gqa16.json", "gb10-flashinfer-gqa16.sh"}) {
-    auto o = check(std::string(f) + " --model " + kCkpt + "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1");
+    auto o = check_seed(std::string(f) + " --model " + kExampleCheckpoints + "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1");
     CHECK(o.exit_code == 1);
     CHECK(o.failing == std::set<std::string>{"SP3010"});
     const json& r = *result(o, "SP3010");
@@ -155,7 +156,7 @@ TEST_CASE("seed: FLASHINFER + MTP k=2 on sm_121 with GQA 16 and fp8 KV", "[e2e][
     const auto& alts = o.report["matrix"]["alternative_backends"];
     CHECK(std::find(alts.begin(), alts.end(), "TRITON_ATTN") != alts.end());
   }
-  auto k1 = check("--model " + kCkpt + "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1 -- vllm serve ./gqa16-mtp --kv-cache-dtype fp8 "
+  auto k1 = check_seed("--model " + kExampleCheckpoints + "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1 -- vllm serve ./gqa16-mtp --kv-cache-dtype fp8 "
                   "--attention-backend FLASHINFER --speculative-config.method mtp --speculative-config.num_speculative_tokens 1");
   CHECK(k1.exit_code == 0);
   CHECK(k1.failing.empty());
@@ -164,7 +165,7 @@ TEST_CASE("seed: FLASHINFER + MTP k=2 on sm_121 with GQA 16 and fp8 KV", "[e2e][
 TEST_CASE("seed: turboquant KV + spec + FULL cudagraphs is SP3020 - PIECEWISE or eager clears SP3020 but not vllm#40831",
           "[e2e][seed]") {
   for (const char* f : {"turboquant-ngram.yaml", "turboquant-ngram.json", "turboquant-ngram.sh"}) {
-    auto o = check(std::string(f) + " --model " + kCkpt + "/llama-3.1-8b --gpu RTX5090");
+    auto o = check_seed(std::string(f) + " --model " + kExampleCheckpoints + "/llama-3.1-8b --gpu RTX5090");
     CHECK(o.exit_code == 1);
     CHECK(o.failing == std::set<std::string>{"SP3020"});
     const json& r = *result(o, "SP3020");
@@ -173,17 +174,17 @@ TEST_CASE("seed: turboquant KV + spec + FULL cudagraphs is SP3020 - PIECEWISE or
     CHECK(fix.find("PIECEWISE") != std::string::npos);
     CHECK(fix.find("--enforce-eager") != std::string::npos);
   }
-  const std::string base = "--model " + kCkpt + "/llama-3.1-8b --gpu RTX5090 -- vllm serve meta-llama/Llama-3.1-8B-Instruct "
+  const std::string base = "--model " + kExampleCheckpoints + "/llama-3.1-8b --gpu RTX5090 -- vllm serve meta-llama/Llama-3.1-8B-Instruct "
                            "--kv-cache-dtype turboquant_k8v4 --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3}'";
   // The seed's workaround clears the capture rule; the later report vllm#40831 (token loops with
   // any speculative method, unfixed through 0.27.x) still fails the plan, in eager mode too.
   for (const std::string mode : {" --enforce-eager", " --compilation-config '{\"cudagraph_mode\":\"PIECEWISE\"}'"}) {
-    const Outcome o = check(base + mode);
+    const Outcome o = check_seed(base + mode);
     CHECK(o.exit_code == 1);
     CHECK(o.failing.empty());
     CHECK(o.advisories.count("SPA-VLLM-40831") == 1);
   }
-  const Outcome full = check(base + " -cc.cudagraph_mode=FULL_DECODE_ONLY");
+  const Outcome full = check_seed(base + " -cc.cudagraph_mode=FULL_DECODE_ONLY");
   CHECK(full.exit_code == 1);
   CHECK(full.failing.count("SP3020") == 1);
 }
@@ -195,17 +196,17 @@ TEST_CASE("seed 002's own workaround passes: --attention-backend triton_attn, MT
   const std::string cmd = " -- vllm serve /models/nemotron-3-super --attention-backend triton_attn "
                           "--speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":2}' "
                           "--kv-cache-dtype fp8 --no-enable-chunked-prefill";
-  auto o = check("--model " + kCkpt + "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1" + cmd);
+  auto o = check_seed("--model " + kExampleCheckpoints + "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1" + cmd);
   CHECK(o.exit_code == 0);
   CHECK(o.verdict == "supported");
   CHECK(o.failing.empty());
   CHECK(o.report["facts"]["attention"]["drafter"] == "TRITON_ATTN");
   // On a current vLLM the drafter auto-selects FlashInfer; still not SP3010.
-  auto now = check("--model " + kCkpt + "/gqa16-mtp --gpu GB10 --lib vllm=0.33.0" + cmd);
+  auto now = check_seed("--model " + kExampleCheckpoints + "/gqa16-mtp --gpu GB10 --lib vllm=0.33.0" + cmd);
   CHECK(now.failing.count("SP3010") == 0);
   CHECK(now.report["facts"]["attention"]["drafter_source"] == "auto");
   // The crashing variant of the same report is still caught.
-  auto crash = check("--model " + kCkpt + "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1 -- vllm serve /models/nemotron-3-super "
+  auto crash = check_seed("--model " + kExampleCheckpoints + "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1 -- vllm serve /models/nemotron-3-super "
                      "--attention-backend flashinfer --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":2}' "
                      "--kv-cache-dtype fp8 --no-enable-chunked-prefill");
   CHECK(crash.failing.count("SP3010") == 1);

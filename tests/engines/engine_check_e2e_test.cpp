@@ -21,9 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kData = std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint";
-const std::string kLlama = kData + "/llama-3.1-8b";
-const std::string kDraft = kData + "/eagle3-llama3.1-8b-draft";
+const std::string kEngineData = std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint";
+const std::string kEngineLlama = kEngineData + "/llama-3.1-8b";
+const std::string kDraft = kEngineData + "/eagle3-llama3.1-8b-draft";
 
 std::string venv_python(const std::string& name) {
   return (fs::path(SPECPROBE_BINARY).parent_path() / "engines" / name / "bin" / "python").string();
@@ -62,8 +62,8 @@ struct EngineRun {
 };
 
 // specprobe check --python VENV --gpu H100 --format json [OPTIONS] -- COMMAND, with its own cache dir.
-EngineRun check(const std::string& venv, const std::string& options, const std::string& command,
-                const std::string& cache = "") {
+EngineRun run_engine_check(const std::string& venv, const std::string& options, const std::string& command,
+                           const std::string& cache = "") {
   const std::string cache_dir = cache.empty() ? temp_dir() : cache;
   setenv("XDG_CACHE_HOME", cache_dir.c_str(), 1);
   RunResult rr = run_specprobe("check --python " + shell_quote(venv_python(venv)) +
@@ -86,14 +86,14 @@ std::string llama_eagle3(const std::string& spec_extra = "", const std::string& 
          shell_quote(spec) + " " + extra;
 }
 
-std::string model() { return "--model " + shell_quote(kLlama); }
+std::string model() { return "--model " + shell_quote(kEngineLlama); }
 
 }  // namespace
 
 TEST_CASE("vLLM 0.33.0 refuses an unknown speculative-config key - 0.15.1 accepts the same plan", "[.engines][vllm]") {
   const std::string cmd = llama_eagle3(R"(, "num_speculative_tokenz": 2)");
   if (have("vllm-0.33.0")) {
-    EngineRun r = check("vllm-0.33.0", model() + " --no-matrix", cmd);
+    EngineRun r = run_engine_check("vllm-0.33.0", model() + " --no-matrix", cmd);
     INFO(r.message());
     CHECK(r.sp4100_status() == "fail");
     CHECK(r.message().find("vLLM 0.33.0") != std::string::npos);
@@ -104,7 +104,7 @@ TEST_CASE("vLLM 0.33.0 refuses an unknown speculative-config key - 0.15.1 accept
     CHECK(r.exit_code == 1);
   }
   if (have("vllm-0.15.1")) {
-    EngineRun r = check("vllm-0.15.1", model() + " --no-matrix", cmd);
+    EngineRun r = run_engine_check("vllm-0.15.1", model() + " --no-matrix", cmd);
     INFO(r.message() << " " << r.fact("engine_check.reason").dump());
     CHECK(r.sp4100_status() == "pass");
     CHECK(r.fact("engine_check.status") == "ok");
@@ -115,7 +115,7 @@ TEST_CASE("vLLM 0.33.0 refuses an unknown speculative-config key - 0.15.1 accept
 
 TEST_CASE("vLLM 0.33.0 refuses an invalid KV-cache dtype with the valid list", "[.engines][vllm]") {
   if (!have("vllm-0.33.0")) return;
-  EngineRun r = check("vllm-0.33.0", model() + " --no-matrix", llama_eagle3("", "--kv-cache-dtype int8"));
+  EngineRun r = run_engine_check("vllm-0.33.0", model() + " --no-matrix", llama_eagle3("", "--kv-cache-dtype int8"));
   INFO(r.message());
   CHECK(r.sp4100_status() == "fail");
   CHECK(r.message().find("Invalid kv_cache_dtype: 'int8'") != std::string::npos);
@@ -128,24 +128,24 @@ TEST_CASE("vLLM refuses mtp on a model without MTP layers - the repeat comes fro
   const std::string cache = temp_dir();
   const std::string cmd = "vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config " +
                           shell_quote(R"({"method": "mtp", "num_speculative_tokens": 1})");
-  EngineRun r = check("vllm-0.33.0", model() + " --no-matrix", cmd, cache);
+  EngineRun r = run_engine_check("vllm-0.33.0", model() + " --no-matrix", cmd, cache);
   INFO(r.message());
   CHECK(r.sp4100_status() == "fail");
   CHECK(r.message().find("Unsupported speculative method: 'mtp'") != std::string::npos);
   CHECK(r.fact("engine_check.cached") == false);
-  EngineRun again = check("vllm-0.33.0", model() + " --no-matrix", cmd, cache);
+  EngineRun again = run_engine_check("vllm-0.33.0", model() + " --no-matrix", cmd, cache);
   CHECK(again.fact("engine_check.cached") == true);
   CHECK(again.message() == r.message());
   CHECK(again.exit_code == 1);
   // --no-cache asks the engine again.
-  EngineRun fresh = check("vllm-0.33.0", model() + " --no-matrix --no-cache", cmd, cache);
+  EngineRun fresh = run_engine_check("vllm-0.33.0", model() + " --no-matrix --no-cache", cmd, cache);
   CHECK(fresh.fact("engine_check.cached") == false);
   CHECK(fresh.message() == r.message());
 }
 
 TEST_CASE("vLLM 0.15.1's parser refuses an unknown flag, in its own words", "[.engines][vllm]") {
   if (!have("vllm-0.15.1")) return;
-  EngineRun r = check("vllm-0.15.1", model() + " --no-matrix", llama_eagle3("", "--speculative-tokens 3"));
+  EngineRun r = run_engine_check("vllm-0.15.1", model() + " --no-matrix", llama_eagle3("", "--speculative-tokens 3"));
   INFO(r.message());
   CHECK(r.sp4100_status() == "fail");
   CHECK(r.message().find("at argparse") != std::string::npos);
@@ -158,7 +158,7 @@ TEST_CASE(
     "[.engines][vllm]") {
   const std::string cmd = llama_eagle3("", "--attention-backend FLASH_ATTN --kv-cache-dtype fp8 --block-size 8");
   if (have("vllm-0.33.0")) {
-    EngineRun r = check("vllm-0.33.0", model(), cmd);
+    EngineRun r = run_engine_check("vllm-0.33.0", model(), cmd);
     INFO(r.message());
     CHECK(r.sp4100_status() == "fail");
     CHECK(r.message().find("at backend-selection") != std::string::npos);
@@ -178,7 +178,7 @@ TEST_CASE(
     CHECK(r.fact("engine_check.cells").size() > 1);
   }
   if (have("vllm-0.15.1")) {
-    EngineRun r = check("vllm-0.15.1", model() + " --no-matrix", cmd);
+    EngineRun r = run_engine_check("vllm-0.15.1", model() + " --no-matrix", cmd);
     INFO(r.message() << " " << r.fact("engine_check.reason").dump());
     CHECK(r.sp4100_status() == "pass");
     CHECK(r.fact("engine_check.facts.attention_backend") == "FLASH_ATTN");
@@ -192,7 +192,7 @@ TEST_CASE("a draft model given as a Hub id is a missing input: verdict unknown, 
       "vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config " +
       shell_quote(
           R"({"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3})");
-  EngineRun r = check("vllm-0.15.1", model() + " --no-matrix", cmd);
+  EngineRun r = run_engine_check("vllm-0.15.1", model() + " --no-matrix", cmd);
   CHECK(r.fact("engine_check.outcome") == "missing-input");
   CHECK(r.sp4100_status() == "error");
   CHECK(r.report["verdict"] == "unknown");
@@ -215,15 +215,15 @@ std::string sglang_cmd(const std::string& extra, int draft_tokens = 4) {
 TEST_CASE("SGLang 0.5.23's ServerArgs refuse three plans in their own words", "[.engines][sglang]") {
   if (!have("sglang-0.5.23")) return;
   SECTION("a misspelt speculative algorithm") {
-    EngineRun r = check("sglang-0.5.23", model() + " --no-matrix",
-                        sglang_cmd("--speculative-algorithm EAGEL3 --speculative-eagle-topk 1"));
+    EngineRun r = run_engine_check("sglang-0.5.23", model() + " --no-matrix",
+                                   sglang_cmd("--speculative-algorithm EAGEL3 --speculative-eagle-topk 1"));
     INFO(r.message());
     CHECK(r.sp4100_status() == "fail");
     CHECK(r.message().find("SGLang 0.5.23") != std::string::npos);
     CHECK(r.message().find("Unknown speculative algorithm name: EAGEL3") != std::string::npos);
   }
   SECTION("trtllm_mha with topk 4") {
-    EngineRun r = check(
+    EngineRun r = run_engine_check(
         "sglang-0.5.23", model() + " --no-matrix",
         sglang_cmd("--speculative-algorithm EAGLE3 --attention-backend trtllm_mha --speculative-eagle-topk 4", 8));
     INFO(r.message());
@@ -231,18 +231,18 @@ TEST_CASE("SGLang 0.5.23's ServerArgs refuse three plans in their own words", "[
     CHECK(r.message().find("trtllm_mha backend only supports topk = 1 for speculative decoding") != std::string::npos);
   }
   SECTION("DP attention with dp 3 on tp 8") {
-    EngineRun r =
-        check("sglang-0.5.23", model() + " --no-matrix",
-              sglang_cmd("--speculative-algorithm EAGLE3 --speculative-eagle-topk 1 --enable-dp-attention --dp 3"));
+    EngineRun r = run_engine_check(
+        "sglang-0.5.23", model() + " --no-matrix",
+        sglang_cmd("--speculative-algorithm EAGLE3 --speculative-eagle-topk 1 --enable-dp-attention --dp 3"));
     INFO(r.message());
     CHECK(r.sp4100_status() == "fail");
     CHECK(r.fact("engine_check.exception") == "AssertionError");
     CHECK(r.fact("engine_check.stage") == "config");
   }
   SECTION("the same plan with topk 1 and dp 2 passes") {
-    EngineRun r =
-        check("sglang-0.5.23", model() + " --no-matrix",
-              sglang_cmd("--speculative-algorithm EAGLE3 --speculative-eagle-topk 1 --enable-dp-attention --dp 2"));
+    EngineRun r = run_engine_check(
+        "sglang-0.5.23", model() + " --no-matrix",
+        sglang_cmd("--speculative-algorithm EAGLE3 --speculative-eagle-topk 1 --enable-dp-attention --dp 2"));
     INFO(r.fact("engine_check.reason").dump() << r.fact("engine_check.message").dump());
     CHECK(r.sp4100_status() == "pass");
     CHECK(r.fact("engine_check.status") == "ok");

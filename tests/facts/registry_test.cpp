@@ -12,18 +12,14 @@
 #include "facts/registry.hpp"
 #include "pipeline/check.hpp"
 #include "rules/rule.hpp"
+#include "e2e/run_binary.hpp"
 
 namespace fs = std::filesystem;
 using namespace specprobe;
 
-namespace {
+using specprobe::test::file_text;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+namespace {
 
 const FactRegistry& reg() {
   auto r = fact_registry();
@@ -34,7 +30,7 @@ const FactRegistry& reg() {
 }  // namespace
 
 TEST_CASE("docs/facts.md is generated from the registry and current", "[facts][registry]") {
-  const std::string doc = slurp(fs::path(SPECPROBE_SOURCE_DIR) / "docs/facts.md");
+  const std::string doc = file_text(fs::path(SPECPROBE_SOURCE_DIR) / "docs/facts.md");
   INFO("regenerate: specprobe facts --format markdown > docs/facts.md");
   CHECK(doc == reg().markdown());
 }

@@ -23,11 +23,13 @@ namespace fs = std::filesystem;
 using specprobe::hostile::BoundedResult;
 using specprobe::hostile::run_bounded;
 
+using specprobe::test::write_bytes;
+
 namespace {
 
-struct TempTree {
+struct RestoringTempTree {
   fs::path path = specprobe::test::temp_dir();
-  ~TempTree() {
+  ~RestoringTempTree() {
     std::error_code ec;
     fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
     for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
@@ -36,11 +38,6 @@ struct TempTree {
     fs::remove_all(path, ec);
   }
 };
-
-void write_bytes(const fs::path& p, const std::string& bytes) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
-}
 
 // An input error: exit 2, naming NAMED, within bounds.
 void expect_input_error(const BoundedResult& r, const std::string& what, const std::string& named) {
@@ -88,7 +85,7 @@ TEST_CASE("hostile: numbers past a double in sizes and --speculative-config are 
     expect_input_error(run_bounded(args, {}, 30), c.args.front() + " " + c.args[1].substr(0, 60) + "...", c.named);
   }
   // The same values in a config file (YAML plain scalars, a float with a dot, and as strings).
-  TempTree t;
+  RestoringTempTree t;
   const fs::path f = t.path / "serve.yaml";
   for (const std::string& line : std::vector<std::string>{"max-model-len: " + kHuge + "k", "max-model-len: \"" + kHuge + "M\"",
                                   "speculative-config: {method: mtp, num_speculative_tokens: " + kHuge + ".0}",
@@ -142,7 +139,7 @@ TEST_CASE("hostile: probe children that print bad begin indexes or results", "[h
 }
 
 TEST_CASE("hostile: --rules-dir with unreadable entries or huge files is exit 2 naming the path", "[hostile][rules]") {
-  TempTree t;
+  RestoringTempTree t;
   fs::permissions(t.path, fs::perms::all, fs::perm_options::replace);  // reachable after dropping to nobody
   auto rules_list = [](const fs::path& dir, bool as_nobody = false) {
     return run_bounded({"rules", "list", "--rules-dir", dir.string()}, {}, 30, 4096, as_nobody);

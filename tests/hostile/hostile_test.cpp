@@ -31,6 +31,8 @@ using specprobe::hostile::BoundedResult;
 using specprobe::hostile::run_bounded;
 using specprobe::hostile::sanitized_build;
 
+using specprobe::test::write_bytes;
+
 namespace {
 
 // Peak RSS allowed for one run. Sanitized builds carry shadow memory and quarantine.
@@ -43,11 +45,6 @@ struct TempTree {
     fs::remove_all(path, ec);
   }
 };
-
-void write_bytes(const fs::path& p, const std::string& bytes) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
-}
 
 // A shard: 8-byte little-endian LEN, HEADER, then a hole up to DATA bytes after the header.
 void write_shard(const fs::path& p, uint64_t len, const std::string& header, uint64_t data) {

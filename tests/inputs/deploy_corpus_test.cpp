@@ -14,17 +14,18 @@
 #include <yaml-cpp/yaml.h>
 
 #include "inputs/serving.hpp"
+#include "common/ascii.hpp"
 
 using namespace specprobe;
 
 namespace {
 
-const std::string kRoot = std::string(SPECPROBE_SOURCE_DIR) + "/tests/corpus/deploy/";
+const std::string kDeployCorpus = std::string(SPECPROBE_SOURCE_DIR) + "/tests/corpus/deploy/";
 
 std::string scalar(const YAML::Node& n) { return n && n.IsScalar() ? n.Scalar() : std::string(); }
 bool null_or_absent(const YAML::Node& n) { return !n || n.IsNull() || (n.IsScalar() && (n.Scalar() == "~" || n.Scalar() == "null")); }
 
-const Json* fact(const ParsedServing& p, const std::string& name) {
+const Json* corpus_fact(const ParsedServing& p, const std::string& name) {
   const Json* v = find_fact(p.facts, name);
   return v && !v->is_null() ? v : nullptr;
 }
@@ -38,11 +39,6 @@ struct Field {
   bool ok;
 };
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::vector<Field> compare(const YAML::Node& s, const ParsedServing& p) {
   std::vector<Field> out;
   const std::string engine = scalar(s["engine"]);
@@ -53,27 +49,27 @@ std::vector<Field> compare(const YAML::Node& s, const ParsedServing& p) {
     if (null_or_absent(want)) return got == nullptr;
     if (!got) return false;
     const std::string g = text(got);
-    return ci ? lower(g) == lower(want.Scalar()) : g == want.Scalar();
+    return ci ? ascii_lower(g) == ascii_lower(want.Scalar()) : g == want.Scalar();
   };
-  add("engine", s["engine"], fact(p, "engine.name"), same_text(s["engine"], fact(p, "engine.name"), false));
-  add("version", s["version"], fact(p, "deploy.engine_version"), same_text(s["version"], fact(p, "deploy.engine_version"), false));
-  add("model", s["model"], fact(p, "model.id"), same_text(s["model"], fact(p, "model.id"), false));
-  const Json* enabled = fact(p, "spec.enabled");
-  const Json* method = enabled && enabled->is_boolean() && !enabled->get<bool>() ? nullptr : fact(p, "spec.method");
+  add("engine", s["engine"], corpus_fact(p, "engine.name"), same_text(s["engine"], corpus_fact(p, "engine.name"), false));
+  add("version", s["version"], corpus_fact(p, "deploy.engine_version"), same_text(s["version"], corpus_fact(p, "deploy.engine_version"), false));
+  add("model", s["model"], corpus_fact(p, "model.id"), same_text(s["model"], corpus_fact(p, "model.id"), false));
+  const Json* enabled = corpus_fact(p, "spec.enabled");
+  const Json* method = enabled && enabled->is_boolean() && !enabled->get<bool>() ? nullptr : corpus_fact(p, "spec.method");
   add("spec_method", s["spec_method"], method, same_text(s["spec_method"], method, false));
-  const Json* k = fact(p, engine == "sglang" ? "spec.num_steps" : "spec.num_speculative_tokens");
+  const Json* k = corpus_fact(p, engine == "sglang" ? "spec.num_steps" : "spec.num_speculative_tokens");
   add("k", s["k"], k, same_text(s["k"], k, false));
   for (const auto& [field, name] : {std::pair{"tp", "serve.tp"}, {"pp", "serve.pp"}, {"dp", "serve.dp"}}) {
-    const Json* g = fact(p, name);
+    const Json* g = corpus_fact(p, name);
     const bool ok = null_or_absent(s[field]) ? (!g || *g == Json(1)) : same_text(s[field], g, false);
     add(field, s[field], g, ok);
   }
-  const Json* kv = fact(p, "serve.kv_cache_dtype");
+  const Json* kv = corpus_fact(p, "serve.kv_cache_dtype");
   add("kv_cache_dtype", s["kv_cache_dtype"], kv,
       null_or_absent(s["kv_cache_dtype"]) ? (!kv || *kv == Json("auto")) : same_text(s["kv_cache_dtype"], kv, false));
-  const Json* attn = fact(p, "attention.requested");
+  const Json* attn = corpus_fact(p, "attention.requested");
   add("attention_backend", s["attention_backend"], attn, same_text(s["attention_backend"], attn, true));
-  const Json* gpus = fact(p, "deploy.gpus");
+  const Json* gpus = corpus_fact(p, "deploy.gpus");
   add("gpus", s["gpus"], gpus, same_text(s["gpus"], gpus, false));
   // unresolved: the shell variables the compared facts depend on (the manifest lists variables;
   // placeholders such as <MODEL> are not variables).
@@ -103,7 +99,7 @@ struct Gaps {
 
 Gaps load_gaps() {
   Gaps g;
-  const YAML::Node doc = YAML::LoadFile(kRoot + "known_gaps.yaml");
+  const YAML::Node doc = YAML::LoadFile(kDeployCorpus + "known_gaps.yaml");
   for (const auto& e : doc) {
     const std::string key = scalar(e["file"]) + "#" + scalar(e["server"]) + "#" + scalar(e["field"]);
     g.reasons[key] = scalar(e["reason"]);
@@ -114,7 +110,7 @@ Gaps load_gaps() {
 }  // namespace
 
 TEST_CASE("every file of the deploy corpus is read, with the facts its manifest states", "[inputs][corpus]") {
-  const YAML::Node manifest = YAML::LoadFile(kRoot + "manifest.yaml");
+  const YAML::Node manifest = YAML::LoadFile(kDeployCorpus + "manifest.yaml");
   Gaps gaps = load_gaps();
   ReadOptions options;
   options.process_environment = false;  // the corpus is read as published
@@ -129,7 +125,7 @@ TEST_CASE("every file of the deploy corpus is read, with the facts its manifest 
     Tally& t = by_form[form];
     ++t.files;
     INFO(file);
-    auto r = read_serving_plans(kRoot + "files/" + file, options);
+    auto r = read_serving_plans(kDeployCorpus + "files/" + file, options);
     if (!r) {
       const Error& err = r.error();
       INFO(err.str());

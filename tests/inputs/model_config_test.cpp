@@ -11,31 +11,29 @@
 
 #include "inputs/json_relaxed.hpp"
 #include "inputs/model_config.hpp"
+#include "e2e/run_binary.hpp"
 
 namespace fs = std::filesystem;
 using namespace specprobe;
 
+using specprobe::test::write_bytes;
+
 namespace {
 
-const std::string kData = std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint/";
+const std::string kModelConfigData = std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint/";
 
-struct TempDir {
+struct ModelTempDir {
   fs::path path;
-  TempDir() {
+  ModelTempDir() {
     std::random_device rd;
     path = fs::temp_directory_path() / ("specprobe-mc-" + std::to_string(rd()) + std::to_string(rd()));
     fs::create_directories(path);
   }
-  ~TempDir() {
+  ~ModelTempDir() {
     std::error_code ec;
     fs::remove_all(path, ec);
   }
 };
-
-void write(const fs::path& p, const std::string& s) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << s;
-}
 
 ModelConfig must_read(const std::string& p) {
   auto r = read_model_config(p);
@@ -91,7 +89,7 @@ TEST_CASE("json_relaxed never crashes on random bytes", "[model_config][json_rel
 }
 
 TEST_CASE("model_config: DeepSeek-V3 (MLA, fp8 block, MTP 1)", "[model_config]") {
-  auto c = must_read(kData + "deepseek-v3");
+  auto c = must_read(kModelConfigData + "deepseek-v3");
   CHECK(c.architecture == "DeepseekV3ForCausalLM");
   CHECK(c.model_type == "deepseek_v3");
   CHECK(c.mla);
@@ -111,7 +109,7 @@ TEST_CASE("model_config: DeepSeek-V3 (MLA, fp8 block, MTP 1)", "[model_config]")
 }
 
 TEST_CASE("model_config: DeepSeek-V3.2 has a DSA indexer", "[model_config]") {
-  Json f = model_facts(must_read(kData + "deepseek-v3.2/config.json"), 8);
+  Json f = model_facts(must_read(kModelConfigData + "deepseek-v3.2/config.json"), 8);
   CHECK(f["model"]["dsa"]["present"] == true);
   CHECK(f["model"]["dsa"]["index_n_heads"] == 64);
   CHECK(f["model"]["dsa"]["index_head_dim"] == 128);
@@ -120,7 +118,7 @@ TEST_CASE("model_config: DeepSeek-V3.2 has a DSA indexer", "[model_config]") {
 }
 
 TEST_CASE("model_config: DeepSeek-V4-Flash is MLA-like with head_dim 512", "[model_config]") {
-  auto c = must_read(kData + "deepseek-v4-flash");
+  auto c = must_read(kModelConfigData + "deepseek-v4-flash");
   Json f = model_facts(c, 4);
   CHECK(f["model"]["mla"] == true);
   CHECK(f["model"]["head_dim"] == 512);
@@ -134,7 +132,7 @@ TEST_CASE("model_config: DeepSeek-V4-Flash is MLA-like with head_dim 512", "[mod
 }
 
 TEST_CASE("model_config: Kimi-K2.5 keeps LM params and quant config under text_config", "[model_config]") {
-  auto c = must_read(kData + "kimi-k2.5");
+  auto c = must_read(kModelConfigData + "kimi-k2.5");
   CHECK(c.has_text_config);
   CHECK(c.quant_method == "compressed-tensors");
   CHECK(c.quant_config_source == "text_config.quantization_config");
@@ -145,7 +143,7 @@ TEST_CASE("model_config: Kimi-K2.5 keeps LM params and quant config under text_c
 }
 
 TEST_CASE("model_config: Qwen3.6 NVFP4 (text_config, mtp_num_hidden_layers, ModelOpt)", "[model_config]") {
-  auto c = must_read(kData + "nvidia-qwen3.6-35b-a3b-nvfp4");
+  auto c = must_read(kModelConfigData + "nvidia-qwen3.6-35b-a3b-nvfp4");
   Json f = model_facts(c, 2);
   CHECK(f["model"]["model_type"] == "qwen3_5_moe");
   CHECK(f["model"]["architecture"] == "Qwen3_5MoeForConditionalGeneration");
@@ -157,36 +155,36 @@ TEST_CASE("model_config: Qwen3.6 NVFP4 (text_config, mtp_num_hidden_layers, Mode
 }
 
 TEST_CASE("model_config: gpt-oss, Llama and an EAGLE3 draft", "[model_config]") {
-  auto g = model_facts(must_read(kData + "gpt-oss-20b"), 1);
+  auto g = model_facts(must_read(kModelConfigData + "gpt-oss-20b"), 1);
   CHECK(g["model"]["quant_method"] == "mxfp4");
   CHECK(g["model"]["gqa_ratio"] == 8);
   CHECK(g["model"]["mtp_depth"].is_null());
   CHECK(g["model"]["dtype"].is_null());  // not in this config: unknown, not guessed
-  auto l = model_facts(must_read(kData + "llama-3.1-8b"), 16);
+  auto l = model_facts(must_read(kModelConfigData + "llama-3.1-8b"), 16);
   CHECK(l["model"]["head_dim"] == 128);  // 4096 / 32
   CHECK(l["model"]["gqa_ratio"] == 2);   // 32/16 = 2 q per rank, kv 8/16 -> 1
   CHECK(l["model"]["gqa_ratio_global"] == 4);
   CHECK(l["model"]["quant_method"].is_null());
-  auto t3 = model_facts(must_read(kData + "llama-3.1-8b"), 3);
+  auto t3 = model_facts(must_read(kModelConfigData + "llama-3.1-8b"), 3);
   CHECK(t3["model"]["gqa_ratio"] == 4);  // 32/3 over 8/3
-  auto e = model_facts(must_read(kData + "eagle3-llama3.1-8b-draft"), 1);
+  auto e = model_facts(must_read(kModelConfigData + "eagle3-llama3.1-8b-draft"), 1);
   CHECK(e["model"]["architecture"] == "LlamaForCausalLMEagle3");
   CHECK(e["model"]["num_hidden_layers"] == 1);
 }
 
 TEST_CASE("model_config: HF cache layout with symlinks into blobs", "[model_config]") {
-  TempDir t;
+  ModelTempDir t;
   const fs::path repo = t.path / "models--deepseek-ai--DeepSeek-V3";
   fs::create_directories(repo / "blobs");
-  fs::copy_file(kData + "deepseek-v3/config.json", repo / "blobs" / "aaaa1111");
-  write(repo / "blobs" / "bbbb2222", R"({"architectures": ["Old"], "num_attention_heads": 8})");
+  fs::copy_file(kModelConfigData + "deepseek-v3/config.json", repo / "blobs" / "aaaa1111");
+  write_bytes(repo / "blobs" / "bbbb2222", R"({"architectures": ["Old"], "num_attention_heads": 8})");
   fs::create_directories(repo / "snapshots" / "rev1");
   fs::create_directories(repo / "snapshots" / "rev2");
   fs::create_symlink("../../blobs/aaaa1111", repo / "snapshots" / "rev1" / "config.json");
   fs::create_symlink("../../blobs/bbbb2222", repo / "snapshots" / "rev2" / "config.json");
 
   SECTION("refs/main wins") {
-    write(repo / "refs" / "main", "rev1\n");
+    write_bytes(repo / "refs" / "main", "rev1\n");
     auto c = must_read(repo.string());
     CHECK(c.snapshot == "rev1");
     CHECK(c.snapshot_choice == "refs/main");
@@ -218,8 +216,8 @@ TEST_CASE("model_config: HF cache layout with symlinks into blobs", "[model_conf
 }
 
 TEST_CASE("model_config: Nemotron-H style Infinity and NaN are accepted and recorded", "[model_config]") {
-  TempDir t;
-  write(t.path / "config.json", R"({"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
+  ModelTempDir t;
+  write_bytes(t.path / "config.json", R"({"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
     "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096, "num_hidden_layers": 52,
     "num_nextn_predict_layers": 1, "time_step_limit": [0.0, Infinity], "rescale": NaN, "low": -Infinity})");
   auto c = must_read(t.path.string());
@@ -231,7 +229,7 @@ TEST_CASE("model_config: Nemotron-H style Infinity and NaN are accepted and reco
 }
 
 TEST_CASE("model_config: malformed inputs are input errors naming the file", "[model_config]") {
-  TempDir t;
+  ModelTempDir t;
   auto expect_error = [](const std::string& p, const std::string& file_part, int line = 0) {
     auto r = read_model_config(p);
     REQUIRE_FALSE(r);
@@ -242,32 +240,32 @@ TEST_CASE("model_config: malformed inputs are input errors naming the file", "[m
   expect_error((t.path / "missing").string(), "missing");
   fs::create_directories(t.path / "empty");
   expect_error((t.path / "empty").string(), "empty");
-  write(t.path / "bad" / "config.json", "{\n \"a\": 1,\n \"b\": }\n");
+  write_bytes(t.path / "bad" / "config.json", "{\n \"a\": 1,\n \"b\": }\n");
   expect_error((t.path / "bad").string(), "bad/config.json", 3);
-  write(t.path / "list" / "config.json", "[1, 2]");
+  write_bytes(t.path / "list" / "config.json", "[1, 2]");
   expect_error((t.path / "list").string(), "list/config.json");
-  write(t.path / "tc" / "config.json", R"({"text_config": [1]})");
+  write_bytes(t.path / "tc" / "config.json", R"({"text_config": [1]})");
   expect_error((t.path / "tc").string(), "tc/config.json");
-  write(t.path / "qc" / "config.json", R"({"quantization_config": ["fp8"]})");
+  write_bytes(t.path / "qc" / "config.json", R"({"quantization_config": ["fp8"]})");
   expect_error((t.path / "qc").string(), "qc/config.json");
-  write(t.path / "heads" / "config.json", R"({"num_attention_heads": "32"})");
+  write_bytes(t.path / "heads" / "config.json", R"({"num_attention_heads": "32"})");
   expect_error((t.path / "heads").string(), "heads/config.json");
-  write(t.path / "arch" / "config.json", R"({"architectures": "Llama"})");
+  write_bytes(t.path / "arch" / "config.json", R"({"architectures": "Llama"})");
   expect_error((t.path / "arch").string(), "arch/config.json");
-  write(t.path / "hq" / "config.json", R"({"num_attention_heads": 4})");
-  write(t.path / "hq" / "hf_quant_config.json", R"([])");
+  write_bytes(t.path / "hq" / "config.json", R"({"num_attention_heads": 4})");
+  write_bytes(t.path / "hq" / "hf_quant_config.json", R"([])");
   expect_error((t.path / "hq").string(), "hf_quant_config.json");
   fs::create_directories(t.path / "dirconf" / "config.json");
   expect_error((t.path / "dirconf").string(), "config.json");
-  write(t.path / "emptyfile" / "config.json", "");
+  write_bytes(t.path / "emptyfile" / "config.json", "");
   expect_error((t.path / "emptyfile").string(), "emptyfile/config.json");
 }
 
 TEST_CASE("model_config: hf_quant_config.json supplies ModelOpt quantization", "[model_config]") {
-  TempDir t;
-  write(t.path / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+  ModelTempDir t;
+  write_bytes(t.path / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
     "num_attention_heads": 64, "num_key_value_heads": 8, "hidden_size": 8192})");
-  write(t.path / "hf_quant_config.json", R"({"producer": {"name": "modelopt", "version": "0.19"},
+  write_bytes(t.path / "hf_quant_config.json", R"({"producer": {"name": "modelopt", "version": "0.19"},
     "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head"]}})");
   auto c = must_read(t.path.string());
   CHECK(c.quant_method == "modelopt");
@@ -276,7 +274,7 @@ TEST_CASE("model_config: hf_quant_config.json supplies ModelOpt quantization", "
 }
 
 TEST_CASE("model_config: counts outside every model's range are input errors naming the field", "[model_config]") {
-  TempDir t;
+  ModelTempDir t;
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"model_type": "llama", "num_hidden_layers": 2000000000, "num_attention_heads": 32})", "num_hidden_layers = 2000000000"},
       {R"({"model_type": "llama", "num_hidden_layers": 32, "num_attention_heads": 0})", "num_attention_heads = 0"},
@@ -288,7 +286,7 @@ TEST_CASE("model_config: counts outside every model's range are input errors nam
   int i = 0;
   for (const auto& [json, want] : cases) {
     const fs::path d = t.path / std::to_string(i++);
-    write(d / "config.json", json);
+    write_bytes(d / "config.json", json);
     auto r = read_model_config(d.string());
     INFO(json);
     REQUIRE_FALSE(r);
@@ -300,9 +298,9 @@ TEST_CASE("model_config: counts outside every model's range are input errors nam
 }
 
 TEST_CASE("model_config: has_mtp_layers from the depth keys and the engine's defaults", "[model_config]") {
-  TempDir t;
+  ModelTempDir t;
   auto facts = [&](const std::string& name, const std::string& json) {
-    write(t.path / name / "config.json", json);
+    write_bytes(t.path / name / "config.json", json);
     return model_facts(must_read((t.path / name).string()), 1)["model"];
   };
   CHECK(facts("ds", R"({"model_type": "deepseek_v3", "num_nextn_predict_layers": 1})")["has_mtp_layers"] == true);
@@ -313,12 +311,12 @@ TEST_CASE("model_config: has_mtp_layers from the depth keys and the engine's def
 }
 
 TEST_CASE("model_config: a repo id is looked up in the local HF cache, never the network", "[model_config][hf_cache]") {
-  TempDir t;
+  ModelTempDir t;
   const fs::path hub = t.path / "hub";
   const fs::path repo = hub / "models--org--model";
-  write(repo / "refs" / "main", "bbbb\n");
-  write(repo / "snapshots" / "aaaa" / "config.json", R"({"model_type": "llama", "num_hidden_layers": 1})");
-  write(repo / "snapshots" / "bbbb" / "config.json", R"({"model_type": "llama", "num_hidden_layers": 2})");
+  write_bytes(repo / "refs" / "main", "bbbb\n");
+  write_bytes(repo / "snapshots" / "aaaa" / "config.json", R"({"model_type": "llama", "num_hidden_layers": 1})");
+  write_bytes(repo / "snapshots" / "bbbb" / "config.json", R"({"model_type": "llama", "num_hidden_layers": 2})");
   struct Env {
     std::string name;
     std::optional<std::string> old;

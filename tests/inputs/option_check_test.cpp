@@ -82,7 +82,7 @@ int64_t count(const Json& f, const char* list) {
 }
 
 // The finding of rule ID for the plan, anchored with the reader's locations.
-RuleResult finding(const ParsedServing& p, const Json& facts, const std::string& id) {
+RuleResult rule_finding(const ParsedServing& p, const Json& facts, const std::string& id) {
   static const auto rules = load_rules();
   REQUIRE(rules.has_value());
   for (const auto& r : *rules)
@@ -198,7 +198,7 @@ TEST_CASE("issue 35: unknown flags and JSON keys are SP1014 findings at the opti
   CHECK(messages(f, "unknown").find("did you mean --kv-cache-dtype?") != std::string::npos);
   CHECK_FALSE(has_unknown(p, "speculative-confg"));  // a finding now, not a "not modelled" note
   CHECK(has_unknown(p, "port"));                      // known, not modelled: still a note
-  RuleResult r = finding(p, f, "SP1014");
+  RuleResult r = rule_finding(p, f, "SP1014");
   CHECK(r.status == ResultStatus::fail);
   CHECK(r.severity == Severity::error);
   CHECK(r.location_fact == "options.given.0");
@@ -233,7 +233,7 @@ TEST_CASE("issue 35: keys inside --speculative-config are checked, located at th
   REQUIRE(count(f, "unknown") == 1);
   CHECK(messages(f, "unknown").find("key 'num_speculative_token' is not a SpeculativeConfig field (did you mean "
                                     "'num_speculative_tokens'?); vLLM stops at startup") != std::string::npos);
-  RuleResult r = finding(p, f, "SP1014");
+  RuleResult r = rule_finding(p, f, "SP1014");
   CHECK(r.location.line == 4);
   CHECK(r.location.column == 3);
   f = derived(p, "0.12.0");  // a pydantic dataclass that ignores extra keys
@@ -244,7 +244,7 @@ TEST_CASE("issue 35: keys inside --speculative-config are checked, located at th
   f = derived(p, "0.20.0");
   CHECK(count(f, "unknown") == 1);
   CHECK(fact_string(f, "options.unknown_at") == "options.given.0.value.num_speculative_token");
-  r = finding(p, f, "SP1014");
+  r = rule_finding(p, f, "SP1014");
   CHECK(r.location.column == 1 + std::string("vllm serve m --speculative-config {\"method\": \"mtp\", ").size());
   p = from_argv({"vllm", "serve", "m", "--speculative-config.num_speculative_token", "2", "--speculative-config.method",
                  "mtp"});
@@ -267,7 +267,7 @@ TEST_CASE("issue 35: enumerated values against the release's list", "[options]")
   CHECK(m.find("kv-cache-dtype fp9: 'fp9' is not a value vLLM 0.20.0 accepts (did you mean 'fp8'?)") != std::string::npos);
   CHECK(m.find("'FLASHINFERR' is not a value vLLM 0.20.0 accepts (did you mean 'FLASHINFER'?)") != std::string::npos);
   CHECK(m.find("cudagraph_mode FULL_DECODE") != std::string::npos);
-  RuleResult r = finding(p, f, "SP1015");
+  RuleResult r = rule_finding(p, f, "SP1015");
   CHECK(r.status == ResultStatus::fail);
   CHECK(r.location.line == 2);
   // Unknown version: a value no release accepts and close to one is still refused; one close to
@@ -314,7 +314,7 @@ TEST_CASE("issue 39: sizes and fractions out of range are SP1015 findings", "[op
   const std::string m = messages(f, "invalid");
   CHECK(m.find("--tensor-parallel-size 0: vLLM requires at least 1") != std::string::npos);
   CHECK(m.find("--gpu-memory-utilization 1.5: vLLM requires a fraction in (0, 1]") != std::string::npos);
-  RuleResult r = finding(p, f, "SP1015");
+  RuleResult r = rule_finding(p, f, "SP1015");
   CHECK(r.location.line == 2);
   p = from_argv({"python", "-m", "sglang.launch_server", "--model-path", "m", "--mem-fraction-static", "0", "--tp-size", "0"});
   f = derived(p);
@@ -337,7 +337,7 @@ TEST_CASE("option check: a plan no single release accepts - what the plan needs"
   // ...but a build between two releases is checked against both.
   f = derived(p, "0.12.1rc1.dev5+gabc");
   CHECK(messages(f, "notes").find("only vLLM 0.13.0 accepts the plan as written") != std::string::npos);
-  RuleResult r = finding(p, f, "SP1016");
+  RuleResult r = rule_finding(p, f, "SP1016");
   CHECK(r.status == ResultStatus::fail);
   CHECK(r.severity == Severity::info);
 }

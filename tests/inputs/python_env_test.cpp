@@ -23,14 +23,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
+struct PyEnvTempDir {
   fs::path path;
-  TempDir() {
+  PyEnvTempDir() {
     std::string t = (fs::temp_directory_path() / "specprobe-pyenv-XXXXXX").string();
     REQUIRE(mkdtemp(t.data()));
     path = t;
   }
-  ~TempDir() {
+  ~PyEnvTempDir() {
     std::error_code ec;
     fs::remove_all(path, ec);
   }
@@ -67,7 +67,7 @@ std::string fake_answer(const fs::path& exe, const fs::path& site) {
 }  // namespace
 
 TEST_CASE("inspect_python: runs the interpreter with -I in a clean environment and takes its answer", "[probes][stack][python]") {
-  TempDir t;
+  PyEnvTempDir t;
   const fs::path site = t.path / "real" / "lib" / "python3.12" / "site-packages";
   write_dist(site, "flashinfer_python-0.5.0.dist-info", "flashinfer-python", "0.5.0");
   const fs::path real = t.path / "real" / "bin" / "python3";
@@ -97,7 +97,7 @@ TEST_CASE("inspect_python: runs the interpreter with -I in a clean environment a
 }
 
 TEST_CASE("inspect_python: failures are input errors naming the interpreter", "[probes][stack][python]") {
-  TempDir t;
+  PyEnvTempDir t;
   auto error_of = [&](const std::string& body, double timeout = 5) {
     const fs::path py = t.path / "bin" / "python";
     write_exec(py, "#!/bin/sh\n" + body + "\n");
@@ -123,7 +123,7 @@ TEST_CASE("inspect_python: a venv reached through a shim and through a symlink (
     WARN("no usable python3: " << base.error().message);
     return;
   }
-  TempDir t;
+  PyEnvTempDir t;
   const fs::path venv = t.path / "venv";
   const std::string make = base->executable + " -I -m venv --without-pip " + test::shell_quote(venv.string()) + " >/dev/null 2>&1";
   if (std::system(make.c_str()) != 0) {
@@ -180,7 +180,7 @@ TEST_CASE("inspect_python: a venv reached through a shim and through a symlink (
 }
 
 TEST_CASE("check --python: an interpreter that cannot be asked falls back to its path and says so", "[probes][stack][python]") {
-  TempDir t;
+  PyEnvTempDir t;
   const fs::path site = t.path / "venv" / "lib" / "python3.12" / "site-packages";
   write_dist(site, "vllm-0.25.1.dist-info", "vllm", "0.25.1");
   const fs::path py = t.path / "venv" / "bin" / "python3";

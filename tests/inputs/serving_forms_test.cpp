@@ -8,9 +8,12 @@
 #include <fstream>
 
 #include "inputs/serving.hpp"
+#include "e2e/run_binary.hpp"
 
 using namespace specprobe;
 namespace fs = std::filesystem;
+
+using specprobe::test::write_file;
 
 namespace {
 
@@ -34,7 +37,7 @@ ParsedServing one(const std::string& text, const std::string& name = "deploy.sh"
   return std::move(f.plans.front());
 }
 
-Json fact(const ParsedServing& p, const std::string& name) {
+Json form_fact(const ParsedServing& p, const std::string& name) {
   const Json* v = find_fact(p.facts, name);
   return v ? *v : Json("<absent>");
 }
@@ -56,39 +59,33 @@ std::string temp_dir() {
   return t;
 }
 
-std::string write(const std::string& dir, const std::string& name, const std::string& text) {
-  const std::string p = dir + "/" + name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p;
-}
-
 }  // namespace
 
 TEST_CASE("an unset variable makes its fact unknown, never an input error", "[inputs][forms][shell]") {
   // Regression: `--tp-size $TP` exited 2 "tp-size must be an integer, got '$TP'".
   const ParsedServing p = one("python -m sglang.launch_server --model-path m --tp-size $TP\n");
-  CHECK(fact(p, "serve.tp").is_null());
+  CHECK(form_fact(p, "serve.tp").is_null());
   CHECK(p.unresolved.at("serve.tp") == std::vector<std::string>{"TP"});
   CHECK(note(p, "$TP has no value here"));
   CHECK(note(p, "--env TP=VALUE"));
-  CHECK(fact(p, "deploy.unresolved") == Json::array({"TP"}));
-  CHECK(fact(p, "model.id") == "m");
+  CHECK(form_fact(p, "deploy.unresolved") == Json::array({"TP"}));
+  CHECK(form_fact(p, "model.id") == "m");
   // --env gives it a value; so does the environment specprobe runs in.
-  CHECK(fact(one("python -m sglang.launch_server --model-path m --tp-size $TP\n", "d.sh", clean({{"TP", "4"}})),
+  CHECK(form_fact(one("python -m sglang.launch_server --model-path m --tp-size $TP\n", "d.sh", clean({{"TP", "4"}})),
              "serve.tp") == 4);
   ::setenv("SPECPROBE_TEST_TP", "2", 1);
   ReadOptions with_env;
-  CHECK(fact(one("vllm serve m -tp $SPECPROBE_TEST_TP\n", "d.sh", with_env), "serve.tp") == 2);
+  CHECK(form_fact(one("vllm serve m -tp $SPECPROBE_TEST_TP\n", "d.sh", with_env), "serve.tp") == 2);
   ::unsetenv("SPECPROBE_TEST_TP");
   // vLLM: the positional model, a JSON value with a spliced variable, an unknown --config.
   const ParsedServing v = one(
       "vllm serve $MODEL --speculative-config '{\"model\": \"'\"$DRAFT\"'\", \"num_speculative_tokens\": 3, \"method\": \"eagle3\"}' "
       "--config $CFG --kv-cache-dtype ${KV}\n");
-  CHECK(fact(v, "model.id").is_null());
-  CHECK(fact(v, "spec.num_speculative_tokens") == 3);
-  CHECK(fact(v, "spec.method") == "eagle3");
-  CHECK(fact(v, "spec.draft_model").is_null());
-  CHECK(fact(v, "serve.kv_cache_dtype").is_null());
+  CHECK(form_fact(v, "model.id").is_null());
+  CHECK(form_fact(v, "spec.num_speculative_tokens") == 3);
+  CHECK(form_fact(v, "spec.method") == "eagle3");
+  CHECK(form_fact(v, "spec.draft_model").is_null());
+  CHECK(form_fact(v, "serve.kv_cache_dtype").is_null());
   CHECK(note(v, "$CFG has no value here"));
 }
 
@@ -96,25 +93,25 @@ TEST_CASE("an unread --config leaves every option it may set unknown, not vLLM's
   // vllm-project/recipes' launch scripts pick the YAML in an `if` on nvidia-smi output:
   // `vllm serve M --config ${YAML_CONFIG} --tensor-parallel-size 1`.
   const ParsedServing p = one("vllm serve org/m --config ${YAML_CONFIG} --tensor-parallel-size 1\n");
-  CHECK(fact(p, "serve.tp") == 1);  // the command line's own value stays
-  CHECK(fact(p, "serve.kv_cache_dtype").is_null());
-  CHECK(fact(p, "serve.enforce_eager").is_null());
-  CHECK(fact(p, "spec.enabled").is_null());  // the file may hold a speculative config
-  CHECK(fact(p, "model.id") == "org/m");
-  CHECK(fact(p, "deploy.unresolved") == Json::array({"YAML_CONFIG"}));
+  CHECK(form_fact(p, "serve.tp") == 1);  // the command line's own value stays
+  CHECK(form_fact(p, "serve.kv_cache_dtype").is_null());
+  CHECK(form_fact(p, "serve.enforce_eager").is_null());
+  CHECK(form_fact(p, "spec.enabled").is_null());  // the file may hold a speculative config
+  CHECK(form_fact(p, "model.id") == "org/m");
+  CHECK(form_fact(p, "deploy.unresolved") == Json::array({"YAML_CONFIG"}));
   CHECK(p.unresolved.at("serve.kv_cache_dtype") == std::vector<std::string>{"YAML_CONFIG"});
   CHECK(note(p, "$YAML_CONFIG has no value here"));
   CHECK(note(p, "more unknown; pass --env YAML_CONFIG=VALUE"));
   // A speculative config on the command line decides that part; a missing file is unknown too.
   const ParsedServing q = one(
       "vllm serve org/m --config missing.yaml --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'\n");
-  CHECK(fact(q, "spec.enabled") == true);
-  CHECK(fact(q, "serve.kv_cache_dtype").is_null());
+  CHECK(form_fact(q, "spec.enabled") == true);
+  CHECK(form_fact(q, "serve.kv_cache_dtype").is_null());
   CHECK(note(q, "--config missing.yaml cannot be read here; the options it may set are unknown"));
   // Without --config nothing changes: vLLM's defaults.
   const ParsedServing r = one("vllm serve org/m\n");
-  CHECK(fact(r, "serve.kv_cache_dtype") == "auto");
-  CHECK(fact(r, "spec.enabled") == false);
+  CHECK(form_fact(r, "serve.kv_cache_dtype") == "auto");
+  CHECK(form_fact(r, "spec.enabled") == false);
 }
 
 TEST_CASE("parameter expansion: defaults, assignment, required, nested, arrays, arithmetic", "[inputs][forms][shell]") {
@@ -125,18 +122,18 @@ args=(--max-num-seqs 8 "--served-model-name" "a b")
 dp=2
 vllm serve "$MODEL" --tensor-parallel-size $TP --max-model-len "${CTX}" "${args[@]}" -dp $((dp * 2)) -pp ${PP:?set PP}
 )");
-  CHECK(fact(p, "model.id") == "org/name");
-  CHECK(fact(p, "serve.tp") == 4);
-  CHECK(fact(p, "serve.max_model_len") == 90000);
-  CHECK(fact(p, "serve.max_num_seqs") == 8);
-  CHECK(fact(p, "serve.dp") == 4);
+  CHECK(form_fact(p, "model.id") == "org/name");
+  CHECK(form_fact(p, "serve.tp") == 4);
+  CHECK(form_fact(p, "serve.max_model_len") == 90000);
+  CHECK(form_fact(p, "serve.max_num_seqs") == 8);
+  CHECK(form_fact(p, "serve.dp") == 4);
   CHECK(note(p, "required"));
-  CHECK(fact(p, "serve.pp").is_null());  // ${PP:?...} unset: unknown, never an input error
+  CHECK(form_fact(p, "serve.pp").is_null());  // ${PP:?...} unset: unknown, never an input error
   CHECK(line_col(p, "serve.max_num_seqs") == "4:7");  // where the array element was written
   // ${VAR:+word} only when set; field splitting of an unquoted value holding several options.
   const ParsedServing q = one("EXTRA='--tensor-parallel-size 2 --enforce-eager'\nvllm serve m $EXTRA ${REV:+--revision $REV}\n");
-  CHECK(fact(q, "serve.tp") == 2);
-  CHECK(fact(q, "serve.enforce_eager") == true);
+  CHECK(form_fact(q, "serve.tp") == 2);
+  CHECK(form_fact(q, "serve.enforce_eager") == true);
   // An option specprobe does not model keeps its value as written, and the variable is named.
   const ParsedServing u = one("vllm serve m --some-new-option $UNSET_X\n");
   CHECK(note(u, "$UNSET_X has no value here"));
@@ -144,12 +141,12 @@ vllm serve "$MODEL" --tensor-parallel-size $TP --max-model-len "${CTX}" "${args[
 
 TEST_CASE("if, case, loops and functions are read like a careful human reads them", "[inputs][forms][shell]") {
   // A known condition picks its branch.
-  CHECK(fact(one("DTYPE=FP8\nif [ \"$DTYPE\" = \"FP8\" ]; then\n  KV=fp8\nelse\n  KV=auto\nfi\nvllm serve m --kv-cache-dtype $KV\n"),
+  CHECK(form_fact(one("DTYPE=FP8\nif [ \"$DTYPE\" = \"FP8\" ]; then\n  KV=fp8\nelse\n  KV=auto\nfi\nvllm serve m --kv-cache-dtype $KV\n"),
              "serve.kv_cache_dtype") == "fp8");
   // An unknown one with different values: unresolved, named after the variable.
   const ParsedServing u = one("CC=$(nvidia-smi --query-gpu=compute_cap)\nif [ \"$CC\" = \"10.0\" ]; then D=FP4; else D=FP8; fi\n"
                               "vllm serve org/m-$D --tensor-parallel-size 1\n");
-  CHECK(fact(u, "model.id").is_null());
+  CHECK(form_fact(u, "model.id").is_null());
   CHECK(u.unresolved.at("model.id") == std::vector<std::string>{"D"});
   CHECK(note(u, "assigned differently in the branches"));
   // Conditions joined by || and && are decided as the shell runs them, when every test that runs
@@ -160,39 +157,39 @@ TEST_CASE("if, case, loops and functions are read like a careful human reads the
       "if [ -n \"$MODEL\" ] && [ \"$FMT\" = \"auto\" ]; then\n  ARGS=\"$ARGS --kv-cache-dtype fp8\"\nfi\n"
       "python3 -m sglang.launch_server $ARGS\n";
   const ParsedServing a = one(appended);
-  CHECK(fact(a, "model.id") == "org/m");
-  CHECK(fact(a, "serve.kv_cache_dtype") == "fp8");
+  CHECK(form_fact(a, "model.id") == "org/m");
+  CHECK(form_fact(a, "serve.kv_cache_dtype") == "fp8");
   CHECK(a.unresolved.empty());
   // One test that cannot be decided and runs: the branches stay unknown.
   const ParsedServing b = one("M=$(cat /m)\nA=\"--model-path x\"\nif [ -z \"$M\" ] || [ \"$M\" = y ]; then A=\"$A --tp-size 2\"; fi\n"
                               "python3 -m sglang.launch_server $A\n");
-  CHECK(fact(b, "model.id") == "<absent>");  // $A is unknown: its options are not read
+  CHECK(form_fact(b, "model.id") == "<absent>");  // $A is unknown: its options are not read
   CHECK(note(b, "${A} has no value here"));
   // A test skipped by && short-circuit need not be decidable.
-  CHECK(fact(one("M=$(cat /m)\nA=\"--model-path x\"\nif [ 1 = 2 ] && [ \"$M\" = y ]; then A=\"$A --tp-size 2\"; fi\n"
+  CHECK(form_fact(one("M=$(cat /m)\nA=\"--model-path x\"\nif [ 1 = 2 ] && [ \"$M\" = y ]; then A=\"$A --tp-size 2\"; fi\n"
                  "python3 -m sglang.launch_server $A\n"),
              "model.id") == "x");
   // Functions with arguments, eval of a command string, sh -c / bash -lc strings.
-  CHECK(fact(one("launch() {\n  local tp=$2\n  vllm serve \"$1\" --tensor-parallel-size $tp\n}\nlaunch org/m 8\n"),
+  CHECK(form_fact(one("launch() {\n  local tp=$2\n  vllm serve \"$1\" --tensor-parallel-size $tp\n}\nlaunch org/m 8\n"),
              "serve.tp") == 8);
-  CHECK(fact(one("cmd=\"vllm serve org/m --tensor-parallel-size 2\"\neval \"$cmd\" &\n"), "serve.tp") == 2);
-  CHECK(fact(one("bash -lc \"ulimit -n 65536; vllm serve org/m --tensor-parallel-size 2\"\n"), "serve.tp") == 2);
+  CHECK(form_fact(one("cmd=\"vllm serve org/m --tensor-parallel-size 2\"\neval \"$cmd\" &\n"), "serve.tp") == 2);
+  CHECK(form_fact(one("bash -lc \"ulimit -n 65536; vllm serve org/m --tensor-parallel-size 2\"\n"), "serve.tp") == 2);
   // A while/case argument loop keeps the defaults.
-  CHECK(fact(one("tp=1\nwhile [ $# -gt 0 ]; do\n  case $1 in\n    --tp) tp=$2; shift 2;;\n  esac\ndone\n"
+  CHECK(form_fact(one("tp=1\nwhile [ $# -gt 0 ]; do\n  case $1 in\n    --tp) tp=$2; shift 2;;\n  esac\ndone\n"
                  "python3 -m sglang.launch_server --model-path m --tp-size=$tp\n"),
              "serve.tp") == 1);
   // A loop over literal items: one server each; read with IFS from a here-string.
   const ServingFile loop = read("CONFIGS=(\"a|2\" \"b|4\")\nfor c in \"${CONFIGS[@]}\"; do\n"
                                 "  IFS='|' read -r NAME TP <<< \"$c\"\n  vllm serve org/$NAME --tensor-parallel-size $TP &\ndone\n");
   REQUIRE(loop.plans.size() == 2);
-  CHECK(fact(loop.plans[1], "model.id") == "org/b");
-  CHECK(fact(loop.plans[1], "serve.tp") == 4);
+  CHECK(form_fact(loop.plans[1], "model.id") == "org/b");
+  CHECK(form_fact(loop.plans[1], "serve.tp") == 4);
   // More names than fields: the rest are empty, as in bash (three names for "a|2" read past the
   // line's end and threw out_of_range: the pipeline fuzzer's find on an H200, 2026-11-26).
   const ServingFile short_line = read("IFS='|' read -r NAME TP EXTRA MORE <<< \"a|2\"\n"
                                       "vllm serve org/$NAME --tensor-parallel-size $TP\n");
   REQUIRE(short_line.plans.size() == 1);
-  CHECK(fact(short_line.plans[0], "serve.tp") == 2);
+  CHECK(form_fact(short_line.plans[0], "serve.tp") == 2);
   // Command substitutions are never run.
   const ParsedServing s = one("TP=$(touch /tmp/specprobe-must-not-exist; nproc)\nvllm serve m --tensor-parallel-size $TP\n");
   CHECK(!fs::exists("/tmp/specprobe-must-not-exist"));
@@ -211,48 +208,48 @@ TEST_CASE("another CLI's serve subcommand in an image named after vLLM is not vL
   const ServingFile v = read("services:\n  v:\n    image: rocm_gfx1151_vllm:v0.20.1\n    command: [Qwen/Qwen3-8B, --tensor-parallel-size, \"2\"]\n",
                              "compose.yaml");
   REQUIRE(v.plans.size() == 1);
-  CHECK(fact(v.plans[0], "model.id") == "Qwen/Qwen3-8B");
-  CHECK(fact(v.plans[0], "serve.tp") == 2);
+  CHECK(form_fact(v.plans[0], "model.id") == "Qwen/Qwen3-8B");
+  CHECK(form_fact(v.plans[0], "serve.tp") == 2);
 }
 
 TEST_CASE("one file, several servers: each is read", "[inputs][forms]") {
   const ServingFile f = read("vllm serve a --tensor-parallel-size 2 &\nsleep 5\npython3 -m sglang.launch_server --model-path b --tp 4\n");
   REQUIRE(f.plans.size() == 2);
-  CHECK(fact(f.plans[0], "engine.name") == "vllm");
-  CHECK(fact(f.plans[1], "engine.name") == "sglang");
-  CHECK(fact(f.plans[1], "serve.tp") == 4);
+  CHECK(form_fact(f.plans[0], "engine.name") == "vllm");
+  CHECK(form_fact(f.plans[1], "engine.name") == "sglang");
+  CHECK(form_fact(f.plans[1], "serve.tp") == 4);
   CHECK(f.plans[1].server == "line 3");
-  CHECK(fact(f.plans[1], "deploy.server") == "line 3");
+  CHECK(form_fact(f.plans[1], "deploy.server") == "line 3");
 }
 
 TEST_CASE("docker / podman / nerdctl run: image entrypoint, GPUs, env, version from the tag", "[inputs][forms][docker]") {
   const ParsedServing p = one(
       "docker run --gpus all --ipc=host -e VLLM_ATTENTION_BACKEND=FLASHINFER -v /m:/m -p 8000:8000 \\\n"
       "  vllm/vllm-openai:v0.20.0-x86_64-cu130 org/model --tensor-parallel-size 4\n");
-  CHECK(fact(p, "input.form") == "docker-run");
-  CHECK(fact(p, "model.id") == "org/model");
-  CHECK(fact(p, "serve.tp") == 4);
-  CHECK(fact(p, "deploy.gpus") == "all");
-  CHECK(fact(p, "deploy.image") == "vllm/vllm-openai:v0.20.0-x86_64-cu130");
-  CHECK(fact(p, "deploy.engine_version") == "0.20.0");
-  CHECK(fact(p, "deploy.engine_version_source") == "image tag vllm/vllm-openai:v0.20.0-x86_64-cu130");
-  CHECK(fact(p, "attention.requested") == "FLASHINFER");
+  CHECK(form_fact(p, "input.form") == "docker-run");
+  CHECK(form_fact(p, "model.id") == "org/model");
+  CHECK(form_fact(p, "serve.tp") == 4);
+  CHECK(form_fact(p, "deploy.gpus") == "all");
+  CHECK(form_fact(p, "deploy.image") == "vllm/vllm-openai:v0.20.0-x86_64-cu130");
+  CHECK(form_fact(p, "deploy.engine_version") == "0.20.0");
+  CHECK(form_fact(p, "deploy.engine_version_source") == "image tag vllm/vllm-openai:v0.20.0-x86_64-cu130");
+  CHECK(form_fact(p, "attention.requested") == "FLASHINFER");
   CHECK(note(p, "vLLM 0.20.0 from the image tag"));
   // An older tag with --model (the api_server entrypoint), a quoted device list.
   const ParsedServing old = one("docker run --gpus '\"device=0,1\"' vllm/vllm-openai:v0.6.6.post1 --model org/m\n");
-  CHECK(fact(old, "deploy.gpus") == 2);
-  CHECK(fact(old, "deploy.engine_version") == "0.6.6.post1");
-  CHECK(fact(old, "model.id") == "org/m");
+  CHECK(form_fact(old, "deploy.gpus") == 2);
+  CHECK(form_fact(old, "deploy.engine_version") == "0.6.6.post1");
+  CHECK(form_fact(old, "model.id") == "org/m");
   CHECK(!note(old, "deprecated"));
   // The command given after the image; podman CDI devices; nightly / latest tags name no version.
   const ParsedServing sg = one("podman run -d --device nvidia.com/gpu=all lmsysorg/sglang:latest \\\n"
                                "  python3 -m sglang.launch_server --model-path org/m --tp 2\n");
-  CHECK(fact(sg, "engine.name") == "sglang");
-  CHECK(fact(sg, "deploy.gpus") == "all");
-  CHECK(fact(sg, "deploy.engine_version") == "<absent>");
+  CHECK(form_fact(sg, "engine.name") == "sglang");
+  CHECK(form_fact(sg, "deploy.gpus") == "all");
+  CHECK(form_fact(sg, "deploy.engine_version") == "<absent>");
   CHECK(note(sg, "image tag 'latest'"));
-  CHECK(fact(one("nerdctl run vllm/vllm-openai:nightly-0123abcd m\n"), "deploy.engine_version") == "<absent>");
-  CHECK(fact(one("docker run lmsysorg/sglang:v0.4.9.post6-cu126 python3 -m sglang.launch_server --model-path m\n"),
+  CHECK(form_fact(one("nerdctl run vllm/vllm-openai:nightly-0123abcd m\n"), "deploy.engine_version") == "<absent>");
+  CHECK(form_fact(one("docker run lmsysorg/sglang:v0.4.9.post6-cu126 python3 -m sglang.launch_server --model-path m\n"),
              "deploy.engine_version") == "0.4.9.post6");
   // Interactive or entrypoint-only containers start no server.
   CHECK(read("docker run -it --entrypoint /bin/bash vllm/vllm-openai:deploy\n").plans.empty());
@@ -261,29 +258,29 @@ TEST_CASE("docker / podman / nerdctl run: image entrypoint, GPUs, env, version f
 
 TEST_CASE("docker run --env-file is read when it sits next to the deploy file", "[inputs][forms][docker]") {
   const std::string d = temp_dir();
-  write(d, "vllm.env", "VLLM_ATTENTION_BACKEND=TRITON_ATTN\n# comment\n");
-  const std::string script = write(d, "run.sh", "docker run --env-file vllm.env --env-file missing.env vllm/vllm-openai:v0.11.0 m\n");
+  write_file(d, "vllm.env", "VLLM_ATTENTION_BACKEND=TRITON_ATTN\n# comment\n");
+  const std::string script = write_file(d, "run.sh", "docker run --env-file vllm.env --env-file missing.env vllm/vllm-openai:v0.11.0 m\n");
   auto f = read_serving_plans(script, clean());
   REQUIRE(f);
   REQUIRE(f->plans.size() == 1);
-  CHECK(fact(f->plans[0], "attention.requested") == "TRITON_ATTN");
+  CHECK(form_fact(f->plans[0], "attention.requested") == "TRITON_ATTN");
   CHECK(note(f->plans[0], "missing.env is not next to the deploy file"));
 }
 
 TEST_CASE("engine versions from pip lines and pins next to the file", "[inputs][forms][version]") {
-  CHECK(fact(one("pip install 'vllm==0.10.1'\nvllm serve m\n"), "deploy.engine_version") == "0.10.1");
-  CHECK(fact(one("uv pip install \"sglang[all]==0.4.6.post1\"\npython -m sglang.launch_server --model-path m\n"),
+  CHECK(form_fact(one("pip install 'vllm==0.10.1'\nvllm serve m\n"), "deploy.engine_version") == "0.10.1");
+  CHECK(form_fact(one("uv pip install \"sglang[all]==0.4.6.post1\"\npython -m sglang.launch_server --model-path m\n"),
              "deploy.engine_version") == "0.4.6.post1");
   const std::string d = temp_dir();
-  write(d, "requirements.txt", "# pins\nvllm==0.11.0\nflashinfer-python==0.4.1 ; sys_platform == 'linux'\nrequests>=2\n");
-  write(d, "uv.lock", "[[package]]\nname = \"deep-gemm\"\nversion = \"2.5.0\"\n");
-  auto f = read_serving_plans(write(d, "serve.sh", "vllm serve m\n"), clean());
+  write_file(d, "requirements.txt", "# pins\nvllm==0.11.0\nflashinfer-python==0.4.1 ; sys_platform == 'linux'\nrequests>=2\n");
+  write_file(d, "uv.lock", "[[package]]\nname = \"deep-gemm\"\nversion = \"2.5.0\"\n");
+  auto f = read_serving_plans(write_file(d, "serve.sh", "vllm serve m\n"), clean());
   REQUIRE(f);
   const ParsedServing& p = f->plans.at(0);
-  CHECK(fact(p, "deploy.engine_version") == "0.11.0");
-  CHECK(fact(p, "deploy.engine_version_source") == "requirements.txt: vllm==0.11.0");
-  CHECK(fact(p, "deploy.lib_pins")["flashinfer"]["version"] == "0.4.1");
-  CHECK(fact(p, "deploy.lib_pins")["deep_gemm"]["version"] == "2.5.0");
+  CHECK(form_fact(p, "deploy.engine_version") == "0.11.0");
+  CHECK(form_fact(p, "deploy.engine_version_source") == "requirements.txt: vllm==0.11.0");
+  CHECK(form_fact(p, "deploy.lib_pins")["flashinfer"]["version"] == "0.4.1");
+  CHECK(form_fact(p, "deploy.lib_pins")["deep_gemm"]["version"] == "2.5.0");
 }
 
 TEST_CASE("docker compose: services, list and string commands, env, $$, GPUs", "[inputs][forms][compose]") {
@@ -326,23 +323,23 @@ services:
                              "compose.yaml");
   REQUIRE(f.plans.size() == 2);
   const ParsedServing& a = f.plans[0];
-  CHECK(fact(a, "input.form") == "compose");
+  CHECK(form_fact(a, "input.form") == "compose");
   CHECK(a.server == "service vllm");
-  CHECK(fact(a, "model.id") == "org/a");
-  CHECK(fact(a, "serve.tp") == 2);
-  CHECK(fact(a, "deploy.gpus") == 2);
-  CHECK(fact(a, "deploy.engine_version") == "0.25.0");
-  CHECK(fact(a, "attention.requested") == "FLASH_ATTN");
+  CHECK(form_fact(a, "model.id") == "org/a");
+  CHECK(form_fact(a, "serve.tp") == 2);
+  CHECK(form_fact(a, "deploy.gpus") == 2);
+  CHECK(form_fact(a, "deploy.engine_version") == "0.25.0");
+  CHECK(form_fact(a, "attention.requested") == "FLASH_ATTN");
   CHECK(line_col(a, "serve.tp") == "10:9");  // the list item holding the flag
   const ParsedServing& b = f.plans[1];
-  CHECK(fact(b, "engine.name") == "sglang");
-  CHECK(fact(b, "model.id") == "org/b");
-  CHECK(fact(b, "serve.tp") == 4);
-  CHECK(fact(b, "deploy.gpus") == 4);
+  CHECK(form_fact(b, "engine.name") == "sglang");
+  CHECK(form_fact(b, "model.id") == "org/b");
+  CHECK(form_fact(b, "serve.tp") == 4);
+  CHECK(form_fact(b, "deploy.gpus") == 4);
   CHECK(line_col(b, "serve.tp") == "26:43");  // inside the block scalar, through $${...}
   // A vLLM image with no command: the server's model is unknown, and says so.
   const ParsedServing none = one("services:\n  v:\n    image: vllm/vllm-openai:v0.11.0\n", "c.yaml");
-  CHECK(fact(none, "model.id") == "<absent>");
+  CHECK(form_fact(none, "model.id") == "<absent>");
   CHECK(note(none, "runs `vllm serve`"));
 }
 
@@ -401,34 +398,34 @@ spec:
                              "k8s.yaml");
   REQUIRE(f.plans.size() == 2);
   const ParsedServing& l = f.plans[0];
-  CHECK(fact(l, "input.form") == "kubernetes");
+  CHECK(form_fact(l, "input.form") == "kubernetes");
   CHECK(l.server == "LeaderWorkerSet vllm leader container leader");
-  CHECK(fact(l, "model.id") == "org/m");
-  CHECK(fact(l, "serve.tp") == 8);
-  CHECK(fact(l, "serve.pp") == 2);
-  CHECK(fact(l, "deploy.gpus") == 8);
-  CHECK(fact(l, "deploy.engine_version") == "0.8.5");
+  CHECK(form_fact(l, "model.id") == "org/m");
+  CHECK(form_fact(l, "serve.tp") == 8);
+  CHECK(form_fact(l, "serve.pp") == 2);
+  CHECK(form_fact(l, "deploy.gpus") == 8);
+  CHECK(form_fact(l, "deploy.engine_version") == "0.8.5");
   CHECK(line_col(l, "serve.pp") == "25:108");  // the flag, on the second line of the block scalar
   const ParsedServing& s = f.plans[1];
-  CHECK(fact(s, "model.id").is_null());
+  CHECK(form_fact(s, "model.id").is_null());
   CHECK(s.unresolved.at("model.id") == std::vector<std::string>{"MODEL_PATH"});
-  CHECK(fact(s, "deploy.gpus") == 2);
-  CHECK(fact(s, "deploy.engine_version") == "0.5.18");
+  CHECK(form_fact(s, "deploy.gpus") == 2);
+  CHECK(form_fact(s, "deploy.engine_version") == "0.5.18");
 }
 
 TEST_CASE("kubectl apply with a here-document and KServe's Hugging Face runtime", "[inputs][forms][k8s]") {
   const ParsedServing p = one("cat <<EOF | kubectl apply -f -\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n"
                               "spec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: vllm/vllm-openai:v0.9.2\n"
                               "        args: [--model, org/m, --tensor-parallel-size, '2']\nEOF\n");
-  CHECK(fact(p, "serve.tp") == 2);
+  CHECK(form_fact(p, "serve.tp") == 2);
   CHECK(line_col(p, "serve.tp") == "11:32");  // the flag in the here-document
   const ParsedServing k = one("apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: h}\nspec:\n"
                               "  predictor:\n    model:\n      modelFormat: {name: huggingface}\n"
                               "      args: [--model_name=x, --model_id=org/m]\n      resources: {limits: {nvidia.com/gpu: '1'}}\n",
                               "isvc.yaml");
-  CHECK(fact(k, "engine.name") == "vllm");
-  CHECK(fact(k, "model.id") == "org/m");
-  CHECK(fact(k, "deploy.gpus") == 1);
+  CHECK(form_fact(k, "engine.name") == "vllm");
+  CHECK(form_fact(k, "model.id") == "org/m");
+  CHECK(form_fact(k, "deploy.gpus") == 1);
 }
 
 TEST_CASE("invalid deploy YAML is an input error naming the file and place", "[inputs][forms][k8s]") {
@@ -444,11 +441,11 @@ TEST_CASE("a Dockerfile's ENTRYPOINT / CMD", "[inputs][forms][dockerfile]") {
                               "ENTRYPOINT python3 -m vllm.entrypoints.openai.api_server \\\n    --model ${MODEL_NAME:-org/m} \\\n"
                               "    ${REVISION:+--revision \"$REVISION\"}\n",
                               "Dockerfile");
-  CHECK(fact(p, "input.form") == "dockerfile");
-  CHECK(fact(p, "model.id") == "org/m");
-  CHECK(fact(p, "deploy.engine_version") == "0.10.1");
-  CHECK(fact(p, "attention.requested") == "FLASHINFER");
-  CHECK(fact(one("FROM lmsysorg/sglang:v0.5.2\nCMD [\"python3\", \"-m\", \"sglang.launch_server\", \"--model-path\", \"m\", \"--tp\", \"2\"]\n",
+  CHECK(form_fact(p, "input.form") == "dockerfile");
+  CHECK(form_fact(p, "model.id") == "org/m");
+  CHECK(form_fact(p, "deploy.engine_version") == "0.10.1");
+  CHECK(form_fact(p, "attention.requested") == "FLASHINFER");
+  CHECK(form_fact(one("FROM lmsysorg/sglang:v0.5.2\nCMD [\"python3\", \"-m\", \"sglang.launch_server\", \"--model-path\", \"m\", \"--tp\", \"2\"]\n",
                  "app.dockerfile"),
              "serve.tp") == 2);
 }
@@ -462,33 +459,33 @@ TEST_CASE("start-up logs: non-default args, Namespace, ServerArgs, cut lines", "
       "serve.log");
   REQUIRE(f.plans.size() == 2);
   const ParsedServing& a = f.plans[0];
-  CHECK(fact(a, "input.form") == "vllm-log");
-  CHECK(fact(a, "model.id") == "org/m");
-  CHECK(fact(a, "serve.tp") == 2);
-  CHECK(fact(a, "spec.method") == "eagle3");
-  CHECK(fact(a, "spec.num_speculative_tokens") == 3);
-  CHECK(fact(a, "deploy.engine_version") == "0.19.0");
-  CHECK(fact(f.plans[1], "serve.kv_cache_dtype") == "fp8");
+  CHECK(form_fact(a, "input.form") == "vllm-log");
+  CHECK(form_fact(a, "model.id") == "org/m");
+  CHECK(form_fact(a, "serve.tp") == 2);
+  CHECK(form_fact(a, "spec.method") == "eagle3");
+  CHECK(form_fact(a, "spec.num_speculative_tokens") == 3);
+  CHECK(form_fact(a, "deploy.engine_version") == "0.19.0");
+  CHECK(form_fact(f.plans[1], "serve.kv_cache_dtype") == "fp8");
   // The old Namespace with enum reprs and a line wrapped inside a token; cut short.
   const ParsedServing n = one("python -m vllm.entrypoints.openai.api_server --model x --tensor_parallel_size 2\n"
                               "INFO 03-29 08:49:38 [api_server.py:981] vLLM API server version 0.8.2\n"
                               "INFO 03-29 08:49:38 [api_server.py:982] args: Namespace(host='0.0.0.0', model='y', config_format=<ConfigF\n"
                               "ormat.AUTO: 'auto'>, dtype='bfloat16', kv_cache_dtype='auto', ma",
                               "issue.log");
-  CHECK(fact(n, "model.id") == "y");                // the log wins
-  CHECK(fact(n, "serve.tp") == 2);                  // the command fills in what was cut
-  CHECK(fact(n, "serve.dtype") == "bfloat16");
-  CHECK(fact(n, "deploy.engine_version") == "0.8.2");
+  CHECK(form_fact(n, "model.id") == "y");                // the log wins
+  CHECK(form_fact(n, "serve.tp") == 2);                  // the command fills in what was cut
+  CHECK(form_fact(n, "serve.dtype") == "bfloat16");
+  CHECK(form_fact(n, "deploy.engine_version") == "0.8.2");
   CHECK(note(n, "cut short after 'kv_cache_dtype'"));
   // SGLang's ServerArgs.
   const ParsedServing s = one("server_args=ServerArgs(model_path='org/q', tp_size=4, speculative_algorithm='EAGLE', "
                               "speculative_num_steps=3, attention_backend=None, disable_cuda_graph=False)\n",
                               "sglang.log");
-  CHECK(fact(s, "engine.name") == "sglang");
-  CHECK(fact(s, "serve.tp") == 4);
-  CHECK(fact(s, "spec.method") == "eagle");
-  CHECK(fact(s, "spec.num_steps") == 3);
-  CHECK(fact(s, "attention.requested").is_null());
+  CHECK(form_fact(s, "engine.name") == "sglang");
+  CHECK(form_fact(s, "serve.tp") == 4);
+  CHECK(form_fact(s, "spec.method") == "eagle");
+  CHECK(form_fact(s, "spec.num_steps") == 3);
+  CHECK(form_fact(s, "attention.requested").is_null());
 }
 
 TEST_CASE("vLLM benchmark matrices: one server per test, defaults merged", "[inputs][forms][json]") {
@@ -498,10 +495,10 @@ TEST_CASE("vLLM benchmark matrices: one server per test, defaults merged", "[inp
            {"test_name": "b", "server_parameters": {"enforce_eager": ""}}]})",
                              "serving-tests.json");
   REQUIRE(f.plans.size() == 2);
-  CHECK(fact(f.plans[0], "serve.tp") == 4);  // the later duplicate, as Python's json
+  CHECK(form_fact(f.plans[0], "serve.tp") == 4);  // the later duplicate, as Python's json
   CHECK(note(f.plans[0], "appears twice"));
-  CHECK(fact(f.plans[1], "serve.tp") == 1);
-  CHECK(fact(f.plans[1], "serve.enforce_eager") == true);
+  CHECK(form_fact(f.plans[1], "serve.tp") == 1);
+  CHECK(form_fact(f.plans[1], "serve.enforce_eager") == true);
   CHECK(f.plans[1].server == "test b");
 }
 
@@ -514,7 +511,7 @@ TEST_CASE("vLLM benchmark matrices: defaults and test_name of another type are n
            {"test_name": {"a": 1}, "server_parameters": {"model": "org/m"}}, {"test_name": null}]})",
                              "serving-tests.json");
   REQUIRE(f.plans.size() == 3);
-  CHECK(fact(f.plans[0], "serve.tp") == 2);
+  CHECK(form_fact(f.plans[0], "serve.tp") == 2);
   CHECK(f.plans[0].server == "test 0");
   CHECK(f.plans[1].server == "test 1");
   CHECK(f.plans[2].server == "test 2");
@@ -522,8 +519,8 @@ TEST_CASE("vLLM benchmark matrices: defaults and test_name of another type are n
 
 TEST_CASE("shell constructs that change a serve command's meaning are warned about", "[inputs][forms][traps]") {
   CHECK(note(one("vllm serve <MODEL> --tensor-parallel-size 2\n"), "<MODEL> looks like a placeholder"));
-  CHECK(fact(one("vllm serve <MODEL> --tensor-parallel-size 2\n"), "serve.tp") == 2);
-  CHECK(fact(one("vllm serve <MODEL> --tensor-parallel-size 2\n"), "model.id").is_null());
+  CHECK(form_fact(one("vllm serve <MODEL> --tensor-parallel-size 2\n"), "serve.tp") == 2);
+  CHECK(form_fact(one("vllm serve <MODEL> --tensor-parallel-size 2\n"), "model.id").is_null());
   CHECK(note(one("vllm serve m \xE2\x80\x94tensor-parallel-size 2\n"), "typographic dash"));
   CHECK(note(one("vllm serve m --trust-remote-code--enforce-eager\n"), "glued together"));
   CHECK(note(one("python3 -m sglang.launch_server --model-path m --host [0.0.0.0](http://0.0.0.0/)\n"), "markdown link"));
@@ -533,7 +530,7 @@ TEST_CASE("shell constructs that change a serve command's meaning are warned abo
   CHECK(note(one("vllm serve m \\\n  --max-model-len 4096 \\\n# --enforce-eager \\\n"), "comment ends the command"));
   // Option lines after a comment cut or a missing backslash: joined, with a warning.
   const ParsedServing j = one("vllm serve m \\\n  --max-model-len 4096 \\ # trailing note\n  --tensor-parallel-size 8\n");
-  CHECK(fact(j, "serve.tp") == 8);
+  CHECK(form_fact(j, "serve.tp") == 8);
   CHECK(note(j, "a shell runs it as a separate command"));
 }
 
@@ -545,7 +542,7 @@ TEST_CASE("a file that starts no server says why, without an error", "[inputs][f
   CHECK(r->plans.empty());
   // read_serving_file keeps its contract: the first server, or an error.
   const std::string d = temp_dir();
-  auto e = read_serving_file(write(d, "none.sh", "echo hello\n"), clean());
+  auto e = read_serving_file(write_file(d, "none.sh", "echo hello\n"), clean());
   REQUIRE(!e);
   CHECK(e.error().message.find("no serve command found") != std::string::npos);
 }
@@ -567,11 +564,11 @@ TEST_CASE("an option given many times is one note with the count at the value th
     }
   }
   CHECK(repeat_notes == 2);
-  CHECK(fact(v, "serve.tp") == Json(4));
+  CHECK(form_fact(v, "serve.tp") == Json(4));
 
   const ParsedServing s = one("python -m sglang.launch_server --model-path m --tp 2 --tp 8 --tp 4\n");
   CHECK(note(s, "--tp-size is given 3 times; the last value wins"));
-  CHECK(fact(s, "serve.tp") == Json(4));
+  CHECK(form_fact(s, "serve.tp") == Json(4));
 }
 
 TEST_CASE("a YAML stream is read document by document: markers, locations, and no loop on a malformed one",
@@ -599,7 +596,7 @@ spec:
 )",
                              "deploy.yaml");
   REQUIRE(f.plans.size() == 1);
-  CHECK(fact(f.plans[0], "serve.tp") == 2);
+  CHECK(form_fact(f.plans[0], "serve.tp") == 2);
   CHECK(line_col(f.plans[0], "serve.tp").rfind("19:", 0) == 0);
   // yaml-cpp's LoadAll looped on this stream, allocating until the machine ran out of memory
   // (the pipeline fuzzer's find); read per document it is a file that starts no server.

@@ -23,7 +23,7 @@ ParsedServing read_ok(const std::string& name) {
 
 // A fact of the plan as a run sees it: the reader's facts plus what is derived from them alone
 // (spec.k and spec.next_n come from num_speculative_tokens / SGLang's draft tokens).
-Json fact(const ParsedServing& p, const char* name) {
+Json derived_fact(const ParsedServing& p, const char* name) {
   Json facts = p.facts;
   derive_facts(facts);
   const Json* v = find_fact(facts, name);
@@ -80,24 +80,24 @@ TEST_CASE("input form names", "[serving]") {
 TEST_CASE("vLLM YAML with JSON strings", "[serving]") {
   const ParsedServing p = read_ok("flat.yaml");
   CHECK(p.form == InputForm::vllm_yaml);
-  CHECK(fact(p, "input.form") == "vllm-yaml");
-  CHECK(fact(p, "engine.name") == "vllm");
-  CHECK(fact(p, "model.id") == "openai/gpt-oss-120b");
-  CHECK(fact(p, "serve.tp") == 4);
-  CHECK(fact(p, "serve.max_model_len") == 262144);
-  CHECK(fact(p, "serve.kv_cache_dtype") == "fp8");
-  CHECK(fact(p, "serve.enable_prefix_caching") == false);
-  CHECK(fact(p, "spec.enabled") == true);
-  CHECK(fact(p, "spec.method") == "eagle3");
-  CHECK(fact(p, "spec.k") == 7);
-  CHECK(fact(p, "spec.next_n") == 8);
-  CHECK(fact(p, "spec.draft_tp") == 1);
-  CHECK(fact(p, "spec.draft_model") == "nvidia/gpt-oss-120b-Eagle3-v3");
-  CHECK(fact(p, "serve.cudagraph_mode") == "FULL_AND_PIECEWISE");
-  CHECK(fact(p, "attention.requested") == "FLASHINFER");
-  CHECK(fact(p, "attention.requested_source") == "attention-backend");
-  CHECK(fact(p, "serve.dtype") == "auto");
-  CHECK(fact(p, "serve.enforce_eager") == false);
+  CHECK(derived_fact(p, "input.form") == "vllm-yaml");
+  CHECK(derived_fact(p, "engine.name") == "vllm");
+  CHECK(derived_fact(p, "model.id") == "openai/gpt-oss-120b");
+  CHECK(derived_fact(p, "serve.tp") == 4);
+  CHECK(derived_fact(p, "serve.max_model_len") == 262144);
+  CHECK(derived_fact(p, "serve.kv_cache_dtype") == "fp8");
+  CHECK(derived_fact(p, "serve.enable_prefix_caching") == false);
+  CHECK(derived_fact(p, "spec.enabled") == true);
+  CHECK(derived_fact(p, "spec.method") == "eagle3");
+  CHECK(derived_fact(p, "spec.k") == 7);
+  CHECK(derived_fact(p, "spec.next_n") == 8);
+  CHECK(derived_fact(p, "spec.draft_tp") == 1);
+  CHECK(derived_fact(p, "spec.draft_model") == "nvidia/gpt-oss-120b-Eagle3-v3");
+  CHECK(derived_fact(p, "serve.cudagraph_mode") == "FULL_AND_PIECEWISE");
+  CHECK(derived_fact(p, "attention.requested") == "FLASHINFER");
+  CHECK(derived_fact(p, "attention.requested_source") == "attention-backend");
+  CHECK(derived_fact(p, "serve.dtype") == "auto");
+  CHECK(derived_fact(p, "serve.enforce_eager") == false);
   require_all_located(p);
   // inner keys of a JSON string on one line are located exactly
   CHECK(where(p, "spec.k") == "7:63");
@@ -115,17 +115,17 @@ TEST_CASE("vLLM YAML with JSON strings", "[serving]") {
 
 TEST_CASE("vLLM YAML with nested mappings and underscores", "[serving]") {
   const ParsedServing p = read_ok("nested.yaml");
-  CHECK(fact(p, "serve.tp") == 8);
-  CHECK(fact(p, "serve.expert_parallel") == true);
-  CHECK(fact(p, "serve.enforce_eager") == false);
-  CHECK(fact(p, "spec.method") == "mtp");
-  CHECK(fact(p, "spec.method_raw") == "deepseek_mtp");
-  CHECK(fact(p, "spec.k") == 2);
-  CHECK(fact(p, "spec.next_n") == 3);
-  CHECK(fact(p, "spec.config")["tensor_parallel_size"] == 8);
-  CHECK(fact(p, "serve.max_model_len") == "auto");
-  CHECK(fact(p, "attention.requested") == "FLASHMLA");
-  CHECK(fact(p, "attention.requested_source") == "attention-config");
+  CHECK(derived_fact(p, "serve.tp") == 8);
+  CHECK(derived_fact(p, "serve.expert_parallel") == true);
+  CHECK(derived_fact(p, "serve.enforce_eager") == false);
+  CHECK(derived_fact(p, "spec.method") == "mtp");
+  CHECK(derived_fact(p, "spec.method_raw") == "deepseek_mtp");
+  CHECK(derived_fact(p, "spec.k") == 2);
+  CHECK(derived_fact(p, "spec.next_n") == 3);
+  CHECK(derived_fact(p, "spec.config")["tensor_parallel_size"] == 8);
+  CHECK(derived_fact(p, "serve.max_model_len") == "auto");
+  CHECK(derived_fact(p, "attention.requested") == "FLASHMLA");
+  CHECK(derived_fact(p, "attention.requested_source") == "attention-config");
   CHECK(where(p, "spec.k") == "7:3");
   CHECK(where(p, "attention.requested") == "10:3");
   CHECK(has_note(p, "draft_tensor_parallel_size"));
@@ -136,13 +136,13 @@ TEST_CASE("vLLM YAML with nested mappings and underscores", "[serving]") {
 TEST_CASE("vLLM JSON config with dotted keys", "[serving]") {
   const ParsedServing p = read_ok("plan.json");
   CHECK(p.form == InputForm::vllm_json);
-  CHECK(fact(p, "input.form") == "vllm-json");
-  CHECK(fact(p, "serve.tp") == 2);
-  CHECK(fact(p, "spec.method") == "ngram");
-  CHECK(fact(p, "spec.k") == 4);
-  CHECK(fact(p, "spec.prompt_lookup_max") == 5);
-  CHECK(fact(p, "spec.prompt_lookup_min") == 2);
-  CHECK(fact(p, "serve.max_num_seqs") == 128);
+  CHECK(derived_fact(p, "input.form") == "vllm-json");
+  CHECK(derived_fact(p, "serve.tp") == 2);
+  CHECK(derived_fact(p, "spec.method") == "ngram");
+  CHECK(derived_fact(p, "spec.k") == 4);
+  CHECK(derived_fact(p, "spec.prompt_lookup_max") == 5);
+  CHECK(derived_fact(p, "spec.prompt_lookup_min") == 2);
+  CHECK(derived_fact(p, "serve.max_num_seqs") == 128);
   CHECK(where(p, "serve.tp") == "3:3");
   CHECK(where(p, "spec.k") == "6:5");
   CHECK(where(p, "spec.prompt_lookup_min") == "9:3");
@@ -153,22 +153,22 @@ TEST_CASE("vLLM JSON config with dotted keys", "[serving]") {
 TEST_CASE("deploy script: env prefixes, export, continuations, quoted JSON", "[serving]") {
   const ParsedServing p = read_ok("serve.sh");
   CHECK(p.form == InputForm::vllm_command);
-  CHECK(fact(p, "model.id") == "meta-llama/Llama-3.1-8B-Instruct");
-  CHECK(fact(p, "env.HF_HOME") == "/data/hf");
-  CHECK(fact(p, "env.CUDA_VISIBLE_DEVICES") == "0,1");
-  CHECK(fact(p, "env.MODEL") == "<absent>");  // a shell variable, not exported
-  CHECK(fact(p, "attention.env_backend") == "FLASH_ATTN");
-  CHECK(fact(p, "attention.requested") == "FLASH_ATTN");
-  CHECK(fact(p, "attention.requested_source") == "env");
+  CHECK(derived_fact(p, "model.id") == "meta-llama/Llama-3.1-8B-Instruct");
+  CHECK(derived_fact(p, "env.HF_HOME") == "/data/hf");
+  CHECK(derived_fact(p, "env.CUDA_VISIBLE_DEVICES") == "0,1");
+  CHECK(derived_fact(p, "env.MODEL") == "<absent>");  // a shell variable, not exported
+  CHECK(derived_fact(p, "attention.env_backend") == "FLASH_ATTN");
+  CHECK(derived_fact(p, "attention.requested") == "FLASH_ATTN");
+  CHECK(derived_fact(p, "attention.requested_source") == "env");
   CHECK(has_note(p, "VLLM_ATTENTION_BACKEND is ignored"));
-  CHECK(fact(p, "serve.tp") == 2);
-  CHECK(fact(p, "spec.method") == "eagle3");
-  CHECK(fact(p, "spec.method_source") == "draft-model-name");
-  CHECK(fact(p, "spec.k") == 3);
-  CHECK(fact(p, "serve.cudagraph_mode") == "FULL_DECODE_ONLY");
-  CHECK(fact(p, "serve.max_model_len") == 1000);
-  CHECK(fact(p, "serve.enable_prefix_caching") == false);
-  CHECK(fact(p, "serve.gpu_memory_utilization") == 0.85);
+  CHECK(derived_fact(p, "serve.tp") == 2);
+  CHECK(derived_fact(p, "spec.method") == "eagle3");
+  CHECK(derived_fact(p, "spec.method_source") == "draft-model-name");
+  CHECK(derived_fact(p, "spec.k") == 3);
+  CHECK(derived_fact(p, "serve.cudagraph_mode") == "FULL_DECODE_ONLY");
+  CHECK(derived_fact(p, "serve.max_model_len") == 1000);
+  CHECK(derived_fact(p, "serve.enable_prefix_caching") == false);
+  CHECK(derived_fact(p, "serve.gpu_memory_utilization") == 0.85);
   CHECK(where(p, "serve.tp") == "6:3");
   CHECK(where(p, "spec.k") == "7:74");
   CHECK(where(p, "env.CUDA_VISIBLE_DEVICES") == "5:35");
@@ -184,43 +184,43 @@ TEST_CASE("deploy script: env prefixes, export, continuations, quoted JSON", "[s
 
 TEST_CASE("docker wrapper, dotted args, -ac/-O aliases", "[serving]") {
   const ParsedServing p = read_ok("docker.sh");
-  CHECK(fact(p, "model.id") == "Qwen/Qwen3-30B-A3B");
-  CHECK(fact(p, "env.VLLM_USE_V1") == "1");
-  CHECK(fact(p, "env.HF_TOKEN") == "x");
-  CHECK(fact(p, "spec.method") == "mtp");
-  CHECK(fact(p, "spec.k") == 2);
+  CHECK(derived_fact(p, "model.id") == "Qwen/Qwen3-30B-A3B");
+  CHECK(derived_fact(p, "env.VLLM_USE_V1") == "1");
+  CHECK(derived_fact(p, "env.HF_TOKEN") == "x");
+  CHECK(derived_fact(p, "spec.method") == "mtp");
+  CHECK(derived_fact(p, "spec.k") == 2);
   CHECK(where(p, "spec.k") == "3:5");
-  CHECK(fact(p, "attention.requested") == "FLASHINFER");
-  CHECK(fact(p, "serve.optimization_level") == 3);
-  CHECK(fact(p, "serve.trust_remote_code") == true);
+  CHECK(derived_fact(p, "attention.requested") == "FLASHINFER");
+  CHECK(derived_fact(p, "serve.optimization_level") == 3);
+  CHECK(derived_fact(p, "serve.trust_remote_code") == true);
   require_all_located(p);
 }
 
 TEST_CASE("SGLang launch_server script", "[serving]") {
   const ParsedServing p = read_ok("sglang.sh");
   CHECK(p.form == InputForm::sglang_command);
-  CHECK(fact(p, "input.form") == "sglang-command");
-  CHECK(fact(p, "engine.name") == "sglang");
-  CHECK(fact(p, "model.id") == "deepseek-ai/DeepSeek-V3");
-  CHECK(fact(p, "env.SGLANG_ENABLE_SPEC_V2") == "1");
-  CHECK(fact(p, "serve.tp") == 8);
-  CHECK(fact(p, "serve.dp") == 2);
-  CHECK(fact(p, "serve.dp_attention") == true);
-  CHECK(fact(p, "spec.method") == "mtp");
-  CHECK(fact(p, "spec.method_raw") == "NEXTN");
-  CHECK(fact(p, "spec.num_steps") == 3);
-  CHECK(fact(p, "spec.topk") == 1);
-  CHECK(fact(p, "spec.num_draft_tokens") == 4);
-  CHECK(fact(p, "spec.k") == 3);
-  CHECK(fact(p, "spec.next_n") == 4);
-  CHECK(fact(p, "attention.requested") == "flashinfer");
-  CHECK(fact(p, "serve.kv_cache_dtype") == "fp8_e4m3");
-  CHECK(fact(p, "serve.block_size") == 64);
-  CHECK(fact(p, "serve.max_model_len") == 32768);
-  CHECK(fact(p, "serve.max_num_seqs") == 64);
-  CHECK(fact(p, "serve.enforce_eager") == true);
-  CHECK(fact(p, "serve.gpu_memory_utilization") == 0.8);
-  CHECK(fact(p, "serve.quantization") == "fp8");
+  CHECK(derived_fact(p, "input.form") == "sglang-command");
+  CHECK(derived_fact(p, "engine.name") == "sglang");
+  CHECK(derived_fact(p, "model.id") == "deepseek-ai/DeepSeek-V3");
+  CHECK(derived_fact(p, "env.SGLANG_ENABLE_SPEC_V2") == "1");
+  CHECK(derived_fact(p, "serve.tp") == 8);
+  CHECK(derived_fact(p, "serve.dp") == 2);
+  CHECK(derived_fact(p, "serve.dp_attention") == true);
+  CHECK(derived_fact(p, "spec.method") == "mtp");
+  CHECK(derived_fact(p, "spec.method_raw") == "NEXTN");
+  CHECK(derived_fact(p, "spec.num_steps") == 3);
+  CHECK(derived_fact(p, "spec.topk") == 1);
+  CHECK(derived_fact(p, "spec.num_draft_tokens") == 4);
+  CHECK(derived_fact(p, "spec.k") == 3);
+  CHECK(derived_fact(p, "spec.next_n") == 4);
+  CHECK(derived_fact(p, "attention.requested") == "flashinfer");
+  CHECK(derived_fact(p, "serve.kv_cache_dtype") == "fp8_e4m3");
+  CHECK(derived_fact(p, "serve.block_size") == 64);
+  CHECK(derived_fact(p, "serve.max_model_len") == 32768);
+  CHECK(derived_fact(p, "serve.max_num_seqs") == 64);
+  CHECK(derived_fact(p, "serve.enforce_eager") == true);
+  CHECK(derived_fact(p, "serve.gpu_memory_utilization") == 0.8);
+  CHECK(derived_fact(p, "serve.quantization") == "fp8");
   CHECK(where(p, "serve.tp") == "2:3");
   CHECK(where(p, "spec.k") == "4:3");
   REQUIRE(unknown(p, "host"));
@@ -231,9 +231,9 @@ TEST_CASE("SGLang: k from num_steps when draft tokens are not given", "[serving]
   auto r = read_serving_argv({"sglang", "serve", "--model-path", "m", "--speculative-algorithm", "EAGLE3",
                               "--speculative-num-steps", "5", "--speculative-draft-model-path", "d"});
   REQUIRE(r.has_value());
-  CHECK(fact(*r, "spec.method") == "eagle3");
-  CHECK(fact(*r, "spec.k") == 5);
-  CHECK(fact(*r, "spec.draft_model") == "d");
+  CHECK(derived_fact(*r, "spec.method") == "eagle3");
+  CHECK(derived_fact(*r, "spec.k") == 5);
+  CHECK(derived_fact(*r, "spec.draft_model") == "d");
 }
 
 TEST_CASE("argv form", "[serving]") {
@@ -243,11 +243,11 @@ TEST_CASE("argv form", "[serving]") {
   REQUIRE(r.has_value());
   CHECK(r->form == InputForm::vllm_command);
   CHECK(r->path == "<command line>");
-  CHECK(fact(*r, "env.VLLM_USE_V1") == "1");
-  CHECK(fact(*r, "model.id") == "m");
-  CHECK(fact(*r, "spec.k") == 1);
-  CHECK(fact(*r, "serve.dp") == 2);
-  CHECK(fact(*r, "serve.expert_parallel") == true);
+  CHECK(derived_fact(*r, "env.VLLM_USE_V1") == "1");
+  CHECK(derived_fact(*r, "model.id") == "m");
+  CHECK(derived_fact(*r, "spec.k") == 1);
+  CHECK(derived_fact(*r, "serve.dp") == 2);
+  CHECK(derived_fact(*r, "serve.expert_parallel") == true);
   CHECK(r->locations.at("model.id").column == 26);
   CHECK(r->locations.at("spec.k").file == "<command line>");
   // No release knows --custom-flag: SP1014 reports it (options.given), not a "not modelled" note.
@@ -260,20 +260,20 @@ TEST_CASE("legacy top-level speculative options", "[serving]") {
   auto r = read_serving_argv({"python", "-m", "vllm.entrypoints.openai.api_server", "--model", "t",
                               "--speculative-model", "[ngram]", "--num-speculative-tokens", "5"});
   REQUIRE(r.has_value());
-  CHECK(fact(*r, "model.id") == "t");
-  CHECK(fact(*r, "spec.enabled") == true);
-  CHECK(fact(*r, "spec.k") == 5);
+  CHECK(derived_fact(*r, "model.id") == "t");
+  CHECK(derived_fact(*r, "spec.enabled") == true);
+  CHECK(derived_fact(*r, "spec.k") == 5);
   CHECK(has_note(*r, "was removed from vLLM"));
 }
 
 TEST_CASE("spec.k = 0 passes through - no speculative config -> spec.enabled false", "[serving]") {
   auto r = read_serving_argv({"vllm", "serve", "m", "--speculative-config.num_speculative_tokens", "0"});
   REQUIRE(r.has_value());
-  CHECK(fact(*r, "spec.k") == 0);
+  CHECK(derived_fact(*r, "spec.k") == 0);
   auto off = read_serving_argv({"vllm", "serve", "m"});
   REQUIRE(off.has_value());
-  CHECK(fact(*off, "spec.enabled") == false);
-  CHECK(fact(*off, "serve.cudagraph_mode") == nullptr);
+  CHECK(derived_fact(*off, "spec.enabled") == false);
+  CHECK(derived_fact(*off, "serve.cudagraph_mode") == nullptr);
 }
 
 TEST_CASE("the same plan as YAML, JSON and a command line gives the same facts", "[serving]") {
@@ -288,7 +288,7 @@ TEST_CASE("the same plan as YAML, JSON and a command line gives the same facts",
   const Json cmd = strip(read_ok("same.sh"));
   CHECK(yaml.dump(1) == json.dump(1));
   CHECK(yaml.dump(1) == cmd.dump(1));
-  CHECK(fact(read_ok("same.yaml"), "spec.k") == 3);
+  CHECK(derived_fact(read_ok("same.yaml"), "spec.k") == 3);
 }
 
 TEST_CASE("malformed input is an input error naming file and line", "[serving]") {
@@ -344,26 +344,26 @@ TEST_CASE("argv errors", "[serving]") {
 TEST_CASE("serving: --config inside a command is read, the command line wins", "[serving]") {
   const ParsedServing p = read_ok("with_config.sh");
   CHECK(p.form == InputForm::vllm_command);
-  CHECK(fact(p, "serve.tp") == 4);
+  CHECK(derived_fact(p, "serve.tp") == 4);
   CHECK(where(p, "serve.tp") == "2:42");
-  CHECK(fact(p, "spec.k") == 3);
+  CHECK(derived_fact(p, "spec.k") == 3);
   CHECK(p.locations.at("spec.k").file == fixture("same.yaml"));
-  CHECK(fact(p, "model.id") == "org/target");
+  CHECK(derived_fact(p, "model.id") == "org/target");
 }
 
 TEST_CASE("YAML flow mapping in a .yaml file", "[serving]") {
   const ParsedServing p = read_ok("flow.yaml");
   CHECK(p.form == InputForm::vllm_yaml);
-  CHECK(fact(p, "model.id") == "org/flow");
-  CHECK(fact(p, "serve.tp") == 2);
+  CHECK(derived_fact(p, "model.id") == "org/flow");
+  CHECK(derived_fact(p, "serve.tp") == 2);
 }
 
 TEST_CASE("dotted list append and duplicate notes", "[serving]") {
   auto r = read_serving_argv({"vllm", "serve", "m", "-cc.cudagraph_capture_sizes+", "1,2", "-cc.cudagraph_capture_sizes+=4",
                               "--max-num-seqs", "8", "--max-num-seqs", "16"});
   REQUIRE(r.has_value());
-  CHECK(fact(*r, "serve.cudagraph_capture_sizes") == Json::array({1, 2, 4}));
-  CHECK(fact(*r, "serve.max_num_seqs") == 16);
+  CHECK(derived_fact(*r, "serve.cudagraph_capture_sizes") == Json::array({1, 2, 4}));
+  CHECK(derived_fact(*r, "serve.max_num_seqs") == 16);
   CHECK(has_note(*r, "max-num-seqs is given 2 times; the last value wins"));
 }
 

@@ -24,7 +24,7 @@ const Catalog& catalog() {
 }
 
 // The inputs expanded as `--gpu NAME` does (gpu.* from the table), and their derivation.
-std::pair<Json, Json> plan(Json inputs) {
+std::pair<Json, Json> evidence_plan(Json inputs) {
   Json expanded = inputs;
   if (auto name = fact_string(expanded, "gpu.declared"))
     if (auto g = declared_gpu_facts(*name)) {
@@ -95,7 +95,7 @@ TEST_CASE("the installed DeepGEMM's answer decides only the k whose next_n it wa
          {{"1", {{"status", "pass"}}},
           {"2", {{"status", "pass"}}},
           {"3", {{"status", "fail"}, {"error_text", "Assertion error: next_n == 1 or next_n == 2"}}}}}}}};
-  auto [in, derived] = plan(inputs);
+  auto [in, derived] = evidence_plan(inputs);
   const SupportMatrix m = sweep_support_matrix(catalog(), in, derived);
   const std::string b = fact_string(derived, "attention.selected").value_or("");
   REQUIRE_FALSE(b.empty());
@@ -122,7 +122,7 @@ TEST_CASE("a probe measured at the plan's shape decides only the plan's cell", "
   Json inputs = llama_h100_inputs({{"name", "vllm"}, {"version", "0.15.1"}});
   inputs["spec"] = {{"enabled", true}, {"method", "ngram"}, {"num_speculative_tokens", 2}};
   inputs["probe"] = {{"ran", true}, {"spec_verify", {{"status", "fail"}, {"reason", "max error 3.2"}}}};
-  auto [in, derived] = plan(inputs);
+  auto [in, derived] = evidence_plan(inputs);
   const SupportMatrix m = sweep_support_matrix(catalog(), in, derived);
   const std::string b = fact_string(derived, "attention.selected").value_or("");
   REQUIRE_FALSE(b.empty());
@@ -143,7 +143,7 @@ TEST_CASE("an SGLang plan's row is its working k and never none", "[sweep][evide
   // backend name, and came out empty.
   Json inputs = llama_h100_inputs({{"name", "sglang"}});
   inputs["spec"] = {{"enabled", true}, {"method", "ngram"}, {"num_steps", 3}};
-  auto [in, derived] = plan(inputs);
+  auto [in, derived] = evidence_plan(inputs);
   const SupportMatrix m = sweep_support_matrix(catalog(), in, derived);
   REQUIRE(m.backends.size() == 1);
   std::vector<int> row_works;
@@ -167,7 +167,7 @@ TEST_CASE("a cell whose plan cannot be decided is unknown and says why - decided
                  {"gpu", {{"declared", "H100"}}},
                  {"serve", {{"kv_cache_dtype", "auto"}}},
                  {"spec", {{"enabled", true}, {"method", "ngram"}, {"num_speculative_tokens", 2}}}};
-  auto [in, derived] = plan(inputs);  // no model
+  auto [in, derived] = evidence_plan(inputs);  // no model
   const SupportMatrix m = sweep_support_matrix(catalog(), in, derived);
   REQUIRE_FALSE(m.cells.empty());
   for (const auto& c : m.cells) {

@@ -20,6 +20,9 @@ using specprobe::test::run_specprobe;
 using specprobe::test::shell_quote;
 using specprobe::test::temp_dir;
 
+using specprobe::test::file_text;
+using specprobe::test::write_bytes;
+
 namespace {
 
 // 37 characters like a Hugging Face token; its parts are looked for separately.
@@ -29,18 +32,8 @@ const std::vector<std::string> kTokenParts = {"PIPEsecret", "Xq7Wz9Kp", "2Lm4Nv6
 // token, which it quoted whole as "last read").
 const std::string kSecretFile = "{\"hf_token\": \"" + kToken + "\n\"x\": 1}\n";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-void spit(const fs::path& p, const std::string& s) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << s;
-}
-
-const std::string kLlama = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/llama-3.1-8b/config.json";
+const std::string kLlamaConfigJson =
+    std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/llama-3.1-8b/config.json";
 
 // Everything one run writes: stdout (text), stderr, and the JSON, SARIF, JUnit, GitHub command
 // and job summary outputs.
@@ -61,9 +54,9 @@ Outputs check_everything(const fs::path& dir, const std::string& args) {
   o.all = r.out + "\n" + r.err;
   o.messages = o.all;
   for (const char* f : {"out.sarif", "out.xml", "summary.md"})
-    if (fs::exists(dir / f)) o.messages += "\n" + slurp(dir / f);
+    if (fs::exists(dir / f)) o.messages += "\n" + file_text(dir / f);
   for (const char* f : {"out.json", "out.sarif", "out.xml", "summary.md"})
-    if (fs::exists(dir / f)) o.all += "\n" + slurp(dir / f);
+    if (fs::exists(dir / f)) o.all += "\n" + file_text(dir / f);
   for (const char* f : {"out.json", "out.sarif", "out.xml", "summary.md"}) fs::remove(dir / f);
   return o;
 }
@@ -85,13 +78,13 @@ void no_secret(const Outputs& o, const std::string& what, bool named = false) {
 TEST_CASE("no file content: a secret file reached through the config shows nowhere", "[pipeline][security]") {
   const fs::path t = temp_dir();
   const fs::path secret = t / "home/.config/tokens.json";
-  spit(secret, kSecretFile);
-  spit(t / "home/secretdir/config.json", kSecretFile);
+  write_bytes(secret, kSecretFile);
+  write_bytes(t / "home/secretdir/config.json", kSecretFile);
   const fs::path repo = t / "repo";
   fs::create_directories(repo);
 
   SECTION("model: the secret file, outside the config's directory: named, not read") {
-    spit(repo / "serve.yaml", "model: " + secret.string() + "\ntensor-parallel-size: 1\n");
+    write_bytes(repo / "serve.yaml", "model: " + secret.string() + "\ntensor-parallel-size: 1\n");
     auto o = check_everything(repo, "check serve.yaml");
     no_secret(o, "model: file outside");
     CHECK(o.exit_code == 0);
@@ -99,25 +92,25 @@ TEST_CASE("no file content: a secret file reached through the config shows nowhe
     CHECK(o.all.find("tokens.json") != std::string::npos);  // reported by name
   }
   SECTION("model: a directory outside, whose config.json is the secret") {
-    spit(repo / "serve.json", "{\"model\": \"" + (t / "home/secretdir").string() + "\"}");
+    write_bytes(repo / "serve.json", "{\"model\": \"" + (t / "home/secretdir").string() + "\"}");
     no_secret(check_everything(repo, "check serve.json"), "model: dir outside");
   }
   SECTION("model: a relative path that climbs out") {
-    spit(repo / "serve.yaml", "model: ../home/secretdir\n");
+    write_bytes(repo / "serve.yaml", "model: ../home/secretdir\n");
     no_secret(check_everything(repo, "check serve.yaml"), "model: ../");
   }
   SECTION("model: a link inside the tree to the directory outside") {
     fs::create_directory_symlink(t / "home/secretdir", repo / "ckpt");
-    spit(repo / "serve.yaml", "model: ./ckpt\n");
+    write_bytes(repo / "serve.yaml", "model: ./ckpt\n");
     no_secret(check_everything(repo, "check serve.yaml"), "model: link to dir outside");
   }
   SECTION("model: a checkpoint in the tree whose metadata files are links to the secret") {
     fs::create_directories(repo / "ckpt");
     fs::create_symlink(secret, repo / "ckpt/config.json");
-    spit(repo / "serve.yaml", "model: ./ckpt\n");
+    write_bytes(repo / "serve.yaml", "model: ./ckpt\n");
     no_secret(check_everything(repo, "check serve.yaml"), "config.json link out");
     fs::remove(repo / "ckpt/config.json");
-    fs::copy_file(kLlama, repo / "ckpt/config.json");
+    fs::copy_file(kLlamaConfigJson, repo / "ckpt/config.json");
     fs::create_symlink(secret, repo / "ckpt/hf_quant_config.json");
     fs::create_symlink(secret, repo / "ckpt/model.safetensors.index.json");
     auto o = check_everything(repo, "check serve.yaml");
@@ -127,28 +120,28 @@ TEST_CASE("no file content: a secret file reached through the config shows nowhe
     CHECK(o.all.find("the index resolves outside the checkpoint tree; not read") != std::string::npos);
   }
   SECTION("a deploy script's --config: outside, and a link out") {
-    spit(repo / "serve.sh", "vllm serve m --config " + secret.string() + " --tensor-parallel-size 2\n");
+    write_bytes(repo / "serve.sh", "vllm serve m --config " + secret.string() + " --tensor-parallel-size 2\n");
     auto o = check_everything(repo, "check serve.sh");
     no_secret(o, "--config outside");
     CHECK(o.all.find("lies outside the directory of serve.sh: not read") != std::string::npos);
     fs::create_symlink(secret, repo / "opts.json");
-    spit(repo / "serve2.sh", "vllm serve m --config opts.json\n");
+    write_bytes(repo / "serve2.sh", "vllm serve m --config opts.json\n");
     no_secret(check_everything(repo, "check serve2.sh"), "--config link out");
   }
   SECTION("a docker run --env-file outside, a compose .env link and a requirements.txt link: not read") {
-    spit(t / "home/secret.env", "MODEL=" + kToken + "\n");
-    spit(repo / "run.sh", "docker run --gpus all --env-file " + (t / "home/secret.env").string() +
-                              " vllm/vllm-openai:v0.10.0 --model $MODEL --tensor-parallel-size 2\n");
+    write_bytes(t / "home/secret.env", "MODEL=" + kToken + "\n");
+    write_bytes(repo / "run.sh", "docker run --gpus all --env-file " + (t / "home/secret.env").string() +
+                                     " vllm/vllm-openai:v0.10.0 --model $MODEL --tensor-parallel-size 2\n");
     no_secret(check_everything(repo, "check run.sh"), "--env-file outside");
     fs::create_symlink(t / "home/secret.env", repo / ".env");
     fs::create_symlink(t / "home/secret.env", repo / "requirements.txt");
-    spit(repo / "compose.yaml",
-         "services:\n  vllm:\n    image: vllm/vllm-openai:v0.10.0\n    command: --model ${MODEL} "
-         "--tensor-parallel-size 2\n");
+    write_bytes(repo / "compose.yaml",
+                "services:\n  vllm:\n    image: vllm/vllm-openai:v0.10.0\n    command: --model ${MODEL} "
+                "--tensor-parallel-size 2\n");
     no_secret(check_everything(repo, "check compose.yaml"), ".env and requirements.txt links out");
   }
   SECTION(".specprobe.yaml next to the config: a link to the secret is refused, not read") {
-    spit(repo / "serve.yaml", "model: m\n");
+    write_bytes(repo / "serve.yaml", "model: m\n");
     fs::create_symlink(secret, repo / ".specprobe.yaml");
     auto o = check_everything(repo, "check serve.yaml");
     no_secret(o, ".specprobe.yaml link out");
@@ -156,17 +149,17 @@ TEST_CASE("no file content: a secret file reached through the config shows nowhe
     CHECK(o.all.find("the suppression file is a link out of its directory; not read") != std::string::npos);
   }
   SECTION("--model naming the directory: at most an excerpt") {
-    spit(repo / "serve.yaml", "model: m\n");
+    write_bytes(repo / "serve.yaml", "model: m\n");
     auto o = check_everything(repo, "check serve.yaml --model " + shell_quote((t / "home/secretdir").string()));
     no_secret(o, "--model named", true);
     CHECK(o.exit_code == 2);
     CHECK(o.all.find("last read: '") != std::string::npos);
   }
   SECTION("the config itself: a value, an unknown option and a broken speculative-config are excerpts") {
-    spit(repo / "serve.yaml",
-         "model: m\nmy-token: " + kToken + "\nspeculative-config: '{\"method\": \"" + kToken + "\n'\n");
+    write_bytes(repo / "serve.yaml",
+                "model: m\nmy-token: " + kToken + "\nspeculative-config: '{\"method\": \"" + kToken + "\n'\n");
     no_secret(check_everything(repo, "check serve.yaml"), "config values", true);
-    spit(repo / "serve2.yaml", "model: m\nsome-option: " + kToken + kToken + "\n");
+    write_bytes(repo / "serve2.yaml", "model: m\nsome-option: " + kToken + kToken + "\n");
     auto o = check_everything(repo, "check serve2.yaml");
     no_secret(o, "unknown option", true);
     CHECK(o.messages.find("some-option is not a vLLM option") != std::string::npos);
@@ -174,7 +167,7 @@ TEST_CASE("no file content: a secret file reached through the config shows nowhe
   SECTION("a deploy script: an option line after a missing backslash is named by an excerpt") {
     // The note about the continuation quoted the line's first word whole (the pipeline fuzzer's
     // find, tests/fuzz/regressions/pipeline/continuation-note-quoting-stod.txt).
-    spit(repo / "serve.sh", "vllm serve m --tensor-parallel-size 2\n  --hf-token=" + kToken + "\n");
+    write_bytes(repo / "serve.sh", "vllm serve m --tensor-parallel-size 2\n  --hf-token=" + kToken + "\n");
     auto o = check_everything(repo, "check serve.sh");
     no_secret(o, "continuation note", true);
     CHECK(o.messages.find("this line starts with the option --hf-token=") != std::string::npos);

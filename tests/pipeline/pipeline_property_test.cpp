@@ -35,12 +35,15 @@
 #include <vector>
 
 #include "check_properties.hpp"
+#include "e2e/run_binary.hpp"
 #include "mutations.hpp"
 #include "pipeline/check.hpp"
 
 namespace fs = std::filesystem;
 using namespace specprobe;
 namespace mut = specprobe::testing::mutate;
+using specprobe::test::file_text;
+using specprobe::test::write_bytes;
 
 namespace {
 
@@ -58,16 +61,7 @@ bool sanitized() {
 #endif
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary | std::ios::trunc) << text; }
-
-const fs::path kRoot = SPECPROBE_SOURCE_DIR;
+const fs::path kSourceRoot = SPECPROBE_SOURCE_DIR;
 
 // The fixture corpus, in a stable order.
 std::vector<mut::Source> corpus() {
@@ -83,16 +77,16 @@ std::vector<mut::Source> corpus() {
         if (e.is_regular_file()) files.push_back(e.path());
     }
   };
-  add_dir(kRoot / "docs/examples/seeds", false);
-  add_dir(kRoot / "tests/data/serving", true);  // bad/: malformed on purpose
-  add_dir(kRoot / "tests/corpus/deploy/files", true);
+  add_dir(kSourceRoot / "docs/examples/seeds", false);
+  add_dir(kSourceRoot / "tests/data/serving", true);  // bad/: malformed on purpose
+  add_dir(kSourceRoot / "tests/corpus/deploy/files", true);
   std::sort(files.begin(), files.end());
   std::vector<mut::Source> out;
   for (const fs::path& f : files) {
     mut::Source s;
     s.path = f.string();
-    s.rel = fs::relative(f, kRoot).string();
-    s.text = slurp(f);
+    s.rel = fs::relative(f, kSourceRoot).string();
+    s.text = file_text(f);
     // Unmutated, the fixtures check without error. The deploy corpus holds forms whose readers
     // are tested by their own tests (a docker run line, a Helm chart): for those only the
     // properties that hold for every input apply.
@@ -107,7 +101,7 @@ std::vector<mut::Source> corpus() {
 std::vector<std::string> checkpoints() {
   std::vector<std::string> out = {""};  // none: the config's model, when it is a local directory
   for (const char* d : {"docs/examples/checkpoints", "tests/data/checkpoint"})
-    for (const auto& e : fs::directory_iterator(kRoot / d))
+    for (const auto& e : fs::directory_iterator(kSourceRoot / d))
       if (e.is_directory()) out.push_back(e.path().string());
   std::sort(out.begin() + 1, out.end());
   return out;
@@ -246,7 +240,7 @@ TEST_CASE("pipeline property: mutated configs end in a report or an input error 
     const fs::path dir = fs::path(scratch) / "orig";
     fs::create_directories(dir);
     const fs::path file = dir / fs::path(s.path).filename();
-    spit(file, s.text);
+    write_bytes(file, s.text);
     for (int variant = 0; variant < 2; ++variant) {
       CheckRequest req = request_for(file.string(), pick);
       if (variant == 0) req.model.clear();
@@ -271,7 +265,7 @@ TEST_CASE("pipeline property: mutated configs end in a report or an input error 
     fs::create_directories(dir);
     const fs::path file = dir / fs::path(s.path).filename();
     const std::string text = mut::apply(s, m);
-    spit(file, text);
+    write_bytes(file, text);
     std::mt19937_64 run_pick(seed() ^ (i * 0x9E3779B97F4A7C15ull));
     const CheckRequest req = request_for(file.string(), run_pick);
     t.swept += req.matrix;
@@ -280,7 +274,7 @@ TEST_CASE("pipeline property: mutated configs end in a report or an input error 
                              (req.matrix ? ", sweep" : "") + ")";
     if (!check_one(*services, req, what, t) && keep && *keep) {
       fs::create_directories(keep);
-      spit(fs::path(keep) / (std::to_string(i) + "-" + fs::path(s.path).filename().string()), text);
+      write_bytes(fs::path(keep) / (std::to_string(i) + "-" + fs::path(s.path).filename().string()), text);
     }
     fs::remove(file);
   }

@@ -25,14 +25,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
+struct EngineTempDir {
   std::string path;
-  TempDir() {
+  EngineTempDir() {
     std::string t = (fs::temp_directory_path() / "specprobe-enginetest-XXXXXX").string();
     REQUIRE(mkdtemp(t.data()));
     path = t;
   }
-  ~TempDir() {
+  ~EngineTempDir() {
     std::error_code ec;
     fs::remove_all(path, ec);
   }
@@ -40,7 +40,7 @@ struct TempDir {
 
 // A fake interpreter in DIR/bin/python and a site-packages with a vllm dist-info RECORD.
 struct FakeEngine {
-  TempDir dir;
+  EngineTempDir dir;
   std::string python, site_packages;
   explicit FakeEngine(const std::string& body) {
     fs::create_directories(dir.path + "/bin");
@@ -95,7 +95,7 @@ Json request_with_cells(std::vector<std::string> ids) {
   return {{"engine", "vllm"}, {"args", {"meta-llama/Llama-3.1-8B-Instruct"}}, {"cells", cells}};
 }
 
-std::string prints(const Json& j) {
+std::string engine_prints(const Json& j) {
   std::string text = j.dump();
   std::string quoted;
   for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -240,11 +240,11 @@ TEST_CASE("the request carries the plan's arguments as read, leaving unresolved 
 
 TEST_CASE("a repeated check is answered from the cache - corrupt entries and --no-cache run the adapter",
           "[engine_check][cache]") {
-  TempDir cache;
-  TempDir counter;
+  EngineTempDir cache;
+  EngineTempDir counter;
   const std::string count_file = counter.path + "/runs";
   // Counts its runs, then prints a refused result.
-  FakeEngine eng("echo run >> " + count_file + "; " + prints(result_with(record("refused", "config", kTypo))));
+  FakeEngine eng("echo run >> " + count_file + "; " + engine_prints(result_with(record("refused", "config", kTypo))));
   const Json req = {{"engine", "vllm"}, {"args", {"m"}}, {"cells", Json::array()}};
   auto runs = [&] {
     std::ifstream in(count_file);
@@ -298,7 +298,7 @@ TEST_CASE("a repeated check is answered from the cache - corrupt entries and --n
 }
 
 TEST_CASE("adapter errors are never cached", "[engine_check][cache]") {
-  TempDir cache;
+  EngineTempDir cache;
   FakeEngine eng("echo '@@specprobe begin 0'; echo 'not a result'");
   const Json req = {{"engine", "vllm"}, {"args", {"m"}}, {"cells", Json::array()}};
   CHECK(run_engine_check(req, eng.options(cache.path))["status"] == "adapter-error");
@@ -306,7 +306,7 @@ TEST_CASE("adapter errors are never cached", "[engine_check][cache]") {
 }
 
 TEST_CASE("adapter failure paths: engine missing, import error, hang, garbage", "[engine_check][runner]") {
-  TempDir cache;
+  EngineTempDir cache;
   const Json req = {{"engine", "vllm"}, {"args", {"m"}}, {"cells", Json::array()}};
   SECTION("the interpreter does not exist") {
     EngineCheckOptions o;
@@ -355,9 +355,9 @@ TEST_CASE("adapter failure paths: engine missing, import error, hang, garbage", 
     CHECK(r["reason"].get<std::string>().find("failed") != std::string::npos);
   }
   SECTION("the adapter runs in a private dir with a clean environment and the request as --specs") {
-    TempDir seen;
+    EngineTempDir seen;
     FakeEngine eng("env > " + seen.path + "/env; printf '%s' \"$@\" > " + seen.path + "/argv; " +
-                   prints(result_with(record("ok"))));
+                   engine_prints(result_with(record("ok"))));
     Json r = run_engine_check(req, eng.options(cache.path));
     CHECK(r["status"] == "ok");
     const std::string env = [&] {

@@ -21,7 +21,7 @@ using namespace specprobe::probes;
 
 namespace {
 
-const std::string kData = std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint/";
+const std::string kMlaData = std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint/";
 const std::string kExamples = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/";
 
 // Element e of token t of request b, read straight from the cache through the block table.
@@ -293,7 +293,7 @@ TEST_CASE("mla verify launch configuration: a CTA per row and 16 heads, shared m
 namespace {
 
 Json plan_facts(const std::string& model, int tp, int next_n, const std::string& kv, int block_size = 0,
-                const std::string& dir = kData) {
+                const std::string& dir = kMlaData) {
   auto cfg = read_model_config(dir + model);
   REQUIRE(cfg.has_value());
   Json f = model_facts(*cfg, tp);

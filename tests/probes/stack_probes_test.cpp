@@ -67,12 +67,12 @@ Json dg_result(const std::string& status3) {
 }
 
 // Prints the protocol lines around JSON (single-quoted for sh).
-std::string prints(const Json& j) { return "echo '@@specprobe begin 0'; echo '@@specprobe result " + j.dump() + "'"; }
+std::string stack_prints(const Json& j) { return "echo '@@specprobe begin 0'; echo '@@specprobe result " + j.dump() + "'"; }
 
 }  // namespace
 
 TEST_CASE("a valid failing result keeps the library's assertion text and becomes facts", "[probes][stack]") {
-  FakePython py(prints(dg_result("fail")));
+  FakePython py(stack_prints(dg_result("fail")));
   Json r = run_stack_probe(dg_spec(), opts_for(py));
   CHECK(r["status"] == "fail");
   CHECK(r["source"] == "adapter");
@@ -88,7 +88,7 @@ TEST_CASE("a valid failing result keeps the library's assertion text and becomes
 }
 
 TEST_CASE("a valid passing result passes", "[probes][stack]") {
-  FakePython py(prints(dg_result("pass")));
+  FakePython py(stack_prints(dg_result("pass")));
   Json r = run_stack_probe(dg_spec(), opts_for(py));
   CHECK(r["status"] == "pass");
 }
@@ -193,7 +193,7 @@ sleep 30)");
 }
 
 TEST_CASE("run_stack_specs runs what the interpreter says it is (a shim resolves to sys.executable)", "[probes][stack][python]") {
-  FakePython real(prints(dg_result("pass")));
+  FakePython real(stack_prints(dg_result("pass")));
   // The shim answers the inspect call (-I) for REAL and would print garbage for the adapter.
   FakePython shim(R"(if [ "$1" = "-I" ]; then
 echo '@@specprobe begin 0'
@@ -211,7 +211,7 @@ else echo 'garbage from the shim'; fi)");
   CHECK(run_stack_specs({spec}, as_given).results[0]["status"] == "error");
 
   // An interpreter that cannot be asked is run as given, with a note.
-  FakePython plain(prints(dg_result("pass")));
+  FakePython plain(stack_prints(dg_result("pass")));
   run = run_stack_specs({spec}, opts_for(plain));
   CHECK(run.results[0]["status"] == "pass");
   CHECK(run.results[0]["python_note"].get<std::string>().find(plain.path + ": asking the interpreter") == 0);
@@ -258,7 +258,7 @@ TEST_CASE("a library that is not installed is a skip with the reason", "[probes]
   Json skip = {{"schema", "specprobe-stack/1"}, {"adapter", "stack_deep_gemm"}, {"library", "deep_gemm"},
                {"version", nullptr}, {"status", "skip"}, {"reason", "deep_gemm is not installed in this Python (/venv)"},
                {"error_text", nullptr}, {"device", nullptr}, {"cases", Json::array()}};
-  FakePython py(prints(skip));
+  FakePython py(stack_prints(skip));
   Json r = run_stack_probe(dg_spec(), opts_for(py));
   CHECK(r["status"] == "skip");
   CHECK(r["reason"].get<std::string>().find("not installed") != std::string::npos);
@@ -497,7 +497,7 @@ TEST_CASE("the real adapters import stack_common from their own dir under python
 TEST_CASE("a stack answer is cached per library build and GPU - a changed build or GPU or --no-cache asks again",
           "[probes][stack][cache]") {
   // The fake adapter counts its runs and fails next_n=3 with DeepGEMM's assertion.
-  FakePython py("echo run >> \"$(dirname \"$0\")/runs\"\n" + prints(dg_result("fail")));
+  FakePython py("echo run >> \"$(dirname \"$0\")/runs\"\n" + stack_prints(dg_result("fail")));
   auto runs = [&] {
     std::ifstream in(py.dir + "/runs");
     int n = 0;

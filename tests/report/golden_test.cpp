@@ -26,11 +26,12 @@ using specprobe::test::shell_quote;
 using specprobe::test::file_text;
 using specprobe::test::temp_dir;
 
+using specprobe::test::kExampleCheckpoints;
+using specprobe::test::kSourceDir;
+
 namespace {
 
-const std::string kSrc = SPECPROBE_SOURCE_DIR;
-const std::string kGolden = kSrc + "/tests/golden";
-const std::string kCkpt = kSrc + "/docs/examples/checkpoints";
+const std::string kGolden = kSourceDir + "/tests/golden";
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
   if (from.empty()) return;
@@ -45,7 +46,7 @@ std::string normalize_text(std::string s, const Paths& p) {
   replace_all(s, SPECPROBE_BINARY, "specprobe");
   replace_all(s, fmt::format("specprobe {} ", specprobe::kToolVersion), "specprobe <version> ");
   replace_all(s, p.out_dir, "<out>");
-  replace_all(s, kSrc, "<src>");
+  replace_all(s, kSourceDir, "<src>");
   return s;
 }
 
@@ -125,16 +126,16 @@ int sh(const std::string& cmd) {
 
 void validate(const std::string& sarif, const std::string& junit, const std::string& json) {
   const std::string py = "/usr/bin/python3 ";
-  const std::string tool = shell_quote(kSrc + "/tests/tools/validate_schema.py");
+  const std::string tool = shell_quote(kSourceDir + "/tests/tools/validate_schema.py");
   if (!sarif.empty()) {
-    CHECK(sh(py + tool + " " + shell_quote(kSrc + "/tests/data/schemas/sarif-schema-2.1.0.json") + " " + shell_quote(sarif)) == 0);
-    CHECK(sh(py + shell_quote(kSrc + "/tests/report/check_sarif_github.py") + " " + shell_quote(sarif)) == 0);
+    CHECK(sh(py + tool + " " + shell_quote(kSourceDir + "/tests/data/schemas/sarif-schema-2.1.0.json") + " " + shell_quote(sarif)) == 0);
+    CHECK(sh(py + shell_quote(kSourceDir + "/tests/report/check_sarif_github.py") + " " + shell_quote(sarif)) == 0);
   }
   if (!json.empty())
-    CHECK(sh(py + tool + " " + shell_quote(kSrc + "/docs/schema/report-1.json") + " " + shell_quote(json)) == 0);
+    CHECK(sh(py + tool + " " + shell_quote(kSourceDir + "/docs/schema/report-1.json") + " " + shell_quote(json)) == 0);
   if (!junit.empty()) {
-    CHECK(sh("xmllint --noout --schema " + shell_quote(kSrc + "/tests/data/schemas/junit.xsd") + " " + shell_quote(junit) + " 2>/dev/null") == 0);
-    CHECK(sh(py + shell_quote(kSrc + "/tests/report/check_junit.py") + " " + shell_quote(junit)) == 0);
+    CHECK(sh("xmllint --noout --schema " + shell_quote(kSourceDir + "/tests/data/schemas/junit.xsd") + " " + shell_quote(junit) + " 2>/dev/null") == 0);
+    CHECK(sh(py + shell_quote(kSourceDir + "/tests/report/check_junit.py") + " " + shell_quote(junit)) == 0);
   }
 }
 
@@ -146,7 +147,7 @@ void check_case(const std::string& case_name, const std::string& args, int expec
   std::ofstream(summary) << "<!-- earlier step -->\n";  // appended to, never overwritten
   const Run r = run_in(kGolden + "/" + case_name,
                        args + " --sarif " + shell_quote(sarif) + " --junit " + shell_quote(junit) + " --json " +
-                           shell_quote(json) + " --github --source-root " + shell_quote(kSrc),
+                           shell_quote(json) + " --github --source-root " + shell_quote(kSourceDir),
                        summary);
   INFO(case_name << ": stderr " << r.err);
   REQUIRE(r.exit_code == expected_exit);
@@ -179,7 +180,7 @@ TEST_CASE("golden: matrix table, JSON, JUnit per GPU and NFD feature file", "[re
   const std::string case_name = "matrix";
   const std::string dir = kGolden + "/" + case_name;
   Paths p{temp_dir()};
-  const std::string base = "matrix --model " + shell_quote(kCkpt + "/gqa16-mtp") + " --config serve.yaml --rules-dir ../rules/3xxx";  // no always-unknown rule: real cells
+  const std::string base = "matrix --model " + shell_quote(kExampleCheckpoints + "/gqa16-mtp") + " --config serve.yaml --rules-dir ../rules/3xxx";  // no always-unknown rule: real cells
   const std::string junit = p.out_dir + "/matrix.junit.xml";
   const Run table = run_in(dir, base + " --gpu H100,GB10 --junit " + shell_quote(junit), p.out_dir + "/unused.md");
   INFO("stderr " << table.err);

@@ -17,7 +17,7 @@ using namespace specprobe;
 
 namespace {
 
-RuleResult finding(const std::string& id, Severity sev, ResultStatus st = ResultStatus::fail) {
+RuleResult make_finding(const std::string& id, Severity sev, ResultStatus st = ResultStatus::fail) {
   RuleResult r;
   r.id = id;
   r.slug = "slug-" + id;
@@ -65,7 +65,7 @@ Rule rule(const std::string& id, Severity sev) {
 TEST_CASE("github: data and property escaping follow actions/toolkit", "[report][github]") {
   CHECK(github_escape_data("50% a\r\nb: c, d") == "50%25 a%0D%0Ab: c, d");
   CHECK(github_escape_property("50% a\r\nb: c, d") == "50%25 a%0D%0Ab%3A c%2C d");
-  RuleResult f = finding("SP3001", Severity::error);
+  RuleResult f = make_finding("SP3001", Severity::error);
   f.title = "a: b, c";
   f.message = "line one\nline two 100%";
   f.location = SourceLocation{"dir,with:odd/serve.yaml", 7, 5};
@@ -77,13 +77,13 @@ TEST_CASE("github: data and property escaping follow actions/toolkit", "[report]
 
 TEST_CASE("github: sorted by severity, capped at 10 per level, one notice for the rest", "[report][github]") {
   std::vector<RuleResult> rs;
-  for (int i = 0; i < 3; ++i) rs.push_back(finding(fmt::format("SP10{:02}", i), Severity::info));
-  for (int i = 0; i < 12; ++i) rs.push_back(finding(fmt::format("SP20{:02}", i), Severity::warning));
-  for (int i = 0; i < 14; ++i) rs.push_back(finding(fmt::format("SP30{:02}", i), Severity::error));
-  RuleResult suppressed = finding("SP3099", Severity::error);
+  for (int i = 0; i < 3; ++i) rs.push_back(make_finding(fmt::format("SP10{:02}", i), Severity::info));
+  for (int i = 0; i < 12; ++i) rs.push_back(make_finding(fmt::format("SP20{:02}", i), Severity::warning));
+  for (int i = 0; i < 14; ++i) rs.push_back(make_finding(fmt::format("SP30{:02}", i), Severity::error));
+  RuleResult suppressed = make_finding("SP3099", Severity::error);
   suppressed.suppressed = Suppression{"known", "--ignore"};
   rs.push_back(suppressed);
-  rs.push_back(finding("SP3098", Severity::error, ResultStatus::pass));
+  rs.push_back(make_finding("SP3098", Severity::error, ResultStatus::pass));
   const GithubOutput g = render_github(report_with(rs));
   CHECK(count_of(g.commands, "::error ") == 10);
   CHECK(count_of(g.commands, "::warning ") == 10);
@@ -99,21 +99,21 @@ TEST_CASE("github: sorted by severity, capped at 10 per level, one notice for th
 
 TEST_CASE("github: a cap on notices alone leaves room for the cap notice", "[report][github]") {
   std::vector<RuleResult> rs;
-  for (int i = 0; i < 11; ++i) rs.push_back(finding(fmt::format("SP10{:02}", i), Severity::info));
+  for (int i = 0; i < 11; ++i) rs.push_back(make_finding(fmt::format("SP10{:02}", i), Severity::info));
   const GithubOutput g = render_github(report_with(rs));
   CHECK(count_of(g.commands, "::notice ") == 10);
   CHECK(g.commands.find("2 more findings") != std::string::npos);
 }
 
 TEST_CASE("junit: four states kept apart, suppressed failures skipped, XML escaped", "[report][junit]") {
-  RuleResult fail = finding("SP3001", Severity::error);
+  RuleResult fail = make_finding("SP3001", Severity::error);
   fail.message = "a <b> & \"c\" 'd' \x01";
-  RuleResult skip = finding("SP3002", Severity::error, ResultStatus::skip);
+  RuleResult skip = make_finding("SP3002", Severity::error, ResultStatus::skip);
   skip.message = "not applicable here";
-  RuleResult err = finding("SP3003", Severity::error, ResultStatus::error);
+  RuleResult err = make_finding("SP3003", Severity::error, ResultStatus::error);
   err.message = "unknown gpu.sm";
-  RuleResult pass = finding("SP3004", Severity::error, ResultStatus::pass);
-  RuleResult sup = finding("SP3005", Severity::warning);
+  RuleResult pass = make_finding("SP3004", Severity::error, ResultStatus::pass);
+  RuleResult sup = make_finding("SP3005", Severity::warning);
   sup.suppressed = Suppression{"tracked in X", ".specprobe.yaml:3"};
   const std::string x = reports_to_junit({report_with({fail, skip, err, pass, sup})});
   CHECK(x.find("tests=\"5\" failures=\"1\" errors=\"1\" skipped=\"2\"") != std::string::npos);
@@ -129,14 +129,14 @@ TEST_CASE("junit: four states kept apart, suppressed failures skipped, XML escap
 }
 
 TEST_CASE("sarif: rules, regions, fingerprints, suppressions, notifications", "[report][sarif]") {
-  RuleResult fail = finding("SP3001", Severity::error);
-  RuleResult unlocated = finding("SP3002", Severity::info);
+  RuleResult fail = make_finding("SP3001", Severity::error);
+  RuleResult unlocated = make_finding("SP3002", Severity::info);
   unlocated.location = {};
   unlocated.location_fact.clear();
-  RuleResult sup = finding("SP3003", Severity::warning);
+  RuleResult sup = make_finding("SP3003", Severity::warning);
   sup.suppressed = Suppression{"tracked", ".specprobe.yaml:3"};
-  RuleResult skip = finding("SP3004", Severity::error, ResultStatus::skip);
-  RuleResult err = finding("SP3005", Severity::error, ResultStatus::error);
+  RuleResult skip = make_finding("SP3004", Severity::error, ResultStatus::skip);
+  RuleResult err = make_finding("SP3005", Severity::error, ResultStatus::error);
   const Report rep = report_with({fail, unlocated, sup, skip, err});
   const std::vector<Rule> catalog = {rule("SP3001", Severity::error), rule("SP3002", Severity::info), rule("SP3003", Severity::warning),
                                      rule("SP3004", Severity::error), rule("SP3005", Severity::error)};
@@ -284,7 +284,7 @@ TEST_CASE("report paths are relative to the source root", "[report][paths]") {
 
 TEST_CASE("sarif: what GitHub resolves and keeps apart", "[report][sarif]") {
   const std::vector<Rule> catalog = {rule("SP3001", Severity::error)};
-  Report rep = report_with({finding("SP3001", Severity::error)});
+  Report rep = report_with({make_finding("SP3001", Severity::error)});
   rep.input_path = "serve.yaml";
   rep.results[0].location.file = "serve.yaml";
   const PathBase from_deploy{"/repo", "/repo/deploy"};
@@ -337,12 +337,12 @@ TEST_CASE("sarif: what GitHub resolves and keeps apart", "[report][sarif]") {
 }
 
 TEST_CASE("github: annotation paths from the repository root - the summary escapes HTML", "[report][github]") {
-  RuleResult f = finding("SP3001", Severity::error);
+  RuleResult f = make_finding("SP3001", Severity::error);
   f.location = SourceLocation{"serve.yaml", 4, 3};
   const GithubOutput g = render_github(report_with({f}), PathBase{"/repo", "/repo/deploy"});
   CHECK(g.commands.rfind("::error file=deploy/serve.yaml,line=4,", 0) == 0);
   CHECK(g.summary_markdown.find("| deploy/serve.yaml:4:3 |") != std::string::npos);
-  RuleResult c = finding("SP3002", Severity::error);
+  RuleResult c = make_finding("SP3002", Severity::error);
   c.location = SourceLocation{"<command line>", 1, 35};
   c.message = "k <= 2 & more";
   Report cr = report_with({c});
@@ -354,8 +354,8 @@ TEST_CASE("github: annotation paths from the repository root - the summary escap
 }
 
 TEST_CASE("junit: a finding below --fail-on passes, as the run does", "[report][junit]") {
-  RuleResult warn = finding("SP3001", Severity::warning);
-  RuleResult err = finding("SP3002", Severity::error);
+  RuleResult warn = make_finding("SP3001", Severity::warning);
+  RuleResult err = make_finding("SP3002", Severity::error);
   Report r = report_with({warn, err});
   r.fail_on = "error";
   std::string x = reports_to_junit({r});
@@ -422,8 +422,8 @@ TEST_CASE("suppressions: .specprobe.yaml entries need an id and a reason - until
   CHECK((*ok)[0].id == "SP3001");
   CHECK((*ok)[0].source == p + ":2");
 
-  Report r = report_with({finding("SP3001", Severity::error), finding("SP3002", Severity::error),
-                          finding("SP3003", Severity::error, ResultStatus::skip)});
+  Report r = report_with({make_finding("SP3001", Severity::error), make_finding("SP3002", Severity::error),
+                          make_finding("SP3003", Severity::error, ResultStatus::skip)});
   apply_suppressions(r, *ok, "2025-06-01");
   CHECK(r.results[0].suppressed);
   CHECK_FALSE(r.results[1].suppressed);
@@ -431,7 +431,7 @@ TEST_CASE("suppressions: .specprobe.yaml entries need an id and a reason - until
   CHECK(r.notes[0].severity == "warning");
   CHECK(r.notes[0].message.find("expired on 2000-01-31") != std::string::npos);
   // `until` is inclusive.
-  Report same_day = report_with({finding("SP3002", Severity::error)});
+  Report same_day = report_with({make_finding("SP3002", Severity::error)});
   apply_suppressions(same_day, *ok, "2000-01-31");
   CHECK(same_day.results[0].suppressed);
 

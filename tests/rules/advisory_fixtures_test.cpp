@@ -18,7 +18,7 @@ using namespace specprobe;
 
 namespace {
 
-const std::vector<fs::path> kBaseDirs = {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases",
+const std::vector<fs::path> kAdvisoryBaseDirs = {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases",
                                          fs::path(SPECPROBE_SOURCE_DIR) / "tests/advisories/bases"};
 
 std::string outcome(const RuleResult& r) {
@@ -57,7 +57,7 @@ TEST_CASE("every advisory's fixtures give the expected result", "[advisories][fi
     const Advisory& a = *by_id[id];
     for (const auto& c : doc.at("cases")) {
       INFO("case '" << c.value("name", "?") << "'");
-      auto made = specprobe::testing::fixture_facts(c, kBaseDirs);
+      auto made = specprobe::testing::fixture_facts(c, kAdvisoryBaseDirs);
       if (!made) FAIL_CHECK(made.error().message);
       if (!made) continue;
       const RuleResult r = evaluate_advisory(a, *made, {}, "serve.yaml");

@@ -22,7 +22,7 @@ using namespace specprobe;
 
 namespace {
 
-const std::vector<fs::path> kBaseDirs = {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"};
+const std::vector<fs::path> kRuleBaseDirs = {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"};
 
 Json load_yaml_file(const fs::path& p) { return specprobe::testing::load_fixture_yaml(p); }
 
@@ -46,7 +46,7 @@ TEST_CASE("every rule's fixtures give the expected result", "[rules][fixtures]")
     REQUIRE(e.path().filename().string().rfind(id + "-", 0) == 0);
     for (const auto& c : doc.at("cases")) {
       INFO("case '" << c.value("name", "?") << "'");
-      auto made = specprobe::testing::fixture_facts(c, kBaseDirs);
+      auto made = specprobe::testing::fixture_facts(c, kRuleBaseDirs);
       if (!made) FAIL_CHECK(made.error().message);
       if (!made) continue;
       const Json& facts = *made;

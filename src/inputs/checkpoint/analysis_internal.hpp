@@ -30,6 +30,7 @@
 #include "inputs/checkpoint/quant_config.hpp"
 #include "inputs/checkpoint/safetensors.hpp"
 #include "inputs/model_config.hpp"
+#include "common/ascii.hpp"
 
 namespace specprobe::checkpoint {
 
@@ -48,7 +49,6 @@ inline bool starts_with(std::string_view s, std::string_view p) { return s.rfind
 inline bool ends_with_path(std::string_view s, std::string_view suf) {
   return s == suf || (ends_with(s, suf) && s[s.size() - suf.size() - 1] == '.');
 }
-std::string lower(std::string s);
 std::string leaf_of(const std::string& s);
 inline void push_capped(Json& arr, Json v) {
   if (arr.size() < kListCap) arr.push_back(std::move(v));

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "inputs/checkpoint/analysis_internal.hpp"
+#include "common/ascii.hpp"
 
 namespace specprobe::checkpoint {
 namespace {
@@ -21,7 +22,7 @@ std::optional<Param> param_of(std::string_view leaf) {
 std::string_view lower_dtype(std::string_view dtype) {
   static const std::array<std::string, kDtypeCount> names = [] {
     std::array<std::string, kDtypeCount> a;
-    for (size_t i = 0; i < kDtypeCount; ++i) a[i] = lower(std::string(dtype_name(i)));
+    for (size_t i = 0; i < kDtypeCount; ++i) a[i] = ascii_lower(std::string(dtype_name(i)));
     return a;
   }();
   for (size_t i = 0; i < kDtypeCount; ++i)

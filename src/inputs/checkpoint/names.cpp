@@ -5,13 +5,9 @@
 #include <regex>
 
 #include "inputs/checkpoint/analysis_internal.hpp"
+#include "common/ascii.hpp"
 
 namespace specprobe::checkpoint {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string leaf_of(const std::string& s) {
   auto p = s.rfind('.');

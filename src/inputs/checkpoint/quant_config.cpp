@@ -5,14 +5,10 @@
 #include <cctype>
 
 #include "common/excerpt.hpp"
+#include "common/ascii.hpp"
 
 namespace specprobe::checkpoint {
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string str(const Json& o, const char* k) {
   if (!o.is_object()) return {};
@@ -52,7 +48,7 @@ QuantSpec parse_quant_config(const Json& config, const std::string& source, cons
     q.quantizes_linear = true;
     q.kv_cache_scheme = quant.contains("kv_cache_quant_algo") && !quant["kv_cache_quant_algo"].is_null();
   } else {
-    q.method = lower(str(c, "quant_method"));
+    q.method = ascii_lower(str(c, "quant_method"));
     q.kv_cache_scheme = c.contains("kv_cache_scheme") && !c["kv_cache_scheme"].is_null();
   }
   const std::string& m = q.method;

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "inputs/checkpoint/analysis_internal.hpp"
+#include "common/ascii.hpp"
 
 namespace specprobe::checkpoint {
 
@@ -24,7 +25,7 @@ bool RegexCache::match(const std::string& pattern, const std::string& value) {
 
 bool Matcher::ct_match(const std::string& value, const std::string& target, bool contains) {
   if (starts_with(target, "re:")) return re.match(target.substr(3), value);
-  if (contains) return lower(value).find(lower(target)) != std::string::npos;
+  if (contains) return ascii_lower(value).find(ascii_lower(target)) != std::string::npos;
   return value == target;
 }
 
@@ -93,8 +94,8 @@ bool Matcher::target_matched(const std::string& name, Kind kind) {
   for (const QuantGroup& g : q.groups)
     for (const std::string& t : g.targets) {
       if (ct_match(name, t, false)) return true;
-      if (!starts_with(t, "re:") && lower(cls).find(lower(t)) != std::string::npos) return true;
-      if (kind == Kind::moe && lower(t) == "linear") return true;  // "RoutedExperts" alias of a Linear target
+      if (!starts_with(t, "re:") && ascii_lower(cls).find(ascii_lower(t)) != std::string::npos) return true;
+      if (kind == Kind::moe && ascii_lower(t) == "linear") return true;  // "RoutedExperts" alias of a Linear target
     }
   if (arch) {
     const std::string proj = leaf_of(name);
