@@ -40,5 +40,8 @@ else()
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 endif()
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3")
+# libcurl is loaded at run time (dlopen) to read model metadata from the Hugging Face Hub; without
+# it the rest works and models named by Hub id stay unknown, said so in the report.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4, ca-certificates")
 
 include(CPack)

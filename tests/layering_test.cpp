@@ -1,5 +1,6 @@
 // The layers, checked by reading every #include in src/ and probes/: data flows one way,
-//   common -> {inputs, gpu} -> facts -> {rules, probes} -> pipeline -> report -> cli
+//   common -> {inputs, gpu} -> facts -> {rules, probes} -> pipeline -> report -> cli, with
+//   resolve (the models a plan names, from the Hub) on inputs, below the pipeline
 // (a layer may include itself and any layer to its left; inputs and gpu, and rules and probes,
 // do not include each other). kernels/ is included only by probes/.
 #include <catch2/catch.hpp>
@@ -30,12 +31,13 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"common", {}},
       {"inputs", {"common"}},
       {"gpu", {"common"}},
+      {"resolve", {"common", "inputs"}},
       {"facts", {"common", "inputs", "gpu"}},
       {"rules", {"common", "inputs", "gpu", "facts"}},
       {"probes", {"common", "inputs", "gpu", "facts", "kernels"}},
-      {"pipeline", {"common", "inputs", "gpu", "facts", "rules", "probes"}},
-      {"report", {"common", "inputs", "gpu", "facts", "rules", "probes", "pipeline"}},
-      {"cli", {"common", "inputs", "gpu", "facts", "rules", "probes", "pipeline", "report"}},
+      {"pipeline", {"common", "inputs", "gpu", "resolve", "facts", "rules", "probes"}},
+      {"report", {"common", "inputs", "gpu", "resolve", "facts", "rules", "probes", "pipeline"}},
+      {"cli", {"common", "inputs", "gpu", "resolve", "facts", "rules", "probes", "pipeline", "report"}},
       {"main", {"cli"}},
   };
   return kAllowed;

@@ -21,7 +21,7 @@ echo "== tests (release)"
 # package-root / package-slow (old-glibc chroot, Dockerfile stages): bash tests/package/run_heavy.sh
 ctest --test-dir build --output-on-failure -LE "gpu|package-root|package-slow" -j "$JOBS"
 
-SAN_TESTS="gpu|fuzz|package|property|advisories|style|engines|load"
+SAN_TESTS="gpu|fuzz|package|property|advisories|style|engines|load|corpus|tools"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 if [ -f tests/fuzz/CMakeLists.txt ] && command -v clang++ >/dev/null; then
   # One clang tree serves both sanitized passes: ASan+UBSan at -O1 with line tables (the library

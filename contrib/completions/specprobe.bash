@@ -15,7 +15,7 @@ _specprobe() {
   fi
 
   local gpus="auto H100 H200 B200 GB10 RTX5090 A100 L4 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 sm_121"
-  local check_opts="--model --gpu --python --site-packages --lib --env --engine --probes --no-matrix
+  local check_opts="--model --model-dir --offline --no-resolve --network-timeout --gpu --python --site-packages --lib --env --engine --probes --no-matrix
     --stack-probes --stack-timeout --no-engine --no-cache --engine-timeout --format --output -o --fail-on --color --quiet -q --verbose -v
     --rules-dir --advisories-dir --advisories-before --sarif --junit --json --github --exit-zero --unknown-ok
     --ignore --no-suppressions --progress --source-root --sarif-category --help -h"

@@ -46,7 +46,13 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("file", o.files,
                  "deploy file(s): vLLM --config YAML/JSON, a script, docker run, compose, Kubernetes YAML, Dockerfile or "
                  "start-up log; `-` reads stdin. Each server in each file gets its own report");
-  app.add_option("--model", r.model, "checkpoint directory (or Hugging Face cache repo dir, or config.json)");
+  app.add_option("--model", r.model, "checkpoint directory (or Hugging Face cache repo dir, or config.json); default: the model the plan names, read from a local path, the Hugging Face cache or the Hub (metadata only)");
+  app.add_option("--model-dir", r.model_dirs, "ID=DIR (repeatable): read the model or draft model the plan names as ID from the local directory DIR")
+      ->allow_extra_args(false);
+  app.add_flag("--offline", o.offline, "never use the network: models named by Hub id come from specprobe's cache of earlier runs only (as HF_HUB_OFFLINE=1)");
+  app.add_flag("--no-resolve", r.no_resolve, "read models from --model, --model-dir, local paths and the Hugging Face cache only: never ask the Hub, nor specprobe's cache of it");
+  app.add_option("--network-timeout", r.network_timeout_s, "seconds the Hub look-ups of one check may take in all (default 60)")
+      ->check(seconds_validator());
   app.add_option("--gpu", r.gpu, "auto (query the Driver API), or a GPU name / arch to evaluate offline (H100, H200, B200, GB10, RTX5090, A100, L4, sm_90, sm_121, ...)");
   app.add_option("--python", r.python, "the deployment's Python (venv bin/python or prefix): read installed library versions from its site-packages and ask its vLLM / SGLang about the plan");
   // Repeatable options take one value each time, so that a FILE after them stays a FILE.
@@ -117,6 +123,7 @@ Expected<Services> cli_services(const CheckOptions& o) {
     return st.error();
   }
   services->progress = progress_sink(progress_options(o.quiet, o.progress));
+  services->resolver = hub_resolver(o.offline, o.request.network_timeout_s);
   return services;
 }
 

@@ -42,6 +42,7 @@ struct CheckOptions {
   bool unknown_ok = false;            // --unknown-ok: an unknown verdict exits 0 (still reported)
   bool no_suppressions = false;       // --no-suppressions: ignore .specprobe.yaml
   bool no_matrix = false;             // --no-matrix
+  bool offline = false;               // --offline: the Hub only through specprobe's cache, no network
 };
 
 // Adds the `check` subcommand's options to APP.

@@ -1,6 +1,7 @@
 // Excerpts of input for messages (see excerpt.hpp).
 #include "common/excerpt.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include <fmt/format.h>
@@ -30,9 +31,100 @@ bool invisible(char32_t cp) {
          (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF;
 }
 
+// Token formats: the prefix, the characters of the secret after it, and how many at least (the
+// vendors' tokens are 20 to 40 such characters, so a key name such as hf_overrides or sk-learn is
+// not one).
+enum class Body { alnum, alnum_underscore, alnum_dash, token, upper_digit };
+struct SecretFormat {
+  std::string_view prefix;
+  Body body;
+  size_t min;
+};
+constexpr SecretFormat kSecretFormats[] = {{"hf_", Body::alnum, 20},        {"sk-", Body::token, 20},
+                                           {"ghp_", Body::alnum, 20},       {"gho_", Body::alnum, 20},
+                                           {"ghu_", Body::alnum, 20},       {"ghs_", Body::alnum, 20},
+                                           {"ghr_", Body::alnum, 20},       {"github_pat_", Body::alnum_underscore, 20},
+                                           {"glpat-", Body::token, 20},     {"xoxb-", Body::alnum_dash, 10},
+                                           {"xoxp-", Body::alnum_dash, 10}, {"xoxa-", Body::alnum_dash, 10},
+                                           {"xoxs-", Body::alnum_dash, 10}, {"AKIA", Body::upper_digit, 16},
+                                           {"ASIA", Body::upper_digit, 16}};
+
+bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+bool token_char(char c) { return alnum(c) || c == '_' || c == '-'; }
+
+bool body_char(Body b, char c) {
+  switch (b) {
+    case Body::alnum:
+      return alnum(c);
+    case Body::alnum_underscore:
+      return alnum(c) || c == '_';
+    case Body::alnum_dash:
+      return alnum(c) || c == '-';
+    case Body::token:
+      return token_char(c);
+    case Body::upper_digit:
+      return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  }
+  return false;
+}
+
+// The secret starting at TEXT[I]: [begin of what is kept, end of the secret), or {0, 0}.
+std::pair<size_t, size_t> secret_at(std::string_view text, size_t i) {
+  if (i > 0 && token_char(text[i - 1])) return {0, 0};  // not a word start
+  for (const SecretFormat& f : kSecretFormats) {
+    if (text.substr(i, f.prefix.size()) != f.prefix) continue;
+    size_t end = i + f.prefix.size();
+    while (end < text.size() && body_char(f.body, text[end])) ++end;
+    if (end - i - f.prefix.size() >= f.min) return {i + f.prefix.size(), end};
+  }
+  // "Bearer <credential>", any case.
+  constexpr std::string_view kBearer = "bearer ";
+  if (i + kBearer.size() < text.size()) {
+    bool match = true;
+    for (size_t k = 0; k < kBearer.size() && match; ++k) match = (text[i + k] | 0x20) == kBearer[k];
+    if (match) {
+      size_t begin = i + kBearer.size(), end = begin;
+      while (end < text.size() && (token_char(text[end]) || text[end] == '.' || text[end] == '~' || text[end] == '+' ||
+                                   text[end] == '/' || text[end] == '='))
+        ++end;
+      if (end - begin >= 16) return {begin, end};
+    }
+  }
+  return {0, 0};
+}
+
 }  // namespace
 
-std::string excerpt(std::string_view text, size_t max) {
+std::string redact_secrets(std::string_view text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto [keep, end] = secret_at(text, i);
+    if (end == 0) {
+      out += text[i++];
+      continue;
+    }
+    out.append(text.substr(i, keep - i));
+    out.append(text.substr(keep, 2));
+    out += "***";
+    i = end;
+  }
+  return out;
+}
+
+bool has_secret(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i)
+    if (secret_at(text, i).second != 0) return true;
+  return false;
+}
+
+std::string excerpt(std::string_view raw, size_t max) {
+  // Only a secret that starts within what can be shown matters (MAX code points of 4 bytes at most).
+  const size_t window = std::min(raw.size(), max * 4 + 128);
+  std::string redacted;
+  if (has_secret(raw.substr(0, window)))
+    redacted = redact_secrets(raw.substr(0, window)) + std::string(raw.substr(window));
+  const std::string_view text = redacted.empty() ? raw : std::string_view(redacted);
   std::string out;
   size_t chars = 0, i = 0;
   while (i < text.size() && chars < max) {
@@ -62,6 +154,8 @@ std::string excerpt(std::string_view text, size_t max) {
 }
 
 std::string excerpt_name(std::string_view name, size_t max) {
+  // The tail half could start inside a secret and no longer look like one: redact the whole first.
+  if (has_secret(name)) return excerpt_name(redact_secrets(name), max);
   // Characters counted as excerpt() counts them: a byte that starts no valid sequence is one.
   std::vector<size_t> starts;
   for (size_t i = 0; i < name.size();) {

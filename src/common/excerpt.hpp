@@ -16,7 +16,18 @@ namespace specprobe {
 
 inline constexpr size_t kExcerptMax = 32;
 
-// At most MAX characters of TEXT (code points; a byte that is not valid UTF-8 counts as one),
+// TEXT with every token-like string cut to its prefix and two characters ("hf_ab***"): Hugging Face
+// (hf_), OpenAI / Anthropic (sk-), GitHub (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_), GitLab
+// (glpat-), Slack (xox?-), AWS access key ids (AKIA..., ASIA...) and "Bearer <credential>". A
+// token is its prefix at a word start followed by as many characters of its format as the vendor's
+// shortest (20 for most; a key name such as hf_overrides is not one). Every excerpt() applies it,
+// so no message quotes more of a secret than that.
+std::string redact_secrets(std::string_view text);
+// Whether TEXT holds a token-like string (as redact_secrets finds them).
+bool has_secret(std::string_view text);
+
+// At most MAX characters of TEXT with its secrets redacted (code points; a byte that is not valid
+// UTF-8 counts as one),
 // cut at a character boundary with "..." appended when longer. Control characters are escaped:
 // \n \r \t, \xNN for other C0 bytes, DEL and invalid bytes, \u{NNNN} for C1 controls and the
 // invisible format characters that reorder or hide text (bidi overrides and isolates, zero-width

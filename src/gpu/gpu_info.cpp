@@ -229,6 +229,50 @@ Expected<GpuInfo> declared_gpu(const std::string& name) {
   return usage_error(fmt::format("unknown GPU '{}'; known: {}, or an arch such as sm_90, sm_121 or gfx942", name, names));
 }
 
+std::optional<std::string> gpu_name_from_label(std::string_view label) {
+  // Words of the label, lower case, without the vendor words in front.
+  std::vector<std::string> words;
+  std::string cur;
+  for (char c : label) {
+    if (c == '-' || c == '_' || c == ' ' || c == '.') {
+      if (!cur.empty()) words.push_back(cur);
+      cur.clear();
+    } else {
+      cur += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  if (!cur.empty()) words.push_back(cur);
+  // GKE's nvidia-tesla-a100 is the 40 GB part (nvidia-a100-80gb the 80 GB one).
+  if (words == std::vector<std::string>{"nvidia", "tesla", "a100"}) return std::string("NVIDIA A100-PCIE-40GB");
+  size_t first = 0;
+  while (first < words.size() && (words[first] == "nvidia" || words[first] == "tesla" || words[first] == "amd" ||
+                                  words[first] == "instinct"))
+    ++first;
+  auto lookup = [](const std::string& key) -> std::optional<std::string> {
+    auto in = [&](std::string_view aliases, const char* name) {
+      if (squash(name) == key) return true;
+      while (true) {
+        const size_t bar = aliases.find('|');
+        if (aliases.substr(0, bar) == key) return true;
+        if (bar == std::string_view::npos) return false;
+        aliases.remove_prefix(bar + 1);
+      }
+    };
+    for (const auto& k : kKnownGpus)
+      if (in(k.aliases, k.name)) return std::string(k.name);
+    for (const auto& k : kKnownAmdGpus)
+      if (in(k.aliases, k.name)) return std::string(k.name);
+    return std::nullopt;
+  };
+  // The most words that, joined, name a GPU of the table: "h100 80gb hbm3" before "h100".
+  for (size_t n = words.size() - std::min(first, words.size()); n > 0; --n) {
+    std::string key;
+    for (size_t i = first; i < first + n; ++i) key += words[i];
+    if (auto name = lookup(key)) return name;
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> known_gpu_names() {
   std::vector<std::string> out;
   for (const auto& k : kKnownGpus) {

@@ -54,6 +54,13 @@ Expected<Json> declared_gpu_facts(const std::string& name);
 // "sm_90" / "sm_121" (NVIDIA) or "gfx942" (AMD) from gpu.* facts; "?" when unknown.
 std::string gpu_arch_label(const Json& facts);
 
+// The table's GPU (a name declared_gpu accepts) that a deployment's GPU product label names:
+// Kubernetes nvidia.com/gpu.product values (NVIDIA-H100-80GB-HBM3, NVIDIA-A100-SXM4-80GB,
+// Tesla-T4), GKE accelerators (nvidia-h100-80gb, nvidia-tesla-a100, nvidia-l4), AMD product names
+// (AMD_Instinct_MI300X_OAM). The longest alias the label starts with, after the vendor words,
+// not followed by a digit; nullopt when none.
+std::optional<std::string> gpu_name_from_label(std::string_view label);
+
 // Names accepted by declared_gpu, for help text and "did you mean".
 std::vector<std::string> known_gpu_names();
 

@@ -69,6 +69,9 @@ struct ParsedServing {
 struct ReadOptions {
   std::map<std::string, std::string> env;  // --env NAME=VALUE: the environment the file runs in
   bool process_environment = true;          // specprobe's own environment, under --env
+  // --engine: "vllm" | "sglang" to read a file that lists serve options without a command as that
+  // engine's; "" = decided from the option names.
+  std::string engine;
 };
 
 // Every server a file starts. A file that starts none is not an error here: PLANS is empty and

@@ -11,6 +11,7 @@
 
 #include "common/excerpt.hpp"
 #include "common/paths.hpp"
+#include "inputs/option_tables.hpp"
 #include "inputs/serving_forms.hpp"
 #include "common/ascii.hpp"
 #include "inputs/serving_text.hpp"
@@ -380,6 +381,9 @@ Status ServeCollector::serve(const std::vector<ShellWord>& words, size_t begin, 
   w.set("deploy.server", plan->server, loc(words[sc.at].start));
   if (!context.image.empty()) w.set("deploy.image", show_unresolved(context.image), context.image_where);
   if (!context.gpus.is_null()) w.set("deploy.gpus", context.gpus, context.gpus_where);
+  if (!context.gpu_product.empty())
+    w.set("deploy.gpu_product", Json{{"value", context.gpu_product}, {"label", context.gpu_product_key}},
+          context.gpu_product_where);
   const bool from_context = !context.engine_version.empty() && context.engine_version_engine == engine;
   write_engine_version(w, from_context || fallback_version_.engine_version_source.empty() ? context : fallback_version_,
                        engine);
@@ -454,8 +458,106 @@ Status ServeCollector::on_command(const ShellCommand& c, const DeployInfo& conte
     fallback_version_.engine_version_where = loc(words[0].start);
     return Ok{};
   }
-  if (find_serve(words, 0).engine == Engine::none) return Ok{};
+  if (find_serve(words, 0).engine == Engine::none) {
+    // Options alone, at the top of a file (a container's arguments go to its image's entrypoint).
+    if (!context.form_set && context.image.empty() && words[0].kind == ShellWord::word && words[0].text.size() > 1 && words[0].text[0] == '-' && words[0].unquoted_prefix > 0 &&
+        !std::isdigit(static_cast<unsigned char>(words[0].text[1])))
+      return option_list(c, context, reasons);
+    return Ok{};
+  }
   return serve(words, 0, c, context, reasons);
+}
+
+namespace {
+
+// Whether ENGINE's option table (any release) knows NAME (dashes or underscores, an alias, a
+// --no-X negation).
+bool engine_knows(const options::EngineTable& t, std::string name) {
+  std::replace(name.begin(), name.end(), '_', '-');
+  auto known = [&](const std::string& n) {
+    if (t.options.count(n)) return true;
+    for (const auto& [_, spec] : t.options)
+      for (const auto& a : spec.aliases)
+        if (a.value == n) return true;
+    return false;
+  };
+  return known(name) || (name.rfind("no-", 0) == 0 && known(name.substr(3)));
+}
+
+}  // namespace
+
+Status ServeCollector::option_list(const ShellCommand& c, const DeployInfo& context,
+                                   const std::map<std::string, std::string>& reasons) {
+  const auto& words = c.words;
+  std::vector<std::string> names;
+  for (const auto& w : words)
+    if (w.kind == ShellWord::word && w.text.size() > 1 && w.text[0] == '-' && !std::isdigit(static_cast<unsigned char>(w.text[1]))) {
+      std::string n = w.text.substr(w.text.find_first_not_of('-'));
+      names.push_back(n.substr(0, n.find('=')));
+    }
+  std::string engine = src_->options.engine;
+  std::string why;
+  if (engine.empty()) {
+    auto vllm = options::engine_table("vllm");
+    auto sglang = options::engine_table("sglang");
+    if (!vllm || !sglang || !*vllm || !*sglang) return Ok{};
+    size_t v = 0, s = 0;
+    for (const auto& n : names) {
+      v += engine_knows(**vllm, n);
+      s += engine_knows(**sglang, n);
+    }
+    if (v == names.size() && s < names.size()) engine = "vllm";
+    else if (s == names.size() && v < names.size()) engine = "sglang";
+    const std::string at = fmt::format("line {}", loc(words[0].start).line);
+    if (engine.empty()) {
+      notes_.push_back({"info",
+                        v == names.size()
+                            ? fmt::format("{} lists serve options without a command, and every one of them is both a "
+                                          "vLLM and an SGLang option: pass --engine vllm or --engine sglang to read them",
+                                          at)
+                            : fmt::format("{} lists options without a command, which no single engine takes all of "
+                                          "({} of {} are vLLM options, {} SGLang options): not read",
+                                          at, v, names.size(), s),
+                        loc(words[0].start)});
+      return Ok{};
+    }
+    why = fmt::format("every option name is {}'s and not all are {}'s", engine == "vllm" ? "vLLM" : "SGLang",
+                      engine == "vllm" ? "SGLang" : "vLLM");
+  } else {
+    why = "--engine " + engine;
+  }
+  // The command the options belong to, in front of them (no characters of the file).
+  std::vector<ShellWord> full;
+  auto synthetic = [&](const char* text) {
+    ShellWord w = words[0];
+    w.text = text;
+    w.offsets.assign(w.text.size(), static_cast<uint32_t>(words[0].start));
+    w.end = w.start;
+    w.unquoted_prefix = w.text.size();
+    full.push_back(std::move(w));
+  };
+  if (engine == "vllm") {
+    synthetic("vllm");
+    synthetic("serve");
+  } else {
+    synthetic("python");
+    synthetic("-m");
+    synthetic("sglang.launch_server");
+  }
+  full.insert(full.end(), words.begin(), words.end());
+  ShellCommand cmd = c;
+  cmd.words = full;
+  const size_t before = plans_.size();
+  if (auto st = serve(full, 0, cmd, context, reasons); !st) return st;
+  for (size_t i = before; i < plans_.size(); ++i)
+    plans_[i].notes.insert(plans_[i].notes.begin(),
+                           {"info",
+                            fmt::format("these are {} serve options without a command ({}): read as `{}` arguments; the "
+                                        "model is not given here (pass --model DIR, or name it in the file)",
+                                        engine == "vllm" ? "vLLM" : "SGLang", why,
+                                        engine == "vllm" ? "vllm serve" : "python -m sglang.launch_server"),
+                            loc(words[0].start)});
+  return Ok{};
 }
 
 // Reads SRC's text as a shell would run it, every command going to COL (which starts with the

@@ -496,6 +496,53 @@ void kube_gpus(const Container& c, DeployInfo& info, const std::function<SourceL
     if (is_map(*it) && is_map((*it)["resources"]) && from((*it)["resources"])) return;
 }
 
+// The GPU model the pod asks for: a nodeSelector on a GPU product label, or a required node
+// affinity `In` one value of it (several values: none, with a note). The nearest pod spec wins.
+void kube_gpu_product(const Container& c, DeployInfo& info, const std::function<SourceLocation(const YAML::Node&)>& where) {
+  static const char* kLabels[] = {"nvidia.com/gpu.product", "cloud.google.com/gke-accelerator",
+                                  "amd.com/gpu.product-name"};
+  auto is_label = [](const std::string& k) {
+    return std::any_of(std::begin(kLabels), std::end(kLabels), [&](const char* l) { return k == l; });
+  };
+  for (auto it = c.up.rbegin(); it != c.up.rend(); ++it) {
+    if (!is_map(*it)) continue;
+    const YAML::Node sel = path(*it, {"nodeSelector"});
+    if (is_map(sel))
+      for (const auto& kv : sel) {
+        const std::string k = scalar(kv.first);
+        if (!is_label(k) || !is_scalar(kv.second) || scalar(kv.second).empty()) continue;
+        info.gpu_product = scalar(kv.second);
+        info.gpu_product_key = "nodeSelector " + k;
+        info.gpu_product_where = where(kv.second);
+        return;
+      }
+    const YAML::Node terms = path(
+        *it, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
+    if (!is_seq(terms)) continue;
+    for (const auto& term : terms) {
+      const YAML::Node exprs = path(term, {"matchExpressions"});
+      if (!is_seq(exprs)) continue;
+      for (const auto& e : exprs) {
+        const std::string k = scalar(path(e, {"key"}));
+        const YAML::Node values = path(e, {"values"});
+        if (!is_label(k) || scalar(path(e, {"operator"})) != "In" || !is_seq(values) || values.size() == 0) continue;
+        if (values.size() > 1) {
+          info.notes.push_back({"info",
+                                fmt::format("node affinity allows {} GPU products ({}): the GPU is not known from the "
+                                            "file; pass --gpu NAME",
+                                            values.size(), k),
+                                where(values)});
+          return;
+        }
+        info.gpu_product = scalar(values[0]);
+        info.gpu_product_key = "node affinity " + k;
+        info.gpu_product_where = where(values[0]);
+        return;
+      }
+    }
+  }
+}
+
 std::string kube_label(const Container& c, const std::string& kind, const std::string& name) {
   std::string role;
   for (size_t i = 0; i < c.path.size(); ++i) {
@@ -565,6 +612,7 @@ Status YamlDeploy::kube_container(const Container& c, const std::string& kind, c
     info.engine_version_where = info.image_where;
   }
   kube_gpus(c, info, [this](const YAML::Node& x) { return where(x); });
+  kube_gpu_product(c, info, [this](const YAML::Node& x) { return where(x); });
   // command + args with $(VAR) from the container's env ($$(VAR) is a literal $(VAR)).
   auto expand = [&](const YAML::Node& item) {
     ShellWord w = word(item);

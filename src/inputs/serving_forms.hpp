@@ -24,6 +24,11 @@ struct DeployInfo {
   size_t image_offset = 0;                   // in the collector's text
   Json gpus;                                 // null | integer | "all"
   SourceLocation gpus_where;
+  // The GPU model the file asks for, as written: a Kubernetes nodeSelector / node affinity label
+  // value (nvidia.com/gpu.product, cloud.google.com/gke-accelerator, amd.com/gpu.product-name).
+  std::string gpu_product;
+  std::string gpu_product_key;               // the label it is the value of
+  SourceLocation gpu_product_where;
   std::vector<std::pair<std::string, EnvSetting>> env;  // the container's environment
   std::string engine_version;                // stated in the file (image tag, pip line, log banner)
   std::string engine_version_source;         // "image tag vllm/vllm-openai:v0.20.0", ...
@@ -101,6 +106,10 @@ class ServeCollector {
   Status serve(const std::vector<ShellWord>& words, size_t begin, const ShellCommand& c, const DeployInfo& context,
                const std::map<std::string, std::string>& reasons);
   Status container_run(const ShellCommand& c, size_t at, const DeployInfo& context);
+  // A command that is only options (`--tp 8 --speculative-config '{...}'`, as recipes, READMEs and
+  // issue reports publish them): read as the serve arguments of the engine the option names (or
+  // --engine) identify, with a note; which engines fit, when they do not decide.
+  Status option_list(const ShellCommand& c, const DeployInfo& context, const std::map<std::string, std::string>& reasons);
   void continuation_traps(size_t end);
   void markdown_links(size_t from, size_t to);
 

@@ -151,7 +151,9 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
                        Map{"reasoning-parser", "serve.reasoning_parser"}, Map{"tool-call-parser", "serve.tool_call_parser"},
                        Map{"deepep-mode", "serve.deepep_mode"},
                        Map{"mamba-scheduler-strategy", "serve.mamba_scheduler_strategy"},
-                       Map{"mamba-ssm-dtype", "serve.mamba_ssm_cache_dtype"}, Map{"load-format", "serve.load_format"}}) {
+                       Map{"mamba-ssm-dtype", "serve.mamba_ssm_cache_dtype"}, Map{"load-format", "serve.load_format"},
+                       Map{"revision", "serve.revision"}, Map{"tokenizer-path", "serve.tokenizer"},
+                       Map{"speculative-draft-model-revision", "spec.draft_revision"}}) {
     if (SglangEntry* e = use(m.option)) w.set(m.fact, to_text(e->value), e->where);
   }
   // LoRA is on when adapters are given (SGLang turns --enable-lora on for --lora-paths).

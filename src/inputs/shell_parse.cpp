@@ -92,7 +92,9 @@ class Parser {
     if (prev.words.empty() || blank_line_between(prev.end, node.start)) return false;
     const SourceLocation at = pos_(node.start);
     const SourceLocation before = pos_(prev.words.front().start);
-    notes_.push_back({"warning",
+    // A list of options one per line, with no command (a recipe's flags): joined without a word.
+    if (!option_word(prev.words.front()))
+      notes_.push_back({"warning",
                       fmt::format("this line starts with the option {} but the command before it (line {}) does not "
                                   "continue to it (no backslash, or a comment cuts the continuation): a shell runs it "
                                   "as a separate command; read here as part of that command",

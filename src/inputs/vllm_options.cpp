@@ -270,6 +270,9 @@ const OptionFact kOptionFacts[] = {
     {"tool-call-parser", "serve.tool_call_parser", Kind::text},
     {"distributed-executor-backend", "serve.distributed_executor_backend", Kind::text},
     {"load-format", "serve.load_format", Kind::text},
+    {"revision", "serve.revision", Kind::text},
+    {"tokenizer", "serve.tokenizer", Kind::text},
+    {"tokenizer-revision", "serve.tokenizer_revision", Kind::text},
     {"guided-decoding-backend", "serve.structured_outputs_backend", Kind::text},
     {"gpu-memory-utilization", "serve.gpu_memory_utilization", Kind::number},
     {"hf-overrides", "serve.hf_overrides", Kind::present},
@@ -471,6 +474,8 @@ Status write_speculative(const Use& use, PlanWriter& w, const ReadContext&) {
       draft = to_text(*it);
       w.set("spec.draft_model", draft, sc_loc("model"));
     }
+    if (auto it = sc.find("revision"); it != sc.end() && it->is_string())
+      w.set("spec.draft_revision", it->get<std::string>(), sc_loc("revision"));
     if (auto it = sc.find("method"); it != sc.end() && !it->is_null()) {
       const std::string raw = to_text(*it);
       w.set("spec.method_raw", raw, sc_loc("method"));

@@ -72,13 +72,18 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
     return st.error();
   if (auto st = stage("inputs.installed_libs", [&] { return stages::add_libs(req, inputs); }); !st)
     return st.error();
+  phase("resolving the models the plan names");
+  stages::ResolvedModels models;
+  if (auto st = stage("inputs.resolve", [&] { return stages::resolve_models(req, services, report, inputs, models); });
+      !st)
+    return st.error();
   phase("reading the model config and checkpoint headers");
-  if (auto st = stage("inputs.model_config", [&] { return stages::add_model(req, report, inputs, model_dir); }); !st)
+  if (auto st = stage("inputs.model_config", [&] { return stages::add_model(models, report, inputs, model_dir); }); !st)
     return st.error();
   if (auto st = stage("inputs.checkpoint", [&] { return stages::add_checkpoint(model_dir, report, inputs); }); !st)
     return st.error();
   phase(req.gpu == "auto" ? "querying the GPU" : "looking up " + req.gpu);
-  if (auto st = stage("gpu", [&] { return stages::add_gpu(req, services, report, inputs); }); !st) return st.error();
+  if (auto st = stage("gpu", [&] { return stages::add_gpu(req, services, report, inputs, locations); }); !st) return st.error();
   Json facts = derived();
   stage("probes.plan", [&]() -> Status {
     stages::add_probes(req, services, report, facts, inputs);
@@ -90,7 +95,7 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
   });
   phase("asking the installed engine");
   stage("probes.engine", [&]() -> Status {
-    stages::add_engine_check(req, services, python_executable, model_dir, report, facts, inputs);
+    stages::add_engine_check(req, services, python_executable, model_dir, models, report, facts, inputs);
     return Ok{};
   });
   facts = derived();  // probe, stack and engine answers take precedence over version knowledge

@@ -2,6 +2,7 @@
 //
 //   read the plan (inputs/serving)          -> plan facts, source locations, reader notes
 //   installed libraries (inputs/python_env, inputs/installed_libs)
+//   the models the plan names (resolve/: --model, a local path, the HF cache, the Hub)
 //   model config and checkpoint (inputs/model_config, inputs/checkpoint)
 //   GPU (gpu/: the driver, or the known-GPU table for a declared GPU)
 //   derive (facts/)                         -> what the engine would do with this plan
@@ -30,7 +31,10 @@ struct CheckRequest {
   std::vector<std::string> env;    // --env NAME=VALUE: the environment the deploy file runs in
   bool process_environment = true; // specprobe's own environment resolves the file's variables too
   std::string engine;              // "vllm" | "sglang" to override detection; "" = detected
-  std::string model;               // checkpoint dir; "" = the plan's model when it is a local dir
+  std::string model;               // checkpoint dir; "" = the plan's model, resolved (src/resolve/)
+  std::vector<std::string> model_dirs;  // --model-dir ID=DIR: a local directory for a model named by id
+  bool no_resolve = false;              // --no-resolve: local directories and the HF cache only
+  double network_timeout_s = 60;        // --network-timeout: the Hub look-ups of one check, in all
   std::string gpu = "auto";        // auto (the driver) | a name or arch from the known-GPU table
   // Installed libraries.
   std::string python;                      // the deployment's interpreter

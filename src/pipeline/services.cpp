@@ -17,9 +17,20 @@ Expected<Services> system_services(const CatalogSource& source) {
   s.run_probes = probes::run_plan_probes;
   s.run_stack_probes = probes::run_stack_probes;
   s.run_engine_check = probes::run_engine_check;
+  s.resolver = hub_resolver(false, 60);
   s.clock = std::chrono::steady_clock::now;
   s.today = today_iso;
   return s;
+}
+
+std::shared_ptr<const resolve::Resolver> hub_resolver(bool offline, double timeout_s) {
+  resolve::HubSettings settings = resolve::hub_settings_from_process();
+  if (offline && !settings.offline) {
+    settings.offline = true;
+    settings.offline_reason = "--offline";
+  }
+  settings.timeout_s = timeout_s;
+  return std::make_shared<const resolve::Resolver>(std::make_shared<resolve::Hub>(std::move(settings)));
 }
 
 }  // namespace specprobe

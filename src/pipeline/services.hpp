@@ -1,5 +1,6 @@
 // What the pipeline asks the outside world through: the GPU driver, the deployment's Python, the
-// probe and stack-probe runners, the rule catalog (loaded once), the clock and a progress sink.
+// probe and stack-probe runners, the Hub resolver, the rule catalog (loaded once), the clock and a
+// progress sink.
 // system_services() wires the real ones; tests replace any member (a scripted driver, a fixed
 // date) without touching the pipeline.
 #pragma once
@@ -15,12 +16,15 @@
 #include "probes/engine_check.hpp"
 #include "probes/plan_probes.hpp"
 #include "probes/stack_probes.hpp"
+#include "resolve/resolver.hpp"
 #include "rules/catalog.hpp"
 
 namespace specprobe {
 
 struct Services {
   std::shared_ptr<const Catalog> catalog;
+  // Where models named by Hub id are read from (null: the local disk only).
+  std::shared_ptr<const resolve::Resolver> resolver;
   std::function<DriverReport()> query_gpus;
   std::function<Expected<PythonDiscovery>(const std::string& python)> discover_python;
   std::function<probes::ProbeRun(const Json& facts, const probes::PlanProbeOptions&)> run_probes;
@@ -40,5 +44,9 @@ struct Services {
 // one, input for --rules-dir / --advisories-dir), or the embedded version tables do not load
 // (internal).
 Expected<Services> system_services(const CatalogSource& catalog = {});
+
+// The Hub resolver with the process environment's settings (resolve/hub_settings.hpp), offline when
+// OFFLINE (--offline), with TIMEOUT_S as --network-timeout.
+std::shared_ptr<const resolve::Resolver> hub_resolver(bool offline, double timeout_s);
 
 }  // namespace specprobe

@@ -14,6 +14,7 @@
 #include "inputs/model_config.hpp"
 #include "inputs/serving.hpp"
 #include "pipeline/suppressions.hpp"
+#include "resolve/hub_settings.hpp"
 #include "rules/sweep.hpp"
 
 namespace fs = std::filesystem;
@@ -31,6 +32,7 @@ Expected<ServingFile> read_plans(const CheckRequest& req) {
     return usage_error("check needs a FILE, or a command line after `--` (specprobe check -- vllm serve MODEL ...)");
   ReadOptions options;
   options.process_environment = req.process_environment;
+  options.engine = req.engine;
   for (const auto& kv : req.env) {
     const size_t eq = kv.find('=');
     const std::string name = kv.substr(0, eq);
@@ -59,9 +61,28 @@ std::string no_server_text() {
          "container running one)";
 }
 
+namespace {
+
+// Token-like strings in the plan's values (an HF_TOKEN=hf_... line, --api-key sk-...) cut to a
+// prefix, so no report format holds a secret the deploy file carries. The model names stay whole:
+// they are looked up.
+void redact_plan_secrets(Json& v, const std::string& path = {}) {
+  if (path == "model.id" || path == "spec.draft_model" || path == "serve.tokenizer") return;
+  if (v.is_string()) {
+    if (has_secret(v.get_ref<const std::string&>())) v = redact_secrets(v.get_ref<const std::string&>());
+  } else if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it) redact_plan_secrets(it.value(), path.empty() ? it.key() : path + "." + it.key());
+  } else if (v.is_array()) {
+    for (auto& x : v) redact_plan_secrets(x, path + "[]");
+  }
+}
+
+}  // namespace
+
 Status use_plan(const CheckRequest& req, ParsedServing plan, Report& report, Json& facts,
                 std::map<std::string, SourceLocation>& locations) {
   facts = std::move(plan.facts);
+  redact_plan_secrets(facts);
   if (!req.engine.empty()) facts["engine"]["name"] = req.engine;
   locations = std::move(plan.locations);
   report.input_path = plan.path;
@@ -122,51 +143,180 @@ Status add_libs(const CheckRequest& req, Json& facts) {
   return Ok{};
 }
 
-Status add_model(const CheckRequest& req, Report& report, Json& facts, std::string& dir_out) {
-  std::string dir = req.model;
-  if (dir.empty()) {
-    const auto id = fact_string(facts, "model.id");
+std::map<std::string, std::string> ResolvedModels::dirs_by_id() const {
+  std::map<std::string, std::string> out;
+  for (const resolve::Resolution* r : {&model, &draft, &tokenizer}) {
+    if (!r->resolved() || r->id.empty() || r->origin == "local path") continue;
     std::error_code ec;
-    if (id && fs::exists(*id, ec) && (!req.argv.empty() || inside_tree(*id, fs::path(req.file).parent_path()))) {
-      dir = *id;  // a command line is named by the user; a config's path is read inside its tree only
-    } else if (id && fs::exists(*id, ec)) {  // a config under review may name any local path (SECURITY.md)
-      report.notes.push_back({"warning",
-                              fmt::format("model '{}' lies outside the directory of {}: not read (pass --model "
-                                          "DIR to check that checkpoint)",
-                                          excerpt_name(*id), fs::path(req.file).filename().string()),
-                              {}});
-    } else if (auto cached = id ? find_in_hf_cache(*id) : std::nullopt) {
-      dir = *cached;
-      report.notes.push_back(
-          {"info", fmt::format("model '{}' read from the Hugging Face cache: {}", excerpt_name(*id), *cached), {}});
-    } else if (id && looks_like_repo_id(*id)) {
-      report.notes.push_back({"info",
-                              fmt::format("model '{}' is not a local directory and not in the Hugging Face cache "
-                                          "(HF_HUB_CACHE, HF_HOME/hub or ~/.cache/huggingface/hub): model facts are "
-                                          "unknown (pass --model DIR or populate the HF cache; specprobe never "
-                                          "downloads)",
-                                          excerpt_name(*id)),
-                              {}});
-    } else if (id) {
-      report.notes.push_back({"info",
-                              fmt::format("model '{}' is not a local directory: model facts are unknown (pass "
-                                          "--model DIR with the checkpoint or its config.json)",
-                                          excerpt_name(*id)),
-                              {}});
-    } else
-      report.notes.push_back({"info", "no model given: model facts are unknown (pass --model DIR)", {}});
+    const fs::path abs = fs::absolute(r->dir, ec);
+    if (!ec && fs::is_directory(abs, ec)) out[r->id] = abs.lexically_normal().string();
   }
-  if (dir.empty()) return Ok{};
-  auto cfg = read_model_config(dir);
-  if (!cfg) return cfg.error();
-  const int tp = static_cast<int>(fact_int(facts, "serve.tp").value_or(1));
-  Json mf = model_facts(*cfg, tp);
-  const Json* given_id = find_fact(facts, "model.id");
-  const Json id = given_id ? *given_id : Json(nullptr);
-  facts["model"] = mf.contains("model") ? mf["model"] : mf;
-  if (!id.is_null()) facts["model"]["id"] = id;
-  for (const auto& n : cfg->notes) report.notes.push_back({"info", n, {cfg->path}});
-  dir_out = cfg->dir;
+  return out;
+}
+
+namespace {
+
+Json resolution_fact(const resolve::Resolution& r) {
+  Json j = {{"id", r.id}, {"origin", r.origin.empty() ? Json() : Json(r.origin)}};
+  if (r.resolved()) j["dir"] = r.dir;
+  if (!r.repo.empty()) {
+    j["repo"] = r.repo;
+    j["revision"] = r.revision;
+    j["commit"] = r.commit;
+    j["endpoint_host"] = r.endpoint_host;
+    j["fetched_at"] = r.fetched_at;
+    j["requests"] = r.requests;
+    j["bytes"] = r.bytes;
+    j["shards"] = r.shards;
+    j["header_bytes"] = r.header_bytes;
+  }
+  if (!r.failure.empty()) {
+    j["failure_kind"] = r.failure_kind;
+    j["failure"] = r.failure;
+  }
+  return j;
+}
+
+// "1.2 MB" for a byte count.
+std::string human_bytes(uint64_t n) {
+  if (n < 1024) return fmt::format("{} B", n);
+  if (n < 1024 * 1024) return fmt::format("{:.1f} KiB", n / 1024.0);
+  return fmt::format("{:.1f} MiB", n / (1024.0 * 1024.0));
+}
+
+// The report's line for a resolution: where the metadata came from, or why it could not be read.
+void note_resolution(const resolve::Resolution& r, Report& report) {
+  for (const auto& n : r.notes) report.notes.push_back({"warning", n, {}});
+  const std::string what = r.role == "draft" ? "draft model" : r.role == "tokenizer" ? "tokenizer" : "model";
+  if (!r.resolved()) {
+    // Not reading a model is not a problem of the file: info unless the Hub failed us.
+    const bool hub = r.failure_kind != "not-local" && r.failure_kind != "no-resolve" && r.failure_kind != "outside-tree" &&
+                     r.failure_kind != "offline" && r.failure_kind != "not-given";
+    report.notes.push_back({r.failure_kind == "outside-tree" || hub ? "warning" : "info", r.failure, {}});
+    return;
+  }
+  if (r.origin == "--model" || r.origin == "local path") return;  // the user named the directory
+  std::string line = fmt::format("{} '{}' read from {}", what, excerpt_name(r.id, 64), r.describe());
+  if (r.origin == "hub")
+    line += fmt::format(": metadata files and {} shard header{} ({} in {} request{}; no weights)", r.shards,
+                        r.shards == 1 ? "" : "s", human_bytes(r.bytes), r.requests, r.requests == 1 ? "" : "s");
+  report.notes.push_back({"info", line, {}});
+}
+
+// The variable that makes the deploy download from ModelScope, when one does ("" otherwise).
+std::string modelscope_switch(const Json& facts) {
+  for (const char* name : {"VLLM_USE_MODELSCOPE", "SGLANG_USE_MODELSCOPE"})
+    if (auto v = fact_string(facts, std::string("env.") + name); v && resolve::env_true(*v))
+      return fmt::format("{}={}", name, excerpt(*v, 8));
+  return {};
+}
+
+}  // namespace
+
+Status resolve_models(const CheckRequest& req, const Services& services, Report& report, Json& facts,
+                      ResolvedModels& out) {
+  resolve::ResolveOptions o;
+  o.model_flag = req.model;
+  o.no_resolve = req.no_resolve;
+  o.config_file = req.argv.empty() ? req.file : std::string();
+  o.modelscope = modelscope_switch(facts);
+  for (const auto& kv : req.model_dirs) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+      return usage_error(fmt::format("--model-dir expects ID=DIR, got '{}'", excerpt(kv, 64)));
+    std::error_code ec;
+    const std::string dir = kv.substr(eq + 1);
+    if (!fs::exists(dir, ec)) return usage_error(fmt::format("--model-dir {}: no such directory", excerpt(kv, 64)));
+    o.model_dirs[kv.substr(0, eq)] = dir;
+  }
+  const resolve::Resolver fallback(nullptr);
+  const resolve::Resolver& resolver = services.resolver ? *services.resolver : fallback;
+  const auto deadline = resolve::Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(req.network_timeout_s * 1000));
+  auto progress = [&](const std::string& line) {
+    if (services.progress) services.progress(line);
+  };
+  const auto id = fact_string(facts, "model.id");
+  resolve::ModelRef model{"model", id.value_or(""), fact_string(facts, "serve.revision").value_or(""), "--revision", true};
+  if (id || !req.model.empty()) {
+    out.model = resolver.resolve(model, o, deadline, progress);
+  } else {
+    out.model.role = "model";
+    out.model.failure_kind = "not-given";
+    out.model.failure = "no model given: model facts are unknown (pass --model DIR)";
+  }
+  facts["resolve"]["model"] = resolution_fact(out.model);
+  note_resolution(out.model, report);
+  // The draft: a separate checkpoint the speculative config names (not n-gram or suffix matching,
+  // not a Python class path, not the served model itself).
+  if (auto draft = fact_string(facts, "spec.draft_model"); draft && fact_bool(facts, "spec.enabled").value_or(false)) {
+    const std::string method = fact_string(facts, "spec.method").value_or("");
+    if (method != "ngram" && method != "suffix" && method != "custom_class" && *draft != id.value_or("") &&
+        *draft != "[ngram]") {
+      out.draft_named = true;
+      resolve::ModelRef ref{"draft", *draft, fact_string(facts, "spec.draft_revision").value_or(""),
+                            "speculative-config revision", true};
+      out.draft = resolver.resolve(ref, o, deadline, progress);
+      facts["resolve"]["draft"] = resolution_fact(out.draft);
+      note_resolution(out.draft, report);
+    }
+  }
+  if (auto tok = fact_string(facts, "serve.tokenizer"); tok && *tok != id.value_or("")) {
+    out.tokenizer_named = true;
+    resolve::ModelRef ref{"tokenizer", *tok, fact_string(facts, "serve.tokenizer_revision").value_or(""),
+                          "--tokenizer-revision", false};
+    out.tokenizer = resolver.resolve(ref, o, deadline, progress);
+    facts["resolve"]["tokenizer"] = resolution_fact(out.tokenizer);
+    if (!out.tokenizer.resolved() && out.tokenizer.failure_kind != "not-local") note_resolution(out.tokenizer, report);
+  }
+  const resolve::Hub* hub = resolver.hub();
+  facts["resolve"]["offline"] = req.no_resolve || !hub || hub->settings().offline;
+  return Ok{};
+}
+
+Status add_model(const ResolvedModels& models, Report& report, Json& facts, std::string& dir_out) {
+  const std::string dir = models.model.dir;
+  // A Hub repository without config.json (Mistral's params.json format, GGUF files): nothing to read.
+  std::error_code ec;
+  if (!dir.empty() && models.model.origin.rfind("hub", 0) == 0 && !fs::exists(fs::path(dir) / "config.json", ec)) {
+    report.notes.push_back({"warning",
+                            fmt::format("model '{}': the Hub repository has no config.json at commit {}: model facts "
+                                        "are unknown (pass --model DIR with a config.json)",
+                                        excerpt_name(models.model.id, 64), models.model.commit.substr(0, 12)),
+                            {}});
+    facts["resolve"]["model"]["failure_kind"] = "no-config";
+    return Ok{};
+  }
+  if (!dir.empty()) {
+    auto cfg = read_model_config(dir);
+    if (!cfg) return cfg.error();
+    const int tp = static_cast<int>(fact_int(facts, "serve.tp").value_or(1));
+    Json mf = model_facts(*cfg, tp);
+    const Json* given_id = find_fact(facts, "model.id");
+    const Json id = given_id ? *given_id : Json(nullptr);
+    facts["model"] = mf.contains("model") ? mf["model"] : mf;
+    if (!id.is_null()) facts["model"]["id"] = id;
+    for (const auto& n : cfg->notes) report.notes.push_back({"info", n, {cfg->path}});
+    dir_out = cfg->dir;
+  }
+  // The draft's config: read for its shapes; a draft whose config cannot be read is a warning (the
+  // engine would fail to load it, but that is the engine check's and the rules' to say).
+  if (models.draft.resolved()) {
+    auto cfg = read_model_config(models.draft.dir);
+    if (!cfg) {
+      report.notes.push_back({"warning",
+                              fmt::format("draft model '{}': {}: draft facts are unknown",
+                                          excerpt_name(models.draft.id, 64), cfg.error().str()),
+                              {}});
+    } else {
+      const Json d = model_facts(*cfg, static_cast<int>(fact_int(facts, "spec.draft_tp").value_or(1)))["model"];
+      Json& out = facts["draft"];
+      out = Json::object();
+      for (const char* key : {"path", "architecture", "model_type", "hidden_size", "num_hidden_layers",
+                              "num_attention_heads", "num_kv_heads", "head_dim", "vocab_size", "dtype", "quant_method",
+                              "max_position_embeddings"})
+        if (d.contains(key)) out[key] = d[key];
+    }
+  }
   return Ok{};
 }
 
@@ -182,7 +332,8 @@ Status add_checkpoint(const std::string& dir, Report& report, Json& facts) {
   return Ok{};
 }
 
-Status add_gpu(const CheckRequest& req, const Services& services, Report& report, Json& facts) {
+Status add_gpu(const CheckRequest& req, const Services& services, Report& report, Json& facts,
+               const std::map<std::string, SourceLocation>& locations) {
   if (req.gpu != "auto") {
     auto g = declared_gpu_facts(req.gpu);
     if (!g) return g.error();
@@ -210,6 +361,28 @@ Status add_gpu(const CheckRequest& req, const Services& services, Report& report
     return Ok{};
   }
   if (auto hidden = driver_without_device(dr)) return *hidden;
+  // The GPU the deploy file asks for (a Kubernetes node selector), before the fallback.
+  if (const Json* p = find_fact(facts, "deploy.gpu_product"); p && p->is_object() && p->value("value", Json()).is_string()) {
+    const std::string value = (*p)["value"].get<std::string>();
+    const std::string from = fmt::format("{}={}", p->value("label", std::string("a GPU label")), excerpt(value, 48));
+    const auto it = locations.find("deploy.gpu_product");
+    const SourceLocation at = it != locations.end() ? it->second : SourceLocation{};
+    if (auto name = gpu_name_from_label(value)) {
+      facts["gpu"] = *declared_gpu_facts(*name);
+      facts["gpu"]["declared_from"] = at.known() ? fmt::format("{} at line {}", from, at.line) : from;
+      report.notes.push_back({"info",
+                              fmt::format("no GPU to query; evaluating for the GPU the deploy file asks for: {} ({}), "
+                                          "from {}",
+                                          (*facts["gpu"].find("name")).get<std::string>(), gpu_arch_label(Json{{"gpu", facts["gpu"]}}), from),
+                              at});
+      return Ok{};
+    }
+    report.notes.push_back({"warning",
+                            fmt::format("the deploy file asks for GPU '{}' ({}), which is not in specprobe's table: pass "
+                                        "--gpu NAME",
+                                        excerpt(value, 48), p->value("label", std::string("a GPU label"))),
+                            at});
+  }
   auto g = declared_gpu(kFallbackGpu);
   facts["gpu"] = *declared_gpu_facts(kFallbackGpu);
   facts["gpu"]["fallback"] = true;
@@ -290,7 +463,8 @@ void add_stack_probes(const CheckRequest& req, const Services& services, const s
 }
 
 void add_engine_check(const CheckRequest& req, const Services& services, const std::string& python_executable,
-                      const std::string& model_dir, Report& report, const Json& facts, Json& inputs) {
+                      const std::string& model_dir, const ResolvedModels& models, Report& report, const Json& facts,
+                      Json& inputs) {
   Json& ec = inputs["engine_check"];
   if (req.python.empty() || !req.engine_check) {
     ec["requested"] = false;
@@ -339,6 +513,9 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
   }
   std::vector<std::string> unresolved;
   Json request = probes::engine_request(facts, model_dir, cells, unresolved);
+  // Models named by Hub id: their resolved metadata (a local snapshot each), so the engine reads
+  // them as it would after its own download.
+  if (const auto dirs = models.dirs_by_id(); !dirs.empty()) request["model_dirs"] = dirs;
   probes::EngineCheckOptions eo;
   eo.python = python_executable.empty() ? req.python : python_executable;
   eo.timeout_s = req.engine_timeout_s;

@@ -10,6 +10,7 @@
 #include "pipeline/check.hpp"
 #include "pipeline/report.hpp"
 #include "pipeline/services.hpp"
+#include "resolve/resolver.hpp"
 
 namespace specprobe::stages {
 
@@ -36,15 +37,32 @@ Status add_python(const CheckRequest& req, const Services& services, Report& rep
 // (deploy.engine_version for the engine, deploy.lib_pins for kernel libraries).
 Status add_libs(const CheckRequest& req, Json& facts);
 
-// model.*: config.json of --model, or of the plan's model when it is a local directory. Sets
-// DIR_OUT to the checkpoint directory read (empty when none).
-Status add_model(const CheckRequest& req, Report& report, Json& facts, std::string& dir_out);
+// The models the plan names, each resolved (src/resolve/resolver.hpp): the served model, the
+// draft model, a tokenizer named apart from the model.
+struct ResolvedModels {
+  resolve::Resolution model, draft, tokenizer;
+  bool draft_named = false, tokenizer_named = false;
+  // Hub id -> absolute directory of every resolved model named by id (the engine check's model_dirs).
+  std::map<std::string, std::string> dirs_by_id() const;
+};
+
+// resolve.*: where each model's metadata comes from: --model, --model-dir, a local path, the HF
+// cache or the Hub (through specprobe's cache), within --network-timeout. A model that cannot be
+// read is a note naming the cause and the fix; its facts stay unknown.
+Status resolve_models(const CheckRequest& req, const Services& services, Report& report, Json& facts,
+                      ResolvedModels& out);
+
+// model.*, draft.*: config.json of the resolved served model and draft. Sets DIR_OUT to the
+// served model's checkpoint directory (empty when none).
+Status add_model(const ResolvedModels& models, Report& report, Json& facts, std::string& dir_out);
 
 // checkpoint.*, quant.*: safetensors headers, quantization config, layer-name matching.
 Status add_checkpoint(const std::string& dir, Report& report, Json& facts);
 
-// gpu.*, driver.*: the driver's first device, a declared GPU, or the fallback (with a warning).
-Status add_gpu(const CheckRequest& req, const Services& services, Report& report, Json& facts);
+// gpu.*, driver.*: the driver's first device, a declared GPU (--gpu NAME), the GPU the deploy
+// file asks for (deploy.gpu_product, located by LOCATIONS), or the fallback (with a warning).
+Status add_gpu(const CheckRequest& req, const Services& services, Report& report, Json& facts,
+               const std::map<std::string, SourceLocation>& locations);
 
 // probe.*: specprobe's own kernels with the shapes of the derived plan FACTS, in isolated
 // children; the answers go into INPUTS.
@@ -58,7 +76,8 @@ void add_stack_probes(const CheckRequest& req, const Services& services, const s
 // adapter run (probes/engine_check.hpp). Skipped without --python or with --no-engine; an engine
 // not installed in that Python is said so (engine_check.outcome not-installed).
 void add_engine_check(const CheckRequest& req, const Services& services, const std::string& python_executable,
-                      const std::string& model_dir, Report& report, const Json& facts, Json& inputs);
+                      const std::string& model_dir, const ResolvedModels& models, Report& report, const Json& facts,
+                      Json& inputs);
 
 // --ignore and .specprobe.yaml: unknown ids are errors with a "did you mean"; suppressed findings
 // stay in the report.

@@ -34,8 +34,9 @@ void plan_path(const Json& facts, std::vector<MissingFact>& missing) {
   for (const std::string& fact : missing_plan_facts(facts)) {
     std::string supply;
     if (fact == "model.architecture")
-      supply = "pass --model DIR (the checkpoint, its config.json, or an HF cache repo dir); the model's shapes decide "
-               "most rules";
+      supply = fact_string(facts, "resolve.model.failure")
+                   .value_or("pass --model DIR (the checkpoint, its config.json, or an HF cache repo dir)") +
+               "; the model's shapes decide most rules";
     else if (fact == "spec.enabled")
       supply = "whether speculative decoding is on is left to what the file does not show (a variable it does not "
                "set, or a --config file that was not read): pass the variable with --env NAME=VALUE, or give the "

@@ -170,7 +170,8 @@ TEST_CASE("e2e: issue 35 item 7: a metadata-only checkpoint - a repo id found in
   {
     auto r = run_specprobe(kCheckNoProbes + "-- vllm serve org/absent");
     INFO(r.out << r.err);
-    CHECK(r.out.find("model 'org/absent' is not a local directory and not in the Hugging Face cache") != std::string::npos);
+    // Not local, not in the HF cache: the Hub is next, and the tests run offline (tests/support/test_main.cpp).
+    CHECK(r.out.find("model 'org/absent': offline (HF_HUB_OFFLINE=1) and not in specprobe's cache") != std::string::npos);
     CHECK(r.out.find("pass --model") != std::string::npos);
   }
 }

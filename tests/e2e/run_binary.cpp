@@ -64,12 +64,19 @@ std::string temp_dir() {
   return d ? std::string(d) : std::string();
 }
 
-RunResult run_specprobe(const std::string& args, const std::string& dir) {
+RunResult run_specprobe(const std::string& args, const std::string& dir) { return run_specprobe_env({}, args, dir); }
+
+RunResult run_specprobe_env(const std::vector<std::string>& env, const std::string& args, const std::string& dir) {
   static int counter = 0;
   const std::string errfile = temp_dir() + "/stderr" + std::to_string(counter++);
   std::string cmd;
   if (!dir.empty()) cmd = "cd " + shell_quote(dir) + " && ";
-  cmd += std::string("NO_COLOR=1 ") + shell_quote(SPECPROBE_BINARY) + " " + args + " 2>" + shell_quote(errfile);
+  std::string vars = "env";  // unsets first: env reads options only before the first assignment
+  for (const auto& e : env)
+    if (e.rfind('-', 0) == 0) vars += " -u " + shell_quote(e.substr(1));
+  for (const auto& e : env)
+    if (e.rfind('-', 0) != 0) vars += " " + shell_quote(e);
+  cmd += vars + " NO_COLOR=1 " + shell_quote(SPECPROBE_BINARY) + " " + args + " 2>" + shell_quote(errfile);
   RunResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;

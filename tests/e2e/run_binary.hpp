@@ -19,6 +19,9 @@ struct RunResult {
 // Runs SPECPROBE_BINARY with ARGS (a shell-quoted argument string) from DIR (empty: cwd).
 RunResult run_specprobe(const std::string& args, const std::string& dir = {});
 
+// The same with ENV applied to the child's environment: "NAME=VALUE" sets, "-NAME" unsets.
+RunResult run_specprobe_env(const std::vector<std::string>& env, const std::string& args, const std::string& dir = {});
+
 // A fresh temporary directory (removed by the OS; tests write their own files there).
 std::string temp_dir();
 

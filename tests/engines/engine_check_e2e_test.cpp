@@ -12,8 +12,12 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <memory>
+
 #include "../e2e/run_binary.hpp"
+#include "checkpoint/fixture_writer.hpp"
 #include "common/json.hpp"
+#include "support/hub_standin.hpp"
 
 using namespace specprobe;
 using namespace specprobe::test;
@@ -247,4 +251,78 @@ TEST_CASE("SGLang 0.5.23's ServerArgs refuse three plans in their own words", "[
     CHECK(r.sp4100_status() == "pass");
     CHECK(r.fact("engine_check.status") == "ok");
   }
+}
+
+namespace {
+
+// The plan's models named by Hub id, served by the Hub stand-in (tests/support/hub_standin.py):
+// specprobe resolves them (src/resolve/) and hands the engine the snapshots as model_dirs.
+struct HubEngineRun {
+  specprobe::test::TempDir root{"enginehub"};
+  std::unique_ptr<specprobe::testing::HubStandin> server;
+  HubEngineRun() {
+    specprobe::testing::write_standin_repo(root.path, "meta-llama/Llama-3.1-8B-Instruct", kEngineLlama);
+    specprobe::testing::write_standin_repo(root.path, "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", kDraft);
+    server = std::make_unique<specprobe::testing::HubStandin>(root.path);
+  }
+  EngineRun run(const std::string& venv, const std::string& command) const {
+    const std::string home = temp_dir();
+    RunResult rr = run_specprobe_env(
+        {"HOME=" + home, "XDG_CACHE_HOME=" + home + "/cache", "HF_ENDPOINT=" + server->endpoint(), "-HF_HUB_OFFLINE"},
+        "check --python " + shell_quote(venv_python(venv)) +
+            " --gpu H100 --format json --stack-probes off --probes off --no-matrix "
+            "--engine-timeout 400 -- " +
+            command);
+    EngineRun r;
+    r.exit_code = rr.exit_code;
+    r.err = rr.err;
+    r.report = Json::parse(rr.out, nullptr, false);
+    INFO("stderr: " << rr.err.substr(0, 2000));
+    REQUIRE(r.report.is_object());
+    return r;
+  }
+};
+
+const std::string kEagle3ById =
+    " --speculative-config " +
+    shell_quote(R"({"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3})");
+
+}  // namespace
+
+TEST_CASE("vLLM checks a plan whose target and draft are named by Hub id, resolved through the Hub",
+          "[.engines][vllm]") {
+  if (!have("vllm-0.33.0")) return;
+  HubEngineRun hub;
+  REQUIRE(hub.server->running());
+  EngineRun ok = hub.run("vllm-0.33.0", "vllm serve meta-llama/Llama-3.1-8B-Instruct" + kEagle3ById);
+  INFO(ok.fact("engine_check").dump());
+  CHECK(ok.fact("resolve.model.origin") == "hub");
+  CHECK(ok.fact("resolve.draft.origin") == "hub");
+  CHECK(ok.fact("engine_check.status") == "ok");
+  CHECK(ok.sp4100_status() == "pass");
+  // And a plan the engine refuses, in its own words, with the same models by id.
+  EngineRun no =
+      hub.run("vllm-0.33.0", "vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype fp9" + kEagle3ById);
+  INFO(no.message());
+  CHECK(no.sp4100_status() == "fail");
+  CHECK(no.fact("engine_check.outcome") != "missing-input");
+}
+
+TEST_CASE("SGLang checks a plan whose target and draft are named by Hub id, resolved through the Hub",
+          "[.engines][sglang]") {
+  if (!have("sglang-0.5.23")) return;
+  HubEngineRun hub;
+  REQUIRE(hub.server->running());
+  const std::string cmd =
+      "python3 -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --tp 8 --speculative-algorithm "
+      "EAGLE3 --speculative-draft-model-path yuhuili/EAGLE3-LLaMA3.1-Instruct-8B --speculative-num-steps 3 "
+      "--speculative-num-draft-tokens 4 ";
+  EngineRun ok = hub.run("sglang-0.5.23", cmd + "--speculative-eagle-topk 1");
+  INFO(ok.fact("engine_check").dump());
+  CHECK(ok.fact("resolve.draft.origin") == "hub");
+  CHECK(ok.fact("engine_check.status") == "ok");
+  EngineRun no = hub.run("sglang-0.5.23", cmd + "--speculative-eagle-topk 4 --attention-backend trtllm_mha");
+  INFO(no.message());
+  CHECK(no.sp4100_status() == "fail");
+  CHECK(no.message().find("trtllm_mha backend only supports topk = 1") != std::string::npos);
 }

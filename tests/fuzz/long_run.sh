@@ -32,14 +32,15 @@ declare -A seeds=(
   [model_config]="tests/fuzz/seeds/model_config tests/data/checkpoint docs/examples/checkpoints" [serving_config]="tests/data/serving docs/examples/seeds"
   [command_line]="tests/fuzz/seeds/command tests/data/serving docs/examples/seeds" [rule_file]="rules"
   [jsonlogic]="$bin/seeds/jsonlogic" [version]="tests/fuzz/seeds/version" [stack_result]="tests/fuzz/seeds/stack"
-  [pipeline]="tests/fuzz/seeds/pipeline")
+  [pipeline]="tests/fuzz/seeds/pipeline" [hub_answers]="tests/fuzz/seeds/hub")
 declare -A dicts=([safetensors_header]=safetensors [checkpoint]=checkpoint [model_config]=model_config
   [serving_config]=serving_config [command_line]=command_line [rule_file]=rule_file [jsonlogic]=jsonlogic
-  [version]=version [stack_result]=stack_result [pipeline]=pipeline)
+  [version]=version [stack_result]=stack_result [pipeline]=pipeline [hub_answers]=hub_answers)
 # Input bounds: why these, see tests/fuzz/CMakeLists.txt (SPECPROBE_FUZZERS).
 declare -A max_lens=([safetensors_header]=4096 [checkpoint]=4096 [model_config]=8192 [serving_config]=4096
-  [command_line]=4096 [rule_file]=4096 [jsonlogic]=4096 [version]=256 [stack_result]=4096 [pipeline]=8192)
-all=(safetensors_header checkpoint model_config serving_config command_line rule_file jsonlogic version stack_result pipeline)
+  [command_line]=4096 [rule_file]=4096 [jsonlogic]=4096 [version]=256 [stack_result]=4096 [pipeline]=8192 [hub_answers]=4096)
+all=(safetensors_header checkpoint model_config serving_config command_line rule_file jsonlogic version stack_result pipeline
+  hub_answers)
 specs=("$@")
 [ ${#specs[@]} -eq 0 ] && specs=("${all[@]}")
 names=()

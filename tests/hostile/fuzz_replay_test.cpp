@@ -13,6 +13,7 @@
 #define SPECPROBE_FUZZ_REPLAY
 #include "../fuzz/fuzz_checkpoint.cpp"
 #include "../fuzz/fuzz_command_line.cpp"
+#include "../fuzz/fuzz_hub_answers.cpp"
 #include "../fuzz/fuzz_jsonlogic.cpp"
 #include "../fuzz/fuzz_model_config.cpp"
 #include "../fuzz/fuzz_rule_file.cpp"
@@ -65,4 +66,5 @@ TEST_CASE("fuzz replay: seeds and past crashes of every harness", "[hostile][fuz
   replay("jsonlogic", fuzz_jsonlogic_one, {});
   replay("version", fuzz_version_one, {"tests/fuzz/seeds/version"});
   replay("stack_result", fuzz_stack_result_one, {"tests/fuzz/seeds/stack"});
+  replay("hub_answers", fuzz_hub_answers_one, {"tests/fuzz/seeds/hub"});
 }

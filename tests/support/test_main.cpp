@@ -5,6 +5,7 @@
 
 #include "support/test_main.hpp"
 
+#include <cstdlib>
 #include <string>
 
 #include "cli/probe.hpp"
@@ -13,6 +14,11 @@
 namespace specprobe::testing {
 
 int test_main(int argc, char** argv) {
+  // No test reaches the network: the Hub is asked only where a test points HF_ENDPOINT at its own
+  // stand-in (tests/support/hub_standin.hpp) and turns offline mode off; everything else, and
+  // every binary a test starts, inherits offline mode and an endpoint on a closed local port.
+  ::setenv("HF_HUB_OFFLINE", "1", 1);
+  ::setenv("HF_ENDPOINT", "http://127.0.0.1:9", 1);
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode != "probe" && mode != "__probe-child") return Catch::Session().run(argc, argv);
   CLI::App app{"specprobe test binary: the probe command and its child, with the test-only probes"};

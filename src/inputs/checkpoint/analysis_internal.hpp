@@ -184,6 +184,9 @@ struct ShardJob {
   fs::path path;
   bool referenced = true;  // named by the index (or no index)
   HeaderResult result;
+  // A shard on the Hub, not on disk: its fetched header (resolve/hub.hpp) and its size there.
+  fs::path stub;
+  uint64_t remote_size = 0;
 };
 
 // A tensor of the inventory: names stay in the shard header buffers.
@@ -215,6 +218,10 @@ struct Analysis {
 
   // locate_tree
   fs::path root, root_canon, blobs_canon;
+  // A snapshot of a Hub repository (resolve/hub.hpp): shard -> its size on the Hub, read from the
+  // snapshot's manifest; the headers are under root/.specprobe-headers/.
+  std::map<std::string, uint64_t> remote_shards;
+  bool remote = false;
   // read_index_file
   fs::path index_path;
   IndexData index;

@@ -14,6 +14,13 @@
 
 namespace specprobe {
 
+// A checkpoint that is not on disk, fetched from the Hugging Face Hub by resolve/hub.hpp: the
+// snapshot directory holds the metadata files, this manifest (repo, commit, and each shard's size
+// on the Hub) and each shard's header (its first 8 + N bytes) under the headers directory, at the
+// shard's own relative name. The analysis reads those headers as it reads local shards.
+inline constexpr const char* kRemoteManifest = ".specprobe-snapshot.json";
+inline constexpr const char* kRemoteHeadersDir = ".specprobe-headers";
+
 struct CheckpointNote {
   std::string severity;  // "error" | "warning" | "info"
   std::string code;      // stable: e.g. "invalid_offset", "missing_shard", "index_tensor_missing"

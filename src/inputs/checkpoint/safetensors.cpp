@@ -220,27 +220,21 @@ HeaderResult parse_safetensors_header(std::string_view json, uint64_t header_siz
   return parse_owned_sized(std::move(text), json.size(), header_size, file_size);
 }
 
-HeaderResult read_safetensors_header(const std::string& path) {
-  // O_NONBLOCK: a FIFO planted in the checkpoint must not block the open (it fails S_ISREG below).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) return failure("read_failed", fmt::format("cannot open: {}", std::strerror(errno)));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return failure("read_failed", fmt::format("cannot stat: {}", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) return failure("read_failed", "not a regular file");
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
+namespace {
+
+// The header of a shard of SIZE bytes whose first bytes FD holds: the length, then the header,
+// checked against SIZE (the shard's size, which a fetched header's stub file does not have).
+HeaderResult read_header_fd(int fd, uint64_t size, uint64_t available) {
   unsigned char len_buf[8];
   if (size < 8) return failure("header_too_small", fmt::format("file has {} bytes, fewer than 8", size));
-  if (::pread(fd, len_buf, 8, 0) != 8) return failure("read_failed", "cannot read the header length");
+  if (available < 8 || ::pread(fd, len_buf, 8, 0) != 8) return failure("read_failed", "cannot read the header length");
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | len_buf[i];
   if (n > kMaxHeaderSize)
     return failure("header_too_large", fmt::format("header length {} exceeds the {} cap", n, kMaxHeaderSize));
   if (8 + n > size)
     return failure("invalid_header_length", fmt::format("header length {} runs past the end of the {}-byte file", n, size));
+  if (8 + n > available) return failure("read_failed", "the header was not fetched in full");
   auto buf = std::make_unique_for_overwrite<char[]>(n);
   size_t got = 0;
   while (got < n) {
@@ -248,7 +242,49 @@ HeaderResult read_safetensors_header(const std::string& path) {
     if (r <= 0) return failure("read_failed", "short read in the header");
     got += static_cast<size_t>(r);
   }
-  HeaderResult res = parse_owned_sized(std::move(buf), n, n, size);
+  return parse_owned_sized(std::move(buf), n, n, size);
+}
+
+// PATH opened read-only as a regular file (a FIFO planted in the tree must not block the open:
+// O_NONBLOCK, then S_ISREG), its size in SIZE_OUT; -1 with FAIL set otherwise.
+int open_regular(const std::string& path, uint64_t& size_out, HeaderResult& fail) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    fail = failure("read_failed", fmt::format("cannot open: {}", std::strerror(errno)));
+    return -1;
+  }
+  struct stat st {};
+  const bool stat_ok = ::fstat(fd, &st) == 0;
+  if (!stat_ok || !S_ISREG(st.st_mode)) {
+    fail = failure("read_failed", !stat_ok ? fmt::format("cannot stat: {}", std::strerror(errno))
+                                           : std::string("not a regular file"));
+    ::close(fd);
+    return -1;
+  }
+  size_out = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+}  // namespace
+
+HeaderResult read_safetensors_header(const std::string& path) {
+  uint64_t size = 0;
+  HeaderResult fail;
+  const int fd = open_regular(path, size, fail);
+  if (fd < 0) return fail;
+  HeaderResult res = read_header_fd(fd, size, size);
+  ::close(fd);
+  if (res.header) res.header->path = path;
+  return res;
+}
+
+HeaderResult read_safetensors_header_stub(const std::string& stub, uint64_t file_size, const std::string& path) {
+  uint64_t available = 0;
+  HeaderResult fail;
+  const int fd = open_regular(stub, available, fail);
+  if (fd < 0) return fail;
+  HeaderResult res = read_header_fd(fd, file_size, available);
+  ::close(fd);
   if (res.header) res.header->path = path;
   return res;
 }

@@ -78,6 +78,11 @@ HeaderResult parse_safetensors_header(std::string_view header_json, uint64_t hea
 // is N bytes, N <= kMaxHeaderSize and N <= the file size, checked before it is allocated.
 HeaderResult read_safetensors_header(const std::string& path);
 
+// The same for a shard that is not on disk: STUB holds its first bytes (the length and the
+// header, as fetched from the Hub by resolve/hub.hpp) and FILE_SIZE is the shard's size there.
+// The checks are the local reader's, against FILE_SIZE; PATH names the shard in the result.
+HeaderResult read_safetensors_header_stub(const std::string& stub, uint64_t file_size, const std::string& path);
+
 // A tensor to write.
 struct TensorSpec {
   std::string name;

@@ -4,6 +4,7 @@
 // the tensor inventory (checkpoint.shards, .tensors, .bytes, .dtypes, .index.*).
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <thread>
 
 #include "common/excerpt.hpp"
@@ -31,6 +32,13 @@ void add_job(Analysis& a, std::set<std::string>& listed, const std::string& rel,
     }
   if (check_only) return;
   const fs::path p = a.root / relp;
+  if (auto remote = a.remote_shards.find(rel); remote != a.remote_shards.end()) {
+    ShardJob job{rel, p, referenced, {}};
+    job.stub = a.root / kRemoteHeadersDir / relp;
+    job.remote_size = remote->second;
+    a.jobs.push_back(std::move(job));
+    return;
+  }
   if (!fs::exists(fs::symlink_status(p, ec)) || !fs::exists(p, ec)) {
     a.problem("missing_shard", p.string(), fmt::format("shard '{}' does not exist", excerpt_name(rel)));
     return;
@@ -107,6 +115,19 @@ void locate_tree(Analysis& a) {
   }
   a.ck["path"] = a.root.string();
   a.ck["hf_cache"] = !a.blobs_canon.empty();
+  // A Hub snapshot: its manifest says which shards the repository holds and their sizes there.
+  const fs::path manifest = a.root / kRemoteManifest;
+  if (!fs::is_regular_file(manifest, ec) || fs::file_size(manifest, ec) > (64u << 20)) return;
+  std::ifstream in(manifest, std::ios::binary);
+  const Json m = Json::parse(in, nullptr, false);
+  if (!m.is_object() || !m.contains("shards") || !m["shards"].is_object()) return;
+  a.remote = true;
+  for (const auto& [name, v] : m["shards"].items())
+    if (v.is_object() && v.value("size", Json()).is_number_unsigned()) a.remote_shards[name] = v["size"].get<uint64_t>();
+  a.ck["hub"] = {{"repo", m.value("repo", Json())},
+                 {"commit", m.value("commit", Json())},
+                 {"endpoint_host", m.value("endpoint_host", Json())},
+                 {"shards", a.remote_shards.size()}};
 }
 
 void list_shards(Analysis& a) {
@@ -119,6 +140,10 @@ void list_shards(Analysis& a) {
   // A metadata-only checkpoint: config.json and the index but none of the shards it names (what CI
   // keeps of a model, or an HF cache holding only the small files). The header checks have nothing
   // to read: one note, no error. Missing SOME shards while others exist stays an error each.
+  for (const auto& [name, _] : a.remote_shards)
+    if (name.find('/') == std::string::npos && !std::binary_search(on_disk.begin(), on_disk.end(), name))
+      on_disk.push_back(name);
+  std::sort(on_disk.begin(), on_disk.end());
   bool any_shard = !on_disk.empty();
   for (const std::string& f : a.index.files) any_shard |= fs::exists(a.root / f, ec);
   a.ck["metadata_only"] = a.has_index && !a.index.files.empty() && !any_shard;
@@ -148,7 +173,10 @@ void read_shard_headers(Analysis& a) {
   const size_t nthreads =
       std::max<size_t>(1, std::min<size_t>({jobs.size(), std::thread::hardware_concurrency(), 16}));
   auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < jobs.size();) jobs[i].result = read_safetensors_header(jobs[i].path.string());
+    for (size_t i; (i = next.fetch_add(1)) < jobs.size();)
+      jobs[i].result = jobs[i].stub.empty()
+                           ? read_safetensors_header(jobs[i].path.string())
+                           : read_safetensors_header_stub(jobs[i].stub.string(), jobs[i].remote_size, jobs[i].path.string());
   };
   std::vector<std::thread> threads;
   for (size_t t = 1; t < nthreads; ++t) threads.emplace_back(work);
