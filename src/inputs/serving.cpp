@@ -41,6 +41,23 @@ bool looks_like_command(std::string_view text) {
   return false;
 }
 
+// The first line that is not blank or a comment starts with a long option (`--tp 8`): a list of
+// serve options without a command, read as shell words (a YAML list item is "- x").
+bool looks_like_option_list(std::string_view text) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || line[first] == '#') continue;
+    return line.size() > first + 2 && line.compare(first, 2, "--") == 0 &&
+           std::isalpha(static_cast<unsigned char>(line[first + 2]));
+  }
+  return false;
+}
+
 ServingFile single(Expected<ParsedServing>&& p, const std::string& path) {
   ServingFile f;
   f.path = path;
@@ -84,7 +101,7 @@ Expected<ServingFile> dispatch(const std::shared_ptr<const CollectorSource>& src
     if (!yaml) return yaml.error();
     if (*yaml) return std::move(**yaml);
   }
-  if (shell_ext || looks_like_command(s)) return read_script_text(src);
+  if (shell_ext || looks_like_command(s) || looks_like_option_list(s)) return read_script_text(src);
   return read_config(s, index, InputForm::vllm_yaml);
 }
 

@@ -462,7 +462,7 @@ Status ServeCollector::on_command(const ShellCommand& c, const DeployInfo& conte
     // Options alone, at the top of a file (a container's arguments go to its image's entrypoint).
     if (!context.form_set && context.image.empty() && words[0].kind == ShellWord::word && words[0].text.size() > 1 && words[0].text[0] == '-' && words[0].unquoted_prefix > 0 &&
         !std::isdigit(static_cast<unsigned char>(words[0].text[1])))
-      return option_list(c, context, reasons);
+      option_lists_.push_back({c, context, reasons});
     return Ok{};
   }
   return serve(words, 0, c, context, reasons);
@@ -470,21 +470,24 @@ Status ServeCollector::on_command(const ShellCommand& c, const DeployInfo& conte
 
 namespace {
 
-// Whether ENGINE's option table (any release) knows NAME (dashes or underscores, an alias, a
-// --no-X negation).
-bool engine_knows(const options::EngineTable& t, std::string name) {
-  std::replace(name.begin(), name.end(), '_', '-');
-  auto known = [&](const std::string& n) {
-    if (t.options.count(n)) return true;
-    for (const auto& [_, spec] : t.options)
-      for (const auto& a : spec.aliases)
-        if (a.value == n) return true;
-    return false;
-  };
-  return known(name) || (name.rfind("no-", 0) == 0 && known(name.substr(3)));
+// Whether ENGINE's option table (any release) takes FLAG as argparse would: a spelling, a --no-X
+// negation or an unambiguous prefix (underscores folded to dashes, as vLLM folds them).
+bool engine_knows(const options::EngineTable& t, std::string flag) {
+  const size_t dot = flag.find('.');
+  std::replace(flag.begin(), dot == std::string::npos ? flag.end() : flag.begin() + static_cast<long>(dot), '_', '-');
+  return options::resolve_flag(t, flag, t.all).accepted.any();
 }
 
 }  // namespace
+
+Status ServeCollector::finish() {
+  std::vector<PendingOptions> pending = std::move(option_lists_);
+  option_lists_.clear();
+  if (!plans_.empty()) return Ok{};
+  for (const auto& p : pending)
+    if (auto st = option_list(p.command, p.context, p.reasons); !st) return st;
+  return Ok{};
+}
 
 Status ServeCollector::option_list(const ShellCommand& c, const DeployInfo& context,
                                    const std::map<std::string, std::string>& reasons) {
@@ -492,8 +495,7 @@ Status ServeCollector::option_list(const ShellCommand& c, const DeployInfo& cont
   std::vector<std::string> names;
   for (const auto& w : words)
     if (w.kind == ShellWord::word && w.text.size() > 1 && w.text[0] == '-' && !std::isdigit(static_cast<unsigned char>(w.text[1]))) {
-      std::string n = w.text.substr(w.text.find_first_not_of('-'));
-      names.push_back(n.substr(0, n.find('=')));
+      names.push_back(w.text.substr(0, w.text.find('=')));
     }
   std::string engine = src_->options.engine;
   std::string why;
@@ -581,6 +583,7 @@ Expected<ServingFile> read_script_text(std::shared_ptr<const CollectorSource> sr
   ServingFile out;
   Status st = run_shell(col, *src, [](ShellReader& shell, const auto& on) { return shell.run(on); }, out.notes);
   if (!st) return st.error();
+  if (auto fin = col.finish(); !fin) return fin.error();
   out.path = src->path;
   out.plans = std::move(col.plans());
   for (auto& n : col.notes()) out.notes.push_back(std::move(n));

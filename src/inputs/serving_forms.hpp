@@ -94,6 +94,10 @@ class ServeCollector {
   // Versions stated elsewhere in the file: a pip line before the command, pins next to the file.
   void set_fallback_version(const DeployInfo& v) { fallback_version_ = v; }
 
+  // After the last command: option lists (option_list) are read when the file started no server
+  // (a line of options after a command whose quoting split it is not a server of its own).
+  Status finish();
+
   std::vector<ParsedServing>& plans() { return plans_; }
   std::vector<ReaderNote>& notes() { return notes_; }
   const CollectorSource& source() const { return *src_; }
@@ -119,6 +123,12 @@ class ServeCollector {
   DeployInfo fallback_version_;
   std::vector<ParsedServing> plans_;
   std::vector<ReaderNote> notes_;
+  struct PendingOptions {
+    ShellCommand command;
+    DeployInfo context;
+    std::map<std::string, std::string> reasons;
+  };
+  std::vector<PendingOptions> option_lists_;
 };
 
 // The forms (one file each).

@@ -49,16 +49,29 @@ void print_summary_header(std::string& out, const Report& r, const Paint& paint)
                      f.contains("engine") && !f["engine"].value("version", Json(nullptr)).is_null()
                          ? " " + s("engine.version")
                          : "");
-  out += fmt::format("  gpu:       {} ({}, {})\n", s("gpu.name"), gpu_arch_label(f), s("gpu.source"));
+  out += fmt::format("  gpu:       {} ({}, {}{})\n", s("gpu.name"), gpu_arch_label(f), s("gpu.source"),
+                     find_fact(f, "gpu.declared_from") ? " from " + s("gpu.declared_from") : "");
   if (find_fact(f, "model.architecture"))
     out += fmt::format("  model:     {} ({}), heads {}/{} kv, GQA {} per rank{}{}\n", s("model.architecture"),
                        s("model.model_type"), s("model.num_attention_heads"), s("model.num_kv_heads"),
                        s("model.gqa_ratio"), fact_bool(f, "model.mla").value_or(false) ? ", MLA" : "",
                        fact_bool(f, "model.dsa.present").value_or(false) ? ", DSA indexer" : "");
-  if (const Json* p = find_fact(f, "model.path"); p && p->is_string())
-    out += fmt::format("             read from {}\n", p->get<std::string>());
+  // Where a model's metadata came from: the Hub (at a commit) or the file read.
+  auto origin = [&](const std::string& role, const std::string& path_fact) -> std::string {
+    const std::string o = s("resolve." + role + ".origin", "");
+    if (o.rfind("hub", 0) == 0)
+      return fmt::format("the Hub ({}) at commit {}{}", s("resolve." + role + ".endpoint_host"),
+                         s("resolve." + role + ".commit").substr(0, 12), o == "hub" ? "" : ", " + o.substr(5, o.size() - 6));
+    const Json* p = find_fact(f, path_fact);
+    return p && p->is_string() ? p->get<std::string>() : std::string();
+  };
+  if (const std::string from = origin("model", "model.path"); !from.empty() && find_fact(f, "model.architecture"))
+    out += fmt::format("             read from {}\n", from);
   if (!find_fact(f, "model.architecture"))
     out += fmt::format("  model:     {} (metadata not read)\n", s("model.id"));
+  if (find_fact(f, "draft.architecture"))
+    out += fmt::format("  draft:     {} {} ({}), read from {}\n", s("spec.draft_model"), s("draft.architecture"),
+                       s("draft.model_type"), origin("draft", "draft.path"));
   const std::optional<bool> spec_on = fact_bool(f, "spec.enabled");
   if (spec_on.value_or(false))
     out += fmt::format("  spec:      {} k={} (next_n={})\n", s("spec.method"), s("spec.k"), s("spec.next_n"));

@@ -54,7 +54,6 @@ constexpr uint64_t kMaxMetadataFile = 8u << 20;  // any metadata file
 constexpr uint64_t kMaxIndexFile = 64u << 20;    // a 92k-tensor index is ~8 MB
 constexpr uint64_t kMaxApiAnswer = 64u << 20;    // the revision's file list
 constexpr uint64_t kMaxHeader = 100'000'000;     // safetensors' MAX_HEADER_SIZE (tensor.rs)
-constexpr uint64_t kFirstRangeMax = 100'000;     // huggingface_hub reads the first 100,000 bytes
 constexpr size_t kMaxShards = 10'000;
 
 std::string now_iso() {
@@ -317,7 +316,7 @@ HubAnswer Hub::fetch(const std::string& repo, const std::string& revision, bool 
   struct ShardJob {
     std::string name;
     std::optional<uint64_t> size;
-    uint64_t estimate = 0;  // header bytes the index suggests (names and entries)
+    uint64_t first = 8;  // bytes surely in the header (8 + N): the first range never reaches the data
     FetchChain chain;
     int phase = 0;  // 0 first range, 1 the rest of the header
     std::string bytes;
@@ -352,8 +351,11 @@ HubAnswer Hub::fetch(const std::string& repo, const std::string& revision, bool 
       ShardJob s;
       s.name = name;
       s.size = info->files[name].size;
-      // A header entry is the quoted name and about 90 bytes of dtype, shape and offsets.
-      s.estimate = n.first ? 8 + n.second + 100 * n.first + 1024 : 0;
+      // No header is shorter than its entries written without spaces: `"NAME":{"dtype":"I8","shape":[],
+      // "data_offsets":[0,0]}` is the name and 47 bytes, plus a comma between entries. A first range of
+      // 8 + 2 + sum(name + 46) is inside the header (when the index tells the truth) and usually most of
+      // it; the rest comes in a second range. No byte of tensor data is asked for.
+      if (n.first) s.first = 8 + 2 + n.second + 46 * n.first;
       shards.push_back(std::move(s));
     }
   }
@@ -365,8 +367,7 @@ HubAnswer Hub::fetch(const std::string& repo, const std::string& revision, bool 
       s.chain.settings = &settings_;
       s.chain.endpoint = &*endpoint;
       s.chain.request.url = file_url(s.name);
-      uint64_t first =
-          s.estimate ? std::min<uint64_t>(std::max<uint64_t>(s.estimate, 4096), kFirstRangeMax) : kFirstRangeMax;
+      uint64_t first = std::min<uint64_t>(s.first, kMaxHeader + 8);
       if (s.size && *s.size > 0) first = std::min(first, *s.size);
       s.chain.request.range = std::pair<uint64_t, uint64_t>{0, first - 1};
       s.chain.request.max_body = first;

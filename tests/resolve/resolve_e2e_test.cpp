@@ -176,3 +176,72 @@ TEST_CASE("check: the user's Hugging Face cache and checkpoints are never writte
   CHECK((r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 4));
   CHECK(fs::is_empty(hf_home));
 }
+
+TEST_CASE("check: the GPU a Kubernetes node selector asks for, when none is visible", "[resolve][e2e]") {
+  const std::string dir = temp_dir();
+  const std::string yaml = write_file(dir, "deploy.yaml",
+                                      "apiVersion: apps/v1\n"
+                                      "kind: Deployment\n"
+                                      "metadata: {name: vllm}\n"
+                                      "spec:\n"
+                                      "  template:\n"
+                                      "    spec:\n"
+                                      "      nodeSelector:\n"
+                                      "        nvidia.com/gpu.product: NVIDIA-H200\n"
+                                      "      containers:\n"
+                                      "      - name: vllm\n"
+                                      "        image: vllm/vllm-openai:v0.25.1\n"
+                                      "        args: [\"--model\", \"org/m\", \"--tensor-parallel-size\", \"8\"]\n"
+                                      "        resources: {limits: {nvidia.com/gpu: 8}}\n");
+  // No driver here (CI): the declared GPU comes from the file, said so; --gpu still wins.
+  const Json j =
+      parse(run_specprobe_env({"CUDA_VISIBLE_DEVICES="}, "check " + shell_quote(yaml) + " --no-matrix --format json"));
+  if (j["facts"]["gpu"].value("source", "") == "driver") return;  // a GPU machine: the driver's GPU is evaluated
+  CHECK(j["facts"]["gpu"]["name"] == "NVIDIA H200");
+  CHECK(j["facts"]["gpu"]["declared_from"] == "nodeSelector nvidia.com/gpu.product=NVIDIA-H200 at line 8");
+  CHECK(j["facts"]["deploy"]["gpu_product"]["value"] == "NVIDIA-H200");
+  const Json declared = parse(run_specprobe("check " + shell_quote(yaml) + " --gpu B200 --no-matrix --format json"));
+  CHECK(declared["facts"]["gpu"]["name"] == "NVIDIA B200");
+}
+
+TEST_CASE("check: serve options without a command are read as the engine's they are", "[resolve][e2e]") {
+  const std::string dir = temp_dir();
+  const std::string vllm = write_file(dir, "flags",
+                                      "--speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 2}'\n"
+                                      "--kv-cache-dtype fp8\n"
+                                      "--tensor-parallel-size 8\n");
+  const Json v = parse(run_specprobe("check " + shell_quote(vllm) + " --gpu H100 --no-matrix --format json"));
+  CHECK(v["input"]["engine"] == "vllm");
+  CHECK(v["facts"]["spec"]["k"] == 2);
+  CHECK(v["facts"]["serve"]["tp"] == 8);
+  CHECK(v["notes"].dump().find("vLLM serve options without a command") != std::string::npos);
+  CHECK(v["notes"].dump().find("does not continue to it") == std::string::npos);  // no backslash warning per line
+  const std::string sglang = write_file(dir, "sglang-flags.sh",
+                                        "--speculative-algorithm EAGLE3 --speculative-num-steps 3 "
+                                        "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4 --tp 8\n");
+  const Json s = parse(run_specprobe("check " + shell_quote(sglang) + " --gpu H100 --no-matrix --format json"));
+  CHECK(s["input"]["engine"] == "sglang");
+  CHECK(s["facts"]["spec"]["method"] == "eagle3");
+  // Options both engines take: which one is not known; --engine decides.
+  const std::string both = write_file(dir, "both.txt", "--tensor-parallel-size 8 --kv-cache-dtype fp8\n");
+  const RunResult b = run_specprobe("check " + shell_quote(both) + " --gpu H100 --no-matrix");
+  CHECK(b.exit_code == 4);
+  CHECK(b.out.find("both a vLLM and an SGLang option: pass --engine vllm or --engine sglang") != std::string::npos);
+  const Json e =
+      parse(run_specprobe("check " + shell_quote(both) + " --engine sglang --gpu H100 --no-matrix --format json"));
+  CHECK(e["input"]["engine"] == "sglang");
+  CHECK(e["facts"]["serve"]["kv_cache_dtype"] == "fp8");
+}
+
+TEST_CASE("check: a deploy downloading from ModelScope says so when the Hub has no such model", "[resolve][e2e]") {
+  World w;
+  HubStandin server(w.root.path);
+  REQUIRE(server.running());
+  const Json j =
+      parse(run_specprobe_env(w.env(server, temp_dir()),
+                              "check --gpu H100 --no-matrix --format json -- env VLLM_USE_MODELSCOPE=True vllm serve "
+                              "LLM-Research/Meta-Llama-3.1-8B-Instruct"));
+  const std::string why = j["facts"]["resolve"]["model"]["failure"].get<std::string>();
+  CHECK(why.find("no such model on 127.0.0.1") != std::string::npos);
+  CHECK(why.find("the deploy downloads from ModelScope (VLLM_USE_MODELSCOPE=True)") != std::string::npos);
+}
