@@ -48,7 +48,7 @@ _specprobe() {
     --engine) COMPREPLY=($(compgen -W "vllm sglang" -- "$cur")); return 0 ;;
     --probes) COMPREPLY=($(compgen -W "auto off all" -- "$cur")); return 0 ;;
     --stack-probes) COMPREPLY=($(compgen -W "auto off" -- "$cur")); return 0 ;;
-    --fail-on) COMPREPLY=($(compgen -W "error warning info none" -- "$cur")); return 0 ;;
+    --fail-on) COMPREPLY=($(compgen -W "error risk warning info none" -- "$cur")); return 0 ;;
     --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return 0 ;;
     --lengths) COMPREPLY=($(compgen -W "random full" -- "$cur")); return 0 ;;
     --probe) COMPREPLY=($(compgen -W "mqa_logits spec_verify graph_replay all" -- "$cur")); return 0 ;;

@@ -79,8 +79,8 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--format", o.format, "output format: text, json, sarif, junit or github")
       ->check(CLI::IsMember(selectable_format_names()));
   app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");
-  app.add_option("--fail-on", o.fail_on, "lowest severity that makes the exit code 1: error, warning, info, none")
-      ->check(CLI::IsMember({"error", "warning", "info", "none"}));
+  app.add_option("--fail-on", o.fail_on, "what makes the exit code 1: error (findings that bite every time the plan runs), risk (also the conditional ones listed at risk), warning, info (lower severities too), none")
+      ->check(CLI::IsMember({"error", "risk", "warning", "info", "none"}));
   app.add_option("--color", o.color, "auto, always, never (NO_COLOR is honoured)")->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("--quiet,-q", o.quiet, "print only failures and the summary");
   app.add_flag("--verbose,-v", o.verbose, "print every fact and every rule's evaluation");

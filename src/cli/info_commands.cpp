@@ -98,8 +98,9 @@ int run_rules_list_command(const std::string& format, const std::string& rules_d
     Json a = Json::array();
     for (const auto& r : *rules)
       a.push_back({{"id", r.id}, {"slug", r.slug}, {"title", r.title}, {"severity", to_string(r.severity)},
-                   {"stage", to_string(r.stage)}, {"category", r.category}, {"deprecated", r.deprecated},
-                   {"references", r.references}});
+                   {"stage", to_string(r.stage)}, {"certainty", to_string(r.certainty)},
+                   {"condition", r.condition_text.empty() ? Json(nullptr) : Json(r.condition_text)},
+                   {"category", r.category}, {"deprecated", r.deprecated}, {"references", r.references}});
     print(a.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
     return 0;
   }
@@ -114,8 +115,8 @@ int run_rules_list_command(const std::string& format, const std::string& rules_d
       if (r.id[2] != digit) continue;
       if (!header) print(fmt::format("{}{}\n", header ? "" : "\n", name));
       header = true;
-      print(fmt::format("  {}  {:<7} {:<13} {}{}\n", r.id, to_string(r.severity), to_string(r.stage), r.title,
-                        r.deprecated ? " (deprecated)" : ""));
+      print(fmt::format("  {}  {:<7} {:<13} {:<13} {}{}\n", r.id, to_string(r.severity), to_string(r.stage),
+                        to_string(r.certainty), r.title, r.deprecated ? " (deprecated)" : ""));
     }
   }
   return 0;
@@ -135,7 +136,10 @@ int run_explain_command(const std::string& id_in, const std::string& rules_dir) 
     return 2;
   }
   const Rule& r = *found;
-  print(fmt::format("{} {} ({}, stage {})\n{}\n\n", r.id, r.slug, to_string(r.severity), to_string(r.stage), r.title));
+  print(fmt::format("{} {} ({}, stage {}, {})\n{}\n", r.id, r.slug, to_string(r.severity), to_string(r.stage),
+                    to_string(r.certainty), r.title));
+  if (r.certainty == Certainty::conditional) print(fmt::format("Bites only {}.\n", r.condition_text));
+  print("\n");
   if (auto doc = embedded_file(fmt::format("docs/rules/{}.md", r.id))) {
     print(std::string(*doc));
     if (!doc->empty() && doc->back() != '\n') print("\n");
@@ -150,9 +154,14 @@ int run_explain_command(const std::string& id_in, const std::string& rules_dir) 
 }
 
 std::string describe_advisory(const Advisory& a) {
-  std::string out = fmt::format("{} ({}, stage {}, published {})\n{}\n\n{}\n\nAffected ({}):\n", a.id, to_string(a.severity),
-                                to_string(a.stage), a.published, a.summary, a.details,
-                                a.engine == "any" ? "any engine" : a.engine + " deployments");
+  const Certainty c = certainty_of(a);
+  std::string out = fmt::format(
+      "{} ({}, stage {}, {}, published {})\n{}\n{}\n{}\n\nAffected ({}):\n", a.id, to_string(a.severity),
+      to_string(a.stage), to_string(c), a.published, a.summary,
+      c == Certainty::conditional
+          ? fmt::format("Bites only {}.\n", a.condition_text.empty() ? "when requests use the feature it names" : a.condition_text)
+          : std::string(),
+      a.details, a.engine == "any" ? "any engine" : a.engine + " deployments");
   for (const auto& ap : a.affected)
     for (const auto& r : ap.ranges)
       out += fmt::format("  {} {}{}\n", ap.package, r.introduced == "0" ? "" : ">= " + r.introduced + ", ",
@@ -228,7 +237,9 @@ int run_advisories_command(const AdvisoriesOptions& o) {
         for (const auto& r : ap.ranges)
           ranges.push_back({{"package", ap.package}, {"introduced", r.introduced}, {"fixed", r.fixed.empty() ? Json(nullptr) : Json(r.fixed)}});
       list.push_back({{"id", a.id}, {"summary", a.summary}, {"engine", a.engine}, {"published", a.published},
-                      {"severity", to_string(a.severity)}, {"stage", to_string(a.stage)}, {"affected", ranges},
+                      {"severity", to_string(a.severity)}, {"stage", to_string(a.stage)},
+                      {"certainty", to_string(certainty_of(a))},
+                      {"condition", a.condition_text.empty() ? Json(nullptr) : Json(a.condition_text)}, {"affected", ranges},
                       {"gpu", a.gpu}, {"url", a.primary_url()}});
     } else {
       std::string ranges;
@@ -238,8 +249,8 @@ int run_advisories_command(const AdvisoriesOptions& o) {
                                 r.introduced == "0" && r.fixed.empty() ? "all" :
                                 r.introduced == "0" ? "<" + r.fixed :
                                 r.fixed.empty() ? ">=" + r.introduced : r.introduced + ".." + "<" + r.fixed);
-      text += fmt::format("{:<20} {:<7} {:<13} {}  {}\n{:<20} {}\n", a.id, to_string(a.severity), to_string(a.stage),
-                          a.published, a.summary, "", ranges);
+      text += fmt::format("{:<20} {:<7} {:<13} {:<13} {}  {}\n{:<20} {}\n", a.id, to_string(a.severity),
+                          to_string(a.stage), to_string(certainty_of(a)), a.published, a.summary, "", ranges);
     }
   }
   if (o.format == "json") print(list.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");

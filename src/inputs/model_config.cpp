@@ -243,38 +243,55 @@ Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
   };
   for (const IntKey& k : keys)
     if (auto s = get_int(k.key, *k.out); !s) return s.error();
-  // A count no model has is a corrupt config.json (a truncated or hand-edited file, a number
-  // pasted into the wrong key): an input error naming the field, as for a count of the wrong type.
-  // The bounds are far outside every released model (the largest have ~160 layers, 128 heads,
-  // ~20k hidden size, ~1M vocabulary entries, 10M-token contexts) and below what any engine
-  // could allocate.
+  // Bounds from what the engines do with the value (issue 48: a value the engine accepts is never a
+  // corrupt file). A negative count, or no query heads (vLLM divides the hidden size by them), is a
+  // config no engine builds: an input error naming the field, as a count of the wrong type is. A
+  // value beyond every released model (the largest have ~160 layers, 128 heads, ~20k hidden size,
+  // ~1M vocabulary entries, 10M-token contexts) that the engine would still build is a note, and
+  // the value stands. A field the model's attention does not use is not checked: head_dim of an
+  // MLA config (vLLM sizes MLA heads from kv_lora_rank + qk_rope_head_dim), where 0 or a stale
+  // value is common.
   struct Plausible {
     const char* key;
-    const std::optional<int64_t>& v;
-    int64_t lo, hi;
+    std::optional<int64_t>* v;
+    int64_t lo;  // below: an error (lo = 1: the engine divides by it), or, when soft_lo, a note
+    int64_t hi;  // above: a note
+    bool soft_lo;
   };
+  const bool mla_config = cfg.kv_lora_rank.has_value();
   const Plausible plausible[] = {
-      {"num_hidden_layers", cfg.num_hidden_layers, 1, 100000},
-      {"num_attention_heads", cfg.num_attention_heads, 1, 1000000},
-      {"num_key_value_heads", cfg.num_kv_heads, 1, 1000000},
-      {"head_dim", raw_head_dim, 1, 1 << 20},
-      {"hidden_size", cfg.hidden_size, 1, 1 << 24},
-      {"vocab_size", cfg.vocab_size, 1, int64_t{1} << 32},
-      {"max_position_embeddings", cfg.max_position_embeddings, 1, int64_t{1} << 40},
-      {"num_nextn_predict_layers", nextn, 0, 1000},
-      {"mtp_num_hidden_layers", mtp_layers, 0, 1000},
-      {"kv_lora_rank", cfg.kv_lora_rank, 1, 1 << 20},
-      {"qk_rope_head_dim", cfg.qk_rope_head_dim, 0, 1 << 20},
-      {"index_n_heads", cfg.index_n_heads, 1, 1000000},
-      {"index_head_dim", cfg.index_head_dim, 1, 1 << 20},
+      {"num_hidden_layers", &cfg.num_hidden_layers, 1, 100000, true},
+      {"num_attention_heads", &cfg.num_attention_heads, 1, 1000000, false},
+      {"num_key_value_heads", &cfg.num_kv_heads, 1, 1000000, true},
+      {"head_dim", mla_config ? nullptr : &raw_head_dim, 1, 1 << 20, true},
+      {"hidden_size", &cfg.hidden_size, 1, 1 << 24, true},
+      {"vocab_size", &cfg.vocab_size, 1, int64_t{1} << 32, true},
+      {"max_position_embeddings", &cfg.max_position_embeddings, 1, int64_t{1} << 40, true},
+      {"num_nextn_predict_layers", &nextn, 0, 1000, true},
+      {"mtp_num_hidden_layers", &mtp_layers, 0, 1000, true},
+      {"kv_lora_rank", &cfg.kv_lora_rank, 1, 1 << 20, true},
+      {"qk_rope_head_dim", &cfg.qk_rope_head_dim, 0, 1 << 20, true},
+      {"index_n_heads", &cfg.index_n_heads, 1, 1000000, true},
+      {"index_head_dim", &cfg.index_head_dim, 1, 1 << 20, true},
   };
-  for (const Plausible& p : plausible)
-    if (p.v && (*p.v < p.lo || *p.v > p.hi)) {
-      const bool nested = cfg.has_text_config && cfg.text.contains(p.key);
-      return input_error(fmt::format("{}{} = {} is outside any model's range ({}..{}): a corrupt config.json",
-                                     nested ? "text_config." : "", p.key, *p.v, p.lo, p.hi),
+  for (const Plausible& p : plausible) {
+    if (!p.v || !*p.v) continue;
+    const int64_t x = **p.v;
+    const bool nested = cfg.has_text_config && cfg.text.contains(p.key);
+    const std::string name = fmt::format("{}{}", nested ? "text_config." : "", p.key);
+    if (x < 0 || (x < p.lo && !p.soft_lo))
+      return input_error(fmt::format("{} = {} is a size no engine builds a model with: a corrupt config.json", name, x),
                          {cfg.path});
+    if (x < p.lo) {
+      cfg.notes.push_back(fmt::format("{} = {}: the engines refuse the model at load (a size of 0); left unknown here",
+                                      name, x));
+      p.v->reset();
+    } else if (x > p.hi) {
+      cfg.notes.push_back(fmt::format("{} = {} is beyond every released model (up to {}): read as given; check the "
+                                      "config.json",
+                                      name, x, p.hi));
     }
+  }
   if (cfg.num_attention_heads && cfg.num_kv_heads && *cfg.num_kv_heads > *cfg.num_attention_heads)
     return input_error(fmt::format("num_key_value_heads = {} exceeds num_attention_heads = {}: a corrupt config.json",
                                    *cfg.num_kv_heads, *cfg.num_attention_heads),
@@ -283,7 +300,7 @@ Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
   if (!cfg.num_kv_heads) cfg.num_kv_heads = cfg.num_attention_heads;
   const bool is_v4 = cfg.model_type == "deepseek_v4" || cfg.text_model_type == "deepseek_v4";
   cfg.mla = cfg.kv_lora_rank.has_value() || is_v4;
-  if (raw_head_dim) {
+  if (raw_head_dim && !mla_config) {
     cfg.head_dim = raw_head_dim;
   } else if (int64_t sum = 0; cfg.kv_lora_rank && cfg.qk_rope_head_dim) {
     // MLA latent cache entry (vLLM get_head_size); a sum that overflows stays unknown

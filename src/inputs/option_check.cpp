@@ -52,7 +52,12 @@ std::optional<std::vector<std::string>> texts_of(const Json& v) {
   if (v.is_null() || v.is_boolean() || v.is_object()) return std::nullopt;
   if (v.is_array()) {
     std::vector<std::string> out;
-    for (const auto& x : v) out.push_back(one(x));
+    for (const auto& x : v) {
+      // An element the reader nulled (an unresolved variable, a command substitution such as
+      // `$(seq -s ' ' 1 64)`): what the engine will see is unknown, so the list is not checked.
+      if (x.is_null()) return std::nullopt;
+      out.push_back(one(x));
+    }
     return out;
   }
   return std::vector<std::string>{one(v)};

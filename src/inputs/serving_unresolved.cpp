@@ -123,6 +123,21 @@ std::string variable_list(const std::vector<std::string>& names) {
 std::vector<UnresolvedUse> neutralize_unresolved(std::vector<RawOption>& options, ReadContext& ctx) {
   std::vector<UnresolvedUse> uses;
   for (RawOption& o : options) {
+    // A list value (`--cudagraph-capture-sizes $(seq 1 8)`, nargs='+'): an element with a marker
+    // makes the whole list unknown; the elements are made typable for the builder.
+    if (o.value.is_array()) {
+      std::string text;
+      std::vector<std::string> names;
+      for (Json& x : o.value)
+        if (x.is_string() && has_unresolved(x.get<std::string>())) {
+          text += (text.empty() ? "" : " ") + x.get<std::string>();
+          for (auto& n : unresolved_names(x.get<std::string>()))
+            if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+          x = "1";
+        }
+      if (!names.empty()) uses.push_back({o.where, names, o.name, text});
+      continue;
+    }
     if (!o.value.is_string()) continue;
     std::string text = o.value.get<std::string>();
     if (json_like(text) && text.find('<') != std::string::npos) {

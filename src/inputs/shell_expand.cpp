@@ -341,9 +341,13 @@ void split_fields(const Built& b, const ShellWord& w, std::vector<ShellWord>& ou
     f = ShellWord{};
     have = false;
   };
+  int in_marker = 0;  // inside an unresolved value's marker: one unknown word, never split (SP1015 would
+                     // read "$(seq -s ' ' 1 64)" as the words of a value)
   for (size_t k = 0; k < b.text.size(); ++k) {
     const char c = b.text[k];
-    if (b.split[k] && (c == ' ' || c == '\t' || c == '\n')) {
+    if (c == kMarkOpen) ++in_marker;
+    if (c == kMarkClose && in_marker > 0) --in_marker;
+    if (b.split[k] && in_marker == 0 && (c == ' ' || c == '\t' || c == '\n')) {
       flush();
       continue;
     }

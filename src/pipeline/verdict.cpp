@@ -81,11 +81,12 @@ void engine_check_missing(const Json& facts, std::vector<MissingFact>& missing) 
 
 Decision decide(const std::vector<RuleResult>& results, const Json& facts) {
   Decision d;
-  bool fails = false, undecided = false;
+  bool fails = false, undecided = false, risky = false;
   engine_check_missing(facts, d.missing);
   for (const auto& r : results) {
     if (r.suppressed) continue;
-    if (r.status == ResultStatus::fail && r.severity == Severity::error) fails = true;
+    fails |= blocking(r);
+    risky |= at_risk(r);
     if (r.status == ResultStatus::error) {
       undecided = true;
       for (const auto& m : r.missing) add_missing(d.missing, m, r.id);
@@ -98,10 +99,14 @@ Decision decide(const std::vector<RuleResult>& results, const Json& facts) {
                                         fact_string(facts, "gpu.name").value_or("GPU"), gpu_arch_label(facts)));
   if (!fact_string(facts, "engine.version"))
     d.assumptions.push_back(fmt::format(
-        "{} version unknown: advisories reaching the newest release apply, older ones are notes; give --python, "
-        "--site-packages or --lib {}=VERSION",
+        "{} version unknown: evaluated as the newest release (rules and advisories alike; docs/versions.md), findings "
+        "about older releases only are notes; give --python, --site-packages or --lib {}=VERSION",
         fact_string(facts, "engine.name").value_or("engine"), fact_string(facts, "engine.name").value_or("vllm")));
-  d.verdict = fails ? "not-supported" : (undecided || !d.missing.empty()) ? "unknown" : "supported";
+  // Only deterministic failures decide "not-supported"; conditional ones put a decided plan at risk.
+  d.verdict = fails                               ? "not-supported"
+              : (undecided || !d.missing.empty()) ? "unknown"
+              : risky                             ? "supported-with-risks"
+                                                  : "supported";
   return d;
 }
 

@@ -1,17 +1,21 @@
 // The verdict for the requested plan, decided in one place and rendered by every printer (text,
 // JSON, SARIF, JUnit, GitHub, NFD) and by the exit code:
 //
-//   not-supported  an unsuppressed error-severity finding (rule or advisory) fired;
-//   unknown        the plan could not be decided: a fact on its path is unknown (the model's
-//                  metadata, the speculative depth, the attention backend the engine would pick,
-//                  or a fact a rule on the path needs); the report lists each missing fact and how
-//                  to supply it;
-//   supported      the plan was evaluated (engine, model and GPU known or declared, every rule on
-//                  its path decided) and nothing at error severity fired.
+//   not-supported         an unsuppressed error-severity finding (rule or advisory) fired that is
+//                         deterministic: it bites every time the plan runs;
+//   unknown               the plan could not be decided: a fact on its path is unknown (the
+//                         model's metadata, the speculative depth, the attention backend the
+//                         engine would pick, or a fact a rule on the path needs); the report lists
+//                         each missing fact and how to supply it;
+//   supported-with-risks  decided, nothing deterministic fired, but a conditional error-severity
+//                         finding did: it bites only under its condition (load, long contexts,
+//                         some requests, intermittently, an unreproduced report), listed "at risk";
+//   supported             the plan was evaluated (engine, model and GPU known or declared, every
+//                         rule on its path decided) and nothing at error severity fired.
 //
-// Findings below error severity do not change the verdict; --fail-on decides whether they fail the
-// exit code. Assumptions (a GPU declared because none was visible, an unknown engine version) are
-// listed in every format.
+// Findings below error severity do not change the verdict; --fail-on decides whether they (and the
+// at-risk ones: --fail-on risk) fail the exit code. Assumptions (a GPU declared because none was
+// visible, an unknown engine version) are listed in every format.
 #pragma once
 #include <string>
 #include <vector>
@@ -29,7 +33,7 @@ struct MissingFact {
 };
 
 struct Decision {
-  std::string verdict;  // supported | not-supported | unknown
+  std::string verdict;  // supported | supported-with-risks | not-supported | unknown
   std::vector<MissingFact> missing;
   std::vector<std::string> assumptions;
 };

@@ -56,8 +56,11 @@ std::string annotation(const RuleResult& r, const PathBase& paths) {
   }
   add("title", fmt::format("{} {}", r.id, r.title));
   std::string msg = fmt::format("{} [{}]", r.message, r.id);
+  // At risk: a warning annotation that says the condition.
+  if (at_risk(r)) msg = fmt::format("at risk ({}): {}", r.condition, msg);
   if (!r.remediation.empty()) msg += "\nfix: " + r.remediation;
-  return fmt::format("::{} {}::{}\n", command_of(r.severity), props, github_escape_data(msg));
+  return fmt::format("::{} {}::{}\n", command_of(at_risk(r) ? Severity::warning : r.severity), props,
+                     github_escape_data(msg));
 }
 
 }  // namespace
@@ -123,18 +126,14 @@ GithubOutput render_github(const Report& report, const PathBase& paths) {
   const std::string gpu = fact_string(report.facts, "gpu.name").value_or("unknown GPU");
   md += fmt::format("### specprobe: `{}` on {} — **{}**\n\n",
                     report.input_path.empty() ? "-" : root_relative(report.input_path, paths), md_text(gpu), report.verdict);
-  int counts[4] = {0, 0, 0, 0};
-  int suppressed = 0;
-  for (const auto& r : report.results) {
-    counts[static_cast<int>(r.status)]++;
-    suppressed += r.suppressed ? 1 : 0;
-  }
-  md += fmt::format("{}: {} fail, {} pass, {} skip, {} error; {} suppressed; fail-on {}\n\n", evaluated_count(report),
-                    counts[1], counts[0], counts[2], counts[3], suppressed, report.fail_on);
+  md += fmt::format("{}: {}; fail-on {}\n\n", evaluated_count(report), findings_line(count_findings(report)),
+                    report.fail_on);
   if (!findings.empty()) {
     md += "| Severity | Rule | Location | Finding | Fix |\n|---|---|---|---|---|\n";
     for (const auto* f : findings)
-      md += fmt::format("| {} | {} {} | {} | {} | {} |\n", to_string(f->severity), f->id, cell(f->slug),
+      md += fmt::format("| {} | {} {} | {} | {} | {} |\n",
+                        at_risk(*f) ? "at risk (" + md_text(f->condition, true) + ")" : std::string(to_string(f->severity)),
+                        f->id, cell(f->slug),
                         cell(f->location.known() ? where(f->location, paths) : "-"), cell(f->message),
                         cell(f->remediation));
     md += "\n";

@@ -43,6 +43,9 @@ Json report_to_json(const Report& r) {
     x["status"] = to_string(res.status);
     x["severity"] = to_string(res.severity);
     x["stage"] = to_string(res.stage);
+    x["certainty"] = to_string(res.certainty);
+    x["condition"] = res.condition.empty() ? Json(nullptr) : Json(res.condition);
+    x["only_before"] = res.only_before.empty() ? Json(nullptr) : Json(res.only_before);
     x["message"] = res.message;
     x["params"] = res.params;
     x["remediation"] = res.remediation;
@@ -55,6 +58,11 @@ Json report_to_json(const Report& r) {
     results.push_back(std::move(x));
   }
   summary["findings"] = by_sev;
+  // What the user cares about (the text summary line): blocking errors, at risk, warnings, notes.
+  const FindingCounts fc = count_findings(r);
+  summary["counts"] = {{"errors", fc.errors},     {"at_risk", fc.at_risk},       {"warnings", fc.warnings},
+                       {"notes", fc.notes},       {"older_only", fc.older_only}, {"passed", fc.passed},
+                       {"not_applicable", fc.not_applicable}, {"undecided", fc.undecided}, {"suppressed", fc.suppressed}};
   j["summary"] = summary;
   j["results"] = results;
   if (r.matrix) {
@@ -67,7 +75,7 @@ Json report_to_json(const Report& r) {
     for (const auto& c : m.cells) {
       cells.push_back({{"k", c.k}, {"backend", c.backend}, {"kv_cache_dtype", c.kv_cache_dtype}, {"verdict", c.verdict},
                        {"indexer", c.indexer.empty() ? Json(nullptr) : Json(c.indexer)}, {"errors", c.errors},
-                       {"warnings", c.warnings}, {"known_by", c.known_by}});
+                       {"risks", c.risks}, {"warnings", c.warnings}, {"known_by", c.known_by}});
       if (!c.evidence.empty()) cells.back()["evidence"] = c.evidence;
       if (!c.undecided.empty()) cells.back()["undecided"] = c.undecided;
     }

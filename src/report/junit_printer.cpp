@@ -40,6 +40,8 @@ std::string xml_text(std::string_view s) { return xml_escape(s, false); }
 
 std::string finding_line(const RuleResult& r) {
   const std::string loc = r.location.str();
+  if (r.certainty == Certainty::conditional && r.severity == Severity::error)
+    return fmt::format("{}at risk ({}): {} [{}]", loc.empty() ? "" : loc + ": ", r.condition, r.message, r.id);
   return fmt::format("{}{}: {} [{}]", loc.empty() ? "" : loc + ": ", to_string(r.severity), r.message, r.id);
 }
 

@@ -19,7 +19,8 @@ Json max_k_by_backend(const Report& r) {
   for (const auto& b : r.matrix->backends) {
     int best = -1;
     for (const auto& c : r.matrix->cells)
-      if (c.backend == b && c.kv_cache_dtype == kv && c.verdict == "works") best = std::max(best, c.k);
+      if (c.backend == b && c.kv_cache_dtype == kv && (c.verdict == "works" || c.verdict == "at-risk"))
+        best = std::max(best, c.k);
     const std::string name = b.empty() ? fact_string(r.facts, "attention.selected").value_or("default") : b;
     out[name] = best >= 0 ? Json(best) : Json(nullptr);
   }
@@ -32,6 +33,7 @@ std::string matrix_cell_token(const MatrixCell& c) {
   std::string t;
   if (c.verdict == "fails") t = "x";
   else if (c.verdict == "unknown") t = "?";
+  else if (c.verdict == "at-risk") t = "ok!";
   else if (c.indexer == "flattened") t = "flat";
   else t = c.warnings.empty() ? "ok" : "ok*";
   // How it is known beyond the rules (MatrixCell::known_by): P probed, S stack, E engine.
@@ -41,7 +43,8 @@ std::string matrix_cell_token(const MatrixCell& c) {
 }
 
 const char* matrix_legend() {
-  return "k = num_speculative_tokens; ok, ok* with warnings, flat = DSA indexer flattened, x fails, ? unknown; "
+  return "k = num_speculative_tokens; ok, ok* with warnings, ok! at risk (fails only under a condition), flat = DSA "
+         "indexer flattened, x fails, ? unknown; "
          "known by the rules and versions, and P = probed on this GPU by specprobe's kernels, S = the installed "
          "library asked, E = the installed engine asked";
 }

@@ -60,9 +60,22 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
 // The automationDetails.id of REPORT: "<category>/" with CATEGORY, else "specprobe/<config path>/<gpu>/".
 std::string sarif_automation_id(const Report& report, const PathBase& paths, const std::string& category = {});
 
-// Whether R counts against --fail-on FAIL_ON (error, warning, info, none): an unsuppressed failed
-// rule at or above it. What makes the exit code 1, and a JUnit <failure>.
+// Whether R counts against --fail-on FAIL_ON (error, risk, warning, info, none): an unsuppressed
+// failed rule at or above it; a conditional (at-risk) finding counts from "risk" down, not for
+// "error". What makes the exit code 1, and a JUnit <failure>.
 bool fails_gate(const RuleResult& r, const std::string& fail_on);
+
+// The findings as a user counts them: errors (deterministic, error severity), at risk
+// (conditional, error severity), warnings, notes (info; older_only of them are about releases older
+// than the newest, the engine version being unknown), passed, not applicable (skip), undecided
+// (could not determine), suppressed. Suppressed findings are counted only there.
+struct FindingCounts {
+  int errors = 0, at_risk = 0, warnings = 0, notes = 0, older_only = 0;
+  int passed = 0, not_applicable = 0, undecided = 0, suppressed = 0;
+};
+FindingCounts count_findings(const Report& r);
+// "2 errors, 1 at risk, 3 notes; 170 passed, 157 not applicable" (zero counts left out, but passed).
+std::string findings_line(const FindingCounts& c);
 
 // JUnit XML (the Jenkins/GitLab dialect): one <testsuite> per report (config x GPU), one
 // <testcase> per rule; a finding at or above the report's --fail-on -> <failure> (what makes the

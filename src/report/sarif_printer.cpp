@@ -186,8 +186,12 @@ std::string sarif_automation_id(const Report& report, const PathBase& paths, con
 
 bool fails_gate(const RuleResult& r, const std::string& fail_on) {
   if (r.status != ResultStatus::fail || r.suppressed || fail_on == "none") return false;
+  // "risk": errors, the conditional (at-risk) ones too; "error": deterministic errors only; a
+  // lower threshold (warning, info) counts conditional findings as well.
+  if (fail_on == "risk") return r.severity == Severity::error;
   const auto threshold = parse_severity(fail_on);
-  return threshold && r.severity >= *threshold;
+  if (!threshold || r.severity < *threshold) return false;
+  return r.certainty == Certainty::deterministic || *threshold != Severity::error;
 }
 
 Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, const SarifOptions& options) {
@@ -231,7 +235,8 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
     Json x = Json::object();
     x["ruleId"] = res.id;
     if (index >= 0) x["ruleIndex"] = index;
-    x["level"] = sarif_level(res.severity);
+    // At risk (a conditional error) is a warning in code scanning: it fails no gate by default.
+    x["level"] = sarif_level(at_risk(res) ? Severity::warning : res.severity);
     // GitHub shows the first sentence when space is short: the message comes first.
     x["message"] = {{"text", res.remediation.empty() ? res.message : fmt::format("{}\nfix: {}", res.message, res.remediation)}};
     const SourceLocation loc = res.location.known() ? res.location : SourceLocation{report.input_path, 1, 1};
@@ -250,7 +255,9 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
                        {"remediation", res.remediation},
                        {"evidence", res.evidence},
                        {"fact", res.location_fact.empty() ? Json(nullptr) : Json(res.location_fact)},
+                       {"certainty", to_string(res.certainty)},
                        {"gpu", gpu}};
+    if (!res.condition.empty()) x["properties"]["condition"] = res.condition;
     if (!res.references.empty()) x["properties"]["references"] = res.references;
     results.push_back(std::move(x));
   }

@@ -85,6 +85,48 @@ void print_summary_header(std::string& out, const Report& r, const Paint& paint)
 
 }  // namespace
 
+FindingCounts count_findings(const Report& r) {
+  FindingCounts c;
+  for (const auto& res : r.results) {
+    if (res.suppressed) {
+      ++c.suppressed;
+      continue;
+    }
+    switch (res.status) {
+      case ResultStatus::pass: ++c.passed; break;
+      case ResultStatus::skip: ++c.not_applicable; break;
+      case ResultStatus::error: ++c.undecided; break;
+      case ResultStatus::fail:
+        if (blocking(res)) ++c.errors;
+        else if (at_risk(res)) ++c.at_risk;
+        else if (res.severity == Severity::warning) ++c.warnings;
+        else {
+          ++c.notes;
+          if (!res.only_before.empty()) ++c.older_only;
+        }
+        break;
+    }
+  }
+  return c;
+}
+
+std::string findings_line(const FindingCounts& c) {
+  auto n = [](int count, const char* one, const char* many) {
+    return fmt::format("{} {}", count, count == 1 ? one : many);
+  };
+  std::string found;
+  for (const auto& [count, text] : {std::pair{c.errors, n(c.errors, "error", "errors")},
+                                    std::pair{c.at_risk, n(c.at_risk, "at risk", "at risk")},
+                                    std::pair{c.warnings, n(c.warnings, "warning", "warnings")},
+                                    std::pair{c.notes, n(c.notes, "note", "notes")},
+                                    std::pair{c.suppressed, n(c.suppressed, "suppressed", "suppressed")}})
+    if (count > 0) found += (found.empty() ? "" : ", ") + text;
+  if (found.empty()) found = "no findings";
+  std::string rest = fmt::format("{} passed, {} not applicable", c.passed, c.not_applicable);
+  if (c.undecided > 0) rest += fmt::format(", {} undecided", c.undecided);
+  return found + "; " + rest;
+}
+
 std::string evaluated_count(const Report& r) {
   size_t advisories = 0;
   for (const auto& res : r.results) advisories += res.advisory.is_null() ? 0 : 1;
@@ -111,22 +153,32 @@ std::string render_text(const Report& r, const TextStyle& style) {
   std::string out;
   if (!style.quiet) print_summary_header(out, r, paint);
 
-  int counts[4] = {0, 0, 0, 0};
-  for (const auto& res : r.results) counts[static_cast<int>(res.status)]++;
+  const FindingCounts counts = count_findings(r);
   std::vector<std::string> ids_seen;
   bool any_line = false;
+  // Findings about older releases only (the engine version unknown): one line at the end, each
+  // listed with --verbose.
+  std::string older_than;
   for (const auto& res : r.results) {
-    const bool show = res.status == ResultStatus::fail || (style.verbose && !style.quiet) ||
-                      (!style.quiet && res.status == ResultStatus::error);
+    const bool older = res.status == ResultStatus::fail && !res.only_before.empty() && !res.suppressed;
+    if (older && (older_than.empty() || res.only_before > older_than)) older_than = res.only_before;
+    const bool show = (res.status == ResultStatus::fail && (!older || style.verbose)) ||
+                      (style.verbose && !style.quiet) || (!style.quiet && res.status == ResultStatus::error);
     if (!show) continue;
     if (!any_line && !style.quiet) out += "\n";
     any_line = true;
     const std::string loc = res.location.str();
     if (res.status == ResultStatus::fail) {
-      out += fmt::format("{}{}: {} [{}]{}\n", loc.empty() ? "" : loc + ": ",
-                         paint(sev_color(res.severity), to_string(res.severity)), res.message, res.id,
+      // A conditional error is "at risk", with its condition; the rest by severity.
+      const std::string label = at_risk(res) || (res.suppressed && res.certainty == Certainty::conditional &&
+                                                 res.severity == Severity::error)
+                                    ? paint(fmt::fg(fmt::terminal_color::yellow), "at risk")
+                                    : paint(sev_color(res.severity), to_string(res.severity));
+      out += fmt::format("{}{}: {} [{}]{}\n", loc.empty() ? "" : loc + ": ", label, res.message, res.id,
                          res.suppressed ? " (suppressed: " + res.suppressed->reason + ")" : "");
       if (!style.quiet) {
+        if (res.certainty == Certainty::conditional && !res.condition.empty())
+          out += fmt::format("    condition: {}\n", res.condition);
         out += fmt::format("    stage: {} — {}\n", to_string(res.stage), res.title);
         out += fmt::format("    fix: {}\n", res.remediation);
       }
@@ -183,12 +235,20 @@ std::string render_text(const Report& r, const TextStyle& style) {
     for (auto it = flat.begin(); it != flat.end(); ++it) out += fmt::format("  {} = {}\n", it.key(), it.value().dump(-1, ' ', false, Json::error_handler_t::replace));
   }
 
+  if (counts.older_only > 0 && !style.verbose && !style.quiet) {
+    const std::string engine = r.engine.empty() ? "engine" : r.engine;
+    out += fmt::format("\n{} known issue{} apply only to releases older than the newest ({} at the latest): give the "
+                       "version (--lib {}=VERSION or --python) to check {}, --verbose to list {}\n",
+                       counts.older_only, counts.older_only == 1 ? "" : "s", older_than, engine,
+                       counts.older_only == 1 ? "it" : "them", counts.older_only == 1 ? "it" : "them");
+  }
   std::string verdict = r.verdict;
-  const fmt::text_style vcolor = bold(verdict == "supported"       ? fmt::terminal_color::green
-                                     : verdict == "not-supported" ? fmt::terminal_color::red
-                                                                  : fmt::terminal_color::magenta);
-  out += fmt::format("\n{}: {} — {}: {} fail, {} pass, {} skip, {} error\n", paint(kBold, "verdict"),
-                     paint(vcolor, verdict), evaluated_count(r), counts[1], counts[0], counts[2], counts[3]);
+  const fmt::text_style vcolor = bold(verdict == "supported"              ? fmt::terminal_color::green
+                                     : verdict == "supported-with-risks" ? fmt::terminal_color::yellow
+                                     : verdict == "not-supported"        ? fmt::terminal_color::red
+                                                                         : fmt::terminal_color::magenta);
+  out += fmt::format("\n{}: {} — {} ({})\n", paint(kBold, "verdict"), paint(vcolor, verdict), findings_line(counts),
+                     evaluated_count(r));
   if (!ids_seen.empty() && !style.quiet) {
     out += "for more information:";
     for (const auto& id : ids_seen) out += " specprobe explain " + id + ";";

@@ -119,13 +119,9 @@ HubFailure classify(const HttpResponse& r, const std::string& repo, const std::s
     return {"timeout", fmt::format("{}: no answer from {} within the network deadline (--network-timeout {:g} s)",
                                    where, host, s.timeout_s)};
   if (r.dns_failed)
-    return {"network", fmt::format("{}: cannot resolve the Hub's host {} (no network or DNS?); pass --model DIR, or "
-                                   "--offline to answer from specprobe's cache",
-                                   where, host)};
+    return {"network", fmt::format("{}: cannot resolve the Hub's host {} (no network or DNS?)", where, host)};
   if (!r.transport_error.empty())
-    return {"network", fmt::format("{}: cannot reach {} ({}); pass --model DIR, or --offline to answer from "
-                                   "specprobe's cache",
-                                   where, host, excerpt(r.transport_error, 120))};
+    return {"network", fmt::format("{}: cannot reach {} ({})", where, host, excerpt(r.transport_error, 120))};
   if (code == "GatedRepo" || (r.status == 403 && code.empty() && s.token.empty()))
     return {
         "gated",

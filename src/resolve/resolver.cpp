@@ -102,6 +102,9 @@ Resolution Resolver::resolve(const ModelRef& ref, const ResolveOptions& o, Clock
           o.modelscope, supply(ref));
     else if (a.failure.kind == "offline")
       r.failure += fmt::format(": run once with the network, or {}", supply(ref));
+    else if (a.failure.kind == "network" || a.failure.kind == "timeout")
+      r.failure += fmt::format(
+          ": {}, or run where the Hub is reachable (--offline then answers from specprobe's cache)", supply(ref));
     else
       r.failure += fmt::format(" ({} to check it without the Hub)", supply(ref));
     return r;

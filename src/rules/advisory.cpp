@@ -12,6 +12,7 @@
 #include "common/version.hpp"
 #include "common/yaml_json.hpp"
 #include "facts/registry.hpp"
+#include "rules/affected.hpp"
 #include "rules/engine.hpp"
 #include "rules/jsonlogic.hpp"
 
@@ -25,43 +26,6 @@ Expected<std::string> need_string(const Json& d, const char* key, const std::str
   if (it == d.end() || !it->is_string() || it->get<std::string>().empty())
     return input_error(fmt::format("missing or empty string field '{}'", key), {file});
   return it->get<std::string>();
-}
-
-// A version field of a range: YAML may type 0.9 as a number; a version is text.
-Expected<std::string> version_text(const Json& v, const char* key, const std::string& file) {
-  std::string s;
-  if (v.is_string()) s = v.get<std::string>();
-  else if (v.is_number()) s = v.dump();
-  else return input_error(fmt::format("affected range '{}' must be a version string", key), {file});
-  if (s != "0" && !parse_version(s)) return input_error(fmt::format("affected range '{}': '{}' is not a PEP 440 version", key, s), {file});
-  return s;
-}
-
-bool hash_prefix(const std::string& have, const std::string& known) {
-  if (have.size() < 7 || known.size() < 7) return false;
-  const size_t n = std::min(have.size(), known.size());
-  return have.compare(0, n, known, 0, n) == 0;
-}
-
-// Whether VERSION (known) lies in RANGE; commits decide where the advisory names them.
-bool in_range(const Version& v, const VersionRange& r) {
-  if (auto h = v.git_hash()) {
-    if (!r.fixed_commit.empty() && hash_prefix(*h, r.fixed_commit)) return false;
-    if (!r.introduced_commit.empty() && hash_prefix(*h, r.introduced_commit)) return true;
-  }
-  const Version base = v.public_version();
-  if (r.introduced != "0")
-    if (auto lo = parse_version(r.introduced); lo && base < *lo) return false;
-  if (!r.fixed.empty())
-    if (auto hi = parse_version(r.fixed); hi && !(base < *hi)) return false;
-  return true;
-}
-
-std::string range_text(const VersionRange& r) {
-  if (r.introduced == "0" && r.fixed.empty()) return "every release";
-  if (r.introduced == "0") return "< " + r.fixed;
-  if (r.fixed.empty()) return ">= " + r.introduced;
-  return fmt::format(">= {}, < {}", r.introduced, r.fixed);
 }
 
 // The JSON Logic that says whether the advisory applies to the plan's engine and GPU.
@@ -89,6 +53,11 @@ Rule make_trigger_rule(const Advisory& a) {
   r.title = a.summary;
   r.severity = a.severity;
   r.stage = a.stage;
+  // A failure that needs some request content is conditional on those requests.
+  r.certainty = a.request_dependent ? Certainty::conditional : a.certainty;
+  r.condition_text = !a.condition_text.empty() ? a.condition_text
+                     : a.request_dependent     ? "when requests use the feature it names"
+                                               : std::string();
   r.category = "advisory";
   r.applies = applicability(a);
   r.skip_reason = a.engine == "any" ? "not on an affected GPU"
@@ -151,7 +120,8 @@ Expected<Advisory> parse_advisory(std::string_view text, const std::string& file
     const Json& d = *doc;
     static const std::set<std::string> kKeys = {"id", "summary", "details", "published", "engine", "trigger",
                                                 "requires", "request_dependent", "affected", "gpu", "stage",
-                                                "severity", "fix", "references", "modified", "aliases"};
+                                                "severity", "fix", "references", "modified", "aliases",
+                                                "certainty", "condition"};
     for (auto it = d.begin(); it != d.end(); ++it)
       if (!kKeys.count(it.key())) return input_error(fmt::format("unknown field '{}'", it.key()), {file});
     Advisory a;
@@ -186,34 +156,9 @@ Expected<Advisory> parse_advisory(std::string_view text, const std::string& file
     a.request_dependent = d.value("request_dependent", false);
     if (!d.contains("affected") || !d["affected"].is_array() || d["affected"].empty())
       return input_error("affected must list at least one package with its ranges", {file});
-    for (const auto& p : d["affected"]) {
-      AffectedPackage ap;
-      if (!p.is_object() || !p.value("package", Json()).is_string())
-        return input_error("each affected entry needs a package", {file});
-      ap.package = p["package"].get<std::string>();
-      if (!p.value("ranges", Json()).is_array() || p["ranges"].empty())
-        return input_error(fmt::format("affected {}: ranges must be a non-empty list", ap.package), {file});
-      for (const auto& r : p["ranges"]) {
-        if (!r.is_object()) return input_error(fmt::format("affected {}: a range must be a mapping", ap.package), {file});
-        VersionRange vr;
-        if (r.contains("introduced")) {
-          auto v = version_text(r["introduced"], "introduced", file);
-          if (!v) return v.error();
-          vr.introduced = *v;
-        }
-        if (r.contains("fixed") && !r["fixed"].is_null()) {
-          auto v = version_text(r["fixed"], "fixed", file);
-          if (!v) return v.error();
-          vr.fixed = *v;
-        }
-        vr.introduced_commit = r.value("introduced_commit", Json("")).is_string() ? r.value("introduced_commit", "") : "";
-        vr.fixed_commit = r.value("fixed_commit", Json("")).is_string() ? r.value("fixed_commit", "") : "";
-        if (!vr.fixed.empty() && vr.introduced != "0" && !(*parse_version(vr.introduced) < *parse_version(vr.fixed)))
-          return input_error(fmt::format("affected {}: introduced {} is not before fixed {}", ap.package, vr.introduced, vr.fixed), {file});
-        ap.ranges.push_back(vr);
-      }
-      a.affected.push_back(std::move(ap));
-    }
+    auto affected = parse_affected(d["affected"], file);
+    if (!affected) return affected.error();
+    a.affected = std::move(*affected);
     if (d.contains("gpu")) {
       if (!d["gpu"].is_array()) return input_error("gpu must be a list of arch families or archs", {file});
       for (const auto& g : d["gpu"]) {
@@ -224,6 +169,7 @@ Expected<Advisory> parse_advisory(std::string_view text, const std::string& file
     auto stage = parse_stage(d.value("stage", ""));
     if (!stage) return input_error("stage must be config, load, capture, first-request, runtime or silent", {file});
     a.stage = *stage;
+    if (auto st = parse_certainty_fields(d, file, a.certainty, a.condition_text); !st) return st.error();
     auto sev = parse_severity(d.value("severity", ""));
     if (!sev) return input_error("severity must be error, warning or info", {file});
     a.severity = *sev;
@@ -315,57 +261,7 @@ Expected<std::vector<Advisory>> load_advisories(const std::string& dir) {
   return out;
 }
 
-VersionVerdict place_versions(const Advisory& a, const Json& facts) {
-  VersionVerdict v;
-  std::vector<std::string> known, unknown, older;
-  bool all_unknown_reach_newest = true;
-  for (const auto& ap : a.affected) {
-    const auto text = fact_string(facts, "lib." + ap.package + ".version");
-    const auto ver = text ? parse_version(*text) : std::nullopt;
-    if (!ver) {
-      unknown.push_back(ap.package);
-      bool newest = false;
-      std::string fixed;
-      for (const auto& r : ap.ranges) {
-        newest |= r.fixed.empty();
-        if (!r.fixed.empty() && (fixed.empty() || *parse_version(fixed) < *parse_version(r.fixed))) fixed = r.fixed;
-      }
-      if (!newest) {
-        all_unknown_reach_newest = false;
-        older.push_back(fmt::format("{} < {}", ap.package, fixed));
-      }
-      continue;
-    }
-    const VersionRange* hit = nullptr;
-    for (const auto& r : ap.ranges)
-      if (in_range(*ver, r)) {
-        hit = &r;
-        break;
-      }
-    if (!hit) {
-      std::string ranges;
-      for (const auto& r : ap.ranges) ranges += (ranges.empty() ? "" : "; ") + range_text(r);
-      v.kind = VersionVerdict::Kind::fixed;
-      v.text = fmt::format("{} {} is outside the affected range ({})", ap.package, *text, ranges);
-      return v;
-    }
-    known.push_back(fmt::format("{} {} (affected: {})", ap.package, *text, range_text(*hit)));
-  }
-  auto join = [](const std::vector<std::string>& xs) {
-    std::string s;
-    for (const auto& x : xs) s += (s.empty() ? "" : ", ") + x;
-    return s;
-  };
-  v.text = join(known);
-  v.unknown = join(unknown);
-  if (unknown.empty()) v.kind = VersionVerdict::Kind::affected;
-  else if (all_unknown_reach_newest) v.kind = VersionVerdict::Kind::unknown_newest;
-  else {
-    v.kind = VersionVerdict::Kind::unknown_older;
-    v.older_than = join(older);
-  }
-  return v;
-}
+VersionVerdict place_versions(const Advisory& a, const Json& facts) { return place_versions(a.affected, facts); }
 
 ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* severity) {
   const ResultStatus trig = rule_status(*trigger_rule(a), facts);
@@ -379,7 +275,6 @@ ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* sev
   }
   if (trig != ResultStatus::fail) return trig;
   Severity s = a.severity;
-  if (a.request_dependent && s == Severity::error) s = Severity::warning;
   if (v.kind == VersionVerdict::Kind::unknown_older) s = Severity::info;
   if (severity) *severity = s;
   return ResultStatus::fail;
@@ -422,6 +317,7 @@ RuleResult evaluate_advisory(const Advisory& a, const Json& facts, const std::ma
     if (v.kind == VersionVerdict::Kind::unknown_older) {
       r.status = ResultStatus::fail;
       r.severity = Severity::info;
+      r.only_before = v.older_than;
       r.message = fmt::format("if you run {}: {} — it could not be checked ({}); give --python or --lib {}=VERSION",
                               v.older_than, a.summary, r.message, v.unknown.substr(0, v.unknown.find(',')));
       r.remediation = remediation_of(a);
@@ -431,23 +327,22 @@ RuleResult evaluate_advisory(const Advisory& a, const Json& facts, const std::ma
   r.remediation = remediation_of(a);
   r.location = anchor_location(anchor_fact(a, locations), locations, default_file);
   r.location_fact = anchor_fact(a, locations);
-  const std::string prefix = a.request_dependent ? "when requests use this feature: " : "";
   switch (v.kind) {
     case VersionVerdict::Kind::fixed:  // decided above
     case VersionVerdict::Kind::affected:
-      r.message = fmt::format("{}{} — {}", prefix, a.summary, v.text);
+      r.message = fmt::format("{} — {}", a.summary, v.text);
       break;
     case VersionVerdict::Kind::unknown_newest:
-      r.message = fmt::format("{}{} — {} version unknown, and no release up to the newest is fixed{}", prefix, a.summary,
+      r.message = fmt::format("{} — {} version unknown, and no release up to the newest is fixed{}", a.summary,
                               v.unknown, v.text.empty() ? "" : "; " + v.text);
       break;
     case VersionVerdict::Kind::unknown_older:
       r.severity = Severity::info;
-      r.message = fmt::format("if you run {}: {}{} ({} version unknown: give --python, --site-packages or --lib {}=VERSION)",
-                              v.older_than, prefix, a.summary, v.unknown, v.unknown.substr(0, v.unknown.find(',')));
+      r.only_before = v.older_than;
+      r.message = fmt::format("if you run {}: {} ({} version unknown: give --python, --site-packages or --lib {}=VERSION)",
+                              v.older_than, a.summary, v.unknown, v.unknown.substr(0, v.unknown.find(',')));
       return r;
   }
-  if (a.request_dependent && r.severity == Severity::error) r.severity = Severity::warning;
   return r;
 }
 

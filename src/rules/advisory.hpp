@@ -20,21 +20,11 @@
 
 #include "common/error.hpp"
 #include "common/json.hpp"
+#include "rules/affected.hpp"
 #include "rules/result.hpp"
 #include "rules/rule.hpp"
 
 namespace specprobe {
-
-struct VersionRange {
-  std::string introduced = "0";  // "0": every earlier release
-  std::string fixed;             // empty: not fixed in any release
-  std::string introduced_commit, fixed_commit;
-};
-
-struct AffectedPackage {
-  std::string package;  // vllm, sglang, flashinfer, deep_gemm, flash_attn, triton, torch, ... (lib.<package>)
-  std::vector<VersionRange> ranges;  // any of them
-};
 
 struct Advisory {
   std::string id;         // SPA-VLLM-37754
@@ -49,6 +39,8 @@ struct Advisory {
   std::vector<std::string> gpu;           // arch families / exact archs; empty = every GPU
   Stage stage = Stage::config;
   Severity severity = Severity::error;
+  Certainty certainty = Certainty::deterministic;
+  std::string condition_text;  // when conditional: the condition, in words
   std::map<std::string, std::string> upgrade;  // package -> first fixed release
   std::string fix_config;                      // a working alternative configuration
   struct Reference {
@@ -65,6 +57,11 @@ struct Advisory {
   std::string primary_url() const;
 };
 
+// How surely it bites: a failure that needs some request content is conditional on it.
+inline Certainty certainty_of(const Advisory& a) {
+  return a.request_dependent ? Certainty::conditional : a.certainty;
+}
+
 // Parses one advisory file; errors (input) name FILE and the field.
 Expected<Advisory> parse_advisory(std::string_view text, const std::string& file);
 
@@ -72,13 +69,7 @@ Expected<Advisory> parse_advisory(std::string_view text, const std::string& file
 // fixtures, the ledger and proposals are skipped). Ids are unique and match their file names.
 Expected<std::vector<Advisory>> load_advisories(const std::string& dir = {});
 
-// How the installed versions place the plan against the advisory's ranges.
-struct VersionVerdict {
-  enum class Kind { affected, fixed, unknown_newest, unknown_older } kind = Kind::affected;
-  std::string text;         // "vllm 0.11.1 (affected from 0.11.0, fixed in 0.12.0)"
-  std::string unknown;      // the packages whose version is unknown ("vllm")
-  std::string older_than;   // for unknown_older: "vllm < 0.12.0"
-};
+// How the installed versions place the plan against the advisory's ranges (rules/affected.hpp).
 VersionVerdict place_versions(const Advisory& a, const Json& facts);
 
 // Status only (for the what-if sweep); SEVERITY receives the severity it fires with (a note is info).

@@ -1,6 +1,8 @@
 // Rule evaluation (see engine.hpp).
 #include "rules/engine.hpp"
 
+#include <set>
+
 #include "rules/jsonlogic.hpp"
 
 namespace specprobe {
@@ -31,10 +33,14 @@ bool eval_truthy(const Json& logic, const Json& facts, std::string* error) {
 
 std::string_view to_string(ResultStatus s) {
   switch (s) {
-    case ResultStatus::pass: return "pass";
-    case ResultStatus::fail: return "fail";
-    case ResultStatus::skip: return "skip";
-    case ResultStatus::error: return "error";
+    case ResultStatus::pass:
+      return "pass";
+    case ResultStatus::fail:
+      return "fail";
+    case ResultStatus::skip:
+      return "skip";
+    case ResultStatus::error:
+      return "error";
   }
   return "error";
 }
@@ -69,8 +75,10 @@ std::string render_template(const std::string& tmpl, const Json& params, const J
     out.append(tmpl, i, open - i);
     const std::string name = tmpl.substr(open + 1, close - open - 1);
     const Json* v = nullptr;
-    if (params.is_object() && params.contains(name)) v = &params[name];
-    else v = find_fact(facts, name);
+    if (params.is_object() && params.contains(name))
+      v = &params[name];
+    else
+      v = find_fact(facts, name);
     out += v ? display_value(*v) : "unknown";
     i = close + 1;
   }
@@ -134,13 +142,37 @@ std::string other_vendor(const Rule& rule, const Json& facts) {
 
 }  // namespace
 
-ResultStatus rule_status(const Rule& rule, const Json& facts) {
+bool reads_gpu_facts(const Rule& rule) {
+  // The GPU's model and architecture; not the vendor (a rule that only leaves AMD out holds on
+  // every NVIDIA GPU) nor how the GPU was found.
+  static const std::set<std::string, std::less<>> kNotTheModel = {
+      "gpu.vendor",   "gpu.count",         "gpu.source",         "gpu.fallback",
+      "gpu.declared", "gpu.declared_from", "gpu.fallback_reason"};
+  for (const Json* logic : {&rule.applies, &rule.condition})
+    for (const auto& name : jsonlogic::referenced_vars(*logic))
+      if (name.rfind("gpu.", 0) == 0 && !kNotTheModel.count(name)) return true;
+  return false;
+}
+
+std::string fallback_gpu_condition(const Json& facts, bool reads_gpu) {
+  if (!reads_gpu || !fact_bool(facts, "gpu.fallback").value_or(false)) return {};
+  return fmt::format("if the GPU is a {}, the one assumed because no GPU was visible or declared (pass --gpu NAME)",
+                     fact_string(facts, "gpu.name").value_or("GPU"));
+}
+
+ResultStatus rule_status(const Rule& rule, const Json& facts, Severity* severity) {
+  if (severity) *severity = rule.severity;
   if (!other_vendor(rule, facts).empty()) return ResultStatus::skip;
   std::string err;
   if (!eval_truthy(rule.applies, facts, &err)) return err.empty() ? ResultStatus::skip : ResultStatus::error;
   if (missing_required(rule, facts, nullptr)) return ResultStatus::error;
   const bool fires = eval_truthy(rule.condition, facts, &err);
   if (!err.empty()) return ResultStatus::error;
+  if (fires && !rule.affected.empty()) {
+    const VersionVerdict::Kind k = place_versions(rule.affected, facts).kind;
+    if (k == VersionVerdict::Kind::fixed) return ResultStatus::pass;
+    if (k == VersionVerdict::Kind::unknown_older && severity) *severity = Severity::info;
+  }
   return fires ? ResultStatus::fail : ResultStatus::pass;
 }
 
@@ -153,6 +185,8 @@ RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std
   r.category = rule.category;
   r.severity = rule.severity;
   r.stage = rule.stage;
+  r.certainty = rule.certainty;
+  r.condition = rule.condition_text;
   r.references = rule.references;
   r.location_fact = rule.location;
 
@@ -197,6 +231,20 @@ RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std
     r.status = ResultStatus::pass;
     return r;
   }
+  // The releases it lives in (the version policy: an unknown version is the newest release).
+  VersionVerdict placed;
+  if (!rule.affected.empty()) {
+    placed = place_versions(rule.affected, facts);
+    for (const auto& ap : rule.affected) {
+      const Json* v = find_fact(facts, "lib." + ap.package + ".version");
+      r.evidence["lib." + ap.package + ".version"] = v ? *v : Json(nullptr);
+    }
+    if (placed.kind == VersionVerdict::Kind::fixed) {
+      r.status = ResultStatus::pass;
+      r.message = placed.text;
+      return r;
+    }
+  }
   r.status = ResultStatus::fail;
   for (auto it = rule.params.begin(); it != rule.params.end(); ++it) {
     auto v = jsonlogic::evaluate(it.value(), facts);
@@ -210,10 +258,24 @@ RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std
   // differs from run to run.
   std::string anchor = rule.location;
   if (!locations.count(anchor))
-    if (const Json* named = find_fact(facts, anchor); named && named->is_string() && locations.count(named->get<std::string>()))
+    if (const Json* named = find_fact(facts, anchor);
+        named && named->is_string() && locations.count(named->get<std::string>()))
       anchor = named->get<std::string>();
   r.location_fact = anchor;
   r.location = anchor_location(anchor, locations, default_file);
+  if (r.certainty == Certainty::deterministic)
+    if (std::string c = fallback_gpu_condition(facts, reads_gpu_facts(rule)); !c.empty()) {
+      r.certainty = Certainty::conditional;
+      r.condition = std::move(c);
+    }
+  if (placed.kind == VersionVerdict::Kind::unknown_older) {
+    // Only releases older than the newest have it, and the version is unknown: a note.
+    r.severity = Severity::info;
+    r.only_before = placed.older_than;
+    r.message =
+        fmt::format("if you run {}: {} ({} version unknown: give --python, --site-packages or --lib {}=VERSION)",
+                    placed.older_than, r.message, placed.unknown, placed.unknown.substr(0, placed.unknown.find(',')));
+  }
   return r;
 }
 

@@ -10,8 +10,17 @@
 
 namespace specprobe {
 
+// Whether RULE's applicability or condition reads a fact of the GPU's model or architecture
+// (gpu.arch_family, gpu.sm, gpu.name, ...; not gpu.vendor): its answer depends on which GPU it is.
+bool reads_gpu_facts(const Rule& rule);
+
+// The GPU was not visible and not declared (gpu.fallback): a deterministic error that depends on
+// the GPU is only as sure as the assumption, so it is conditional on the GPU being the one assumed.
+// Returns the condition to state ("" when the plan's GPU is known or the rule does not read it).
+std::string fallback_gpu_condition(const Json& facts, bool reads_gpu);
+
 // Status only, for the what-if sweep (no message rendering).
-ResultStatus rule_status(const Rule& rule, const Json& facts);
+ResultStatus rule_status(const Rule& rule, const Json& facts, Severity* severity = nullptr);
 
 // Full evaluation of one rule. LOCATIONS maps fact names to places in the user's file;
 // DEFAULT_FILE anchors findings whose fact has no recorded place (line 1).

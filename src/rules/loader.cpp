@@ -58,6 +58,33 @@ std::optional<Stage> parse_stage(std::string_view s) {
   return std::nullopt;
 }
 
+std::string_view to_string(Certainty c) { return c == Certainty::conditional ? "conditional" : "deterministic"; }
+
+std::optional<Certainty> parse_certainty(std::string_view s) {
+  if (s == "deterministic") return Certainty::deterministic;
+  if (s == "conditional") return Certainty::conditional;
+  return std::nullopt;
+}
+
+Status parse_certainty_fields(const Json& d, const std::string& file, Certainty& c, std::string& condition) {
+  if (!d.contains("certainty"))
+    return input_error("missing field 'certainty' (deterministic: bites every time the plan runs; conditional: only "
+                       "under the `condition` it states)",
+                       {file});
+  const auto parsed = d["certainty"].is_string() ? parse_certainty(d["certainty"].get<std::string>()) : std::nullopt;
+  if (!parsed) return input_error("certainty must be deterministic or conditional", {file});
+  c = *parsed;
+  const bool has = d.contains("condition");
+  if (c == Certainty::conditional) {
+    if (!has || !d["condition"].is_string() || d["condition"].get<std::string>().empty())
+      return input_error("a conditional finding needs its condition in words (condition: \"under ...\")", {file});
+    condition = d["condition"].get<std::string>();
+  } else if (has) {
+    return input_error("condition is only for certainty: conditional", {file});
+  }
+  return Ok{};
+}
+
 namespace {
 
 Expected<std::string> req_string(const Json& doc, const char* key, const std::string& file) {
@@ -121,7 +148,7 @@ static Expected<Rule> parse_rule_unguarded(std::string_view text, const std::str
   static const std::set<std::string> kKnownKeys = {
       "id", "slug", "title", "description", "severity", "stage", "category", "location", "applies",
       "skip_reason", "requires", "when", "params", "message", "remediation", "references", "versions",
-      "deprecated", "vendor"};
+      "deprecated", "vendor", "certainty", "condition", "affected"};
   for (auto it = d.begin(); it != d.end(); ++it)
     if (!kKnownKeys.count(it.key())) return input_error(fmt::format("unknown field '{}'", it.key()), {file});
 
@@ -147,6 +174,7 @@ static Expected<Rule> parse_rule_unguarded(std::string_view text, const std::str
   auto stage = parse_stage(d.value("stage", ""));
   if (!stage) return input_error("stage must be config, load, capture, first-request, runtime or silent", {file});
   r.stage = *stage;
+  if (auto st = parse_certainty_fields(d, file, r.certainty, r.condition_text); !st) return st.error();
   r.category = d.value("category", "general");
   r.location = d.value("location", "");
   r.applies = d.contains("applies") ? d["applies"] : Json(true);
@@ -169,6 +197,11 @@ static Expected<Rule> parse_rule_unguarded(std::string_view text, const std::str
     for (const auto& x : d["references"]) r.references.push_back(x.is_string() ? x.get<std::string>() : x.dump());
   }
   if (d.contains("versions")) r.versions = d["versions"];
+  if (d.contains("affected")) {
+    auto affected = parse_affected(d["affected"], file);
+    if (!affected) return affected.error();
+    r.affected = std::move(*affected);
+  }
   r.deprecated = d.value("deprecated", false);
   r.vendor = d.value("vendor", "");
   if (!r.vendor.empty() && r.vendor != "nvidia" && r.vendor != "amd")

@@ -47,6 +47,24 @@ struct RuleResult {
   // Advisories only (rules/advisory.hpp): {url, published, affected, fixed_in, request_dependent,
   // engine}; null for rules.
   Json advisory = nullptr;
+  // How surely it bites (rule.hpp Certainty), and when conditional, the condition in words.
+  Certainty certainty = Certainty::deterministic;
+  std::string condition;
+  // A note about older releases only, the engine version being unknown ("vllm < 0.13.0"): the
+  // version policy (docs/versions.md) evaluates an unknown version as the newest release.
+  std::string only_before;
 };
+
+// A finding that makes the verdict not-supported: failed, not suppressed, of error severity and
+// deterministic.
+inline bool blocking(const RuleResult& r) {
+  return r.status == ResultStatus::fail && !r.suppressed && r.severity == Severity::error &&
+         r.certainty == Certainty::deterministic;
+}
+// A finding that puts the plan at risk: failed, not suppressed, of error severity, conditional.
+inline bool at_risk(const RuleResult& r) {
+  return r.status == ResultStatus::fail && !r.suppressed && r.severity == Severity::error &&
+         r.certainty == Certainty::conditional;
+}
 
 }  // namespace specprobe

@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "common/json.hpp"
+#include "rules/affected.hpp"
 
 namespace specprobe {
 
@@ -19,6 +20,18 @@ enum class Stage { config, load, capture, first_request, runtime, silent };
 std::string_view to_string(Stage s);  // "config", "load", "capture", "first-request", "runtime", "silent"
 std::optional<Stage> parse_stage(std::string_view s);
 
+// How surely a finding bites when its condition holds (issue 48): deterministic = every time the
+// plan runs (the engine refuses it, load or capture fails, the first request fails, every output is
+// wrong); conditional = only under a condition the plan does not fix (load, long contexts, some
+// request content, intermittently, or reported once and not reproduced), said in words.
+enum class Certainty { deterministic, conditional };
+std::string_view to_string(Certainty c);  // "deterministic", "conditional"
+std::optional<Certainty> parse_certainty(std::string_view s);
+
+// Reads `certainty:` and `condition:` of a rule or advisory file D into C and CONDITION; the
+// condition is required (and only allowed) when conditional. Input error naming FILE otherwise.
+Status parse_certainty_fields(const Json& d, const std::string& file, Certainty& c, std::string& condition);
+
 struct Rule {
   std::string id;        // "SP3001"
   std::string slug;      // "dsa-indexer-next-n-sm90"
@@ -26,6 +39,8 @@ struct Rule {
   std::string description;  // a paragraph; SARIF fullDescription
   Severity severity = Severity::error;
   Stage stage = Stage::config;
+  Certainty certainty = Certainty::deterministic;
+  std::string condition_text;  // when conditional: the condition, in words
   std::string category;  // "speculative", "attention", "cudagraph", "checkpoint", "probe", ...
   // Applicability: when it evaluates false the rule is "skip" with skip_reason.
   Json applies = true;
@@ -42,7 +57,11 @@ struct Rule {
   std::string remediation;  // one imperative sentence naming a working alternative
   std::vector<std::string> references;
   std::string location;  // fact name whose source location anchors the finding ("spec.k")
-  // Version bounds, documentation only; the condition enforces them (and tests check both sides).
+  // The releases the failure lives in (rules/affected.hpp), applied as advisories apply theirs: a
+  // known version outside every range passes; an unknown one is the newest release (a range that
+  // ends before it makes the finding a note about older releases). Empty: the condition alone.
+  std::vector<AffectedPackage> affected;
+  // Version bounds, documentation only; the condition and `affected` enforce them.
   Json versions = Json::object();
   bool deprecated = false;
   std::string source_file;  // rules/3xxx/SP3001-....yaml

@@ -47,8 +47,9 @@ void drop_plan_shape_answers(Json& facts) {
 
 // " (cached ...)" when LIB's stack answer came from the answer cache (probes/answer_cache.hpp).
 std::string cached_note(const Json& facts, const std::string& lib) {
-  return fact_bool(facts, "stack." + lib + ".cached").value_or(false) ? " (answer cached from an earlier run: same build, GPU)"
-                                                                      : "";
+  return fact_bool(facts, "stack." + lib + ".cached").value_or(false)
+             ? " (answer cached from an earlier run: same build, GPU)"
+             : "";
 }
 
 // How a cell is known (MatrixCell::known_by, evidence): the measurements and answers at this
@@ -108,7 +109,8 @@ void add_cell_evidence(MatrixCell& cell, const Json& facts) {
 }
 
 // The inputs a user would change for cell (K, BACKEND, KV), written as a user would write them.
-void override_cell_inputs(Json& facts, int k, const std::string& backend, const std::string& kv, const std::string& method) {
+void override_cell_inputs(Json& facts, int k, const std::string& backend, const std::string& kv,
+                          const std::string& method) {
   Json& spec = facts["spec"];
   spec["enabled"] = k > 0;
   if (k > 0 && !spec.contains("method")) spec["method"] = method;
@@ -148,16 +150,30 @@ void override_cell_inputs(Json& facts, int k, const std::string& backend, const 
 
 // The cell's value from its derived FACTS: the rules and advisories on its path, the plan-path
 // facts, and how it is known.
-MatrixCell decide_cell(const Catalog& catalog, const Json& facts, MatrixCell cell, const std::set<std::string>& ignored) {
-  bool unknown = false, fails = false;
+MatrixCell decide_cell(const Catalog& catalog, const Json& facts, MatrixCell cell,
+                       const std::set<std::string>& ignored) {
+  bool unknown = false, fails = false, risky = false;
+  // An error that bites every time fails the cell; a conditional one puts it at risk.
+  const bool fallback_gpu = fact_bool(facts, "gpu.fallback").value_or(false);
+  auto error_finding = [&](const std::string& id, Certainty c, bool reads_gpu) {
+    // On an assumed GPU, a GPU-dependent error is as sure as the assumption (engine.hpp).
+    if (fallback_gpu && reads_gpu) c = Certainty::conditional;
+    if (c == Certainty::deterministic) {
+      fails = true;
+      cell.errors.push_back(id);
+    } else {
+      risky = true;
+      cell.risks.push_back(id);
+    }
+  };
   for (const auto& r : catalog.rules) {
     if (r.deprecated || ignored.count(r.id)) continue;
-    const ResultStatus s = rule_status(r, facts);
+    Severity sev = r.severity;
+    const ResultStatus s = rule_status(r, facts, &sev);
     if (s == ResultStatus::fail) {
-      if (r.severity == Severity::error) {
-        fails = true;
-        cell.errors.push_back(r.id);
-      } else if (r.severity == Severity::warning) {
+      if (sev == Severity::error) {
+        error_finding(r.id, r.certainty, fallback_gpu && reads_gpu_facts(r));
+      } else if (sev == Severity::warning) {
         cell.warnings.push_back(r.id);
       }
     } else if (s == ResultStatus::error) {
@@ -171,8 +187,7 @@ MatrixCell decide_cell(const Catalog& catalog, const Json& facts, MatrixCell cel
     const ResultStatus s = advisory_status(a, facts, &sev);
     if (s == ResultStatus::fail) {
       if (sev == Severity::error) {
-        fails = true;
-        cell.errors.push_back(a.id);
+        error_finding(a.id, certainty_of(a), fallback_gpu && (!a.gpu.empty() || (a.rule && reads_gpu_facts(*a.rule))));
       } else if (sev == Severity::warning) {
         cell.warnings.push_back(a.id);
       }
@@ -191,7 +206,7 @@ MatrixCell decide_cell(const Catalog& catalog, const Json& facts, MatrixCell cel
     unknown = true;
     cell.undecided.push_back(fact);
   }
-  cell.verdict = fails ? "fails" : unknown ? "unknown" : "works";
+  cell.verdict = fails ? "fails" : unknown ? "unknown" : risky ? "at-risk" : "works";
   if (cell.verdict != "unknown") cell.known_by.push_back("rules");
   add_cell_evidence(cell, facts);
   return cell;
@@ -203,9 +218,9 @@ MatrixCell decide_cell(const Catalog& catalog, const Json& facts, MatrixCell cel
 // IS_PLAN: the cell is the plan itself (its k, backend and KV dtype): its inputs are the plan's,
 // unchanged (no method filled in, no backend forced on the drafter, the plan's own engine check),
 // so that it reads exactly what the verdict reads.
-MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::string& backend,
-                         const std::string& kv, const std::string& method, const std::set<std::string>& ignored,
-                         bool plan_shape, bool is_plan) {
+MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::string& backend, const std::string& kv,
+                         const std::string& method, const std::set<std::string>& ignored, bool plan_shape,
+                         bool is_plan) {
   MatrixCell cell;
   if (!plan_shape) drop_plan_shape_answers(facts);
   cell.k = k;
@@ -236,8 +251,10 @@ SupportMatrix sweep_axes(const Json& plan_facts, const SweepOptions& options) {
       for (const auto& b : vllm_backend_candidates(probe))
         if (b.valid && !contains(m.backends, b.name)) m.backends.push_back(b.name);
     }
-    if (requested_kv.rfind("turboquant_", 0) == 0 && !contains(m.backends, "TURBOQUANT")) m.backends.push_back("TURBOQUANT");
-    if (!requested_backend.empty() && !contains(m.backends, requested_backend)) m.backends.insert(m.backends.begin(), requested_backend);
+    if (requested_kv.rfind("turboquant_", 0) == 0 && !contains(m.backends, "TURBOQUANT"))
+      m.backends.push_back("TURBOQUANT");
+    if (!requested_backend.empty() && !contains(m.backends, requested_backend))
+      m.backends.insert(m.backends.begin(), requested_backend);
   } else {
     m.backends.push_back(requested_backend);
   }
@@ -280,13 +297,13 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
   };
   for (int k : m.ks) {
     const MatrixCell* c = cell(k, requested_backend, requested_kv);
-    if (c && c->verdict == "works") {
+    if (c && (c->verdict == "works" || c->verdict == "at-risk")) {
       m.working_k.push_back(k);
       m.max_working_k = k;
     }
   }
   const MatrixCell* req = cell(requested_k, requested_backend, requested_kv);
-  if (req && req->verdict != "works") {
+  if (req && req->verdict != "works" && req->verdict != "at-risk") {
     for (const auto& b : m.backends)
       if (b != requested_backend)
         if (const MatrixCell* c = cell(requested_k, b, requested_kv); c && c->verdict == "works")

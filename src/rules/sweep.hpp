@@ -19,9 +19,9 @@ struct MatrixCell {
   int k = 0;
   std::string backend;
   std::string kv_cache_dtype;
-  std::string verdict;               // "works" | "fails" | "unknown"
+  std::string verdict;               // "works" | "at-risk" (only conditional errors) | "fails" | "unknown"
   std::string indexer;               // "native" | "flattened" | "blocked" | "" (no DSA indexer)
-  std::vector<std::string> errors;   // ids of error-severity findings
+  std::vector<std::string> errors;   // ids of error-severity findings that bite every time
   std::vector<std::string> warnings; // ids of warning-severity findings
   // Why the cell is unknown: ids of rules on its path that could not be decided, and the plan
   // facts it lacks (rules/plan_path.hpp: model.architecture, spec.k, attention.selected).
@@ -36,6 +36,7 @@ struct MatrixCell {
   // One line per source in known_by except rules: what was measured or said. An engine refusal
   // is quoted in the engine's words, "vLLM 0.33.0 (config): <message>".
   std::vector<std::string> evidence;
+  std::vector<std::string> risks;  // ids of conditional error-severity findings (at risk)
 };
 
 struct SupportMatrix {

@@ -177,12 +177,14 @@ TEST_CASE("seed: turboquant KV + spec + FULL cudagraphs is SP3020 - PIECEWISE or
   const std::string base = "--model " + kExampleCheckpoints + "/llama-3.1-8b --gpu RTX5090 -- vllm serve meta-llama/Llama-3.1-8B-Instruct "
                            "--kv-cache-dtype turboquant_k8v4 --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3}'";
   // The seed's workaround clears the capture rule; the later report vllm#40831 (token loops with
-  // any speculative method, unfixed through 0.27.x) still fails the plan, in eager mode too.
+  // any speculative method, unfixed through 0.27.x) still puts the plan at risk, in eager mode too:
+  // for tool-call, structured-output and long-context requests, not every one (issue 48).
   for (const std::string mode : {" --enforce-eager", " --compilation-config '{\"cudagraph_mode\":\"PIECEWISE\"}'"}) {
     const Outcome o = check_seed(base + mode);
-    CHECK(o.exit_code == 1);
+    CHECK(o.exit_code == 0);
     CHECK(o.failing.empty());
     CHECK(o.advisories.count("SPA-VLLM-40831") == 1);
+    CHECK(check_seed("--fail-on risk " + base + mode).exit_code == 1);
   }
   const Outcome full = check_seed(base + " -cc.cudagraph_mode=FULL_DECODE_ONLY");
   CHECK(full.exit_code == 1);

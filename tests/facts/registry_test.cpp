@@ -71,6 +71,7 @@ slug: t
 title: t
 severity: error
 stage: config
+certainty: deterministic
 message: "m {spec.next_n}"
 remediation: r
 )";
@@ -91,6 +92,7 @@ slug: t
 title: t
 severity: error
 stage: config
+certainty: deterministic
 message: "m {spec.nextn}"
 remediation: r
 when: true

@@ -55,7 +55,7 @@ void expect_input_error(const BoundedResult& r, const std::string& what, const s
 const std::string kHuge = "1" + std::string(400, '0');  // overflows a double: 1e400
 
 const std::string kRule =
-    "id: SP1901\nslug: s\ntitle: t\nseverity: error\nstage: config\nwhen: false\nmessage: m\nremediation: r\n";
+    "id: SP1901\nslug: s\ntitle: t\nseverity: error\nstage: config\ncertainty: deterministic\nwhen: false\nmessage: m\nremediation: r\n";
 
 }  // namespace
 

@@ -467,14 +467,14 @@ TEST_CASE("hostile: HF cache layouts", "[hostile]") {
 TEST_CASE("hostile: rule directories", "[hostile]") {
   TempTree t;
   const std::vector<std::pair<std::string, std::string>> rules = {
-      {"SP1901-types.yaml", "id: SP1901\nslug: s\ntitle: t\ndescription: 5\nseverity: error\nstage: config\ncategory: []\n"
+      {"SP1901-types.yaml", "id: SP1901\nslug: s\ntitle: t\ndescription: 5\nseverity: error\nstage: config\ncertainty: deterministic\ncategory: []\n"
                             "location: {}\nskip_reason: 1\nwhen: true\nmessage: m\nremediation: r\ndeprecated: maybe\n"},
-      {"SP1902-placeholder.yaml", "id: SP1902\nslug: s\ntitle: t\nseverity: error\nstage: config\nwhen: true\n"
+      {"SP1902-placeholder.yaml", "id: SP1902\nslug: s\ntitle: t\nseverity: error\nstage: config\ncertainty: deterministic\nwhen: true\n"
                                   "message: \"{" + std::string(200000, 'a') + "}\"\nremediation: r\n"},
-      {"SP1903-deep.yaml", "id: SP1903\nslug: s\ntitle: t\nseverity: error\nstage: config\nmessage: m\nremediation: r\nwhen: " +
+      {"SP1903-deep.yaml", "id: SP1903\nslug: s\ntitle: t\nseverity: error\nstage: config\ncertainty: deterministic\nmessage: m\nremediation: r\nwhen: " +
                                repeat("{\"!\": [", 20000) + "1" + repeat("]}", 20000) + "\n"},
       {"SP1904-laughs.yaml", [] {
-         std::string s = "id: SP1904\nslug: s\ntitle: t\nseverity: error\nstage: config\nmessage: m\nremediation: r\n"
+         std::string s = "id: SP1904\nslug: s\ntitle: t\nseverity: error\nstage: config\ncertainty: deterministic\nmessage: m\nremediation: r\n"
                          "references: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
          for (int i = 1; i < 10; ++i) {
            s += "versions: &a" + std::to_string(i) + " [";

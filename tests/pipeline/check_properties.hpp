@@ -58,18 +58,24 @@ inline void render_all(const Report& report) {
 
 // Why REPORT's answers disagree, or "" (issue 36: one decision, rendered everywhere):
 //  - the verdict is the one decide() gives for the results and facts;
-//  - the exit code (--fail-on error) is 0 / 1 / 4 for supported / not-supported / unknown;
-//  - the plan's own matrix cell (its k, backend and KV dtype) reads works / fails / unknown
-//    for supported / not-supported / unknown, and a working k is in the "working k" list;
+//  - the exit code (--fail-on error) is 0 / 0 / 1 / 4 for supported / supported-with-risks /
+//    not-supported / unknown, and --fail-on risk makes supported-with-risks 1;
+//  - the plan's own matrix cell (its k, backend and KV dtype) reads works / at-risk / fails /
+//    unknown for supported / supported-with-risks / not-supported / unknown, and a working
+//    (or at-risk) k is in the "working k" list;
 //  - working_k is exactly the requested row's working cells and max_working_k its largest;
 //  - a cell that works or fails is known by the rules; an unknown one says why;
 //  - the text report prints the verdict word and the largest working k the report holds.
 inline std::string agreement_violation(const Report& r) {
   const Decision d = decide(r.results, r.facts);
   if (d.verdict != r.verdict) return "the report's verdict " + r.verdict + " is not decide()'s " + d.verdict;
-  const int want_exit = r.verdict == "supported" ? 0 : r.verdict == "not-supported" ? 1 : 4;
+  const int want_exit = r.verdict == "supported" || r.verdict == "supported-with-risks" ? 0
+                        : r.verdict == "not-supported"                                  ? 1
+                                                                                        : 4;
   if (const int e = exit_code_for(r, "error", false); e != want_exit)
     return "verdict " + r.verdict + " but exit code " + std::to_string(e);
+  if (r.verdict == "supported-with-risks" && exit_code_for(r, "risk", false) != 1)
+    return "verdict supported-with-risks but --fail-on risk does not exit 1";
   const std::string text = render_text(r, TextStyle{});
   if (text.find("verdict: " + r.verdict + " ") == std::string::npos)
     return "the text report does not print the verdict " + r.verdict;
@@ -88,7 +94,8 @@ inline std::string agreement_violation(const Report& r) {
     if (c.verdict == "unknown" && c.undecided.empty())
       return "cell k=" + std::to_string(c.k) + " " + c.backend + "/" + c.kv_cache_dtype +
              " is unknown without a reason";
-    if (c.backend == row && c.kv_cache_dtype == kv && c.verdict == "works") working.push_back(c.k);
+    if (c.backend == row && c.kv_cache_dtype == kv && (c.verdict == "works" || c.verdict == "at-risk"))
+      working.push_back(c.k);
   }
   if (working != m.working_k) return "working_k is not the plan's row's working cells";
   if (working.empty() ? m.max_working_k.has_value() : m.max_working_k != working.back())
@@ -102,7 +109,10 @@ inline std::string agreement_violation(const Report& r) {
   for (const MatrixCell& c : m.cells)
     if (c.k == *k && c.backend == row && c.kv_cache_dtype == kv) cell = &c;
   if (!cell) return {};
-  const std::string want = r.verdict == "supported" ? "works" : r.verdict == "not-supported" ? "fails" : "unknown";
+  const std::string want = r.verdict == "supported"              ? "works"
+                           : r.verdict == "supported-with-risks" ? "at-risk"
+                           : r.verdict == "not-supported"        ? "fails"
+                                                                 : "unknown";
   if (cell->verdict != want)
     return "verdict " + r.verdict + " but the plan's cell (k=" + std::to_string(*k) + " " + row + "/" + kv +
            ") reads " + cell->verdict;

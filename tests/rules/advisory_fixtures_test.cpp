@@ -6,6 +6,8 @@
 // that does not fire; every advisory loads and cites public sources.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include <filesystem>
 #include <map>
 #include <set>
@@ -18,6 +20,7 @@ using namespace specprobe;
 
 namespace {
 
+
 const std::vector<fs::path> kAdvisoryBaseDirs = {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases",
                                          fs::path(SPECPROBE_SOURCE_DIR) / "tests/advisories/bases"};
 
@@ -29,7 +32,7 @@ std::string outcome(const RuleResult& r) {
 }  // namespace
 
 TEST_CASE("every advisory loads and cites a public report", "[advisories]") {
-  auto all = load_advisories();
+  auto all = load_advisories(specprobe::testing::fixture_catalog_dir("advisories"));
   REQUIRE(all.has_value());
   CHECK(all->size() >= 200);
   for (const auto& a : *all) {
@@ -40,7 +43,7 @@ TEST_CASE("every advisory loads and cites a public report", "[advisories]") {
 }
 
 TEST_CASE("every advisory's fixtures give the expected result", "[advisories][fixtures]") {
-  auto all = load_advisories();
+  auto all = load_advisories(specprobe::testing::fixture_catalog_dir("advisories"));
   REQUIRE(all.has_value());
   std::map<std::string, const Advisory*> by_id;
   for (const auto& a : *all) by_id[a.id] = &a;

@@ -5,6 +5,7 @@
 // derived fact (spec.k, kv.fp8, attention.selected ...) is a fixture error, since derivation
 // would overwrite it.
 #pragma once
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,6 +18,14 @@
 #include "gpu/gpu_info.hpp"
 
 namespace specprobe::testing {
+
+// The catalog (SUB: "rules" or "advisories") fixtures run against: the one embedded at build time
+// (""), or, with SPECPROBE_FIXTURES_FROM_SOURCE=1, the YAML in the source tree as it is now (to edit
+// rules and advisories and check their fixtures without a rebuild).
+inline std::string fixture_catalog_dir(const std::string& sub) {
+  const char* v = std::getenv("SPECPROBE_FIXTURES_FROM_SOURCE");
+  return v && std::string(v) == "1" ? (std::filesystem::path(SPECPROBE_SOURCE_DIR) / sub).string() : std::string();
+}
 
 inline Json load_fixture_yaml(const std::filesystem::path& p) {
   std::ifstream in(p);

@@ -315,6 +315,8 @@ def run_case(cmd):
             continue
         findings.append({"id": r["id"], "severity": r["severity"], "stage": r.get("stage"),
                          "category": r.get("category"), "advisory": bool(r.get("advisory")),
+                         # binaries before issue 48 have no certainty: every error was blocking
+                         "certainty": r.get("certainty") or "deterministic",
                          "message": (r.get("message") or "")[:240]})
     res["findings"] = findings
     res["errors_undecided"] = sorted(r["id"] for r in rep.get("results", []) if r.get("status") == "error")
@@ -331,7 +333,10 @@ def classify(case, res):
     class: neither a catch nor a false alarm."""
     if "unreadable" in res:
         return "unreadable"
-    errs = [f for f in res["findings"] if f["severity"] == "error"]
+    # Blocking: deterministic errors (issue 48). An at-risk (conditional) error does not block: a
+    # failing case it flags is "at-risk" (lenient), a works case it flags "at-risk" (not a false alarm).
+    errs = [f for f in res["findings"] if f["severity"] == "error" and f["certainty"] == "deterministic"]
+    risks = [f for f in res["findings"] if f["severity"] == "error" and f["certainty"] == "conditional"]
     warns = [f for f in res["findings"] if f["severity"] in ("error", "warning")]
     failing = case["outcome"] in ("crash", "wrong-output")
     strict = res["verdict"] == "not-supported"
@@ -339,8 +344,8 @@ def classify(case, res):
     if not strict and res["verdict"] == "unknown":
         return "unknown"
     if failing:
-        return "caught" if strict else ("caught-lenient" if warns else "missed")
-    return "false-alarm" if strict else ("warned" if warns else "clean")
+        return "caught" if strict else ("at-risk" if risks else "caught-lenient" if warns else "missed")
+    return "false-alarm" if strict else ("at-risk" if risks else "warned" if warns else "clean")
 
 
 def has_warning(res):
@@ -361,7 +366,9 @@ def figures(rows):
     fa_len = sum(r["class"] == "false-alarm" or has_warning(r["res"]) for r in works)
     return {"failing": len(fail), "works": len(works), "strict": strict, "lenient": lenient,
             "unknown_failing": sum(r["class"] == "unknown" for r in fail),
-            "missed": sum(r["class"] in ("missed", "caught-lenient") for r in fail),
+            "missed": sum(r["class"] in ("missed", "caught-lenient", "at-risk") for r in fail),
+            "at_risk_failing": sum(r["class"] == "at-risk" for r in fail),
+            "at_risk_works": sum(r["class"] == "at-risk" for r in works),
             "false_alarms": fa, "false_alarms_lenient": fa_len,
             "unknown_works": sum(r["class"] == "unknown" for r in works),
             "clean": sum(r["class"] in ("clean", "warned") for r in works),
@@ -369,15 +376,19 @@ def figures(rows):
 
 
 def fig_row(label, f):
+    decided = f['works'] - f['unknown_works']
     return (f"| {label} | {pct(f['strict'], f['failing'])} | {pct(f['unknown_failing'], f['failing'])} | "
-            f"{pct(f['missed'], f['failing'])} | {pct(f['lenient'], f['failing'])} | "
-            f"{pct(f['false_alarms'], f['works'])} | {pct(f['unknown_works'], f['works'])} | "
+            f"{pct(f['missed'], f['failing'])} | {pct(f['at_risk_failing'], f['failing'])} | "
+            f"{pct(f['lenient'], f['failing'])} | "
+            f"{pct(f['false_alarms'], f['works'])} | {pct(f['false_alarms'], decided)} | "
+            f"{pct(f['at_risk_works'], f['works'])} | {pct(f['unknown_works'], f['works'])} | "
             f"{pct(f['false_alarms_lenient'], f['works'])} | {f['unreadable']} |")
 
 
-FIG_HEAD = ("| group | recall (not-supported) | failing: unknown | failing: missed | recall lenient (any warning+) "
-            "| false alarms (not-supported) | works: unknown | lenient false alarms (any warning+) | unreadable |\n"
-            "|---|---|---|---|---|---|---|---|---|")
+FIG_HEAD = ("| group | recall (not-supported) | failing: unknown | failing: missed | failing: at risk "
+            "| recall lenient (any warning+) | false alarms (not-supported) | false alarms among decided works "
+            "| works: at risk | works: unknown | lenient false alarms (any warning+) | unreadable |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def ignore_list(late_rules, clean, general):

@@ -1,0 +1,143 @@
+// Affected version ranges and where the installed versions place a plan (see affected.hpp).
+#include "rules/affected.hpp"
+
+#include "common/version.hpp"
+
+namespace specprobe {
+
+Expected<std::string> version_text(const Json& v, const char* key, const std::string& file) {
+  std::string s;
+  if (v.is_string())
+    s = v.get<std::string>();
+  else if (v.is_number())
+    s = v.dump();
+  else
+    return input_error(fmt::format("affected range '{}' must be a version string", key), {file});
+  if (s != "0" && !parse_version(s))
+    return input_error(fmt::format("affected range '{}': '{}' is not a PEP 440 version", key, s), {file});
+  return s;
+}
+
+namespace {
+
+bool hash_prefix(const std::string& have, const std::string& known) {
+  if (have.size() < 7 || known.size() < 7) return false;
+  const size_t n = std::min(have.size(), known.size());
+  return have.compare(0, n, known, 0, n) == 0;
+}
+
+// Whether VERSION (known) lies in RANGE; commits decide where the advisory names them.
+bool in_range(const Version& v, const VersionRange& r) {
+  if (auto h = v.git_hash()) {
+    if (!r.fixed_commit.empty() && hash_prefix(*h, r.fixed_commit)) return false;
+    if (!r.introduced_commit.empty() && hash_prefix(*h, r.introduced_commit)) return true;
+  }
+  const Version base = v.public_version();
+  if (r.introduced != "0")
+    if (auto lo = parse_version(r.introduced); lo && base < *lo) return false;
+  if (!r.fixed.empty())
+    if (auto hi = parse_version(r.fixed); hi && !(base < *hi)) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string range_text(const VersionRange& r) {
+  if (r.introduced == "0" && r.fixed.empty()) return "every release";
+  if (r.introduced == "0") return "< " + r.fixed;
+  if (r.fixed.empty()) return ">= " + r.introduced;
+  return fmt::format(">= {}, < {}", r.introduced, r.fixed);
+}
+
+Expected<std::vector<AffectedPackage>> parse_affected(const Json& list, const std::string& file) {
+  std::vector<AffectedPackage> out;
+  if (!list.is_array() || list.empty())
+    return input_error("affected must list at least one package with its ranges", {file});
+  for (const auto& p : list) {
+    AffectedPackage ap;
+    if (!p.is_object() || !p.value("package", Json()).is_string())
+      return input_error("each affected entry needs a package", {file});
+    ap.package = p["package"].get<std::string>();
+    if (!p.value("ranges", Json()).is_array() || p["ranges"].empty())
+      return input_error(fmt::format("affected {}: ranges must be a non-empty list", ap.package), {file});
+    for (const auto& r : p["ranges"]) {
+      if (!r.is_object()) return input_error(fmt::format("affected {}: a range must be a mapping", ap.package), {file});
+      VersionRange vr;
+      if (r.contains("introduced")) {
+        auto v = version_text(r["introduced"], "introduced", file);
+        if (!v) return v.error();
+        vr.introduced = *v;
+      }
+      if (r.contains("fixed") && !r["fixed"].is_null()) {
+        auto v = version_text(r["fixed"], "fixed", file);
+        if (!v) return v.error();
+        vr.fixed = *v;
+      }
+      vr.introduced_commit = r.value("introduced_commit", Json("")).is_string() ? r.value("introduced_commit", "") : "";
+      vr.fixed_commit = r.value("fixed_commit", Json("")).is_string() ? r.value("fixed_commit", "") : "";
+      if (!vr.fixed.empty() && vr.introduced != "0" && !(*parse_version(vr.introduced) < *parse_version(vr.fixed)))
+        return input_error(
+            fmt::format("affected {}: introduced {} is not before fixed {}", ap.package, vr.introduced, vr.fixed),
+            {file});
+      ap.ranges.push_back(vr);
+    }
+    out.push_back(std::move(ap));
+  }
+  return out;
+}
+
+VersionVerdict place_versions(const std::vector<AffectedPackage>& affected, const Json& facts) {
+  VersionVerdict v;
+  std::vector<std::string> known, unknown, older;
+  bool all_unknown_reach_newest = true;
+  for (const auto& ap : affected) {
+    const auto text = fact_string(facts, "lib." + ap.package + ".version");
+    const auto ver = text ? parse_version(*text) : std::nullopt;
+    if (!ver) {
+      unknown.push_back(ap.package);
+      bool newest = false;
+      std::string fixed;
+      for (const auto& r : ap.ranges) {
+        newest |= r.fixed.empty();
+        if (!r.fixed.empty() && (fixed.empty() || *parse_version(fixed) < *parse_version(r.fixed))) fixed = r.fixed;
+      }
+      if (!newest) {
+        all_unknown_reach_newest = false;
+        older.push_back(fmt::format("{} < {}", ap.package, fixed));
+      }
+      continue;
+    }
+    const VersionRange* hit = nullptr;
+    for (const auto& r : ap.ranges)
+      if (in_range(*ver, r)) {
+        hit = &r;
+        break;
+      }
+    if (!hit) {
+      std::string ranges;
+      for (const auto& r : ap.ranges) ranges += (ranges.empty() ? "" : "; ") + range_text(r);
+      v.kind = VersionVerdict::Kind::fixed;
+      v.text = fmt::format("{} {} is outside the affected range ({})", ap.package, *text, ranges);
+      return v;
+    }
+    known.push_back(fmt::format("{} {} (affected: {})", ap.package, *text, range_text(*hit)));
+  }
+  auto join = [](const std::vector<std::string>& xs) {
+    std::string s;
+    for (const auto& x : xs) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  v.text = join(known);
+  v.unknown = join(unknown);
+  if (unknown.empty())
+    v.kind = VersionVerdict::Kind::affected;
+  else if (all_unknown_reach_newest)
+    v.kind = VersionVerdict::Kind::unknown_newest;
+  else {
+    v.kind = VersionVerdict::Kind::unknown_older;
+    v.older_than = join(older);
+  }
+  return v;
+}
+
+}  // namespace specprobe
