@@ -17,7 +17,7 @@
 #      specprobe       path of the binary used
 #      version         `specprobe --version`
 #      exit-code       specprobe's exit code (0 pass, 1 findings, 2 usage/input, 3 environment, 4 verdict unknown, 5 report not written)
-#      verdict         the plan's verdict from the JSON report (supported, not-supported, unknown)
+#      verdict         the plan's verdict from the JSON report (supported, supported-with-risks, not-supported, unknown)
 #      sarif-file      the SARIF report (empty when none was written)
 #      sarif-category  the code-scanning category (INPUT_SARIF_CATEGORY, default specprobe/<gpu>)
 #      json-file       the JSON report

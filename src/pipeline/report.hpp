@@ -27,7 +27,7 @@ struct Report {
   std::string input_form;  // "vllm-yaml", ...
   std::string server;      // which server of the file ("service vllm"); empty when it starts one
   std::string engine;
-  std::string verdict;     // "supported" | "not-supported" | "unknown" (pipeline/verdict.hpp)
+  std::string verdict;     // "supported" | "supported-with-risks" | "not-supported" | "unknown" (pipeline/verdict.hpp)
   std::vector<MissingFact> missing;       // why the verdict is unknown, and how to supply each fact
   std::vector<std::string> assumptions;   // what the evaluation assumed (a declared GPU, ...)
   Json facts = Json::object();
