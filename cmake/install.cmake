@@ -29,7 +29,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/contrib/completions/specprobe.fish
 file(GLOB _specprobe_schemas ${CMAKE_SOURCE_DIR}/docs/schema/*.json)
 install(FILES ${_specprobe_schemas} DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/specprobe/schema)
 
-install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/docs/install.md ${CMAKE_SOURCE_DIR}/docs/ci.md
+install(FILES ${CMAKE_SOURCE_DIR}/LICENSE ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/docs/install.md ${CMAKE_SOURCE_DIR}/docs/ci.md
   ${CMAKE_SOURCE_DIR}/docs/facts.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/rules/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/rules
   FILES_MATCHING PATTERN "*.md")

@@ -15,6 +15,7 @@ why not, and the nearest configuration that works. One binary; runs with and wit
 set(CPACK_PACKAGE_DIRECTORY ${CMAKE_BINARY_DIR}/packages)
 set(CPACK_GENERATOR "DEB;TGZ")
 set(CPACK_STRIP_FILES ON)
+set(CPACK_RESOURCE_FILE_LICENSE ${CMAKE_SOURCE_DIR}/LICENSE)
 set(CPACK_SOURCE_GENERATOR "")
 
 string(TOLOWER "${CMAKE_SYSTEM_PROCESSOR}" _specprobe_arch)

@@ -16,7 +16,7 @@ _specprobe() {
 
   local gpus="auto H100 H200 B200 GB10 RTX5090 A100 L4 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 sm_121"
   local check_opts="--model --model-dir --offline --no-resolve --network-timeout --gpu --python --site-packages --lib --env --engine --probes --no-matrix
-    --stack-probes --stack-timeout --no-engine --no-cache --engine-timeout --format --output -o --fail-on --color --quiet -q --verbose -v
+    --stack-probes --stack-timeout --no-engine --no-cache --engine-timeout --format --output -o --fail-on --results --color --quiet -q --verbose -v
     --rules-dir --advisories-dir --advisories-before --sarif --junit --json --github --exit-zero --unknown-ok
     --ignore --no-suppressions --progress --source-root --sarif-category --help -h"
   local exec_opts="$check_opts --dry-run"
@@ -49,6 +49,7 @@ _specprobe() {
     --probes) COMPREPLY=($(compgen -W "auto off all" -- "$cur")); return 0 ;;
     --stack-probes) COMPREPLY=($(compgen -W "auto off" -- "$cur")); return 0 ;;
     --fail-on) COMPREPLY=($(compgen -W "error risk warning info none" -- "$cur")); return 0 ;;
+    --results) COMPREPLY=($(compgen -W "failing all" -- "$cur")); return 0 ;;
     --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return 0 ;;
     --lengths) COMPREPLY=($(compgen -W "random full" -- "$cur")); return 0 ;;
     --probe) COMPREPLY=($(compgen -W "mqa_logits spec_verify graph_replay all" -- "$cur")); return 0 ;;

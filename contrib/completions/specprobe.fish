@@ -50,6 +50,7 @@ complete -c specprobe -n $ce -l engine-timeout -x -d 'seconds the engine check m
 complete -c specprobe -n $ce -l format -x -a 'text json sarif junit github' -d 'output format'
 complete -c specprobe -n $ce -s o -l output -r -F -d 'write the report to FILE'
 complete -c specprobe -n $ce -l fail-on -x -a 'error risk warning info none' -d 'what exits 1'
+complete -c specprobe -n $ce -l results -x -a 'failing all' -d 'which results the JSON lists'
 complete -c specprobe -n $ce -l color -x -a 'auto always never' -d 'colour'
 complete -c specprobe -n $ce -s q -l quiet -d 'print only failures and the summary'
 complete -c specprobe -n $ce -s v -l verbose -d 'print every fact and rule evaluation'

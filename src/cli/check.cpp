@@ -78,6 +78,8 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
       ->check(seconds_validator());
   app.add_option("--format", o.format, "output format: text, json, sarif, junit or github")
       ->check(CLI::IsMember(selectable_format_names()));
+  app.add_option("--results", o.results, "which results the JSON report lists: all, or failing (those not passed or not applicable; the counts stay whole); default all for one file, failing for several")
+      ->check(CLI::IsMember({"failing", "all"}));
   app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");
   app.add_option("--fail-on", o.fail_on, "what makes the exit code 1: error (findings that bite every time the plan runs), risk (also the conditional ones listed at risk), warning, info (lower severities too), none")
       ->check(CLI::IsMember({"error", "risk", "warning", "info", "none"}));
@@ -151,6 +153,7 @@ int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports
   ro.color = o.output.empty() && want_color(o.color, fileno(stream));
   ro.verbose = o.verbose;
   ro.quiet = o.quiet;
+  ro.all_results = o.results.empty() ? o.files.size() <= 1 : o.results == "all";
   std::error_code ec;
   const std::string first_file = !o.files.empty() ? o.files.front() : o.request.file;
   ro.paths.root = find_source_root(o.source_root, first_file, [](const char* n) { return std::getenv(n); });
@@ -176,17 +179,6 @@ int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports
   }
   return rc;
 }
-
-namespace {
-
-// Several reports: the exit code that says most. Errors (5 a report not written, 3 environment or
-// internal, 2 usage or input) over an unknown verdict (4) over findings (1) over 0.
-int worse_exit(int a, int b) {
-  auto rank = [](int c) { return c == 5 ? 6 : c == 3 ? 5 : c == 2 ? 4 : c == 4 ? 3 : c == 1 ? 2 : c == 0 ? 0 : 1; };
-  return rank(b) > rank(a) ? b : a;
-}
-
-}  // namespace
 
 int run_check_command(CheckOptions o) {
   auto services = cli_services(o);

@@ -28,6 +28,7 @@ struct CheckOptions {
   std::string output;                 // --output FILE (the --format output)
   std::string fail_on = "error";      // error | warning | info | none
   std::string color = "auto";         // auto | always | never
+  std::string results;                // --results failing | all; empty: all for one file, failing for several
   bool quiet = false;
   bool verbose = false;
   bool progress = false;              // --progress: the progress line also when stderr is no terminal

@@ -15,6 +15,11 @@ std::string Error::str() const {
   return loc.empty() ? fmt::format("error: {}", message) : fmt::format("{}: error: {}", loc, message);
 }
 
+int worse_exit(int a, int b) {
+  auto rank = [](int c) { return c == 5 ? 6 : c == 3 ? 5 : c == 2 ? 4 : c == 1 ? 3 : c == 4 ? 2 : c == 0 ? 0 : 1; };
+  return rank(b) > rank(a) ? b : a;
+}
+
 int exit_code(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::usage:

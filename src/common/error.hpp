@@ -46,6 +46,11 @@ struct Error {
 
 int exit_code(ErrorKind kind);
 
+// Of two exit codes (several files, several servers), the one that says most: a report not written
+// (5), an environment or internal error (3), a usage or input error (2), then findings (1) over an
+// unknown verdict (4) (one undecided file must not hide another's failure; issue 51), over 0.
+int worse_exit(int a, int b);
+
 Error usage_error(std::string message);
 Error input_error(std::string message, SourceLocation where = {});
 Error environment_error(std::string message);

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <mutex>
 
-#include <yaml-cpp/yaml.h>
-
 #include "common/embedded.hpp"
 #include "common/version.hpp"
 #include "facts/backends.hpp"
@@ -22,6 +20,8 @@ namespace specprobe {
 namespace {
 
 // A set of next_n values per arch family; any = every next_n.
+constexpr const char* kBuildsFile = "rules/data/builds.yaml";
+
 struct NextNSet {
   bool any = false;
   std::vector<int> values;
@@ -61,63 +61,82 @@ struct Tables {
   std::string error;
 };
 
-NextNSet read_set(const YAML::Node& n) {
+NextNSet read_set(const Json& n) {
   NextNSet s;
-  if (n.IsScalar() && n.as<std::string>() == "any") s.any = true;
-  else if (n.IsSequence())
-    for (const auto& v : n) s.values.push_back(v.as<int>());
+  if (n.is_string() && n.get<std::string>() == "any") s.any = true;
+  else if (n.is_array())
+    for (const auto& v : n) s.values.push_back(v.get<int>());
   return s;
 }
 
-PerArch read_per_arch(const YAML::Node& n) {
+PerArch read_per_arch(const Json& n) {
   PerArch p;
-  p.sm90 = read_set(n["sm90"]);
-  p.sm100 = read_set(n["sm100"]);
-  p.sm12x = read_set(n["sm12x"]);
-  p.other = read_set(n["other"]);
+  p.sm90 = read_set(n.value("sm90", Json()));
+  p.sm100 = read_set(n.value("sm100", Json()));
+  p.sm12x = read_set(n.value("sm12x", Json()));
+  p.other = read_set(n.value("other", Json()));
   return p;
+}
+
+// A text field; a hash or version written unquoted that YAML reads as a number is an error (its
+// digits would not survive: 0123456 is 123456), as is a missing field without a default.
+std::string text(const Json& n, const char* key, const char* fallback = nullptr) {
+  if (!n.is_object() || !n.contains(key)) {
+    if (fallback) return fallback;
+    throw std::runtime_error(fmt::format("`{}` is missing in {}", key, n.dump()));
+  }
+  const Json& v = n[key];
+  if (!v.is_string()) throw std::runtime_error(fmt::format("`{}` must be a quoted string in {}", key, n.dump()));
+  return v.get<std::string>();
+}
+
+const Json& list(const Json& root, const char* key) {
+  static const Json kEmpty = Json::array();
+  const auto it = root.find(key);
+  if (it == root.end()) return kEmpty;
+  if (!it->is_array() && !it->is_object()) throw std::runtime_error(fmt::format("`{}` must be a list or a mapping", key));
+  return *it;
 }
 
 const Tables& tables() {
   static Tables t;
   static std::once_flag once;
   std::call_once(once, [] {
-    auto text = embedded_file("rules/data/builds.yaml");
-    if (!text) {
-      t.error = "rules/data/builds.yaml is not embedded";
+    auto doc = embedded_yaml_document(kBuildsFile);
+    if (!doc) {
+      t.error = doc.error().str();
       return;
     }
     try {
-      YAML::Node root = YAML::Load(std::string(*text));
-      for (const auto& b : root["vllm_passthrough_builds"])
-        t.passthrough.push_back({b["hash"].as<std::string>(), b["line"].as<std::string>(), b["note"].as<std::string>("")});
-      for (const auto& r : root["vllm_indexer_rules"]) {
+      const Json& root = *doc;
+      if (!root.is_object()) throw std::runtime_error("the file must be a mapping");
+      for (const auto& b : list(root, "vllm_passthrough_builds"))
+        t.passthrough.push_back({text(b, "hash"), text(b, "line"), text(b, "note", "")});
+      for (const auto& r : list(root, "vllm_indexer_rules")) {
         RangeRule rr;
-        rr.versions = r["versions"].as<std::string>();
-        rr.evidence = r["evidence"].as<std::string>("");
-        rr.note = r["note"].as<std::string>("");
-        rr.native = read_per_arch(r["native"]);
+        rr.versions = text(r, "versions");
+        rr.evidence = text(r, "evidence", "");
+        rr.note = text(r, "note", "");
+        rr.native = read_per_arch(r.value("native", Json::object()));
         t.indexer_rules.push_back(rr);
       }
-      for (const auto& r : root["vllm_deep_gemm_pins"]) {
+      for (const auto& r : list(root, "vllm_deep_gemm_pins")) {
         RangeRule rr;
-        rr.versions = r["versions"].as<std::string>();
-        rr.evidence = r["evidence"].as<std::string>("");
-        rr.commit = r["commit"].as<std::string>();
-        rr.line = r["line"].as<std::string>();
+        rr.versions = text(r, "versions");
+        rr.evidence = text(r, "evidence", "");
+        rr.commit = text(r, "commit");
+        rr.line = text(r, "line");
         t.pins.push_back(rr);
       }
-      for (const auto& kv : root["deep_gemm_lines"]) {
-        const std::string name = kv.first.as<std::string>();
-        t.lines[name] = read_per_arch(kv.second);
-        t.line_sources[name] = kv.second["source"].as<std::string>("");
+      for (const auto& [name, line] : list(root, "deep_gemm_lines").items()) {
+        t.lines[name] = read_per_arch(line);
+        t.line_sources[name] = text(line, "source", "");
       }
-      for (const auto& c : root["deep_gemm_commits"])
-        t.commits.emplace_back(c["hash"].as<std::string>(), c["line"].as<std::string>());
-      for (const auto& kv : root["deep_gemm_versions"]) {
-        std::vector<std::string> lines;
-        for (const auto& l : kv.second) lines.push_back(l.as<std::string>());
-        t.versions[kv.first.as<std::string>()] = lines;
+      for (const auto& c : list(root, "deep_gemm_commits")) t.commits.emplace_back(text(c, "hash"), text(c, "line"));
+      for (const auto& [version, lines] : list(root, "deep_gemm_versions").items()) {
+        std::vector<std::string> names;
+        for (const auto& l : lines) names.push_back(l.get<std::string>());
+        t.versions[version] = names;
       }
     } catch (const std::exception& e) {
       t.error = fmt::format("rules/data/builds.yaml: {}", e.what());

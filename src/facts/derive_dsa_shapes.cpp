@@ -6,8 +6,6 @@
 #include <map>
 #include <mutex>
 
-#include <yaml-cpp/yaml.h>
-
 #include "common/embedded.hpp"
 
 namespace specprobe {
@@ -19,13 +17,13 @@ const HeadTable& head_table() {
   static HeadTable t;
   static std::once_flag once;
   std::call_once(once, [] {
-    auto text = embedded_file("rules/data/builds.yaml");
-    if (!text) return;
+    auto doc = embedded_yaml_document("rules/data/builds.yaml");
+    if (!doc) return;
     try {
-      YAML::Node root = YAML::Load(std::string(*text));
-      for (const auto& line : root["deep_gemm_index_heads"])
+      const Json heads = doc->value("deep_gemm_index_heads", Json::object());  // items() of a temporary would dangle
+      for (const auto& [line, families] : heads.items())
         for (const char* fam : {"sm90", "sm100", "sm12x"})
-          for (const auto& h : line.second[fam]) t[line.first.as<std::string>()][fam].push_back(h.as<int64_t>());
+          for (const auto& h : families.value(fam, Json::array())) t[line][fam].push_back(h.get<int64_t>());
     } catch (const std::exception&) {
       t.clear();  // check_version_tables() reports a malformed file
     }

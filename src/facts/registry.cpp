@@ -25,14 +25,6 @@ std::vector<std::string_view> segments(std::string_view dotted) {
 
 bool is_placeholder_segment(std::string_view seg) { return seg.size() > 2 && seg.front() == '<' && seg.back() == '>'; }
 
-// Whether SPEC's name matches the first spec-length segments of PATH.
-bool prefix_match(const std::vector<std::string_view>& spec, const std::vector<std::string_view>& path) {
-  if (spec.size() > path.size()) return false;
-  for (size_t i = 0; i < spec.size(); ++i)
-    if (!is_placeholder_segment(spec[i]) && spec[i] != path[i]) return false;
-  return true;
-}
-
 void diff_into(const Json* a, const Json* b, const std::string& prefix, std::vector<std::string>& out) {
   const bool ao = a && a->is_object(), bo = b && b->is_object();
   if (ao || bo) {
@@ -77,18 +69,39 @@ const FactRegistry::Writer* FactRegistry::writer(std::string_view name) const {
   return nullptr;
 }
 
+void FactRegistry::build_index() {
+  segments_.clear();
+  by_first_.clear();
+  for (size_t i = 0; i < facts_.size(); ++i) {
+    std::vector<std::string> segs;
+    for (const auto s : segments(facts_[i].name)) segs.emplace_back(s);
+    by_first_[is_placeholder_segment(segs.front()) ? std::string() : segs.front()].push_back(i);
+    segments_.push_back(std::move(segs));
+  }
+}
+
 const FactSpec* FactRegistry::find(std::string_view dotted) const {
   const auto path = segments(dotted);
+  // The candidates: the facts whose first segment is PATH's, and those starting with a placeholder.
+  static const std::vector<size_t> kNone;
+  const auto named_it = by_first_.find(std::string(path.front()));
+  const auto wild_it = by_first_.find(std::string());
+  const std::vector<size_t>& named = named_it == by_first_.end() ? kNone : named_it->second;
+  const std::vector<size_t>& wild = wild_it == by_first_.end() ? kNone : wild_it->second;
   const FactSpec* best = nullptr;
   size_t best_len = 0;
   bool best_exact = false;
-  for (const auto& f : facts_) {
-    const auto spec = segments(f.name);
-    if (!prefix_match(spec, path)) continue;
+  auto consider = [&](size_t i) {
+    const FactSpec& f = facts_[i];
+    const auto& spec = segments_[i];
+    if (spec.size() > path.size()) return;
+    for (size_t s = 0; s < spec.size(); ++s)
+      if (!is_placeholder_segment(spec[s]) && spec[s] != path[s]) return;
     const bool exact = spec.size() == path.size();
-    if (!exact && f.type != "list" && f.type != "object" && f.type != "any") continue;
+    if (!exact && f.type != "list" && f.type != "object" && f.type != "any") return;
     // The most specific registration wins: an exact name over a covering object, a longer
-    // covering prefix over a shorter one, a literal segment over a is_placeholder_segment.
+    // covering prefix over a shorter one, a literal segment over a placeholder; on a tie, the
+    // one registered first.
     size_t literal = 0;
     for (const auto& s : spec) literal += is_placeholder_segment(s) ? 0 : 1;
     const size_t score = spec.size() * 1000 + literal;
@@ -97,6 +110,12 @@ const FactSpec* FactRegistry::find(std::string_view dotted) const {
       best_len = score;
       best_exact = exact;
     }
+  };
+  // Both lists in registry order, merged, so that ties go as they did over the whole list.
+  size_t a = 0, b = 0;
+  while (a < named.size() || b < wild.size()) {
+    if (b == wild.size() || (a < named.size() && named[a] < wild[b])) consider(named[a++]);
+    else consider(wild[b++]);
   }
   return best;
 }
@@ -115,6 +134,12 @@ std::vector<std::string> FactRegistry::write_violations(std::string_view writer,
 Expected<FactRegistry> FactRegistry::parse(std::string_view text, const std::string& file) {
   auto doc = parse_yaml_text(text, file);
   if (!doc) return doc.error();
+  return from_json(*doc, file);
+}
+
+Expected<FactRegistry> FactRegistry::from_json(const Json& document, const std::string& file) {
+  Json copy = document;  // read with operator[], which inserts what is missing
+  Json* doc = &copy;
   FactRegistry reg;
   if (!doc->is_object() || !(*doc)["writers"].is_array() || !(*doc)["facts"].is_array())
     return input_error("the registry needs a `writers` list and a `facts` list", {file});
@@ -141,6 +166,7 @@ Expected<FactRegistry> FactRegistry::parse(std::string_view text, const std::str
     if (!names.insert(s.name).second) return input_error(fmt::format("fact {} is registered twice", s.name), {file});
     reg.facts_.push_back(std::move(s));
   }
+  reg.build_index();
   return reg;
 }
 
@@ -148,12 +174,9 @@ Expected<const FactRegistry*> fact_registry() {
   static Expected<FactRegistry> reg = internal_error("not loaded");
   static std::once_flag once;
   std::call_once(once, [] {
-    auto text = embedded_file(kRegistryFile);
-    if (!text) {
-      reg = internal_error(fmt::format("{} is not embedded", kRegistryFile));
-      return;
-    }
-    reg = FactRegistry::parse(*text, kRegistryFile);
+    auto doc = embedded_yaml_document(kRegistryFile);
+    if (doc) reg = FactRegistry::from_json(*doc, kRegistryFile);
+    else reg = doc.error();
     if (!reg) {
       Error e = reg.error();
       e.kind = ErrorKind::internal;

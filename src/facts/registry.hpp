@@ -9,6 +9,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/error.hpp"
@@ -52,10 +53,18 @@ class FactRegistry {
 
   // Parses registry TEXT (the YAML document); FILE names it in errors.
   static Expected<FactRegistry> parse(std::string_view text, const std::string& file);
+  // The same from the document parsed already (the build-time compiled catalog).
+  static Expected<FactRegistry> from_json(const Json& doc, const std::string& file);
 
  private:
+  void build_index();
+
   std::vector<FactSpec> facts_;
   std::vector<Writer> writers_;
+  // find()'s index: each fact's segments, and the facts by first segment (a fact whose first
+  // segment is a <placeholder> is under ""), each list in registry order.
+  std::vector<std::vector<std::string>> segments_;
+  std::unordered_map<std::string, std::vector<size_t>> by_first_;
 };
 
 // The embedded registry, parsed once. An error here is an internal error.

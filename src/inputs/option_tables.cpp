@@ -11,7 +11,6 @@
 #include "common/embedded.hpp"
 #include "common/suggest.hpp"
 #include "common/version.hpp"
-#include "common/yaml_json.hpp"
 #include "inputs/serving_text.hpp"
 #include "common/ascii.hpp"
 
@@ -126,9 +125,8 @@ struct Loader {
     return Ok{};
   }
 
-  Status load(std::string_view text) {
-    auto doc = parse_yaml_text(text, file);
-    if (!doc) return internal_error(doc.error().message);
+  Status load_json(Json document) {
+    Json* doc = &document;
     if (!doc->is_object() || !(*doc)["releases"].is_array())
       return internal_error(fmt::format("{}: no releases: list", file));
     for (const auto& r : (*doc)["releases"]) {
@@ -208,13 +206,13 @@ Loaded& loaded(std::string_view engine) {
     l.table.engine = is_vllm ? "vllm" : "sglang";
     l.table.display = is_vllm ? "vLLM" : "SGLang";
     const std::string file = fmt::format("rules/data/options/{}.yaml", l.table.engine);
-    auto text = embedded_file(file);
-    if (!text) {
-      l.status = internal_error(fmt::format("{} is not embedded", file));
+    Loader loader{l.table, file};
+    auto doc = embedded_yaml_document(file);
+    if (!doc) {
+      l.status = internal_error(doc.error().message);
       return;
     }
-    Loader loader{l.table, file};
-    l.status = loader.load(*text);
+    l.status = loader.load_json(std::move(*doc));
     if (l.status) l.strings = build_strings(l.table);
   });
   return l;

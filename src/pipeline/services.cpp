@@ -7,7 +7,8 @@
 namespace specprobe {
 
 Expected<Services> system_services(const CatalogSource& source) {
-  if (auto st = check_version_tables(); !st) return st.error();
+  // The data tables (check_version_tables) are checked when the catalog is compiled, at build time
+  // (tools/catalog/compile_catalog.cpp); at run time each is read when a check first needs it.
   auto catalog = load_catalog(source);
   if (!catalog) return catalog.error();
   Services s;

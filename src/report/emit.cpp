@@ -14,7 +14,7 @@ std::string dump(const Json& j) { return j.dump(2, ' ', false, Json::error_handl
 std::string render_text_format(const Report& r, const RenderOptions& o) {
   return render_text(r, TextStyle{o.color, o.verbose, o.quiet});
 }
-std::string render_json_format(const Report& r, const RenderOptions&) { return dump(report_to_json(r)); }
+std::string render_json_format(const Report& r, const RenderOptions& o) { return dump(report_to_json(r, o.all_results)); }
 std::string render_sarif_format(const Report& r, const RenderOptions& o) {
   static const std::vector<Rule> kNoRules;
   return dump(report_to_sarif(r, r.catalog ? r.catalog->rules : kNoRules,
@@ -70,11 +70,15 @@ std::string render_many(const std::string& format, const std::vector<Report>& re
     int worst = 0;
     Json list = Json::array();
     for (const auto& r : reports) {
-      worst = std::max(worst, r.exit_code);
-      Json one = report_to_json(r);
+      worst = worse_exit(worst, r.exit_code);
+      Json one = report_to_json(r, o.all_results);
       if (!r.server.empty()) one["input"]["server"] = r.server;
+      // A compact report gives the command line once, here, not in each report (with a thousand
+      // files it grew as their square).
+      if (!o.all_results) one["invocation"]["argv"] = Json::array();
       list.push_back(std::move(one));
     }
+    if (!o.all_results) j["invocation"] = {{"argv", reports.front().argv}};
     j["exit_code"] = worst;
     j["reports"] = std::move(list);
     return dump(j);

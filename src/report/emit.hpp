@@ -19,6 +19,9 @@ struct RenderOptions {
   bool quiet = false;        // text: failures and the summary line only
   PathBase paths;            // SARIF / GitHub: input paths are made relative to paths.root
   std::string sarif_category;  // SARIF automationDetails category (--sarif-category)
+  // JSON: list every result (true), or only those that are not passed or not applicable (false:
+  // --results failing, the default for several files; the counts stay whole). Issue 49.
+  bool all_results = true;
 };
 
 struct ReportFormat {

@@ -19,7 +19,7 @@ Json location_json(const SourceLocation& l, const std::string& fact) {
 
 Json report_tool_json() { return {{"name", "specprobe"}, {"version", kToolVersion}, {"git_sha", kGitSha}}; }
 
-Json report_to_json(const Report& r) {
+Json report_to_json(const Report& r, bool all_results) {
   Json j = Json::object();
   j["$schema"] = "https://specprobe.dev/schema/report-1.json";
   j["schema_version"] = kReportSchemaVersion;
@@ -35,6 +35,7 @@ Json report_to_json(const Report& r) {
     if (res.suppressed) summary["suppressed"] = summary["suppressed"].get<int>() + 1;
     if (res.status == ResultStatus::fail && !res.suppressed)
       by_sev[std::string(to_string(res.severity))] = by_sev[std::string(to_string(res.severity))].get<int>() + 1;
+    if (!all_results && (res.status == ResultStatus::pass || res.status == ResultStatus::skip)) continue;
     Json x = Json::object();
     x["id"] = res.id;
     x["slug"] = res.slug;
@@ -64,6 +65,7 @@ Json report_to_json(const Report& r) {
                        {"notes", fc.notes},       {"older_only", fc.older_only}, {"passed", fc.passed},
                        {"not_applicable", fc.not_applicable}, {"undecided", fc.undecided}, {"suppressed", fc.suppressed}};
   j["summary"] = summary;
+  j["results_listed"] = all_results ? "all" : "failing";
   j["results"] = results;
   if (r.matrix) {
     const SupportMatrix& m = *r.matrix;

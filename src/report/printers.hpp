@@ -21,7 +21,9 @@ struct TextStyle {
 std::string render_text(const Report& report, const TextStyle& style);
 
 // The canonical JSON report (docs/schema/report-1.json).
-Json report_to_json(const Report& report);
+// ALL_RESULTS false: only the results that are not pass or skip (failures, undecided, suppressed
+// failures) are listed; "results_listed" says which, and the summary counts every result.
+Json report_to_json(const Report& report, bool all_results = true);
 // {"name": "specprobe", "version", "git_sha"}: the tool block of every JSON document.
 Json report_tool_json();
 inline constexpr const char* kReportSchemaVersion = "1.2.0";

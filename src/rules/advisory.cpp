@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -14,6 +13,7 @@
 #include "facts/registry.hpp"
 #include "rules/affected.hpp"
 #include "rules/engine.hpp"
+#include "rules/ids.hpp"
 #include "rules/jsonlogic.hpp"
 
 namespace fs = std::filesystem;
@@ -116,8 +116,15 @@ Expected<Advisory> parse_advisory(std::string_view text, const std::string& file
   try {
     auto doc = parse_yaml_text(text, file);
     if (!doc) return doc.error();
-    if (!doc->is_object()) return input_error("an advisory file must be a mapping", {file, 1, 1});
-    const Json& d = *doc;
+    return parse_advisory_json(*doc, file);
+  } catch (const std::exception& e) {
+    return input_error(fmt::format("invalid advisory: {}", e.what()), {file});
+  }
+}
+
+Expected<Advisory> parse_advisory_json(const Json& d, const std::string& file, bool checked_at_build) {
+  try {
+    if (!d.is_object()) return input_error("an advisory file must be a mapping", {file, 1, 1});
     static const std::set<std::string> kKeys = {"id", "summary", "details", "published", "engine", "trigger",
                                                 "requires", "request_dependent", "affected", "gpu", "stage",
                                                 "severity", "fix", "references", "modified", "aliases",
@@ -132,19 +139,18 @@ Expected<Advisory> parse_advisory(std::string_view text, const std::string& file
       if (!v) return v.error();
       *dst = *v;
     }
-    static const std::regex kId("SPA-(VLLM|SGLANG|FLASHINFER|DEEPGEMM|FLASHATTN|TRTLLM|TRITON|TORCH)-[0-9]+[a-z]?");
-    if (!std::regex_match(a.id, kId))
+    if (!is_advisory_id(a.id))
       return input_error(fmt::format("id '{}' is not of the form SPA-<PROJECT>-<number>[letter]", a.id), {file});
     if (a.engine != "vllm" && a.engine != "sglang" && a.engine != "any")
       return input_error("engine must be vllm, sglang or any", {file});
     // YAML reads an unquoted date as text (the converter keeps non-numeric scalars as strings).
     if (!d.contains("published") || !d["published"].is_string() ||
-        !std::regex_match(d["published"].get<std::string>(), std::regex(R"(\d{4}-\d{2}-\d{2})")))
+        !is_iso_date(d["published"].get<std::string>()))
       return input_error("published must be a date YYYY-MM-DD", {file});
     a.published = d["published"].get<std::string>();
     if (!d.contains("trigger")) return input_error("missing field 'trigger'", {file});
     a.trigger = d["trigger"];
-    if (auto st = jsonlogic::validate(a.trigger); !st)
+    if (auto st = checked_at_build ? Status(Ok{}) : jsonlogic::validate(a.trigger); !st)
       return input_error(fmt::format("invalid JSON Logic in trigger: {}", st.error().message), {file});
     if (d.contains("requires")) {
       if (!d["requires"].is_array()) return input_error("requires must be a list of fact names", {file});
@@ -205,15 +211,17 @@ Expected<Advisory> parse_advisory(std::string_view text, const std::string& file
       if (url.rfind("https://", 0) != 0) return input_error(fmt::format("reference '{}' is not a public https URL", url), {file});
       a.references.push_back({r["type"].get<std::string>(), url});
     }
-    // Every fact the advisory reads must exist.
-    auto registry = fact_registry();
-    if (!registry) return registry.error();
-    std::vector<std::string> names = jsonlogic::referenced_vars(a.trigger);
-    names.insert(names.end(), a.requires_facts.begin(), a.requires_facts.end());
-    if (auto st = check_fact_names(names, **registry); !st) {
-      Error e = st.error();
-      e.where = {file};
-      return e;
+    // Every fact the advisory reads must exist (checked at build for the built-in database).
+    if (!checked_at_build) {
+      auto registry = fact_registry();
+      if (!registry) return registry.error();
+      std::vector<std::string> names = jsonlogic::referenced_vars(a.trigger);
+      names.insert(names.end(), a.requires_facts.begin(), a.requires_facts.end());
+      if (auto st = check_fact_names(names, **registry); !st) {
+        Error e = st.error();
+        e.where = {file};
+        return e;
+      }
     }
     a.rule = std::make_shared<const Rule>(make_trigger_rule(a));
     return a;
@@ -251,7 +259,8 @@ Expected<std::vector<Advisory>> load_advisories(const std::string& dir) {
   std::vector<Advisory> out;
   std::set<std::string> ids;
   for (const auto& [path, text] : files) {
-    auto a = parse_advisory(text, path);
+    std::optional<Json> compiled = dir.empty() ? embedded_document(path) : std::nullopt;
+    auto a = compiled ? parse_advisory_json(*compiled, path, true) : parse_advisory(text, path);
     if (!a) return a.error();
     if (fs::path(path).stem().string() != a->id) return input_error(fmt::format("file name must be {}.yaml", a->id), {path});
     if (!ids.insert(a->id).second) return input_error(fmt::format("duplicate advisory id {}", a->id), {path});

@@ -64,6 +64,10 @@ inline Certainty certainty_of(const Advisory& a) {
 
 // Parses one advisory file; errors (input) name FILE and the field.
 Expected<Advisory> parse_advisory(std::string_view text, const std::string& file);
+// The same for a document parsed already (the build-time compiled catalog, common/embedded.hpp).
+// CHECKED_AT_BUILD: as parse_rule_json (rules/rule.hpp): the trigger's JSON Logic and fact names
+// are not checked again.
+Expected<Advisory> parse_advisory_json(const Json& doc, const std::string& file, bool checked_at_build = false);
 
 // Every advisory embedded in the binary (DIR empty) or under DIR (advisories/<project>/SPA-*.yaml;
 // fixtures, the ledger and proposals are skipped). Ids are unique and match their file names.

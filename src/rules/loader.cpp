@@ -5,7 +5,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -13,6 +12,7 @@
 #include "common/yaml_json.hpp"
 #include "facts/registry.hpp"
 #include "rules/catalog.hpp"
+#include "rules/ids.hpp"
 #include "rules/jsonlogic.hpp"
 #include "rules/rule.hpp"
 
@@ -140,11 +140,8 @@ Status check_fact_names(const std::vector<std::string>& names, const FactRegistr
   return Ok{};
 }
 
-static Expected<Rule> parse_rule_unguarded(std::string_view text, const std::string& file) {
-  auto doc = parse_yaml_text(text, file);
-  if (!doc) return doc.error();
-  if (!doc->is_object()) return input_error("a rule file must be a mapping", {file, 1, 1});
-  const Json& d = *doc;
+static Expected<Rule> rule_from_json(const Json& d, const std::string& file, bool checked_at_build) {
+  if (!d.is_object()) return input_error("a rule file must be a mapping", {file, 1, 1});
   static const std::set<std::string> kKnownKeys = {
       "id", "slug", "title", "description", "severity", "stage", "category", "location", "applies",
       "skip_reason", "requires", "when", "params", "message", "remediation", "references", "versions",
@@ -157,8 +154,7 @@ static Expected<Rule> parse_rule_unguarded(std::string_view text, const std::str
   auto id = req_string(d, "id", file);
   if (!id) return id.error();
   r.id = *id;
-  static const std::regex kId("SP[1-9][0-9]{3}");
-  if (!std::regex_match(r.id, kId)) return input_error(fmt::format("id '{}' is not of the form SPnnnn", r.id), {file});
+  if (!is_rule_id(r.id)) return input_error(fmt::format("id '{}' is not of the form SPnnnn", r.id), {file});
   for (const char* key : {"slug", "title", "message", "remediation"}) {
     auto v = req_string(d, key, file);
     if (!v) return v.error();
@@ -207,6 +203,9 @@ static Expected<Rule> parse_rule_unguarded(std::string_view text, const std::str
   if (!r.vendor.empty() && r.vendor != "nvidia" && r.vendor != "amd")
     return input_error("vendor must be nvidia or amd", {file});
 
+  // What depends on the document alone (JSON Logic, placeholders, fact names) the catalog
+  // compiler checked at build time for the built-in catalog.
+  if (checked_at_build) return r;
   for (const auto* logic : {&r.applies, &r.condition}) {
     if (auto st = jsonlogic::validate(*logic); !st)
       return input_error(fmt::format("invalid JSON Logic: {}", st.error().message), {file});
@@ -245,9 +244,19 @@ static Expected<Rule> parse_rule_unguarded(std::string_view text, const std::str
 
 // A field of an unexpected type (description: 5) makes nlohmann's value()/get() throw: an input
 // error naming the file, not an internal error.
+Expected<Rule> parse_rule_json(const Json& doc, const std::string& file, bool checked_at_build) {
+  try {
+    return rule_from_json(doc, file, checked_at_build);
+  } catch (const std::exception& e) {
+    return input_error(fmt::format("invalid rule file: {}", e.what()), {file});
+  }
+}
+
 Expected<Rule> parse_rule(std::string_view text, const std::string& file) {
   try {
-    return parse_rule_unguarded(text, file);
+    auto doc = parse_yaml_text(text, file);
+    if (!doc) return doc.error();
+    return rule_from_json(*doc, file, false);
   } catch (const std::exception& e) {
     return input_error(fmt::format("invalid rule file: {}", e.what()), {file});
   }
@@ -305,7 +314,9 @@ Expected<std::vector<Rule>> load_rules(const std::string& dir) {
   std::vector<Rule> rules;
   std::set<std::string> ids;
   for (const auto& [path, text] : files) {
-    auto r = parse_rule(text, path);
+    // The built-in catalog comes compiled (common/embedded.hpp); a --rules-dir is YAML.
+    std::optional<Json> compiled = dir.empty() ? embedded_document(path) : std::nullopt;
+    auto r = compiled ? parse_rule_json(*compiled, path, true) : parse_rule(text, path);
     if (!r) return r.error();
     const std::string base = fs::path(path).filename().string();
     if (base.rfind(r->id + "-", 0) != 0)

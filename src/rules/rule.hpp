@@ -84,5 +84,9 @@ Status check_fact_names(const std::vector<std::string>& names, const FactRegistr
 // Parses one rule file's text. `file` is used in error messages. Every fact it reads must be in
 // the facts registry (facts/registry.hpp).
 Expected<Rule> parse_rule(std::string_view text, const std::string& file);
+// The same for a document parsed already (the build-time compiled catalog, common/embedded.hpp).
+// CHECKED_AT_BUILD: DOC is a compiled catalog document (common/embedded.hpp), whose JSON Logic,
+// placeholders and fact names tools/catalog/compile_catalog checked when the binary was built.
+Expected<Rule> parse_rule_json(const Json& doc, const std::string& file, bool checked_at_build = false);
 
 }  // namespace specprobe

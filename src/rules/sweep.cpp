@@ -8,6 +8,7 @@
 #include "facts/engine_cells.hpp"
 #include "rules/advisory.hpp"
 #include "rules/engine.hpp"
+#include "rules/jsonlogic.hpp"
 #include "rules/plan_path.hpp"
 
 namespace specprobe {
@@ -150,8 +151,8 @@ void override_cell_inputs(Json& facts, int k, const std::string& backend, const 
 
 // The cell's value from its derived FACTS: the rules and advisories on its path, the plan-path
 // facts, and how it is known.
-MatrixCell decide_cell(const Catalog& catalog, const Json& facts, MatrixCell cell,
-                       const std::set<std::string>& ignored) {
+MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*>& advisories, const Json& facts,
+                       MatrixCell cell, const std::set<std::string>& ignored) {
   bool unknown = false, fails = false, risky = false;
   // An error that bites every time fails the cell; a conditional one puts it at risk.
   const bool fallback_gpu = fact_bool(facts, "gpu.fallback").value_or(false);
@@ -181,7 +182,8 @@ MatrixCell decide_cell(const Catalog& catalog, const Json& facts, MatrixCell cel
       cell.undecided.push_back(r.id);
     }
   }
-  for (const auto& a : catalog.advisories) {
+  for (const Advisory* ap : advisories) {
+    const Advisory& a = *ap;
     if (ignored.count(a.id)) continue;
     Severity sev = a.severity;
     const ResultStatus s = advisory_status(a, facts, &sev);
@@ -218,9 +220,9 @@ MatrixCell decide_cell(const Catalog& catalog, const Json& facts, MatrixCell cel
 // IS_PLAN: the cell is the plan itself (its k, backend and KV dtype): its inputs are the plan's,
 // unchanged (no method filled in, no backend forced on the drafter, the plan's own engine check),
 // so that it reads exactly what the verdict reads.
-MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::string& backend, const std::string& kv,
-                         const std::string& method, const std::set<std::string>& ignored, bool plan_shape,
-                         bool is_plan) {
+MatrixCell evaluate_cell(const Catalog& catalog, const std::vector<const Advisory*>& advisories, Json facts, int k,
+                         const std::string& backend, const std::string& kv, const std::string& method,
+                         const std::set<std::string>& ignored, bool plan_shape, bool is_plan) {
   MatrixCell cell;
   if (!plan_shape) drop_plan_shape_answers(facts);
   cell.k = k;
@@ -228,7 +230,24 @@ MatrixCell evaluate_cell(const Catalog& catalog, Json facts, int k, const std::s
   cell.kv_cache_dtype = kv;
   if (!is_plan) override_cell_inputs(facts, k, backend, kv, method);
   derive_facts(facts);
-  return decide_cell(catalog, facts, std::move(cell), ignored);
+  return decide_cell(catalog, advisories, facts, std::move(cell), ignored);
+}
+
+// The advisories that can apply to some cell: an advisory applies by engine and GPU
+// (advisory.cpp applicability), which no cell changes, so one that does not apply to the plan
+// applies to none of its cells and is left out of the sweep (issue 49: most of the database is
+// another engine's). One whose applicability cannot be evaluated (or that has no
+// trigger rule yet) stays.
+std::vector<const Advisory*> sweep_advisories(const Catalog& catalog, const Json& plan_facts) {
+  std::vector<const Advisory*> out;
+  for (const auto& a : catalog.advisories) {
+    if (a.rule) {
+      const auto applies = jsonlogic::evaluate(a.rule->applies, plan_facts);
+      if (applies && !jsonlogic::truthy(*applies)) continue;
+    }
+    out.push_back(&a);
+  }
+  return out;
 }
 
 }  // namespace
@@ -278,13 +297,14 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
   std::string method = fact_string(base, "spec.method").value_or("");
   if (method.empty()) method = fact_int(base, "model.mtp_depth").value_or(0) > 0 ? "mtp" : "draft_model";
 
+  const std::vector<const Advisory*> advisories = sweep_advisories(catalog, base);
   // Without backend variants (SGLang, other vendors) the one row is the plan's own backend: its
   // cells are evaluated without overriding the backend, and labelled with the row's name, so
   // that every lookup of the plan's row (working k, printers) finds them.
   for (int k : m.ks)
     for (const auto& b : m.backends)
       for (const auto& kv : m.kv_cache_dtypes) {
-        m.cells.push_back(evaluate_cell(catalog, inputs, k, vllm ? b : std::string(), kv, method, ignored,
+        m.cells.push_back(evaluate_cell(catalog, advisories, inputs, k, vllm ? b : std::string(), kv, method, ignored,
                                         k == requested_k && kv == requested_kv,
                                         plan_k && k == *plan_k && b == requested_backend && kv == requested_kv));
         m.cells.back().backend = b;

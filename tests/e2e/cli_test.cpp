@@ -199,6 +199,20 @@ TEST_CASE("JSON reports validate against docs/schema/report-1.json", "[e2e][cli]
   const std::string cmd = "/usr/bin/python3 " + shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/tests/tools/validate_schema.py") +
                           " " + shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/docs/schema/report-1.json") + files;
   CHECK(std::system(cmd.c_str()) == 0);
+  // Several files, compact (argv given once) and whole, with --fail-on risk: reports-1.json.
+  std::string many;
+  for (const std::string results : {"failing", "all"}) {
+    const std::string out = d + "/many-" + results + ".json";
+    auto r = run_specprobe("check dsv4-mtp.yaml turboquant-ngram.sh --gpu H200 --fail-on risk --format json --results " +
+                               results + " --output " + shell_quote(out),
+                           kExampleSeeds);
+    REQUIRE((r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 4));
+    many += " " + shell_quote(out);
+  }
+  const std::string cmd_many = "/usr/bin/python3 " +
+                               shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/tests/tools/validate_schema.py") + " " +
+                               shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/docs/schema/reports-1.json") + many;
+  CHECK(std::system(cmd_many.c_str()) == 0);
 }
 
 TEST_CASE("rules list and explain work offline", "[e2e][cli]") {
@@ -243,4 +257,54 @@ TEST_CASE("rules list with a relative --rules-dir - data tables below it are not
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("\"SP3001\"") != std::string::npos);
   }
+}
+
+TEST_CASE("several files: a failing file's exit 1 outranks another's unknown 4, and the JSON lists failing results", "[e2e][cli]") {
+  // Issue 51 item 5: one file specprobe cannot decide must not hide another that fails. Issue 49:
+  // several files give a compact JSON report (results not passed or not applicable), whole counts.
+  const std::string dir = temp_dir();
+  write_file(dir, "unknown.yaml",
+             "model: some-org/never-seen-model\nspeculative-config: {\"method\": \"ngram\", "
+             "\"num_speculative_tokens\": 3, \"prompt_lookup_max\": 4}\n");
+  const std::string fails = kExampleSeeds + "/turboquant-ngram.yaml";
+  const std::string common = "check --gpu RTX5090 --model-dir meta-llama/Llama-3.1-8B-Instruct=" + kExampleCheckpoints +
+                             "/llama-3.1-8b ";
+  CHECK(run_specprobe(common + dir + "/unknown.yaml").exit_code == 4);
+  CHECK(run_specprobe(common + fails).exit_code == 1);
+  for (const std::string order : {dir + "/unknown.yaml " + fails, fails + " " + dir + "/unknown.yaml"}) {
+    auto r = run_specprobe(common + "--format json " + order);
+    INFO(order << "\n" << r.err);
+    CHECK(r.exit_code == 1);
+    const json doc = json::parse(r.out);
+    CHECK(doc["exit_code"] == 1);
+    REQUIRE(doc["reports"].size() == 2);
+    CHECK(doc["invocation"]["argv"].size() > 4);  // the command line once, not in each report
+    for (const auto& rep : doc["reports"]) {
+      CHECK(rep["invocation"]["argv"].empty());
+      CHECK(rep["results_listed"] == "failing");
+      int listed_fail = 0;
+      for (const auto& res : rep["results"]) {
+        CHECK(res["status"] != "pass");
+        CHECK(res["status"] != "skip");
+        listed_fail += res["status"] == "fail" ? 1 : 0;
+      }
+      CHECK(listed_fail == rep["summary"]["fail"].get<int>());
+      CHECK(rep["summary"]["pass"].get<int>() + rep["summary"]["skip"].get<int>() > 0);
+    }
+    // --results all lists every result; one file lists every result by default.
+    auto all = json::parse(run_specprobe(common + "--format json --results all " + order).out);
+    CHECK_FALSE(all.contains("invocation"));
+    for (const auto& rep : all["reports"]) {
+      CHECK(rep["results_listed"] == "all");
+      CHECK_FALSE(rep["invocation"]["argv"].empty());
+      const auto& s = rep["summary"];
+      CHECK(rep["results"].size() == static_cast<size_t>(s["pass"].get<int>() + s["fail"].get<int>() +
+                                                           s["skip"].get<int>() + s["error"].get<int>()));
+    }
+  }
+  auto one = json::parse(run_specprobe(common + "--format json " + fails).out);
+  CHECK(one["results_listed"] == "all");
+  auto one_failing = json::parse(run_specprobe(common + "--format json --results failing " + fails).out);
+  CHECK(one_failing["results_listed"] == "failing");
+  CHECK(one_failing["results"].size() < one["results"].size());
 }

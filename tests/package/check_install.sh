@@ -22,6 +22,7 @@ expected=(
   share/zsh/vendor-completions/_specprobe
   share/fish/vendor_completions.d/specprobe.fish
   share/specprobe/schema/report-1.json
+  share/doc/specprobe/LICENSE
   share/doc/specprobe/README.md
   share/doc/specprobe/install.md
   share/doc/specprobe/ci.md

@@ -1,0 +1,68 @@
+// The catalog compiled at build time (issue 49) is the YAML it came from: every compiled document
+// decodes to what the YAML reader gives for the embedded file, and the loaders find all of them.
+#include <catch2/catch.hpp>
+
+#include "common/embedded.hpp"
+#include "common/yaml_json.hpp"
+#include "rules/advisory.hpp"
+#include "rules/ids.hpp"
+#include "rules/rule.hpp"
+
+using namespace specprobe;
+
+TEST_CASE("every compiled catalog document equals its YAML parsed now", "[common][embedded]") {
+  const auto docs = embedded_documents();
+  REQUIRE(docs.size() > 300);  // 78 rules, 253 advisories, the registry, builds and two option tables
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const std::string path(docs[i].path);
+    INFO(path);
+    if (i > 0) CHECK(docs[i - 1].path < docs[i].path);  // sorted: embedded_document() bisects
+    const auto text = embedded_file(path);
+    REQUIRE(text.has_value());
+    const auto yaml = parse_yaml_text(*text, path);
+    REQUIRE(yaml.has_value());
+    const auto compiled = embedded_document(path);
+    REQUIRE(compiled.has_value());
+    CHECK(*compiled == *yaml);
+  }
+  for (const char* path : {"src/facts/registry.yaml", "rules/data/builds.yaml", "rules/data/options/vllm.yaml",
+                           "rules/data/options/sglang.yaml"})
+    CHECK(embedded_document(path).has_value());
+  CHECK_FALSE(embedded_document("rules/3xxx/SP3020-not-a-rule.yaml").has_value());
+  CHECK_FALSE(embedded_document("").has_value());
+}
+
+TEST_CASE("the built-in catalog loads every rule and advisory file that is embedded", "[common][embedded]") {
+  size_t rule_files = 0, advisory_files = 0;
+  for (const auto& f : embedded_files()) {
+    const std::string_view p = f.path;
+    if (!p.ends_with(".yaml") || p.ends_with(".test.yaml")) continue;
+    if (p.starts_with("rules/") && !p.starts_with("rules/data/")) ++rule_files;
+    if (p.starts_with("advisories/") && p.find("/SPA-") != std::string_view::npos) ++advisory_files;
+  }
+  auto rules = load_rules();
+  REQUIRE(rules.has_value());
+  auto advisories = load_advisories();
+  REQUIRE(advisories.has_value());
+  CHECK(rules->size() == rule_files);
+  CHECK(advisories->size() == advisory_files);
+}
+
+TEST_CASE("catalog ids and dates are checked by form", "[common][embedded]") {
+  CHECK(is_rule_id("SP3020"));
+  CHECK_FALSE(is_rule_id("SP0020"));
+  CHECK_FALSE(is_rule_id("SP302"));
+  CHECK_FALSE(is_rule_id("SP30200"));
+  CHECK_FALSE(is_rule_id("sp3020"));
+  CHECK(is_advisory_id("SPA-VLLM-12"));
+  CHECK(is_advisory_id("SPA-DEEPGEMM-3a"));
+  CHECK_FALSE(is_advisory_id("SPA-VLLM-"));
+  CHECK_FALSE(is_advisory_id("SPA-VLLM-a"));
+  CHECK_FALSE(is_advisory_id("SPA-VLLM-12ab"));
+  CHECK_FALSE(is_advisory_id("SPA-ROCM-12"));
+  CHECK_FALSE(is_advisory_id("SPA-VLLM12"));
+  CHECK(is_iso_date("2026-08-31"));
+  CHECK_FALSE(is_iso_date("2026-8-31"));
+  CHECK_FALSE(is_iso_date("26 May 2025"));
+  CHECK_FALSE(is_iso_date("2026-08-31T00"));
+}
