@@ -233,10 +233,10 @@ MatrixCell evaluate_cell(const Catalog& catalog, const std::vector<const Advisor
   return decide_cell(catalog, advisories, facts, std::move(cell), ignored);
 }
 
-// The advisories that can apply to some cell: an advisory applies by engine and GPU
-// (advisory.cpp applicability), which no cell changes, so one that does not apply to the plan
-// applies to none of its cells and is left out of the sweep (issue 49: most of the database is
-// another engine's). One whose applicability cannot be evaluated (or that has no
+// The advisories that can change some cell: an advisory applies by engine and GPU (advisory.cpp
+// applicability), which no cell changes, so one that does not apply to the plan applies to none
+// of its cells and is left out of the sweep (issue 49: most of the database is another engine's,
+// or fixed in the versions the plan runs). One whose applicability cannot be evaluated (or that has no
 // trigger rule yet) stays.
 std::vector<const Advisory*> sweep_advisories(const Catalog& catalog, const Json& plan_facts) {
   std::vector<const Advisory*> out;
@@ -245,6 +245,11 @@ std::vector<const Advisory*> sweep_advisories(const Catalog& catalog, const Json
       const auto applies = jsonlogic::evaluate(a.rule->applies, plan_facts);
       if (applies && !jsonlogic::truthy(*applies)) continue;
     }
+    // Nor does a cell change the libraries' versions: an advisory the installed versions are
+    // outside of passes in every cell, and one that reaches only releases older than the newest
+    // (for an unknown version) is at most a note, which no cell counts (advisory_status).
+    const auto where = place_versions(a, plan_facts).kind;
+    if (where == VersionVerdict::Kind::fixed || where == VersionVerdict::Kind::unknown_older) continue;
     out.push_back(&a);
   }
   return out;
