@@ -75,7 +75,7 @@ _specprobe() {
 
   case "$sub" in
     "")
-      COMPREPLY=($(compgen -W "check exec matrix gpu rules explain advisories facts probe --help -h --version" -- "$cur")) ;;
+      COMPREPLY=($(compgen -W "check exec matrix gpu rules explain advisories facts probe help --help -h --version -V" -- "$cur")) ;;
     check)
       if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "$check_opts" -- "$cur"))
       else COMPREPLY=($(compgen -f -- "$cur")); fi ;;

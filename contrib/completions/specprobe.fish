@@ -7,7 +7,7 @@ set -l gpus auto H100 H200 B200 GB10 RTX5090 A100 L4 sm_80 sm_86 sm_89 sm_90 sm_
 
 complete -c specprobe -f
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -s h -l help -d 'print help'
-complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -l version -d 'print the version'
+complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -s V -l version -d 'print the version'
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a check -d 'check a serving configuration'
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a exec -d 'check a serving command line, then run it'
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a matrix -d 'the support matrix for each GPU'

@@ -1,6 +1,7 @@
 // Command-line front end: CLI11 parsing, dispatch, exit codes (see cli.hpp).
 #include "cli/cli.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -69,8 +70,10 @@ const CLI::App* context_of(const CLI::App& app, const std::vector<std::string>& 
 }
 
 // "did you mean" lines for the words CLI11 did not expect: an option of the command in use, or a
-// subcommand's name.
-void suggest_for_parse_error(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& e) {
+// subcommand's name. Each line is the whole error message for its mistake (CLI11's own is then not
+// printed: one message per mistake).
+std::vector<std::string> suggest_for_parse_error(const CLI::App& app, const std::vector<std::string>& args,
+                                                 const CLI::ParseError& e) {
   const CLI::App* cmd = context_of(app, args);
   std::vector<std::string> options, subcommands;
   for (const CLI::Option* opt : cmd->get_options()) {
@@ -104,19 +107,26 @@ void suggest_for_parse_error(const CLI::App& app, const std::vector<std::string>
       }
   }
   const std::string where = cmd == &app ? std::string("specprobe") : "specprobe " + cmd->get_name();
+  std::vector<std::string> lines;
   for (std::string w : words) {
     const bool option = w.rfind("-", 0) == 0;
     if (option)
       if (const size_t eq = w.find('='); eq != std::string::npos) w.resize(eq);
     const std::string near = closest_match(w, option ? options : subcommands);
     if (!near.empty())
-      std::fprintf(stderr, "specprobe: %s: %s '%s'; did you mean %s?\n", where.c_str(),
-                   option ? "unknown option" : "unknown command", w.c_str(), near.c_str());
+      lines.push_back(fmt::format("{}: error: {} '{}'; did you mean {}? (see {} --help)", where,
+                                  option ? "unknown option" : "unknown command", w, near, where));
   }
+  return lines;
 }
 
 int run_command(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
+  // `specprobe help [COMMAND...]` is `specprobe [COMMAND...] --help`.
+  if (args.size() >= 2 && args[1] == "help") {
+    args.erase(args.begin() + 1);
+    args.insert(std::find(args.begin(), args.end(), std::string("--")), "--help");
+  }
   // `check -- vllm serve ...`: everything after the first `--` is the serving command line.
   std::vector<std::string> after_dashes;
   for (size_t i = 1; i < args.size(); ++i)
@@ -129,7 +139,7 @@ int run_command(int argc, char** argv) {
   CLI::App app{"specprobe: will this speculative-decoding serving configuration work on this GPU, with this "
                "checkpoint and these libraries?"};
   app.footer(kTopExitCodes);
-  app.set_version_flag("--version", fmt::format("specprobe {} ({})", kToolVersion, kGitSha));
+  app.set_version_flag("--version,-V", fmt::format("specprobe {} ({})", kToolVersion, kGitSha));
   app.require_subcommand(1);
 
   CheckOptions check;
@@ -195,8 +205,9 @@ int run_command(int argc, char** argv) {
     app.exit(e);
     return 0;
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    suggest_for_parse_error(app, args, e);
+    const std::vector<std::string> suggestions = suggest_for_parse_error(app, args, e);
+    if (suggestions.empty()) app.exit(e);
+    for (const auto& line : suggestions) std::fprintf(stderr, "%s\n", line.c_str());
     return 2;  // CLI11's own codes (100+) map to usage error
   }
   if (!after_dashes.empty() && !check_cmd->parsed() && !exec_cmd->parsed()) {

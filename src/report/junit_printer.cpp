@@ -69,7 +69,29 @@ Counts count(const Report& r) {
     else if (res.status == ResultStatus::error) ++c.errors;
     else if (res.status == ResultStatus::skip || (res.status == ResultStatus::fail && res.suppressed)) ++c.skipped;
   }
+  // An unknown verdict is a test case of its own, in error: a widget must not be green while the
+  // job is red (exit 4). Issue 51.
+  if (r.verdict == "unknown") {
+    ++c.tests;
+    ++c.errors;
+  }
   return c;
+}
+
+// The unknown verdict's test case: what could not be decided without, and how to supply it.
+std::string unknown_verdict_case(const Report& r, const std::string& gpu, const std::string& config) {
+  std::string what;
+  for (const auto& m : r.missing) {
+    std::string by;
+    for (const auto& n : m.needed_by) by += (by.empty() ? "" : ", ") + n;
+    what += fmt::format("{}{} (needed by {}): {}", what.empty() ? "" : "; ", m.fact, by.empty() ? "the plan" : by, m.supply);
+  }
+  const std::string message = what.empty() ? "verdict unknown: the plan could not be decided"
+                                           : "verdict unknown: could not decide without: " + what;
+  return fmt::format(
+      "    <testcase name=\"{}\" classname=\"specprobe.verdict\" file=\"{}\">\n"
+      "      <error message=\"{}\" type=\"verdict-unknown\">{}</error>\n    </testcase>\n",
+      xml_escape(fmt::format("verdict [{}]", gpu)), xml_escape(config), xml_escape(message), xml_text(message));
 }
 
 void suite(std::string& out, const Report& r, int id) {
@@ -133,6 +155,7 @@ void suite(std::string& out, const Report& r, int id) {
     }
     out += "    </testcase>\n";
   }
+  if (r.verdict == "unknown") out += unknown_verdict_case(r, gpu, config);
   out += "  </testsuite>\n";
 }
 

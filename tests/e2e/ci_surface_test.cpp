@@ -157,6 +157,15 @@ TEST_CASE("junit agrees with the exit code: warnings below --fail-on pass", "[e2
   REQUIRE(fail.exit_code == 1);
   CHECK(file_text(d + "/b.xml").find("<failure ") != std::string::npos);
   CHECK(py("tests/report/check_junit.py", shell_quote(d + "/a.xml") + " " + shell_quote(d + "/b.xml")) == 0);
+  // An unknown verdict (exit 4) is an <error> test case naming what is missing (issue 51).
+  const RunResult unknown = run_specprobe("check dsv4-mtp.yaml --gpu H200 --no-matrix --junit " + shell_quote(d + "/c.xml"), kExampleSeeds);
+  REQUIRE(unknown.exit_code == 4);
+  const std::string c = file_text(d + "/c.xml");
+  CHECK(c.find("classname=\"specprobe.verdict\"") != std::string::npos);
+  CHECK(c.find("type=\"verdict-unknown\"") != std::string::npos);
+  CHECK(c.find("could not decide without: model.") != std::string::npos);
+  CHECK(a.find("specprobe.verdict") == std::string::npos);
+  CHECK(py("tests/report/check_junit.py", shell_quote(d + "/c.xml")) == 0);
 }
 
 TEST_CASE("matrix: exit 1 when the plan is not supported - the NFD feature file", "[e2e][ci][matrix][nfd]") {
@@ -300,4 +309,30 @@ TEST_CASE("progress: silent in logs unless --progress - colour through styles, N
   CHECK(run_specprobe(args + " --color always" + plan).out.find("\033[") != std::string::npos);
   CHECK(run_specprobe(args + plan).out.find('\033') == std::string::npos);
   CHECK(run_specprobe(args + " --color never" + plan).out.find('\033') == std::string::npos);
+}
+
+TEST_CASE("cli: -V prints the version, help [COMMAND] is COMMAND --help, one message per mistyped word", "[e2e][ci][cli]") {
+  // Issue 51 item 7.
+  const RunResult v = run_specprobe("-V");
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.rfind("specprobe ", 0) == 0);
+  CHECK(v.out == run_specprobe("--version").out);
+  const RunResult top = run_specprobe("help");
+  CHECK(top.exit_code == 0);
+  CHECK(top.out.find("Subcommands:") != std::string::npos);
+  const RunResult check = run_specprobe("help check");
+  CHECK(check.exit_code == 0);
+  CHECK(check.out == run_specprobe("check --help").out);
+  CHECK(run_specprobe("help rules list").out == run_specprobe("rules list --help").out);
+  // A mistyped command or option: one line, which names the fix, and no CLI11 message before it.
+  const RunResult cmd = run_specprobe("chek serve.yaml");
+  CHECK(cmd.exit_code == 2);
+  CHECK(cmd.err == "specprobe: error: unknown command 'chek'; did you mean check? (see specprobe --help)\n");
+  const RunResult opt = run_specprobe("check --gpuu H100 -- vllm serve m");
+  CHECK(opt.exit_code == 2);
+  CHECK(opt.err == "specprobe check: error: unknown option '--gpuu'; did you mean --gpu? (see specprobe check --help)\n");
+  // A mistake without a near word keeps CLI11's message.
+  const RunResult none = run_specprobe("check --zzzzzzzz -- vllm serve m");
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("--zzzzzzzz") != std::string::npos);
 }
