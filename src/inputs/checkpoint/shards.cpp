@@ -3,11 +3,10 @@
 // tree), their safetensors headers read in parallel, the cross-check of the index against them and
 // the tensor inventory (checkpoint.shards, .tensors, .bytes, .dtypes, .index.*).
 #include <algorithm>
-#include <atomic>
 #include <fstream>
-#include <thread>
 
 #include "common/excerpt.hpp"
+#include "common/parallel.hpp"
 #include "common/paths.hpp"
 #include "inputs/checkpoint/analysis_internal.hpp"
 
@@ -169,19 +168,11 @@ void list_shards(Analysis& a) {
 
 void read_shard_headers(Analysis& a) {
   std::vector<ShardJob>& jobs = a.jobs;
-  std::atomic<size_t> next{0};
-  const size_t nthreads =
-      std::max<size_t>(1, std::min<size_t>({jobs.size(), std::thread::hardware_concurrency(), 16}));
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < jobs.size();)
-      jobs[i].result = jobs[i].stub.empty()
-                           ? read_safetensors_header(jobs[i].path.string())
-                           : read_safetensors_header_stub(jobs[i].stub.string(), jobs[i].remote_size, jobs[i].path.string());
-  };
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < nthreads; ++t) threads.emplace_back(work);
-  work();
-  for (auto& t : threads) t.join();
+  parallel_for(jobs.size(), [&](size_t i) {
+    jobs[i].result = jobs[i].stub.empty()
+                         ? read_safetensors_header(jobs[i].path.string())
+                         : read_safetensors_header_stub(jobs[i].stub.string(), jobs[i].remote_size, jobs[i].path.string());
+  });
 }
 
 void take_inventory(Analysis& a) {

@@ -1,0 +1,27 @@
+// Independent jobs spread over the machine's cores: the checkpoint's shard headers, the probes'
+// CPU references. The calling thread works too; at most 16 threads.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+namespace specprobe {
+
+// Calls FN(i) once for each i in [0, N), on up to min(N, cores, 16) threads; returns when all are
+// done. FN must not throw, and jobs must not share what they write.
+template <class Fn>
+void parallel_for(size_t n, Fn&& fn) {
+  std::atomic<size_t> next{0};
+  const size_t nthreads = std::max<size_t>(1, std::min<size_t>({n, std::thread::hardware_concurrency(), 16}));
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < nthreads; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace specprobe
