@@ -6,6 +6,7 @@ this machine. Prints a table; no figure is asserted.
      wall time of the whole process, JSON and text output.
   2. `check` on a synthetic DeepSeek-V3-size checkpoint (163 shards, ~92k tensors; written by
      checkpoint_bench): median wall time.
+     And 20 deploy files checked in one call against that checkpoint (read once).
   3. 1,000 deploy files in one call (the deploy corpus, repeated): wall time, peak memory and the
      size of the JSON report, compact (the default for several files) and full (--results all).
 
@@ -75,6 +76,17 @@ def main():
             series(cmd, 2, env)
             med, p90 = series(cmd, max(5, a.runs // 3), env)
             rows.append((f"check, {shards}-shard checkpoint (checkpoint_bench)", f"median {med:.1f} ms, p90 {p90:.1f} ms"))
+            # Several deploy files against one --model: the checkpoint is read once per process.
+            many = []
+            for i in range(20):
+                f = os.path.join(tmp, f"shared-{i:02d}.yaml")
+                with open(f, "w") as out:
+                    out.write(f"model: {ckpt}\nspeculative-config: "
+                              f'{{"method": "mtp", "num_speculative_tokens": {i % 3 + 1}}}\n')
+                many.append(f)
+            w, rc, _, err = timed([exe, "check", "--model", ckpt, "--gpu", "H200", "--probes", "off", "--format",
+                                   "json", "-o", os.path.join(tmp, "many.json"), "--exit-zero"] + many, env)
+            rows.append((f"20 files, one --model of {shards} shards", f"{w:.2f} s" if rc == 0 else f"exit {rc}: {err[:200]}"))
         else:
             rows.append(("check, 163-shard checkpoint", f"skipped: no {bench} (cmake --build --target checkpoint_bench)"))
 

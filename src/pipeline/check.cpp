@@ -80,7 +80,7 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
   phase("reading the model config and checkpoint headers");
   if (auto st = stage("inputs.model_config", [&] { return stages::add_model(models, report, inputs, model_dir); }); !st)
     return st.error();
-  if (auto st = stage("inputs.checkpoint", [&] { return stages::add_checkpoint(model_dir, report, inputs); }); !st)
+  if (auto st = stage("inputs.checkpoint", [&] { return stages::add_checkpoint(model_dir, services, report, inputs); }); !st)
     return st.error();
   phase(req.gpu == "auto" ? "querying the GPU" : "looking up " + req.gpu);
   if (auto st = stage("gpu", [&] { return stages::add_gpu(req, services, report, inputs, locations); }); !st) return st.error();

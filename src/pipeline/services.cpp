@@ -1,10 +1,42 @@
 // The real services (see services.hpp).
 #include "pipeline/services.hpp"
 
+#include <map>
+#include <mutex>
+
 #include "facts/derive.hpp"
 #include "pipeline/suppressions.hpp"
 
 namespace specprobe {
+
+namespace {
+
+// analyze_checkpoint, remembered per (directory, engine.name, model.mtp_depth): the only facts it
+// reads (checkpoint.hpp). Safe across threads.
+std::function<Expected<CheckpointAnalysis>(const std::string&, const Json&)> remembered_checkpoints() {
+  struct Memo {
+    std::mutex mu;
+    std::map<std::string, CheckpointAnalysis> by_key;
+  };
+  auto memo = std::make_shared<Memo>();
+  return [memo](const std::string& dir, const Json& facts) -> Expected<CheckpointAnalysis> {
+    const Json* engine = find_fact(facts, "engine.name");
+    const Json* mtp = find_fact(facts, "model.mtp_depth");
+    const std::string key = dir + '\0' + (engine ? engine->dump() : "") + '\0' + (mtp ? mtp->dump() : "");
+    {
+      std::lock_guard<std::mutex> lock(memo->mu);
+      if (auto it = memo->by_key.find(key); it != memo->by_key.end()) return it->second;
+    }
+    auto a = analyze_checkpoint(dir, facts);
+    if (a) {
+      std::lock_guard<std::mutex> lock(memo->mu);
+      memo->by_key.emplace(key, *a);
+    }
+    return a;
+  };
+}
+
+}  // namespace
 
 Expected<Services> system_services(const CatalogSource& source) {
   // The data tables (check_version_tables) are checked when the catalog is compiled, at build time
@@ -14,6 +46,7 @@ Expected<Services> system_services(const CatalogSource& source) {
   Services s;
   s.catalog = *catalog;
   s.query_gpus = query_system_gpus;
+  s.analyze_checkpoint = remembered_checkpoints();
   s.discover_python = [](const std::string& python) { return discover_python(python); };
   s.run_probes = probes::run_plan_probes;
   s.run_stack_probes = probes::run_stack_probes;

@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "facts/derive.hpp"
 #include "gpu/driver.hpp"
+#include "inputs/checkpoint/checkpoint.hpp"
 #include "inputs/python_env.hpp"
 #include "probes/engine_check.hpp"
 #include "probes/plan_probes.hpp"
@@ -26,6 +27,11 @@ struct Services {
   // Where models named by Hub id are read from (null: the local disk only).
   std::shared_ptr<const resolve::Resolver> resolver;
   std::function<DriverReport()> query_gpus;
+  // A checkpoint's metadata (inputs/checkpoint/checkpoint.hpp). system_services' reads each
+  // directory once per process for the facts analyze_checkpoint reads (engine.name,
+  // model.mtp_depth): several files checked in one call against one --model share it (issue 49).
+  // Empty: analyze_checkpoint each time.
+  std::function<Expected<CheckpointAnalysis>(const std::string& dir, const Json& facts)> analyze_checkpoint;
   std::function<Expected<PythonDiscovery>(const std::string& python)> discover_python;
   std::function<probes::ProbeRun(const Json& facts, const probes::PlanProbeOptions&)> run_probes;
   std::function<probes::StackRun(const Json& facts, const probes::StackProbeOptions&)> run_stack_probes;

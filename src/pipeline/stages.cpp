@@ -320,9 +320,9 @@ Status add_model(const ResolvedModels& models, Report& report, Json& facts, std:
   return Ok{};
 }
 
-Status add_checkpoint(const std::string& dir, Report& report, Json& facts) {
+Status add_checkpoint(const std::string& dir, const Services& services, Report& report, Json& facts) {
   if (dir.empty()) return Ok{};
-  auto a = analyze_checkpoint(dir, facts);
+  auto a = services.analyze_checkpoint ? services.analyze_checkpoint(dir, facts) : analyze_checkpoint(dir, facts);
   if (!a) return a.error();
   for (const char* key : {"checkpoint", "quant"})
     if (a->facts.contains(key)) facts[key] = a->facts[key];

@@ -57,7 +57,7 @@ Status resolve_models(const CheckRequest& req, const Services& services, Report&
 Status add_model(const ResolvedModels& models, Report& report, Json& facts, std::string& dir_out);
 
 // checkpoint.*, quant.*: safetensors headers, quantization config, layer-name matching.
-Status add_checkpoint(const std::string& dir, Report& report, Json& facts);
+Status add_checkpoint(const std::string& dir, const Services& services, Report& report, Json& facts);
 
 // gpu.*, driver.*: the driver's first device, a declared GPU (--gpu NAME), the GPU the deploy
 // file asks for (deploy.gpu_product, located by LOCATIONS), or the fallback (with a warning).

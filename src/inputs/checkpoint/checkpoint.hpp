@@ -58,7 +58,9 @@ struct CheckpointAnalysis {
 // DIR: a checkpoint directory, an HF cache repo dir or a snapshot dir. FACTS: the facts document so
 // far; engine.name ("vllm" default, "sglang") selects the matching semantics, model.mtp_depth may
 // be used when config.json lacks it. Errors (input): DIR missing or config.json unusable. Invalid
-// shards or index drift are notes + checkpoint.problems, not errors.
+// shards or index drift are notes + checkpoint.problems, not errors. The pipeline remembers an
+// analysis per (DIR, engine.name, model.mtp_depth) (pipeline/services.cpp): a new fact read here
+// must join that key.
 Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Json& facts);
 
 }  // namespace specprobe
