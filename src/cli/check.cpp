@@ -101,7 +101,7 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--sarif-category", o.sarif_category, "the SARIF code-scanning category (automationDetails.id); default specprobe/<config path>/<gpu>");
   app.add_flag("--exit-zero", o.exit_zero, "exit 0 even when findings are at or above --fail-on or the verdict is unknown (usage, environment and write errors still exit 2/3/5)");
   app.add_flag("--unknown-ok", o.unknown_ok, "an unknown verdict (a plan specprobe could not decide) exits 0 instead of 4; it is still reported");
-  app.add_option("--ignore", r.ignore, "suppress rule SPnnnn (repeatable); the finding stays in the report, marked suppressed")
+  app.add_option("--ignore", r.ignore, "suppress rule or advisory ID, or every id starting with a prefix ending in * (SP30*, SPA-VLLM-*) (repeatable); the finding stays in the report, marked suppressed")
       ->allow_extra_args(false);
   app.add_flag("--no-suppressions", o.no_suppressions, "ignore .specprobe.yaml next to the config");
 }

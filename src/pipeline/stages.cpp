@@ -15,6 +15,7 @@
 #include "inputs/serving.hpp"
 #include "pipeline/suppressions.hpp"
 #include "resolve/hub_settings.hpp"
+#include "rules/ids.hpp"
 #include "rules/sweep.hpp"
 
 namespace fs = std::filesystem;
@@ -593,9 +594,21 @@ Status add_suppressions(const CheckRequest& req, const Services& services, Repor
   }
   for (const auto& e : *entries) {
     if (services.catalog->find(e.id) || services.catalog->find_advisory(e.id)) continue;
+    // A prefix pattern (SP30*, SPA-SGLANG-*) must name at least one rule or advisory, and `*` is
+    // only its last character.
+    if (is_id_pattern(e.id) && e.id.find('*') == e.id.size() - 1 && e.id.size() > 1) {
+      bool any = false;
+      for (const auto& r : services.catalog->rules) any = any || id_matches(e.id, r.id);
+      for (const auto& a : services.catalog->advisories) any = any || id_matches(e.id, a.id);
+      if (any) continue;
+    }
     const std::string near = services.catalog->closest_id(e.id);
     const std::string msg =
-        fmt::format("unknown rule id '{}'{}", excerpt(e.id), near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+        is_id_pattern(e.id)
+            ? fmt::format("'{}' matches no rule or advisory id (a pattern is an id prefix ending in one `*`: SP30*, "
+                          "SPA-VLLM-*)",
+                          excerpt(e.id))
+            : fmt::format("unknown rule id '{}'{}", excerpt(e.id), near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
     return e.source == "--ignore" ? usage_error("--ignore: " + msg) : input_error(msg, e.where);
   }
   apply_suppressions(report, *entries, services.today());

@@ -13,19 +13,12 @@
 #include "common/excerpt.hpp"
 #include "common/paths.hpp"
 #include "common/ascii.hpp"
+#include "rules/ids.hpp"
 
 namespace fs = std::filesystem;
 
 namespace specprobe {
 namespace {
-
-bool is_iso_date(const std::string& s) {
-  if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
-  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-  const int month = std::stoi(s.substr(5, 2)), day = std::stoi(s.substr(8, 2));
-  return month >= 1 && month <= 12 && day >= 1 && day <= 31;
-}
 
 SourceLocation at(const std::string& file, const YAML::Node& n) {
   const YAML::Mark m = n.Mark();
@@ -123,7 +116,7 @@ void apply_suppressions(Report& report, const std::vector<IgnoreEntry>& entries,
   for (const auto& e : entries) {
     const bool expired = !e.until.empty() && e.until < today;
     for (auto& r : report.results) {
-      if (ascii_upper(r.id) != e.id || r.status != ResultStatus::fail || r.suppressed) continue;
+      if (!id_matches(e.id, ascii_upper(r.id)) || r.status != ResultStatus::fail || r.suppressed) continue;
       if (expired) {
         report.notes.push_back({"warning",
                                 fmt::format("the suppression of {} expired on {} ({}); the finding counts again — "

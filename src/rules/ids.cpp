@@ -38,7 +38,14 @@ bool is_iso_date(std::string_view s) {
   if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
   for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
     if (!digit(s[i])) return false;
-  return true;
+  const int month = (s[5] - '0') * 10 + (s[6] - '0'), day = (s[8] - '0') * 10 + (s[9] - '0');
+  return month >= 1 && month <= 12 && day >= 1 && day <= 31;
+}
+
+bool is_id_pattern(std::string_view pattern) { return !pattern.empty() && pattern.back() == '*'; }
+
+bool id_matches(std::string_view pattern, std::string_view id) {
+  return is_id_pattern(pattern) ? id.starts_with(pattern.substr(0, pattern.size() - 1)) : id == pattern;
 }
 
 }  // namespace specprobe

@@ -12,7 +12,12 @@ bool is_rule_id(std::string_view id);
 // TRITON TORCH.
 bool is_advisory_id(std::string_view id);
 
-// YYYY-MM-DD (digits in place; the calendar is not checked).
+// YYYY-MM-DD: digits in place, month 1-12, day 1-31.
 bool is_iso_date(std::string_view s);
+
+// An id pattern of --ignore / .specprobe.yaml: an id, or a prefix ending in `*` (SP30*, SPA-VLLM-*).
+bool is_id_pattern(std::string_view pattern);
+// Whether ID is PATTERN, or starts with a `*` pattern's prefix (both upper case).
+bool id_matches(std::string_view pattern, std::string_view id);
 
 }  // namespace specprobe

@@ -119,6 +119,23 @@ TEST_CASE("gating: --exit-zero, --ignore and .specprobe.yaml", "[e2e][outputs][g
   CHECK(typo.exit_code == 2);
   CHECK(typo.err.find(".specprobe.yaml:2:9") != std::string::npos);
   CHECK(typo.err.find("did you mean SP30") != std::string::npos);
+
+  // Prefix patterns (issue 51): SP30* suppresses SP3020; a pattern that matches no id, or with a
+  // `*` not at its end, is refused.
+  auto prefix = run_specprobe(kFailing + " --no-suppressions --ignore 'sp30*' --format json", d);
+  CHECK(prefix.exit_code == 0);
+  const json pj = json::parse(prefix.out);
+  CHECK(pj["summary"]["suppressed"].get<int>() >= 1);
+  for (const auto& res : pj["results"])
+    if (res["status"] == "fail") CHECK((res["id"].get<std::string>().rfind("SP30", 0) != 0 || !res["suppressed"].is_null()));
+  CHECK(run_specprobe(kFailing + " --no-suppressions --ignore 'SP1*'", d).exit_code == 1);  // matches SP1xxx, not SP3020
+  auto none = run_specprobe(kFailing + " --no-suppressions --ignore 'SPX*'", d);
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("'SPX*' matches no rule or advisory id") != std::string::npos);
+  CHECK(run_specprobe(kFailing + " --no-suppressions --ignore 'SP*20'", d).exit_code == 2);
+  CHECK(run_specprobe(kFailing + " --no-suppressions --ignore '*'", d).exit_code == 2);
+  std::ofstream(d + "/.specprobe.yaml") << "ignore:\n  - id: SP30*\n    reason: the launcher pins these\n";
+  CHECK(run_specprobe(kFailing, d).exit_code == 0);
 }
 
 TEST_CASE("matrix: table, JSON per GPU, NFD for one node", "[e2e][matrix]") {
