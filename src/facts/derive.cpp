@@ -19,9 +19,9 @@
 namespace specprobe {
 namespace {
 
-// A set of next_n values per arch family; any = every next_n.
 constexpr const char* kBuildsFile = "rules/data/builds.yaml";
 
+// A set of next_n values per arch family; any = every next_n.
 struct NextNSet {
   bool any = false;
   std::vector<int> values;
@@ -139,7 +139,7 @@ const Tables& tables() {
         t.versions[version] = names;
       }
     } catch (const std::exception& e) {
-      t.error = fmt::format("rules/data/builds.yaml: {}", e.what());
+      t.error = fmt::format("{}: {}", kBuildsFile, e.what());
     }
   });
   return t;
