@@ -1,11 +1,11 @@
 # Old-glibc compatibility of the specprobe executable (src/common/glibc_compat.cpp explains it):
-# the binary is built on Debian 12 (glibc 2.36) but must run on glibc 2.31+ (Ubuntu 20.04+,
-# Debian 11+, RHEL 9). The shim defines the few symbols newer glibc added (arc4random,
+# the binary is built on Debian 12 (glibc 2.36) but must run on glibc 2.28+ (RHEL/Rocky/Alma 8,
+# Debian 10+, Ubuntu 18.10+). The shim defines the few symbols newer glibc added (arc4random,
 # _dl_find_object, __libc_single_threaded) and the link wraps the ones whose default version
-# moved (pthread/dl functions and __libc_start_main in 2.34, the stat family in 2.33) onto their
+# moved (pthread/dl functions and __libc_start_main in 2.34, the stat family in 2.33, exp and pow in 2.29) onto their
 # base versions. Only the executable gets it; sanitizer and fuzz builds (whose runtimes intercept
 # pthread_create and friends) do not. ctest "glibc_symbols" (label package) checks the result.
-option(SPECPROBE_GLIBC_COMPAT "Make the specprobe binary run on glibc 2.31+" ON)
+option(SPECPROBE_GLIBC_COMPAT "Make the specprobe binary run on glibc 2.28+" ON)
 set(SPECPROBE_GLIBC_COMPAT_ACTIVE OFF)
 if(SPECPROBE_GLIBC_COMPAT AND CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT SPECPROBE_SANITIZE
    AND NOT SPECPROBE_FUZZ AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|aarch64|arm64)$")
@@ -27,7 +27,8 @@ if(SPECPROBE_GLIBC_COMPAT_ACTIVE)
     pthread_key_delete pthread_getspecific pthread_setspecific
     pthread_rwlock_rdlock pthread_rwlock_wrlock pthread_rwlock_unlock pthread_sigmask
     dlopen dlsym dlclose dlerror dladdr
-    stat lstat fstat stat64 lstat64 fstat64 fstatat fstatat64)
+    stat lstat fstat stat64 lstat64 fstat64 fstatat fstatat64
+    exp pow)
   foreach(sym ${_specprobe_wrapped})
     target_link_options(specprobe PRIVATE "LINKER:--wrap=${sym}")
   endforeach()
@@ -35,5 +36,5 @@ if(SPECPROBE_GLIBC_COMPAT_ACTIVE)
   # and libdl.so.2 (stubs on newer glibc), so the executable must NEED them.
   target_link_options(specprobe PRIVATE
     "LINKER:--push-state,--no-as-needed,-l:libpthread.so.0,-l:libdl.so.2,--pop-state")
-  message(STATUS "specprobe: glibc compatibility shim on (binary runs on glibc 2.31+)")
+  message(STATUS "specprobe: glibc compatibility shim on (binary runs on glibc 2.28+)")
 endif()

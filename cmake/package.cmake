@@ -8,10 +8,12 @@ set(CPACK_PACKAGE_VENDOR "specprobe")
 set(CPACK_PACKAGE_CONTACT "specprobe maintainers <specprobe@users.noreply.github.com>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
   "pre-flight checker for speculative-decoding LLM serving configurations")
+# The .deb's extended description: lines of at most 80 columns (lintian).
 set(CPACK_PACKAGE_DESCRIPTION
-  "specprobe tells, before an LLM server starts, whether a speculative-decoding serving \
-configuration (vLLM, SGLang) will work on this GPU with this checkpoint and these libraries, \
-why not, and the nearest configuration that works. One binary; runs with and without a GPU.")
+  "specprobe tells, before an LLM server starts, whether a speculative-decoding
+serving configuration (vLLM, SGLang) will work on this GPU with this checkpoint
+and these libraries, why not, and the nearest configuration that works. One
+binary; runs with and without a GPU.")
 set(CPACK_PACKAGE_DIRECTORY ${CMAKE_BINARY_DIR}/packages)
 set(CPACK_GENERATOR "DEB;TGZ")
 set(CPACK_STRIP_FILES ON)
@@ -28,7 +30,7 @@ set(CPACK_PACKAGE_FILE_NAME "specprobe-${PROJECT_VERSION}-linux-${_specprobe_arc
 set(CPACK_ARCHIVE_FILE_NAME "${CPACK_PACKAGE_FILE_NAME}")
 
 # .deb: installs under /usr and depends on libc6 only (libstdc++, libgcc and yaml-cpp are linked
-# statically). With the glibc shim, on glibc 2.31, the floor that ctest glibc_symbols enforces and
+# statically). With the glibc shim, on glibc 2.28, the floor that ctest glibc_symbols enforces and
 # ctest old_glibc runs on: dpkg-shlibdeps would say 2.34, because the executable NEEDs
 # libpthread.so.0 and libdl.so.2, stubs on the build machine's glibc whose symbols files start at
 # 2.34. Without the shim, dpkg-shlibdeps computes it.
@@ -36,7 +38,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 if(SPECPROBE_GLIBC_COMPAT_ACTIVE)
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.31)")
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.28)")
 else()
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 endif()

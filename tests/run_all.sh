@@ -17,6 +17,7 @@ JOBS=$(nproc)
 echo "== build (release)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$JOBS"
+bash tests/package/setup_tools.sh build   # pre-commit from PyPI, for ctest release_script
 echo "== tests (release)"
 # package-root / package-slow (old-glibc chroot, Dockerfile stages): bash tests/package/run_heavy.sh
 ctest --test-dir build --output-on-failure -LE "gpu|package-root|package-slow" -j "$JOBS"

@@ -2,6 +2,12 @@
 # Installed as share/bash-completion/completions/specprobe. Flags are kept in step with
 # `specprobe <sub> --help` by ctest "docs_flags" (tests/package/check_docs_flags.py).
 
+# Rule ids (SPnnnn) and advisory ids (SPA-ENGINE-nnnn), from the binary's own catalog.
+_specprobe_ids() {
+  specprobe rules list --format json 2>/dev/null | grep -o '"id": *"SP[0-9]*"' | grep -o 'SP[0-9]*'
+  specprobe advisories --format json 2>/dev/null | grep -o '"id": *"SPA-[A-Z0-9-]*"' | grep -o 'SPA-[A-Z0-9-]*'
+}
+
 _specprobe() {
   local cur prev words cword
   if declare -F _init_completion >/dev/null 2>&1; then
@@ -17,8 +23,8 @@ _specprobe() {
   local gpus="auto H100 H200 B200 GB10 RTX5090 A100 L4 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 sm_121"
   local check_opts="--model --model-dir --offline --no-resolve --network-timeout --gpu --python --site-packages --lib --env --engine --probes --no-matrix
     --stack-probes --stack-timeout --no-engine --no-cache --engine-timeout --format --output -o --fail-on --results --color --quiet -q --verbose -v
-    --rules-dir --advisories-dir --advisories-before --sarif --junit --json --github --exit-zero --unknown-ok
-    --ignore --no-suppressions --progress --source-root --sarif-category --help -h"
+    --rules-dir --advisories-dir --advisories-before --sarif --junit --codequality --json --github --exit-zero --unknown-ok
+    --ignore --no-suppressions --progress --source-root --sarif-category --engine-mismatch --require --help -h"
   local exec_opts="$check_opts --dry-run"
   local matrix_opts="--model --gpu --config --engine --python --no-engine --no-cache --site-packages --lib --probes --format
     --output -o --junit --model-name --nfd-expiry --nfd-include-warnings --rules-dir --quiet -q --progress
@@ -42,7 +48,7 @@ _specprobe() {
   case "$prev" in
     --site-packages|--rules-dir|--advisories-dir|--source-root) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
     --model) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;  # a directory or a config.json
-    --python|--output|-o|--sarif|--junit|--json|--config)
+    --python|--output|-o|--sarif|--junit|--codequality|--json|--config)
       COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
     --gpu) COMPREPLY=($(compgen -W "$gpus" -- "$cur")); return 0 ;;
     --engine) COMPREPLY=($(compgen -W "vllm sglang" -- "$cur")); return 0 ;;
@@ -59,7 +65,7 @@ _specprobe() {
       compopt -o nospace 2>/dev/null; return 0 ;;
     --format)
       case "$sub" in
-        check|exec) COMPREPLY=($(compgen -W "text json sarif junit github" -- "$cur")) ;;
+        check|exec) COMPREPLY=($(compgen -W "text json sarif junit codequality github" -- "$cur")) ;;
         matrix) COMPREPLY=($(compgen -W "text json nfd" -- "$cur")) ;;
         facts) COMPREPLY=($(compgen -W "text json markdown" -- "$cur")) ;;
         *) COMPREPLY=($(compgen -W "text json" -- "$cur")) ;;
@@ -67,9 +73,12 @@ _specprobe() {
       return 0 ;;
     --stack-timeout|--engine-timeout|--timeout|--heads|--head-dim|--block-kv|--gqa|--k|--sv-head-dim|--block-size|\
     --mla-heads|--mla-latent-dim|--mla-rope-dim|--mla-v-dim|--mla-topk|\
-    --heads-kv|--batch|--context|--seed|--tiles-per-cta|--splits|--next-n|--ignore|--model-name|\
+    --heads-kv|--batch|--context|--seed|--tiles-per-cta|--splits|--next-n|--model-name|\
     --sarif-category)
       return 0 ;;
+    --engine-mismatch) COMPREPLY=($(compgen -W "skip ask" -- "$cur")); return 0 ;;
+    --require) COMPREPLY=($(compgen -W "engine probes stack engine,probes,stack" -- "$cur")); return 0 ;;
+    --ignore) COMPREPLY=($(compgen -W "$(_specprobe_ids)" -- "${cur^^}")); return 0 ;;
     --nfd-expiry) COMPREPLY=($(compgen -W "24h 1h 90m 2d 0" -- "$cur")); return 0 ;;
   esac
 
@@ -87,9 +96,8 @@ _specprobe() {
       else COMPREPLY=($(compgen -W "--format --rules-dir --help -h" -- "$cur")); fi ;;
     explain)
       if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--rules-dir --help -h" -- "$cur"))
-      elif [[ $cur == SP* || -z $cur ]]; then
-        COMPREPLY=($(compgen -W "$(specprobe rules list --format json 2>/dev/null |
-          grep -o '"id": *"SP[0-9]*"' | grep -o 'SP[0-9]*')" -- "$cur"))
+      elif [[ ${cur^^} == SP* || -z $cur ]]; then
+        COMPREPLY=($(compgen -W "$(_specprobe_ids)" -- "${cur^^}"))
       fi ;;
     facts) COMPREPLY=($(compgen -W "--format --help -h" -- "$cur")) ;;
     advisories) COMPREPLY=($(compgen -W "--engine --lib --gpu --format --advisories-dir --help -h" -- "$cur")) ;;

@@ -2,6 +2,12 @@
 # Flags are kept in step with `specprobe <sub> --help` by ctest "docs_flags"
 # (tests/package/check_docs_flags.py).
 
+# Rule ids (SPnnnn) and advisory ids (SPA-ENGINE-nnnn), from the binary's own catalog.
+function __specprobe_ids
+    specprobe rules list --format json 2>/dev/null | string match -r -g '"id": *"(SP[0-9]+)"'
+    specprobe advisories --format json 2>/dev/null | string match -r -g '"id": *"(SPA-[A-Z0-9-]+)"'
+end
+
 set -l commands check exec matrix gpu rules explain advisories facts probe
 set -l gpus auto H100 H200 B200 GB10 RTX5090 A100 L4 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 sm_121
 
@@ -47,7 +53,7 @@ complete -c specprobe -n $ce -l stack-timeout -x -d 'seconds one stack probe may
 complete -c specprobe -n $ce -l no-engine -d 'with --python: do not ask the installed engine'
 complete -c specprobe -n $ce -l no-cache -d 'run the engine check again, not from the cache'
 complete -c specprobe -n $ce -l engine-timeout -x -d 'seconds the engine check may run'
-complete -c specprobe -n $ce -l format -x -a 'text json sarif junit github' -d 'output format'
+complete -c specprobe -n $ce -l format -x -a 'text json sarif junit codequality github' -d 'output format'
 complete -c specprobe -n $ce -s o -l output -r -F -d 'write the report to FILE'
 complete -c specprobe -n $ce -l fail-on -x -a 'error risk warning info none' -d 'what exits 1'
 complete -c specprobe -n $ce -l results -x -a 'failing all' -d 'which results the JSON lists'
@@ -62,11 +68,14 @@ complete -c specprobe -n $ce -l sarif-category -x -d 'the SARIF code-scanning ca
 complete -c specprobe -n $ce -l source-root -x -a '(__fish_complete_directories)' -d 'report paths relative to DIR'
 complete -c specprobe -n $ce -l progress -d 'progress on stderr also when it is not a terminal'
 complete -c specprobe -n $ce -l junit -r -F -d 'also write JUnit XML to FILE'
+complete -c specprobe -n $ce -l engine-mismatch -x -a 'skip ask' -d 'the deploy runs another engine release than --python has'
+complete -c specprobe -n $ce -l require -x -a 'engine probes stack' -d 'sources of evidence that must answer'
+complete -c specprobe -n $ce -l codequality -r -F -d 'also write a GitLab Code Quality report to FILE'
 complete -c specprobe -n $ce -l json -r -F -d 'also write the JSON report to FILE'
 complete -c specprobe -n $ce -l github -d 'GitHub Actions annotations and job summary'
 complete -c specprobe -n $ce -l exit-zero -d 'exit 0 even with findings'
 complete -c specprobe -n $ce -l unknown-ok -d 'exit 0 when the verdict is unknown'
-complete -c specprobe -n $ce -l ignore -x -d 'suppress rule SPnnnn'
+complete -c specprobe -n $ce -l ignore -x -a '(__specprobe_ids)' -d 'suppress a rule or advisory (SPnnnn, SPA-..., a prefix with *)'
 complete -c specprobe -n $ce -l no-suppressions -d 'ignore .specprobe.yaml'
 complete -c specprobe -n $ce -s h -l help -d 'print help'
 complete -c specprobe -n '__fish_seen_subcommand_from exec' -l dry-run -d 'print the command instead of running it'
@@ -101,7 +110,7 @@ complete -c specprobe -n '__fish_seen_subcommand_from rules' -s h -l help -d 'pr
 complete -c specprobe -n '__fish_seen_subcommand_from list' -l format -x -a 'text json' -d 'output format'
 complete -c specprobe -n '__fish_seen_subcommand_from list explain' -l rules-dir -x -a '(__fish_complete_directories)' -d 'rules from DIR'
 complete -c specprobe -n '__fish_seen_subcommand_from explain' -s h -l help -d 'print help'
-complete -c specprobe -n '__fish_seen_subcommand_from explain' -x -a '(specprobe rules list --format json 2>/dev/null | string match -r -g \'"id": *"(SP[0-9]+)"\')' -d 'rule id'
+complete -c specprobe -n '__fish_seen_subcommand_from explain' -x -a '(__specprobe_ids)' -d 'rule or advisory id'
 
 set -l p '__fish_seen_subcommand_from probe'
 complete -c specprobe -n $p -l probe -x -a 'mqa_logits spec_verify graph_replay mla_verify all' -d 'probes to run'

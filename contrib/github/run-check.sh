@@ -10,7 +10,8 @@
 #        $SPECPROBE_RELEASE_URL/v<VERSION>/specprobe-<VERSION>-linux-<ARCH>.tar.gz
 #      where SPECPROBE_RELEASE_URL defaults to https://github.com/<REPO>/releases/download, <REPO>
 #      is INPUT_REPOSITORY or the action's repository, <ARCH> is x86_64 or aarch64, and
-#      INPUT_VERSION=latest (default) is resolved through https://github.com/<REPO>/releases/latest.
+#      INPUT_VERSION=latest (default) is resolved through https://github.com/<REPO>/releases/latest;
+#      the tarball's SHA-256 must match its line in the release's SHA256SUMS.
 # 2. Runs `specprobe check` in $GITHUB_WORKSPACE with the inputs, writing SARIF and JSON, with
 #    --github (annotations, and the Markdown summary appended to $GITHUB_STEP_SUMMARY).
 # 3. Writes step outputs to $GITHUB_OUTPUT:
@@ -51,6 +52,18 @@ repository() {
   die "cannot tell which repository's releases to download: set the 'repository' input"
 }
 
+# verify_sum FILE SUMS_URL NAME: FILE's SHA-256 must be NAME's line of the release's SHA256SUMS
+# (tools/release/release.sh writes it); a release without one, or a mismatch, is an error (3).
+verify_sum() {
+  local file=$1 sums_url=$2 name=$3 want got
+  curl -fsSL --retry 3 -o "$tmp/SHA256SUMS" "$sums_url" || die "download failed: $sums_url (the release's checksums)" 3
+  want=$(awk -v n="$name" '$2 == n || $2 == "*" n {print $1}' "$tmp/SHA256SUMS")
+  [ -n "$want" ] || die "$sums_url has no line for $name" 3
+  got=$(sha256sum "$file" | awk '{print $1}')
+  [ "$got" = "$want" ] || die "checksum mismatch for $name: SHA256SUMS says $want, the download is $got" 3
+  log "sha256 of $name verified ($got)"
+}
+
 install_release() {
   local repo base arch url dir
   case "$(uname -m)" in
@@ -80,6 +93,7 @@ install_release() {
     log "downloading $url"
     rm -rf "$dir" && mkdir -p "$dir"
     curl -fsSL --retry 3 -o "$tmp/specprobe.tar.gz" "$url" || die "download failed: $url" 3
+    verify_sum "$tmp/specprobe.tar.gz" "$base/v$version/SHA256SUMS" "$(basename "$url")"
     tar -xzf "$tmp/specprobe.tar.gz" -C "$dir" --strip-components=1 || die "bad archive: $url" 3
   fi
   [ -x "$dir/bin/specprobe" ] || die "$url has no bin/specprobe" 3

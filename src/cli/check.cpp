@@ -14,6 +14,7 @@
 #include "cli/probe.hpp"
 #include "cli/progress.hpp"
 #include "cli/source_root.hpp"
+#include "common/ascii.hpp"
 #include "common/suggest.hpp"
 #include "inputs/installed_libs.hpp"
 #include "report/printers.hpp"
@@ -46,14 +47,14 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("file", o.files,
                  "deploy file(s): vLLM --config YAML/JSON, a script, docker run, compose, Kubernetes YAML, Dockerfile or "
                  "start-up log; `-` reads stdin. Each server in each file gets its own report");
-  app.add_option("--model", r.model, "checkpoint directory (or Hugging Face cache repo dir, or config.json); default: the model the plan names, read from a local path, the Hugging Face cache or the Hub (metadata only)");
+  o.model_option = app.add_option("--model", r.model, "checkpoint directory (or Hugging Face cache repo dir, or config.json); default: the model the plan names, read from a local path, the Hugging Face cache or the Hub (metadata only)");
   app.add_option("--model-dir", r.model_dirs, "ID=DIR (repeatable): read the model or draft model the plan names as ID from the local directory DIR")
       ->allow_extra_args(false);
   app.add_flag("--offline", o.offline, "never use the network: models named by Hub id come from specprobe's cache of earlier runs only (as HF_HUB_OFFLINE=1)");
   app.add_flag("--no-resolve", r.no_resolve, "read models from --model, --model-dir, local paths and the Hugging Face cache only: never ask the Hub, nor specprobe's cache of it");
   app.add_option("--network-timeout", r.network_timeout_s, "seconds the Hub look-ups of one check may take in all (default 60)")
       ->check(seconds_validator());
-  app.add_option("--gpu", r.gpu, "auto (query the Driver API), or a GPU name / arch to evaluate offline (H100, H200, B200, GB10, RTX5090, A100, L4, sm_90, sm_121, ...)");
+  o.gpu_option = app.add_option("--gpu", r.gpu, "auto (query the Driver API), or a GPU name / arch to evaluate offline (H100, H200, B200, GB10, RTX5090, A100, L4, sm_90, sm_121, ...)");
   app.add_option("--python", r.python, "the deployment's Python (venv bin/python or prefix): read installed library versions from its site-packages and ask its vLLM / SGLang about the plan");
   // Repeatable options take one value each time, so that a FILE after them stays a FILE.
   app.add_option("--site-packages", r.site_packages, "a site-packages directory to read library versions from (repeatable)")
@@ -74,14 +75,20 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_flag_callback("--no-cache", [&r] { r.engine_cache = r.stack_cache = false; },
                         "a cold run: ask the engine again instead of answering from $XDG_CACHE_HOME/specprobe/engine, "
                         "and build the stack probes' kernels in a private cache instead of $XDG_CACHE_HOME/specprobe/stack");
+  app.add_option("--engine-mismatch", r.engine_mismatch, "when the deploy names another engine release than --python has: skip the engine check (a note says so; default) or ask the installed release anyway")
+      ->check(CLI::IsMember({"skip", "ask"}));
+  app.add_option("--require", r.require, "sources of evidence that must answer, else the verdict is unknown: engine, probes, stack (comma-separated); by default a source that cannot run is a note and the verdict comes from the rest")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(CLI::IsMember({"engine", "probes", "stack"}));
   app.add_option("--engine-timeout", r.engine_timeout_s, "seconds the engine check (engine import, plan and matrix cells) may run")
       ->check(seconds_validator());
-  app.add_option("--format", o.format, "output format: text, json, sarif, junit or github")
+  app.add_option("--format", o.format, "output format: text, json, sarif, junit, codequality or github")
       ->check(CLI::IsMember(selectable_format_names()));
   app.add_option("--results", o.results, "which results the JSON report lists: all, or failing (those not passed or not applicable; the counts stay whole); default all for one file, failing for several")
       ->check(CLI::IsMember({"failing", "all"}));
   app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");
-  app.add_option("--fail-on", o.fail_on, "what makes the exit code 1: error (findings that bite every time the plan runs), risk (also the conditional ones listed at risk), warning, info (lower severities too), none")
+  o.fail_on_option = app.add_option("--fail-on", o.fail_on, "what makes the exit code 1: error (findings that bite every time the plan runs), risk (also the conditional ones listed at risk), warning, info (lower severities too), none")
       ->check(CLI::IsMember({"error", "risk", "warning", "info", "none"}));
   app.add_option("--color", o.color, "auto, always, never (NO_COLOR is honoured)")->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("--quiet,-q", o.quiet, "print only failures and the summary");
@@ -96,14 +103,15 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--sarif", o.sarif_file, "also write a SARIF 2.1.0 report (GitHub code scanning) to FILE");
   app.add_option("--junit", o.junit_file, "also write a JUnit XML report (GitLab, Jenkins) to FILE");
   app.add_option("--json", o.json_file, "also write the JSON report to FILE");
+  app.add_option("--codequality", o.codequality_file, "also write a GitLab Code Quality report to FILE");
   app.add_flag("--github", o.github, "also print GitHub Actions annotations and append a job summary to $GITHUB_STEP_SUMMARY");
   app.add_option("--source-root", o.source_root, "report paths (SARIF, annotations) relative to DIR; default $GITHUB_WORKSPACE, $CI_PROJECT_DIR, the git work tree of the config, the working directory");
-  app.add_option("--sarif-category", o.sarif_category, "the SARIF code-scanning category (automationDetails.id); default specprobe/<config path>/<gpu>");
+  app.add_option("--sarif-category", o.sarif_category, "the SARIF code-scanning category (automationDetails.id), one per job; default specprobe/<gpu>");
   app.add_flag("--exit-zero", o.exit_zero, "exit 0 even when findings are at or above --fail-on or the verdict is unknown (usage, environment and write errors still exit 2/3/5)");
-  app.add_flag("--unknown-ok", o.unknown_ok, "an unknown verdict (a plan specprobe could not decide) exits 0 instead of 4; it is still reported");
+  o.unknown_ok_option = app.add_flag("--unknown-ok", o.unknown_ok, "an unknown verdict (a plan specprobe could not decide) exits 0 instead of 4; it is still reported");
   app.add_option("--ignore", r.ignore, "suppress rule or advisory ID, or every id starting with a prefix ending in * (SP30*, SPA-VLLM-*) (repeatable); the finding stays in the report, marked suppressed")
       ->allow_extra_args(false);
-  app.add_flag("--no-suppressions", o.no_suppressions, "ignore .specprobe.yaml next to the config");
+  app.add_flag("--no-suppressions", o.no_suppressions, "ignore the .specprobe.yaml files (settings and suppressions) and inline `# specprobe: ignore` comments");
 }
 
 CheckRequest check_request(const CheckOptions& o) {
@@ -135,6 +143,41 @@ Status require_rules(const Catalog& catalog) {
   return Ok{};
 }
 
+Expected<FileRequest> request_for_file(const CheckOptions& o, const std::string& file) {
+  FileRequest out{check_request(o), o.fail_on, o.unknown_ok, {}};
+  CheckRequest& req = out.request;
+  req.file = file;
+  if (o.no_suppressions) return out;
+  auto settings = project_settings_for(file);
+  if (!settings) return settings.error();
+  auto given = [](const CLI::Option* opt) { return opt && opt->count() > 0; };
+  if (settings->gpu && !given(o.gpu_option)) req.gpu = *settings->gpu;
+  if (settings->model && !given(o.model_option)) req.model = *settings->model;
+  if (settings->fail_on && !given(o.fail_on_option)) out.fail_on = req.fail_on = *settings->fail_on;
+  if (settings->unknown_ok && !given(o.unknown_ok_option)) out.unknown_ok = *settings->unknown_ok;
+  // NAME=VALUE lists: the command line's entry for a name wins over the settings'.
+  auto merge = [](std::vector<std::string>& flags, const std::vector<std::string>& from_settings, bool lower) {
+    auto key = [lower](const std::string& entry) {
+      const std::string k = entry.substr(0, entry.find('='));
+      return lower ? ascii_lower(k) : k;
+    };
+    std::vector<std::string> merged;
+    for (const auto& s : from_settings)
+      if (std::none_of(flags.begin(), flags.end(), [&](const std::string& f) { return key(f) == key(s); })) merged.push_back(s);
+    merged.insert(merged.end(), flags.begin(), flags.end());
+    flags = std::move(merged);
+  };
+  merge(req.libs, settings->libs, true);
+  merge(req.model_dirs, settings->model_dirs, false);
+  if (!settings->sources.empty()) {
+    std::string what;
+    for (const auto& s : settings->sources) what += (what.empty() ? "" : "; ") + s;
+    out.notes.push_back("project settings: " + what + " (the command line wins; --no-suppressions reads none)");
+  }
+  req.settings = std::move(*settings);
+  return out;
+}
+
 int exit_code_for(const Report& report, const std::string& fail_on, bool unknown_ok) {
   for (const auto& r : report.results)
     if (fails_gate(r, fail_on)) return 1;
@@ -151,6 +194,7 @@ int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* st
 int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports, std::FILE* stream) {
   RenderOptions ro;
   ro.color = o.output.empty() && want_color(o.color, fileno(stream));
+  ro.width = o.output.empty() ? text_width(fileno(stream)) : text_width(-1);
   ro.verbose = o.verbose;
   ro.quiet = o.quiet;
   ro.all_results = o.results.empty() ? o.files.size() <= 1 : o.results == "all";
@@ -167,6 +211,7 @@ int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports
   if (!o.json_file.empty()) outputs.push_back({"json", o.json_file});
   if (!o.sarif_file.empty()) outputs.push_back({"sarif", o.sarif_file});
   if (!o.junit_file.empty()) outputs.push_back({"junit", o.junit_file});
+  if (!o.codequality_file.empty()) outputs.push_back({"codequality", o.codequality_file});
   if (o.github && o.format != "github") outputs.push_back({"github", "", stdout});
   if (o.github || o.format == "github")
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
@@ -190,8 +235,13 @@ int run_check_command(CheckOptions o) {
   int worst = 0;
   bool stdin_read = false;
   for (const std::string& file : files) {
-    CheckRequest req = check_request(o);
-    req.file = file;
+    auto file_request = request_for_file(o, file);
+    if (!file_request) {
+      std::fprintf(stderr, "specprobe: %s\n", file_request.error().str().c_str());
+      worst = worse_exit(worst, exit_code(file_request.error().kind));
+      continue;
+    }
+    CheckRequest& req = file_request->request;
     if (file == "-") {
       if (stdin_read) {
         std::fprintf(stderr, "specprobe: error: `-` (stdin) given more than once\n");
@@ -207,7 +257,8 @@ int run_check_command(CheckOptions o) {
       continue;
     }
     for (Report& r : *rs) {
-      r.exit_code = o.exit_zero ? 0 : exit_code_for(r, o.fail_on, o.unknown_ok);
+      for (const auto& n : file_request->notes) r.notes.push_back({"info", n, {}});
+      r.exit_code = o.exit_zero ? 0 : exit_code_for(r, file_request->fail_on, file_request->unknown_ok);
       worst = worse_exit(worst, r.exit_code);
       reports.push_back(std::move(r));
     }

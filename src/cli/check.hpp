@@ -12,6 +12,7 @@
 
 namespace CLI {
 class App;
+class Option;
 class Validator;
 }
 
@@ -35,6 +36,7 @@ struct CheckOptions {
   // Further reports written next to the --format output (see docs/ci.md).
   std::string sarif_file;             // --sarif FILE
   std::string junit_file;             // --junit FILE
+  std::string codequality_file;       // --codequality FILE (GitLab Code Quality)
   std::string json_file;              // --json FILE
   bool github = false;                // --github: workflow annotations on stdout + $GITHUB_STEP_SUMMARY
   std::string source_root;            // --source-root DIR: report paths relative to it (cli/source_root.hpp)
@@ -44,7 +46,24 @@ struct CheckOptions {
   bool no_suppressions = false;       // --no-suppressions: ignore .specprobe.yaml
   bool no_matrix = false;             // --no-matrix
   bool offline = false;               // --offline: the Hub only through specprobe's cache, no network
+  // The options a project's .specprobe.yaml may set (pipeline/project_settings.hpp), to tell
+  // whether the command line gave them: the command line wins. Set by add_check_options.
+  const CLI::Option* gpu_option = nullptr;
+  const CLI::Option* model_option = nullptr;
+  const CLI::Option* fail_on_option = nullptr;
+  const CLI::Option* unknown_ok_option = nullptr;
 };
+
+// The request for one FILE of a check: the flags, then the project settings of FILE's
+// `.specprobe.yaml` files for what the command line left out (unless --no-suppressions). Their
+// fail-on and unknown-ok go to FAIL_ON and UNKNOWN_OK; NOTES says which settings applied.
+struct FileRequest {
+  CheckRequest request;
+  std::string fail_on;
+  bool unknown_ok = false;
+  std::vector<std::string> notes;
+};
+Expected<FileRequest> request_for_file(const CheckOptions& o, const std::string& file);
 
 // Adds the `check` subcommand's options to APP.
 void add_check_options(CLI::App& app, CheckOptions& o);

@@ -44,14 +44,20 @@ int run_exec_command(const ExecOptions& o) {
   }
   auto services = cli_services(o.check);
   if (!services) return exit_code(services.error().kind);
-  auto report = run_check(check_request(o.check), *services);
+  auto file_request = request_for_file(o.check, "");
+  if (!file_request) {
+    std::fprintf(stderr, "specprobe: %s\n", file_request.error().str().c_str());
+    return exit_code(file_request.error().kind);
+  }
+  auto report = run_check(file_request->request, *services);
   services->progress = nullptr;  // the progress line is cleared before the report
   if (!report) {
     std::fprintf(stderr, "specprobe: %s\n", report.error().str().c_str());
     std::fprintf(stderr, "specprobe: refusing to start %s: the command line could not be checked\n", argv[0].c_str());
     return exit_code(report.error().kind);
   }
-  report->exit_code = o.check.exit_zero ? 0 : exit_code_for(*report, o.check.fail_on, o.check.unknown_ok);
+  for (const auto& n : file_request->notes) report->notes.push_back({"info", n, {}});
+  report->exit_code = o.check.exit_zero ? 0 : exit_code_for(*report, file_request->fail_on, file_request->unknown_ok);
   if (const int rc = emit_check_report(o.check, *report, stderr); rc != 0) return rc;
   if (report->exit_code == kExitUnknown) {
     std::fprintf(stderr,
@@ -64,7 +70,7 @@ int run_exec_command(const ExecOptions& o) {
     std::fprintf(stderr,
                  "specprobe: refusing to start %s: findings at or above --fail-on %s (fix them, or suppress them with a "
                  "reason in .specprobe.yaml)\n",
-                 argv[0].c_str(), o.check.fail_on.c_str());
+                 argv[0].c_str(), file_request->fail_on.c_str());
     return report->exit_code;
   }
   if (o.dry_run) {

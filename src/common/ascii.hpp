@@ -27,4 +27,12 @@ inline std::string ascii_upper(std::string_view s) {
   return out;
 }
 
+// S without leading and trailing spaces, tabs, CRs and LFs.
+inline std::string_view ascii_trim(std::string_view s) {
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
 }  // namespace specprobe

@@ -1,9 +1,9 @@
 // glibc compatibility shim for the release binary: lets `specprobe`, built on Debian 12
-// (glibc 2.36) with a static libstdc++/libgcc, run on glibc 2.31 and later (Ubuntu 20.04+,
-// Debian 11+, RHEL 9). Linked into the executable only (cmake/glibc_compat.cmake), never into
+// (glibc 2.36) with a static libstdc++/libgcc, run on glibc 2.28 and later (RHEL/Rocky/Alma 8,
+// Debian 10+, Ubuntu 18.10+; tested down to Ubuntu 18.04's 2.27). Linked into the executable only (cmake/glibc_compat.cmake), never into
 // specprobe_lib or the test binaries, and not into sanitizer or fuzz builds.
 //
-// Three kinds of symbol would otherwise carry a glibc version newer than 2.31:
+// Three kinds of symbol would otherwise carry a glibc version newer than 2.28:
 //  1. Symbols that only exist in newer glibc; they are defined here on older interfaces, and the
 //     static link resolves every reference (ours, libstdc++.a's, libgcc_eh.a's) to them:
 //       arc4random             (2.36; libstdc++'s std::random_device)  -> getrandom(2) syscall
@@ -11,13 +11,14 @@
 //       __libc_single_threaded (2.32; libstdc++'s shared_ptr/locale)    -> a constant 0 ("maybe
 //                                                                          threaded": atomics)
 //  2. Symbols that moved into libc.so.6 in 2.34 (libpthread, libdl, __libc_start_main) and got
-//     a new default version there; the old version still exists in every glibc. The link wraps
-//     them (-Wl,--wrap=NAME) and __wrap_NAME calls NAME@<base version> (.symver). On 2.31 the
+//     a new default version there, and libm's exp and pow (2.29); the old version still exists in
+//     every glibc. The link wraps
+//     them (-Wl,--wrap=NAME) and __wrap_NAME calls NAME@<base version> (.symver). Before 2.34 the
 //     old versions live in libpthread.so.0 / libdl.so.2, which the executable therefore NEEDs.
 //  3. stat/lstat/fstat/fstat64 (2.33: before that they were inline wrappers around __xstat in
 //     libc_nonshared.a): wrapped and implemented with the stat syscalls.
 // tests/package/check_glibc_symbols.sh (ctest "glibc_symbols") keeps the list complete: it fails
-// on any GLIBC_ version above 2.31 in `objdump -T specprobe`.
+// on any GLIBC_ version above 2.28 in `objdump -T specprobe`.
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -168,9 +169,15 @@ SPECPROBE_WRAP(int, dlclose, (void* h), (h))
 SPECPROBE_WRAP(char*, dlerror, (void), ())
 SPECPROBE_WRAP(int, dladdr, (const void* a, Dl_info* i), (a, i))
 
+// exp and pow got new default versions in 2.29 (the same functions without the SVID error
+// handling, _LIB_VERSION); the base versions compute the same results for the finite, in-range
+// arguments specprobe passes and set errno the same way otherwise.
+SPECPROBE_WRAP(double, exp, (double x), (x))
+SPECPROBE_WRAP(double, pow, (double x, double y), (x, y))
+
 // crt1.o's _start calls __libc_start_main. Since glibc 2.34, _start passes no init function and
 // the new __libc_start_main runs the executable's DT_INIT / DT_INIT_ARRAY itself; the 2.2.5
-// version on glibc 2.31 only calls the init it is given. So give it one that does what
+// version on glibc before 2.34 only calls the init it is given. So give it one that does what
 // __libc_csu_init did for a dynamically linked program (ld.so has run DT_PREINIT_ARRAY); both
 // old and new glibc call it instead of their own constructor walk. Destructors (DT_FINI_ARRAY)
 // are run by ld.so's _dl_fini on every glibc.

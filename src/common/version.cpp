@@ -18,16 +18,6 @@ bool is_alnum(char c) { return is_ascii_digit(c) || (c >= 'a' && c <= 'z'); }
 bool is_sep(char c) { return c == '.' || c == '-' || c == '_'; }
 bool is_hex(char c) { return is_ascii_digit(c) || (c >= 'a' && c <= 'f'); }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 // Cursor over the lower-cased text. Each try_* either consumes what it matched or nothing.
 class Scanner {
  public:
@@ -106,9 +96,7 @@ int compare_digits(std::string_view a, std::string_view b) {
   return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
-bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), is_ascii_digit);
-}
+bool all_digits(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_ascii_digit); }
 
 int compare_release(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b) {
   const std::size_t n = std::max(a.size(), b.size());
@@ -236,7 +224,7 @@ Version Version::public_version() const {
 }
 
 std::optional<Version> parse_version(std::string_view text) {
-  const std::string s = ascii_lower(trim(text));
+  const std::string s = ascii_lower(ascii_trim(text));
   Scanner sc(s);
   Version v;
   sc.try_char('v');
@@ -304,14 +292,14 @@ bool operator==(const Version& a, const Version& b) { return compare(a, b) == 0;
 
 Expected<SpecifierSet> parse_specifiers(std::string_view text) {
   SpecifierSet set;
-  const std::string_view whole = trim(text);
+  const std::string_view whole = ascii_trim(text);
   if (whole.empty()) return set;
 
   std::size_t start = 0;
   while (start <= whole.size()) {
     std::size_t comma = whole.find(',', start);
     if (comma == std::string_view::npos) comma = whole.size();
-    const std::string_view clause = trim(whole.substr(start, comma - start));
+    const std::string_view clause = ascii_trim(whole.substr(start, comma - start));
     start = comma + 1;
 
     if (clause.empty()) return input_error(fmt::format("empty version specifier in '{}'", whole));
@@ -332,7 +320,7 @@ Expected<SpecifierSet> parse_specifiers(std::string_view text) {
     for (const auto& [name, op] : kOps) {
       if (clause.substr(0, name.size()) == name) {
         spec.op = op;
-        rest = trim(clause.substr(name.size()));
+        rest = ascii_trim(clause.substr(name.size()));
         found = true;
         break;
       }
@@ -397,7 +385,7 @@ bool satisfies(const Version& v, const Specifier& spec) {
       return release_prefix_matches(v, prefix);
     }
     case Specifier::Op::arbitrary: {
-      const std::string_view want = trim(std::string_view(spec.text).substr(3));
+      const std::string_view want = ascii_trim(std::string_view(spec.text).substr(3));
       return ascii_lower(want) == v.str();
     }
   }
@@ -405,8 +393,7 @@ bool satisfies(const Version& v, const Specifier& spec) {
 }
 
 bool satisfies(const Version& v, const SpecifierSet& set) {
-  return std::all_of(set.specifiers.begin(), set.specifiers.end(),
-                     [&](const Specifier& s) { return satisfies(v, s); });
+  return std::all_of(set.specifiers.begin(), set.specifiers.end(), [&](const Specifier& s) { return satisfies(v, s); });
 }
 
 bool version_satisfies(std::string_view version, std::string_view specifiers) {

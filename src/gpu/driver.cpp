@@ -6,18 +6,14 @@
 #include <cstring>
 
 #include "common/excerpt.hpp"
+#include "common/hash.hpp"
 
 #include "gpu/cuda_api.hpp"
 
 namespace specprobe {
 
 std::string hash_uuid(const unsigned char (&uuid)[16]) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : uuid) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return fmt::format("fnv1a64:{:016x}", h);
+  return fmt::format("fnv1a64:{:016x}", fnv1a64(std::string_view(reinterpret_cast<const char*>(uuid), sizeof uuid)));
 }
 
 DriverReport query_gpus(cu::Driver& drv) {

@@ -123,7 +123,7 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
   }
   phase("");
   report.engine = fact_string(facts, "engine.name").value_or("vllm");
-  Decision decision = decide(report.results, facts);
+  Decision decision = decide(report.results, facts, req.require);
   report.verdict = decision.verdict;
   report.missing = std::move(decision.missing);
   report.assumptions = std::move(decision.assumptions);

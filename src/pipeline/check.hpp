@@ -13,10 +13,12 @@
 // `check`, `matrix`, `exec` and the benchmarks call run_check; printers (report/) render the
 // Report; only the CLI turns it into an exit code.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
+#include "pipeline/project_settings.hpp"
 #include "pipeline/report.hpp"
 #include "pipeline/services.hpp"
 
@@ -48,11 +50,20 @@ struct CheckRequest {
   bool engine_cache = true;           // answer a repeated engine check from the cache (--no-cache: false)
   bool stack_cache = true;            // stack probes keep the libraries' JIT caches (--no-cache: false)
   double engine_timeout_s = 180;      // the whole engine adapter run
+  // When the deploy names another engine release than --python has: skip (a note saying so, the
+  // default) or ask the installed one anyway (--engine-mismatch ask).
+  std::string engine_mismatch = "skip";
+  // Sources of evidence whose absence makes the verdict unknown (--require engine,probes,stack);
+  // by default a source that cannot run is a note and the verdict comes from what did run.
+  std::vector<std::string> require;
   bool matrix = true;                 // the what-if sweep
   // Gating.
   std::string fail_on = "error";      // recorded in the report
   std::vector<std::string> ignore;    // rule ids suppressed from the command line
-  bool suppression_file = true;       // read .specprobe.yaml next to the config
+  bool suppression_file = true;       // .specprobe.yaml files' `ignore:` and inline `# specprobe: ignore` comments
+  // The project settings the caller read for FILE (cli/check.cpp applies their gpu, lib, ...):
+  // their `ignore:` entries are used instead of reading the files again. Unset: read here.
+  std::optional<ProjectSettings> settings;
   std::vector<std::string> invocation;  // specprobe's own argv, for the report
 };
 

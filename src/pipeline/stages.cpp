@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "common/excerpt.hpp"
@@ -13,6 +15,7 @@
 #include "inputs/installed_libs.hpp"
 #include "inputs/model_config.hpp"
 #include "inputs/serving.hpp"
+#include "pipeline/project_settings.hpp"
 #include "pipeline/suppressions.hpp"
 #include "resolve/hub_settings.hpp"
 #include "rules/ids.hpp"
@@ -475,22 +478,61 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
   }
   const std::string engine = fact_string(facts, "engine.name").value_or("vllm");
   const std::string label = engine == "sglang" ? "SGLang" : "vLLM";
-  // Installed in that Python: its version was read from one of the interpreter's site-packages.
-  bool installed = false;
-  const std::string source = fact_string(facts, "lib." + engine + ".source").value_or("");
+  // The engine the interpreter has: read from its site-packages (whatever --lib or the deploy
+  // file say the deployment runs).
+  std::string installed;
   if (const Json* dirs = find_fact(facts, "python.site_packages"); dirs && dirs->is_array())
-    for (const auto& d : *dirs)
-      installed |= d.is_string() && source == "site-packages:" + d.get<std::string>();
-  if (!installed) {
+    for (const auto& d : *dirs) {
+      if (!d.is_string() || !installed.empty()) continue;
+      if (auto libs = read_site_packages(d.get<std::string>()))
+        for (const auto& l : *libs)
+          if (l.key == engine) installed = l.version;
+    }
+  const std::string deployed = fact_string(facts, "lib." + engine + ".version").value_or("");
+  const std::string deployed_from = fact_string(facts, "lib." + engine + ".source").value_or("");
+  // A check that is not asked is a note, never an unknown verdict by itself (--require engine
+  // makes it one): the rules and advisories decide without it.
+  auto not_asked = [&](const std::string& outcome, const std::string& reason) {
     ec["requested"] = true;
     ec["ran"] = false;
     ec["engine"] = engine;
     ec["engine_label"] = label;
-    ec["outcome"] = "not-installed";
+    ec["outcome"] = outcome;
     ec["status"] = nullptr;
-    ec["reason"] = fmt::format("{} is not installed in {}: install {} in --python, or omit --python (or pass --no-engine)",
-                               label, req.python, engine);
-    report.notes.push_back({"warning", "engine check: " + ec["reason"].get<std::string>(), {}});
+    ec["reason"] = reason;
+    report.notes.push_back({"warning", "engine check not asked: " + reason, {}});
+  };
+  if (installed.empty()) {
+    not_asked("not-installed", fmt::format("{} is not installed in {}: install {}{} there (or in a venv: "
+                                           "`python3 -m venv E && E/bin/pip install {}{}`, then --python E/bin/python), "
+                                           "or pass --no-engine",
+                                           label, req.python, engine, deployed.empty() ? "" : "==" + deployed, engine,
+                                           deployed.empty() ? "" : "==" + deployed));
+    return;
+  }
+  ec["installed_version"] = installed;
+  if (!deployed.empty() && deployed != installed) {
+    const std::string said = fmt::format("the interpreter {} has {} {}; the deploy runs {} ({})", req.python, label,
+                                         installed, deployed, deployed_from.empty() ? "as stated" : deployed_from);
+    if (req.engine_mismatch != "ask") {
+      not_asked("version-mismatch",
+                fmt::format("{}: its answers would be for {}, not for the release that will run. Install {}=={} in an "
+                            "environment of its own and pass its interpreter with --python, or pass --engine-mismatch ask "
+                            "to ask {} anyway",
+                            said, installed, engine, deployed, installed));
+      return;
+    }
+    ec["deploy_version"] = deployed;
+    report.notes.push_back({"warning", fmt::format("engine check: {}: the engine's answers are for {} (--engine-mismatch ask)", said, installed), {}});
+  }
+  // The adapters declare CUDA platforms: an AMD GPU's plan cannot be shown to the engine as it
+  // would run (its ROCm platform and backend selectors), so the engine is not asked.
+  if (fact_string(facts, "gpu.vendor").value_or("nvidia") == "amd") {
+    not_asked("unsupported-platform",
+              fmt::format("the plan runs on {} (AMD, ROCm), and specprobe's {} adapter declares CUDA platforms only: "
+                          "the engine's ROCm platform and its backend selectors are not asked; the rules and advisories "
+                          "decide this plan",
+                          fact_string(facts, "gpu.name").value_or("an AMD GPU"), label));
     return;
   }
   // The matrix cells the installed engine re-evaluates: every k for the plan's backend and KV dtype,
@@ -584,15 +626,47 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
   report.notes.push_back({outcome == "adapter-error" || !unresolved.empty() ? "warning" : "info", msg, {}});
 }
 
+namespace {
+
+// The config's text, for its inline suppressions: stdin's as given, a file's read again (the
+// reader has read it already, so it is there and small), none for a command line.
+Expected<std::string> config_text(const CheckRequest& req) {
+  if (req.file == "-") return req.text;
+  if (req.file.empty()) return std::string();
+  std::error_code ec;
+  if (!fs::is_regular_file(req.file, ec)) return std::string();
+  constexpr uintmax_t kMaxBytes = 16u << 20;
+  if (fs::file_size(req.file, ec) > kMaxBytes || ec) return std::string();
+  std::ifstream f(req.file, std::ios::binary);
+  if (!f) return input_error("cannot read the config again for its inline suppressions", SourceLocation{req.file});
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
 Status add_suppressions(const CheckRequest& req, const Services& services, Report& report) {
   auto entries = ignore_args(req.ignore);
   if (!entries) return entries.error();
+  std::vector<InlineSuppression> inline_entries;
   if (req.suppression_file) {
-    auto file = read_suppression_file(suppression_file_for(req.file));
-    if (!file) return file.error();
-    entries->insert(entries->end(), file->begin(), file->end());
+    if (req.settings) {
+      entries->insert(entries->end(), req.settings->ignore.begin(), req.settings->ignore.end());
+    } else {
+      auto settings = project_settings_for(req.file);
+      if (!settings) return settings.error();
+      entries->insert(entries->end(), settings->ignore.begin(), settings->ignore.end());
+    }
+    auto text = config_text(req);
+    if (!text) return text.error();
+    auto found = inline_suppressions(report.input_path, *text);
+    if (!found) return found.error();
+    inline_entries = std::move(*found);
   }
-  for (const auto& e : *entries) {
+  std::vector<const IgnoreEntry*> all;
+  for (const auto& e : *entries) all.push_back(&e);
+  for (const auto& s : inline_entries) all.push_back(&s.entry);
+  for (const IgnoreEntry* ep : all) {
+    const IgnoreEntry& e = *ep;
     if (services.catalog->find(e.id) || services.catalog->find_advisory(e.id)) continue;
     // A prefix pattern (SP30*, SPA-SGLANG-*) must name at least one rule or advisory, and `*` is
     // only its last character.
@@ -612,6 +686,7 @@ Status add_suppressions(const CheckRequest& req, const Services& services, Repor
     return e.source == "--ignore" ? usage_error("--ignore: " + msg) : input_error(msg, e.where);
   }
   apply_suppressions(report, *entries, services.today());
+  for (const auto& s : inline_entries) apply_suppressions(report, {s.entry}, services.today(), s.line);
   return Ok{};
 }
 

@@ -20,7 +20,8 @@ std::string supply_hint(const std::string& fact) {
   return w ? w->supply : std::string();
 }
 
-void add_missing(std::vector<MissingFact>& out, const std::string& fact, const std::string& by, std::string supply = {}) {
+void add_missing(std::vector<MissingFact>& out, const std::string& fact, const std::string& by,
+                 std::string supply = {}) {
   auto it = std::find_if(out.begin(), out.end(), [&](const MissingFact& m) { return m.fact == fact; });
   if (it == out.end()) {
     out.push_back({fact, supply.empty() ? supply_hint(fact) : supply, {}});
@@ -38,22 +39,26 @@ void plan_path(const Json& facts, std::vector<MissingFact>& missing) {
                    .value_or("pass --model DIR (the checkpoint, its config.json, or an HF cache repo dir)") +
                "; the model's shapes decide most rules";
     else if (fact == "spec.enabled")
-      supply = "whether speculative decoding is on is left to what the file does not show (a variable it does not "
-               "set, or a --config file that was not read): pass the variable with --env NAME=VALUE, or give the "
-               "speculative config on the command line";
+      supply =
+          "whether speculative decoding is on is left to what the file does not show (a variable it does not "
+          "set, or a --config file that was not read): pass the variable with --env NAME=VALUE, or give the "
+          "speculative config on the command line";
     else if (fact == "spec.k")
-      supply = "set num_speculative_tokens in the speculative config (or give --model with the MTP layers the default "
-               "comes from)";
+      supply =
+          "set num_speculative_tokens in the speculative config (or give --model with the MTP layers the default "
+          "comes from)";
     else if (fact == "attention.selected")
-      supply = "specprobe knows no attention backend the engine would select for this model on this GPU: pass "
-               "--attention-backend as deployed, or --python with the engine installed";
+      supply =
+          "specprobe knows no attention backend the engine would select for this model on this GPU: pass "
+          "--attention-backend as deployed, or --python with the engine installed";
     else if (fact.rfind("probe.", 0) == 0) {
       const std::string base = fact.substr(0, fact.size() - std::string(".status").size());
       const std::string reason = fact_string(facts, base + ".reason").value_or("the probe could not run");
       supply = reason.find("--probes off") != std::string::npos
                    ? reason
-                   : reason + "; run specprobe when the GPU is free (before the server starts), or pass --probes off "
-                              "to accept the rules' answer";
+                   : reason +
+                         "; run specprobe when the GPU is free (before the server starts), or pass --probes off "
+                         "to accept the rules' answer";
     }
     add_missing(missing, fact, "the plan", supply);
   }
@@ -62,9 +67,16 @@ void plan_path(const Json& facts, std::vector<MissingFact>& missing) {
 }  // namespace
 
 // The engine check could not answer (it lacked an input, its adapter failed, the engine is not
-// installed in --python): what to do about it, before SP4100's "could not determine" names the fact.
+// installed in --python, it runs another release than the deploy, an AMD GPU): what to do about
+// it. Only with --require engine: otherwise the check's note says so and the verdict comes from
+// the evidence that did run.
 void engine_check_missing(const Json& facts, std::vector<MissingFact>& missing) {
-  if (!fact_bool(facts, "engine_check.requested").value_or(false) || fact_string(facts, "engine_check.status")) return;
+  if (fact_string(facts, "engine_check.status")) return;
+  if (!fact_bool(facts, "engine_check.requested").value_or(false)) {
+    add_missing(missing, "engine_check.status", "--require engine",
+                "pass --python with the engine the deploy runs installed (the engine check was not asked)");
+    return;
+  }
   const std::string outcome = fact_string(facts, "engine_check.outcome").value_or("");
   const std::string label = fact_string(facts, "engine_check.engine_label").value_or("the engine");
   std::string supply;
@@ -79,10 +91,30 @@ void engine_check_missing(const Json& facts, std::vector<MissingFact>& missing) 
   add_missing(missing, "engine_check.status", "the installed engine", supply);
 }
 
-Decision decide(const std::vector<RuleResult>& results, const Json& facts) {
+// --require probes / stack: the plan's probe kernels, or the stack probes, did not run.
+void source_missing(const Json& facts, const std::string& source, std::vector<MissingFact>& missing) {
+  const std::string ran = source == "probes" ? "probe.ran" : "stack.ran";
+  const std::string why = source == "probes" ? "probe.reason" : "stack.reason";
+  if (fact_bool(facts, ran).value_or(false)) return;
+  const std::string reason = fact_string(facts, why).value_or("it did not run");
+  add_missing(
+      missing, ran, "--require " + source,
+      source == "probes"
+          ? fmt::format("the probe kernels did not run ({}): run specprobe on the GPU with --probes auto", reason)
+          : fmt::format(
+                "the stack probes did not run ({}): pass --python with the libraries installed, on a GPU machine",
+                reason));
+}
+
+Decision decide(const std::vector<RuleResult>& results, const Json& facts, const std::vector<std::string>& require) {
   Decision d;
   bool fails = false, undecided = false, risky = false;
-  engine_check_missing(facts, d.missing);
+  for (const auto& source : require) {
+    if (source == "engine")
+      engine_check_missing(facts, d.missing);
+    else if (source == "probes" || source == "stack")
+      source_missing(facts, source, d.missing);
+  }
   for (const auto& r : results) {
     if (r.suppressed) continue;
     fails |= blocking(r);
@@ -95,8 +127,9 @@ Decision decide(const std::vector<RuleResult>& results, const Json& facts) {
   }
   plan_path(facts, d.missing);
   if (fact_bool(facts, "gpu.fallback").value_or(false))
-    d.assumptions.push_back(fmt::format("no GPU was visible: evaluated for a declared {} ({}); pass --gpu NAME to choose",
-                                        fact_string(facts, "gpu.name").value_or("GPU"), gpu_arch_label(facts)));
+    d.assumptions.push_back(
+        fmt::format("no GPU was visible: evaluated for a declared {} ({}); pass --gpu NAME to choose",
+                    fact_string(facts, "gpu.name").value_or("GPU"), gpu_arch_label(facts)));
   if (!fact_string(facts, "engine.version"))
     d.assumptions.push_back(fmt::format(
         "{} version unknown: evaluated as the newest release (rules and advisories alike; docs/versions.md), findings "

@@ -38,8 +38,11 @@ struct Decision {
   std::vector<std::string> assumptions;
 };
 
-// RESULTS as evaluated (suppressions applied), FACTS the plan's derived facts.
-Decision decide(const std::vector<RuleResult>& results, const Json& facts);
+// RESULTS as evaluated (suppressions applied), FACTS the plan's derived facts. REQUIRE names the
+// sources of evidence (engine, probes, stack) that must have answered: one that did not is a
+// missing fact (unknown verdict). Without it a source that could not run leaves a note only.
+Decision decide(const std::vector<RuleResult>& results, const Json& facts,
+                const std::vector<std::string>& require = {});
 
 // Kept for callers that need only the word.
 std::string verdict_of(const std::vector<RuleResult>& results);

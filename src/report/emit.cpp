@@ -12,15 +12,21 @@ namespace {
 std::string dump(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
 
 std::string render_text_format(const Report& r, const RenderOptions& o) {
-  return render_text(r, TextStyle{o.color, o.verbose, o.quiet});
+  return render_text(r, TextStyle{o.color, o.verbose, o.quiet, o.width});
 }
 std::string render_json_format(const Report& r, const RenderOptions& o) { return dump(report_to_json(r, o.all_results)); }
-std::string render_sarif_format(const Report& r, const RenderOptions& o) {
+// One SARIF run for every report of the invocation (the catalog is the same for all).
+std::string render_sarif_many(const std::vector<Report>& reports, const RenderOptions& o) {
   static const std::vector<Rule> kNoRules;
-  return dump(report_to_sarif(r, r.catalog ? r.catalog->rules : kNoRules,
-                              SarifOptions{o.paths, o.sarif_category, r.catalog ? &r.catalog->advisories : nullptr}));
+  const Report& r = reports.front();
+  return dump(reports_to_sarif(reports, r.catalog ? r.catalog->rules : kNoRules,
+                               SarifOptions{o.paths, o.sarif_category, r.catalog ? &r.catalog->advisories : nullptr}));
 }
+std::string render_sarif_format(const Report& r, const RenderOptions& o) { return render_sarif_many({r}, o); }
 std::string render_junit_format(const Report& r, const RenderOptions&) { return reports_to_junit({r}); }
+std::string render_codequality_format(const Report& r, const RenderOptions& o) {
+  return dump(reports_to_codequality({r}, o.paths));
+}
 std::string render_github_format(const Report& r, const RenderOptions& o) { return render_github(r, o.paths).commands; }
 std::string render_github_summary(const Report& r, const RenderOptions& o) {
   return render_github(r, o.paths).summary_markdown;
@@ -34,6 +40,7 @@ const std::vector<ReportFormat>& report_formats() {
       {"json", "the canonical JSON report (docs/schema/report-1.json)", true, render_json_format},
       {"sarif", "SARIF 2.1.0 for GitHub code scanning", true, render_sarif_format},
       {"junit", "JUnit XML for GitLab and Jenkins", true, render_junit_format},
+      {"codequality", "GitLab Code Quality (the merge request widget)", true, render_codequality_format},
       {"github", "GitHub Actions workflow annotations", true, render_github_format},
       {"github-summary", "the GitHub Actions job summary (Markdown)", false, render_github_summary},
   };
@@ -83,16 +90,9 @@ std::string render_many(const std::string& format, const std::vector<Report>& re
     j["reports"] = std::move(list);
     return dump(j);
   }
-  if (format == "sarif") {
-    Json merged;
-    for (const auto& r : reports) {
-      Json one = Json::parse(render_sarif_format(r, o));
-      if (merged.is_null()) merged = std::move(one);
-      else for (auto& run : one["runs"]) merged["runs"].push_back(std::move(run));
-    }
-    return dump(merged);
-  }
+  if (format == "sarif") return render_sarif_many(reports, o);
   if (format == "junit") return reports_to_junit(reports);
+  if (format == "codequality") return dump(reports_to_codequality(reports, o.paths));
   const ReportFormat* f = find_report_format(format);
   for (size_t i = 0; i < n; ++i) {
     if (format == "text") out += (i ? "\n" : "") + server_header(reports[i], i, n);

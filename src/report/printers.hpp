@@ -14,11 +14,17 @@ struct TextStyle {
   bool color = false;
   bool verbose = false;  // facts and every rule's evaluation
   bool quiet = false;    // failures and the summary line only
+  int width = 0;         // wrap lines at this many columns (0: no wrapping)
 };
 
 // Human-readable report: `file:line:col: severity: message [SPnnnn]` lines, the verdict, the
 // support matrix and notes.
+// Lines longer than style.width are broken at spaces, continuation lines indented.
 std::string render_text(const Report& report, const TextStyle& style);
+std::string render_text_lines(const Report& report, const TextStyle& style);  // unwrapped
+// TEXT with every line longer than WIDTH columns (UTF-8 code points, colour sequences not counted)
+// broken at spaces; continuation lines are indented four more. WIDTH < 20: unchanged.
+std::string wrap_text(std::string_view text, int width);
 
 // The canonical JSON report (docs/schema/report-1.json).
 // ALL_RESULTS false: only the results that are not pass or skip (failures, undecided, suppressed
@@ -27,6 +33,11 @@ Json report_to_json(const Report& report, bool all_results = true);
 // {"name": "specprobe", "version", "git_sha"}: the tool block of every JSON document.
 Json report_tool_json();
 inline constexpr const char* kReportSchemaVersion = "1.2.0";
+
+// The width text is wrapped at: $COLUMNS when set (0: no wrapping), else the terminal's on FD,
+// else kDefaultTextWidth (a log, a file, a pipe).
+inline constexpr int kDefaultTextWidth = 100;
+int text_width(int fd);
 
 // Whether colour is wanted: --color always/never, else FORCE_COLOR/CLICOLOR_FORCE, NO_COLOR,
 // then isatty(stdout) && TERM != dumb.
@@ -44,23 +55,36 @@ inline constexpr std::string_view kCommandLineInput = "<command line>";
 // absolute when it lies outside; unchanged for the command line and without a root.
 std::string root_relative(const std::string& path, const PathBase& base);
 
-// SARIF 2.1.0 as GitHub code scanning reads it: one run; driver.rules describes the rules of
-// CATALOG and the advisories that have a result in this run (help text and markdown from the
-// embedded docs/rules/SPnnnn.md, helpUri the page on the web); one result
-// per failed rule, located at the option that set the offending fact (suppressed ones carry
-// result.suppressions), its URI relative to the source root (%SRCROOT%); a plan given on the
-// command line has no file: its results carry a logical location instead. Skipped and errored
-// checks go to invocations[0].toolExecutionNotifications. automationDetails.id is
-// `specprobe/<config path>/<gpu>/` (or `<category>/`): one code-scanning category per config and
-// GPU. partialFingerprints hash the rule, the fact, the config path and the GPU (never the line).
+// SARIF 2.1.0 as GitHub code scanning reads it: one run for all REPORTS of an invocation (one per
+// file and server; GitHub takes at most 20 runs an upload and no two of one category);
+// driver.rules describes the rules of CATALOG and the advisories that have a result in this run
+// (help text and markdown from the embedded docs/rules/SPnnnn.md, helpUri the page on the web);
+// one result per failed rule, located at the option that set the offending fact (suppressed ones
+// carry result.suppressions), its URI relative to the source root (%SRCROOT%); a plan given on the
+// command line has no file: its results carry a logical location instead. An unknown verdict is
+// a result too (rule "verdict-unknown", level error, one per missing fact, at the config's first
+// line): code scanning is not green while the job fails. Skipped and errored checks go to
+// invocations[0].toolExecutionNotifications; run.properties.reports holds each file's verdict and
+// matrix. partialFingerprints hash the rule, the fact, the config path and the GPU (never the line).
 struct SarifOptions {
   PathBase paths;
-  std::string category;                               // --sarif-category; empty: from config and GPU
+  std::string category;                               // --sarif-category; empty: specprobe/<gpu>
   const std::vector<Advisory>* advisories = nullptr;  // described after the rules (helpUri: the report)
 };
+Json reports_to_sarif(const std::vector<Report>& reports, const std::vector<Rule>& catalog,
+                      const SarifOptions& options = {});
 Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, const SarifOptions& options = {});
-// The automationDetails.id of REPORT: "<category>/" with CATEGORY, else "specprobe/<config path>/<gpu>/".
-std::string sarif_automation_id(const Report& report, const PathBase& paths, const std::string& category = {});
+// The automationDetails.id of a run: "<category>/" with CATEGORY, else "specprobe/<gpu>/" (or
+// "specprobe/" when the reports are for several GPUs): one category per job, not per file, so the
+// alerts of a renamed file close.
+std::string sarif_automation_id(const std::vector<Report>& reports, const std::string& category = {});
+
+// GitLab Code Quality (the CodeClimate subset GitLab reads): a JSON array of issues, one per
+// unsuppressed finding and one per missing fact of an unknown verdict, with description,
+// check_name, fingerprint, severity (critical: an error; major: at risk or an unknown verdict;
+// minor: a warning; info) and location.path (relative to the source root) and lines.begin. A plan
+// given on the command line is in no file and has no issue here.
+Json reports_to_codequality(const std::vector<Report>& reports, const PathBase& paths = {});
 
 // Whether R counts against --fail-on FAIL_ON (error, risk, warning, info, none): an unsuppressed
 // failed rule at or above it; a conditional (at-risk) finding counts from "risk" down, not for

@@ -9,10 +9,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "build_info.hpp"
 #include "common/embedded.hpp"
+#include "common/hash.hpp"
 #include "report/printers.hpp"
 
 namespace specprobe {
@@ -34,15 +37,6 @@ std::string_view sarif_level(Severity s) {
     case Severity::info: return "note";
   }
   return "warning";
-}
-
-uint64_t fnv1a64(std::string_view s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
 }
 
 // RFC 3986: unreserved characters and '/' stay, everything else is %XX.
@@ -171,14 +165,17 @@ std::string gpu_slug(const Report& report) {
   return out.empty() ? "unknown-gpu" : out;
 }
 
-std::string sarif_automation_id(const Report& report, const PathBase& paths, const std::string& category) {
+std::string sarif_automation_id(const std::vector<Report>& reports, const std::string& category) {
   std::string id = category;
   if (id.empty()) {
-    std::string config = report.input_path.empty() || report.input_path == kCommandLineInput
-                             ? std::string("command-line")
-                             : root_relative(report.input_path, paths);
-    while (!config.empty() && config.front() == '/') config.erase(0, 1);
-    id = fmt::format("specprobe/{}/{}", config, gpu_slug(report));
+    // One category per job, not per file: a per-file category leaves the alerts of a renamed or
+    // deleted file open for ever, and GitHub rejects two runs of one category in an upload.
+    std::string gpu;
+    for (const auto& r : reports) {
+      const std::string g = gpu_slug(r);
+      gpu = gpu.empty() || gpu == g ? g : "mixed";
+    }
+    id = gpu.empty() || gpu == "mixed" ? std::string("specprobe") : "specprobe/" + gpu;
   }
   while (!id.empty() && id.back() == '/') id.pop_back();
   return id + "/";  // nothing after the last slash: no run id, the whole id is the category
@@ -194,41 +191,66 @@ bool fails_gate(const RuleResult& r, const std::string& fail_on) {
   return r.certainty == Certainty::deterministic || *threshold != Severity::error;
 }
 
-Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, const SarifOptions& options) {
-  // tool.driver.rules holds the descriptors of the rules and advisories this run has a result for
-  // (in catalog order), not the whole catalog: SARIF asks for the rules the results refer to, and
-  // every built-in rule and advisory made each report about 1.1 MB (331 descriptors for 8 results)
-  // that every CI upload carried. `specprobe rules` and docs/rules list them all. A skipped or
-  // unchecked rule's notification names its rule by id.
-  std::set<std::string> with_result;
-  for (const auto& res : report.results)
-    if (res.status == ResultStatus::fail) with_result.insert(res.id);
-  Json rules = Json::array();
-  for (const auto& r : catalog)
-    if (with_result.count(r.id)) rules.push_back(rule_descriptor(r));
-  if (options.advisories)
-    for (const auto& a : *options.advisories)
-      if (with_result.count(a.id)) rules.push_back(advisory_descriptor(a));
-  auto rule_index = [&](const std::string& id) -> int {
-    for (size_t i = 0; i < rules.size(); ++i)
-      if (rules[i]["id"] == id) return static_cast<int>(i);
-    return -1;
-  };
-  const std::string gpu = gpu_slug(report);
-  const std::string config = root_relative(report.input_path, options.paths);
+namespace {
 
+constexpr const char* kUnknownRuleId = "verdict-unknown";
+
+// The descriptor of the unknown verdict: not a rule of the catalog, but a result GitHub shows, so
+// code scanning is not green while the job is red (exit 4).
+Json unknown_descriptor() {
+  const std::string text =
+      "specprobe could not decide the plan: a fact it needs is not known (a model named by an id "
+      "that could not be read, no GPU given, an unknown library version). The result's message names "
+      "the fact and how to supply it (--model, --gpu, --lib, --python). The job fails with exit code 4 "
+      "unless --unknown-ok is given.";
+  Json d = Json::object();
+  d["id"] = kUnknownRuleId;
+  d["name"] = "VerdictUnknown";
+  d["shortDescription"] = {{"text", "The verdict is unknown: a fact the plan needs is missing"}};
+  d["fullDescription"] = {{"text", text}};
+  d["help"] = {{"text", text}, {"markdown", text}};
+  d["helpUri"] = fmt::format("{}/blob/main/docs/versions.md#the-verdict-and-the-exit-code", kProjectUrl);
+  d["defaultConfiguration"] = {{"level", "error"}};
+  d["properties"] = {{"tags", Json::array({"verdict"})}, {"precision", "high"}, {"problem.severity", "error"}};
+  return d;
+}
+
+// What one report adds to the run: its results, notifications and per-file properties.
+struct RunParts {
   Json results = Json::array();
   Json exec_notes = Json::array();
+  Json config_notes = Json::array();
+  Json reports = Json::array();
+};
+
+std::string file_prefix(const Report& r, const PathBase& paths, size_t n) {
+  if (n < 2) return {};
+  std::string config = r.input_path.empty() || r.input_path == kCommandLineInput ? std::string("command line")
+                                                                                  : root_relative(r.input_path, paths);
+  if (!r.server.empty()) config += " (" + r.server + ")";
+  return config + ": ";
+}
+
+void add_report(RunParts& parts, const Report& report, const SarifOptions& options, size_t n,
+                const std::function<int(const std::string&)>& rule_index) {
+  const std::string gpu = gpu_slug(report);
+  const std::string config = root_relative(report.input_path, options.paths);
+  const std::string prefix = file_prefix(report, options.paths, n);
+  const SourceLocation file_start{report.input_path, 1, 1};
+
   for (const auto& res : report.results) {
     const int index = rule_index(res.id);
     // Advisories that do not apply to this plan are many and say nothing about it.
     if (!res.advisory.is_null() && (res.status == ResultStatus::skip || res.status == ResultStatus::pass)) continue;
     if (res.status == ResultStatus::skip) {
-      exec_notes.push_back(notification("note", fmt::format("{} skipped: {}", res.id, res.message.empty() ? "not applicable" : res.message), res.id, index));
+      parts.exec_notes.push_back(notification(
+          "note", fmt::format("{}{} skipped: {}", prefix, res.id, res.message.empty() ? "not applicable" : res.message),
+          res.id, index));
       continue;
     }
     if (res.status == ResultStatus::error) {
-      exec_notes.push_back(notification("warning", fmt::format("{} could not be checked: {}", res.id, res.message), res.id, index));
+      parts.exec_notes.push_back(
+          notification("warning", fmt::format("{}{} could not be checked: {}", prefix, res.id, res.message), res.id, index));
       continue;
     }
     if (res.status != ResultStatus::fail) continue;
@@ -239,8 +261,7 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
     x["level"] = sarif_level(at_risk(res) ? Severity::warning : res.severity);
     // GitHub shows the first sentence when space is short: the message comes first.
     x["message"] = {{"text", res.remediation.empty() ? res.message : fmt::format("{}\nfix: {}", res.message, res.remediation)}};
-    const SourceLocation loc = res.location.known() ? res.location : SourceLocation{report.input_path, 1, 1};
-    x["locations"] = Json::array({location_of(loc, options.paths)});
+    x["locations"] = Json::array({location_of(res.location.known() ? res.location : file_start, options.paths)});
     // Not the line: the alert is the same while the option moves about in the file.
     const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}", res.id, res.location_fact, config, gpu);
     x["partialFingerprints"] = {{"primaryLocationLineHash", fmt::format("{:016x}:1", fnv1a64(key))}};
@@ -259,42 +280,49 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
                        {"gpu", gpu}};
     if (!res.condition.empty()) x["properties"]["condition"] = res.condition;
     if (!res.references.empty()) x["properties"]["references"] = res.references;
-    results.push_back(std::move(x));
+    parts.results.push_back(std::move(x));
   }
 
-  Json config_notes = Json::array();
-  for (const auto& n : report.notes) {
-    Json c = notification(n.severity == "warning" ? "warning" : "note", n.message, "", -1);
-    if (n.where.known()) c["locations"] = Json::array({location_of(n.where, options.paths)});
-    config_notes.push_back(std::move(c));
+  // The unknown verdict: one result per missing fact (or one when nothing names a fact), at the
+  // config's first line, in error: the job fails on it (exit 4).
+  if (report.verdict == "unknown") {
+    const int index = rule_index(kUnknownRuleId);
+    auto unknown_result = [&](const std::string& fact, const std::string& text) {
+      Json x = Json::object();
+      x["ruleId"] = kUnknownRuleId;
+      if (index >= 0) x["ruleIndex"] = index;
+      x["level"] = "error";
+      x["message"] = {{"text", text}};
+      x["locations"] = Json::array({location_of(file_start, options.paths)});
+      const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}", kUnknownRuleId, fact, config, gpu);
+      x["partialFingerprints"] = {{"primaryLocationLineHash", fmt::format("{:016x}:1", fnv1a64(key))}};
+      x["properties"] = {{"fact", fact.empty() ? Json(nullptr) : Json(fact)}, {"gpu", gpu}};
+      parts.results.push_back(std::move(x));
+    };
+    for (const auto& m : report.missing) {
+      std::string by;
+      for (const auto& b : m.needed_by) by += (by.empty() ? "" : ", ") + b;
+      unknown_result(m.fact, fmt::format("verdict unknown: {} is not known (needed by {})\nsupply it: {}", m.fact,
+                                         by.empty() ? "the plan" : by, m.supply));
+    }
+    if (report.missing.empty()) unknown_result("", "verdict unknown: the plan could not be decided (see the report's notes)");
   }
 
-  Json invocation = Json::object();
-  invocation["executionSuccessful"] = true;
-  std::string cmdline;
-  for (const auto& a : report.argv) cmdline += (cmdline.empty() ? "" : " ") + a;
-  if (!cmdline.empty()) invocation["commandLine"] = cmdline;
-  if (report.argv.size() > 1) invocation["arguments"] = std::vector<std::string>(report.argv.begin() + 1, report.argv.end());
-  invocation["exitCode"] = report.exit_code;
-  if (!options.paths.root.empty()) invocation["workingDirectory"] = {{"uri", file_uri_of_dir(options.paths.root)}};
-  invocation["toolExecutionNotifications"] = exec_notes;
-  invocation["toolConfigurationNotifications"] = config_notes;
-  invocation["properties"] = {{"verdict", report.verdict}, {"failOn", report.fail_on}, {"durationMs", report.duration_ms}};
+  for (const auto& note : report.notes) {
+    Json c = notification(note.severity == "warning" ? "warning" : "note", prefix + note.message, "", -1);
+    if (note.where.known()) c["locations"] = Json::array({location_of(note.where, options.paths)});
+    parts.config_notes.push_back(std::move(c));
+  }
 
-  Json run = Json::object();
-  run["tool"] = {{"driver",
-                  {{"name", "specprobe"},
-                   {"version", kToolVersion},
-                   {"semanticVersion", kToolVersion},
-                   {"informationUri", kProjectUrl},
-                   {"rules", rules}}}};
-  run["automationDetails"] = {{"id", sarif_automation_id(report, options.paths, options.category)}};
-  if (!options.paths.root.empty())
-    run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", file_uri_of_dir(options.paths.root)},
-                                                {"description", {{"text", "the repository root: result paths are relative to it"}}}}}};
-  run["invocations"] = Json::array({invocation});
-  run["results"] = results;
-  run["properties"] = {{"engine", report.engine}, {"inputForm", report.input_form}, {"gitSha", kGitSha}};
+  // Per file: what the JSON report says about the plan as a whole.
+  Json one = {{"config", report.input_path.empty() ? Json(nullptr) : Json(root_relative(report.input_path, options.paths))},
+              {"verdict", report.verdict},
+              {"exitCode", report.exit_code},
+              {"engine", report.engine},
+              {"inputForm", report.input_form},
+              {"gpu", gpu},
+              {"durationMs", report.duration_ms}};
+  if (!report.server.empty()) one["server"] = report.server;
   // The support matrix as the JSON report has it, less the findings' ids: each cell's value and
   // how it is known (MatrixCell::known_by), so a SARIF consumer sees the same answer and evidence.
   if (report.matrix) {
@@ -305,7 +333,7 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
       if (!c.evidence.empty()) cells.back()["evidence"] = c.evidence;
       if (!c.undecided.empty()) cells.back()["undecided"] = c.undecided;
     }
-    run["properties"]["supportMatrix"] = {
+    one["supportMatrix"] = {
         {"workingK", report.matrix->working_k},
         {"maxWorkingK", report.matrix->max_working_k ? Json(*report.matrix->max_working_k) : Json(nullptr)},
         {"cells", cells}};
@@ -313,10 +341,82 @@ Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, con
   if (!report.missing.empty()) {
     Json missing = Json::array();
     for (const auto& m : report.missing) missing.push_back({{"fact", m.fact}, {"supply", m.supply}});
-    run["properties"]["missing"] = missing;
+    one["missing"] = missing;
   }
+  parts.reports.push_back(std::move(one));
+}
 
+}  // namespace
+
+Json reports_to_sarif(const std::vector<Report>& reports, const std::vector<Rule>& catalog, const SarifOptions& options) {
+  // tool.driver.rules holds the descriptors of the rules and advisories this run has a result for
+  // (in catalog order), not the whole catalog: SARIF asks for the rules the results refer to, and
+  // every built-in rule and advisory made each report about 1.1 MB (331 descriptors for 8 results)
+  // that every CI upload carried. `specprobe rules` and docs/rules list them all. A skipped or
+  // unchecked rule's notification names its rule by id.
+  std::set<std::string> with_result;
+  bool any_unknown = false;
+  int worst = 0;
+  for (const auto& r : reports) {
+    worst = worse_exit(worst, r.exit_code);
+    any_unknown = any_unknown || r.verdict == "unknown";
+    for (const auto& res : r.results)
+      if (res.status == ResultStatus::fail) with_result.insert(res.id);
+  }
+  Json rules = Json::array();
+  for (const auto& r : catalog)
+    if (with_result.count(r.id)) rules.push_back(rule_descriptor(r));
+  if (options.advisories)
+    for (const auto& a : *options.advisories)
+      if (with_result.count(a.id)) rules.push_back(advisory_descriptor(a));
+  if (any_unknown) rules.push_back(unknown_descriptor());
+  std::map<std::string, int> index_of;
+  for (size_t i = 0; i < rules.size(); ++i) index_of.emplace(rules[i]["id"].get<std::string>(), static_cast<int>(i));
+  auto rule_index = [&](const std::string& id) -> int {
+    const auto it = index_of.find(id);
+    return it == index_of.end() ? -1 : it->second;
+  };
+
+  // One run for the whole invocation, every file in it: GitHub takes at most 20 runs an upload
+  // and, since July 2025, no two runs of one category.
+  RunParts parts;
+  for (const auto& r : reports) add_report(parts, r, options, reports.size(), rule_index);
+
+  const Report& first = reports.front();
+  Json invocation = Json::object();
+  invocation["executionSuccessful"] = true;
+  std::string cmdline;
+  for (const auto& a : first.argv) cmdline += (cmdline.empty() ? "" : " ") + a;
+  if (!cmdline.empty()) invocation["commandLine"] = cmdline;
+  if (first.argv.size() > 1) invocation["arguments"] = std::vector<std::string>(first.argv.begin() + 1, first.argv.end());
+  invocation["exitCode"] = worst;
+  if (!options.paths.root.empty()) invocation["workingDirectory"] = {{"uri", file_uri_of_dir(options.paths.root)}};
+  invocation["toolExecutionNotifications"] = std::move(parts.exec_notes);
+  invocation["toolConfigurationNotifications"] = std::move(parts.config_notes);
+  double duration = 0;
+  for (const auto& r : reports) duration += r.duration_ms;
+  invocation["properties"] = {{"failOn", first.fail_on}, {"durationMs", duration}};
+  if (reports.size() == 1) invocation["properties"]["verdict"] = first.verdict;
+
+  Json run = Json::object();
+  run["tool"] = {{"driver",
+                  {{"name", "specprobe"},
+                   {"version", kToolVersion},
+                   {"semanticVersion", kToolVersion},
+                   {"informationUri", kProjectUrl},
+                   {"rules", rules}}}};
+  run["automationDetails"] = {{"id", sarif_automation_id(reports, options.category)}};
+  if (!options.paths.root.empty())
+    run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", file_uri_of_dir(options.paths.root)},
+                                                {"description", {{"text", "the repository root: result paths are relative to it"}}}}}};
+  run["invocations"] = Json::array({invocation});
+  run["results"] = std::move(parts.results);
+  run["properties"] = {{"gitSha", kGitSha}, {"reports", std::move(parts.reports)}};
   return {{"$schema", kSarifSchema}, {"version", "2.1.0"}, {"runs", Json::array({run})}};
+}
+
+Json report_to_sarif(const Report& report, const std::vector<Rule>& catalog, const SarifOptions& options) {
+  return reports_to_sarif(std::vector<Report>{report}, catalog, options);
 }
 
 }  // namespace specprobe

@@ -1,7 +1,8 @@
 // Text printer: compiler-style finding lines, verdict, support matrix, notes.
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cstdlib>
-#include <unistd.h>
 
 #include <fmt/color.h>
 
@@ -27,9 +28,12 @@ fmt::text_style bold(fmt::terminal_color c) { return fmt::fg(c) | fmt::emphasis:
 
 fmt::text_style sev_color(Severity s) {
   switch (s) {
-    case Severity::error: return bold(fmt::terminal_color::red);
-    case Severity::warning: return bold(fmt::terminal_color::yellow);
-    case Severity::info: return bold(fmt::terminal_color::cyan);
+    case Severity::error:
+      return bold(fmt::terminal_color::red);
+    case Severity::warning:
+      return bold(fmt::terminal_color::yellow);
+    case Severity::info:
+      return bold(fmt::terminal_color::cyan);
   }
   return {};
 }
@@ -44,11 +48,10 @@ void print_summary_header(std::string& out, const Report& r, const Paint& paint)
     out += fmt::format("{} check: {}: no server started\n", paint(kBold, "specprobe"), r.input_path);
     return;
   }
-  out += fmt::format("{} {}: {} ({}), engine {}{}\n", paint(kBold, "specprobe"), r.input_path.empty() ? "-" : "check",
-                     r.input_path, r.input_form, r.engine,
-                     f.contains("engine") && !f["engine"].value("version", Json(nullptr)).is_null()
-                         ? " " + s("engine.version")
-                         : "");
+  out += fmt::format(
+      "{} {}: {} ({}), engine {}{}\n", paint(kBold, "specprobe"), r.input_path.empty() ? "-" : "check", r.input_path,
+      r.input_form, r.engine,
+      f.contains("engine") && !f["engine"].value("version", Json(nullptr)).is_null() ? " " + s("engine.version") : "");
   out += fmt::format("  gpu:       {} ({}, {}{})\n", s("gpu.name"), gpu_arch_label(f), s("gpu.source"),
                      find_fact(f, "gpu.declared_from") ? " from " + s("gpu.declared_from") : "");
   if (find_fact(f, "model.architecture"))
@@ -61,14 +64,14 @@ void print_summary_header(std::string& out, const Report& r, const Paint& paint)
     const std::string o = s("resolve." + role + ".origin", "");
     if (o.rfind("hub", 0) == 0)
       return fmt::format("the Hub ({}) at commit {}{}", s("resolve." + role + ".endpoint_host"),
-                         s("resolve." + role + ".commit").substr(0, 12), o == "hub" ? "" : ", " + o.substr(5, o.size() - 6));
+                         s("resolve." + role + ".commit").substr(0, 12),
+                         o == "hub" ? "" : ", " + o.substr(5, o.size() - 6));
     const Json* p = find_fact(f, path_fact);
     return p && p->is_string() ? p->get<std::string>() : std::string();
   };
   if (const std::string from = origin("model", "model.path"); !from.empty() && find_fact(f, "model.architecture"))
     out += fmt::format("             read from {}\n", from);
-  if (!find_fact(f, "model.architecture"))
-    out += fmt::format("  model:     {} (metadata not read)\n", s("model.id"));
+  if (!find_fact(f, "model.architecture")) out += fmt::format("  model:     {} (metadata not read)\n", s("model.id"));
   if (find_fact(f, "draft.architecture"))
     out += fmt::format("  draft:     {} {} ({}), read from {}\n", s("spec.draft_model"), s("draft.architecture"),
                        s("draft.model_type"), origin("draft", "draft.path"));
@@ -93,13 +96,22 @@ FindingCounts count_findings(const Report& r) {
       continue;
     }
     switch (res.status) {
-      case ResultStatus::pass: ++c.passed; break;
-      case ResultStatus::skip: ++c.not_applicable; break;
-      case ResultStatus::error: ++c.undecided; break;
+      case ResultStatus::pass:
+        ++c.passed;
+        break;
+      case ResultStatus::skip:
+        ++c.not_applicable;
+        break;
+      case ResultStatus::error:
+        ++c.undecided;
+        break;
       case ResultStatus::fail:
-        if (blocking(res)) ++c.errors;
-        else if (at_risk(res)) ++c.at_risk;
-        else if (res.severity == Severity::warning) ++c.warnings;
+        if (blocking(res))
+          ++c.errors;
+        else if (at_risk(res))
+          ++c.at_risk;
+        else if (res.severity == Severity::warning)
+          ++c.warnings;
         else {
           ++c.notes;
           if (!res.only_before.empty()) ++c.older_only;
@@ -115,11 +127,10 @@ std::string findings_line(const FindingCounts& c) {
     return fmt::format("{} {}", count, count == 1 ? one : many);
   };
   std::string found;
-  for (const auto& [count, text] : {std::pair{c.errors, n(c.errors, "error", "errors")},
-                                    std::pair{c.at_risk, n(c.at_risk, "at risk", "at risk")},
-                                    std::pair{c.warnings, n(c.warnings, "warning", "warnings")},
-                                    std::pair{c.notes, n(c.notes, "note", "notes")},
-                                    std::pair{c.suppressed, n(c.suppressed, "suppressed", "suppressed")}})
+  for (const auto& [count, text] :
+       {std::pair{c.errors, n(c.errors, "error", "errors")}, std::pair{c.at_risk, n(c.at_risk, "at risk", "at risk")},
+        std::pair{c.warnings, n(c.warnings, "warning", "warnings")}, std::pair{c.notes, n(c.notes, "note", "notes")},
+        std::pair{c.suppressed, n(c.suppressed, "suppressed", "suppressed")}})
     if (count > 0) found += (found.empty() ? "" : ", ") + text;
   if (found.empty()) found = "no findings";
   std::string rest = fmt::format("{} passed, {} not applicable", c.passed, c.not_applicable);
@@ -132,6 +143,17 @@ std::string evaluated_count(const Report& r) {
   for (const auto& res : r.results) advisories += res.advisory.is_null() ? 0 : 1;
   const size_t rules = r.results.size() - advisories;
   return advisories ? fmt::format("{} rules and {} advisories", rules, advisories) : fmt::format("{} rules", rules);
+}
+
+int text_width(int fd) {
+  if (const char* c = std::getenv("COLUMNS"); c && *c) {
+    char* end = nullptr;
+    const long n = std::strtol(c, &end, 10);
+    if (end && *end == '\0' && n >= 0 && n < 100000) return static_cast<int>(n);
+  }
+  winsize ws{};
+  if (isatty(fd) == 1 && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return kDefaultTextWidth;
 }
 
 bool want_color(const std::string& flag, int fd) {
@@ -148,7 +170,78 @@ bool want_color(const std::string& flag, int fd) {
   return isatty(fd) == 1;
 }
 
+namespace {
+
+// Columns a line takes on a terminal: UTF-8 code points, less ANSI colour sequences.
+size_t visible_width(std::string_view s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\x1b') {
+      while (i < s.size() && s[i] != 'm') ++i;
+      continue;
+    }
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) ++n;
+  }
+  return n;
+}
+
+// LINE broken at spaces into lines of at most WIDTH columns where it can be (a word longer than
+// the width stays whole); continuation lines are indented four more than the line.
+void wrap_line(std::string_view line, size_t width, std::string& out) {
+  size_t indent = 0;
+  while (indent < line.size() && line[indent] == ' ') ++indent;
+  const std::string hang(indent + 4, ' ');
+  bool first = true;
+  while (true) {
+    const size_t avail = first ? width : width - std::min(width - 8, hang.size());
+    if (visible_width(line) <= avail) break;
+    // The last space at or before the width, outside colour sequences and leading indentation.
+    size_t cut = std::string_view::npos, cols = 0;
+    bool in_escape = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '\x1b') in_escape = true;
+      if (in_escape) {
+        in_escape = line[i] != 'm';
+        continue;
+      }
+      if ((static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) continue;
+      if (cols >= avail) break;
+      if (line[i] == ' ' && i > indent) cut = i;
+      ++cols;
+    }
+    if (cut == std::string_view::npos) break;
+    out.append(line.substr(0, cut));
+    out += '\n';
+    out += hang;
+    line.remove_prefix(cut + 1);
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    first = false;
+  }
+  out.append(line);
+}
+
+}  // namespace
+
+std::string wrap_text(std::string_view text, int width) {
+  if (width < 20) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + text.size() / 16);
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    wrap_line(text.substr(start, end - start), static_cast<size_t>(width), out);
+    if (end < text.size()) out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
 std::string render_text(const Report& r, const TextStyle& style) {
+  std::string out = render_text_lines(r, style);
+  return style.width > 0 ? wrap_text(out, style.width) : out;
+}
+
+std::string render_text_lines(const Report& r, const TextStyle& style) {
   const Paint paint{style.color};
   std::string out;
   if (!style.quiet) print_summary_header(out, r, paint);
@@ -170,10 +263,10 @@ std::string render_text(const Report& r, const TextStyle& style) {
     const std::string loc = res.location.str();
     if (res.status == ResultStatus::fail) {
       // A conditional error is "at risk", with its condition; the rest by severity.
-      const std::string label = at_risk(res) || (res.suppressed && res.certainty == Certainty::conditional &&
-                                                 res.severity == Severity::error)
-                                    ? paint(fmt::fg(fmt::terminal_color::yellow), "at risk")
-                                    : paint(sev_color(res.severity), to_string(res.severity));
+      const std::string label =
+          at_risk(res) || (res.suppressed && res.certainty == Certainty::conditional && res.severity == Severity::error)
+              ? paint(fmt::fg(fmt::terminal_color::yellow), "at risk")
+              : paint(sev_color(res.severity), to_string(res.severity));
       out += fmt::format("{}{}: {} [{}]{}\n", loc.empty() ? "" : loc + ": ", label, res.message, res.id,
                          res.suppressed ? " (suppressed: " + res.suppressed->reason + ")" : "");
       if (!style.quiet) {
@@ -184,10 +277,13 @@ std::string render_text(const Report& r, const TextStyle& style) {
       }
       ids_seen.push_back(res.id);
     } else {
-      out += fmt::format("{}: {} [{}] {}{}\n", paint(res.status == ResultStatus::error ? fmt::fg(fmt::terminal_color::magenta) : kDim, to_string(res.status)),
+      out += fmt::format("{}: {} [{}] {}{}\n",
+                         paint(res.status == ResultStatus::error ? fmt::fg(fmt::terminal_color::magenta) : kDim,
+                               to_string(res.status)),
                          res.title, res.id, res.message.empty() ? "" : "— ", res.message);
     }
-    if (style.verbose && !res.evidence.empty()) out += fmt::format("    evidence: {}\n", res.evidence.dump(-1, ' ', false, Json::error_handler_t::replace));
+    if (style.verbose && !res.evidence.empty())
+      out += fmt::format("    evidence: {}\n", res.evidence.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
 
   if (r.matrix && !style.quiet) {
@@ -196,17 +292,18 @@ std::string render_text(const Report& r, const TextStyle& style) {
     out += render_matrix_rows(m, fact_string(r.facts, "attention.selected").value_or("-"));
     const std::string req_b = fact_string(r.facts, "attention.selected").value_or("-");
     const std::string req_kv = fact_string(r.facts, "serve.kv_cache_dtype").value_or("auto");
-    out += fmt::format("  working k with {} / {}: {}; largest: {}\n", req_b, req_kv,
-                       display_value(Json(m.working_k)),
+    out += fmt::format("  working k with {} / {}: {}; largest: {}\n", req_b, req_kv, display_value(Json(m.working_k)),
                        m.max_working_k ? std::to_string(*m.max_working_k) : "none");
     // How the plan's row is known, cell by cell (the other rows: --format json).
-    const bool row_named = std::any_of(m.cells.begin(), m.cells.end(), [&](const MatrixCell& c) { return c.backend == req_b; });
+    const bool row_named =
+        std::any_of(m.cells.begin(), m.cells.end(), [&](const MatrixCell& c) { return c.backend == req_b; });
     if (const std::string ev = render_cell_evidence(m, row_named ? req_b : std::string(), req_kv); !ev.empty())
       out += "  that row beyond the rules (what was measured or asked, and why a cell is unknown):\n" + ev;
     if (!m.alternative_backends.empty())
       out += fmt::format("  the requested k works with backend {}\n", display_value(Json(m.alternative_backends)));
     if (!m.alternative_kv_cache_dtypes.empty())
-      out += fmt::format("  the requested k works with kv cache dtype {}\n", display_value(Json(m.alternative_kv_cache_dtypes)));
+      out += fmt::format("  the requested k works with kv cache dtype {}\n",
+                         display_value(Json(m.alternative_kv_cache_dtypes)));
   }
 
   if (!r.notes.empty() && !style.quiet) {
@@ -232,21 +329,23 @@ std::string render_text(const Report& r, const TextStyle& style) {
   if (style.verbose && !style.quiet) {
     out += "\nfacts:\n";
     const Json flat = flatten_facts(r.facts);
-    for (auto it = flat.begin(); it != flat.end(); ++it) out += fmt::format("  {} = {}\n", it.key(), it.value().dump(-1, ' ', false, Json::error_handler_t::replace));
+    for (auto it = flat.begin(); it != flat.end(); ++it)
+      out += fmt::format("  {} = {}\n", it.key(), it.value().dump(-1, ' ', false, Json::error_handler_t::replace));
   }
 
   if (counts.older_only > 0 && !style.verbose && !style.quiet) {
     const std::string engine = r.engine.empty() ? "engine" : r.engine;
-    out += fmt::format("\n{} known issue{} apply only to releases older than the newest ({} at the latest): give the "
-                       "version (--lib {}=VERSION or --python) to check {}, --verbose to list {}\n",
-                       counts.older_only, counts.older_only == 1 ? "" : "s", older_than, engine,
-                       counts.older_only == 1 ? "it" : "them", counts.older_only == 1 ? "it" : "them");
+    out += fmt::format(
+        "\n{} known issue{} apply only to releases older than the newest ({} at the latest): give the "
+        "version (--lib {}=VERSION or --python) to check {}, --verbose to list {}\n",
+        counts.older_only, counts.older_only == 1 ? "" : "s", older_than, engine,
+        counts.older_only == 1 ? "it" : "them", counts.older_only == 1 ? "it" : "them");
   }
   std::string verdict = r.verdict;
   const fmt::text_style vcolor = bold(verdict == "supported"              ? fmt::terminal_color::green
-                                     : verdict == "supported-with-risks" ? fmt::terminal_color::yellow
-                                     : verdict == "not-supported"        ? fmt::terminal_color::red
-                                                                         : fmt::terminal_color::magenta);
+                                      : verdict == "supported-with-risks" ? fmt::terminal_color::yellow
+                                      : verdict == "not-supported"        ? fmt::terminal_color::red
+                                                                          : fmt::terminal_color::magenta);
   out += fmt::format("\n{}: {} — {} ({})\n", paint(kBold, "verdict"), paint(vcolor, verdict), findings_line(counts),
                      evaluated_count(r));
   if (!ids_seen.empty() && !style.quiet) {

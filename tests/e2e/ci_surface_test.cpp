@@ -22,18 +22,18 @@ using namespace specprobe::test;  // run_specprobe, RunResult, shell_quote, file
 
 namespace {
 
-
 // Runs specprobe from DIR with ENV ("NAME=value ...", and CI variables unset unless given).
 RunResult run_env(const std::string& env, const std::string& args, const std::string& dir) {
-  return run_specprobe("--version >/dev/null; env -u GITHUB_WORKSPACE -u CI_PROJECT_DIR -u GITHUB_STEP_SUMMARY NO_COLOR=1 " + env + " " +
-                           shell_quote(SPECPROBE_BINARY) + " " + args,
-                       dir);
+  return run_specprobe(
+      "--version >/dev/null; env -u GITHUB_WORKSPACE -u CI_PROJECT_DIR -u GITHUB_STEP_SUMMARY NO_COLOR=1 " + env + " " +
+          shell_quote(SPECPROBE_BINARY) + " " + args,
+      dir);
 }
 
 // The script's exit code (-1 when it did not exit normally).
 int py(const std::string& script, const std::string& args) {
-  const int status =
-      std::system(("/usr/bin/python3 " + shell_quote(kSourceDir + "/" + script) + " " + args + " >/dev/null 2>&1").c_str());
+  const int status = std::system(
+      ("/usr/bin/python3 " + shell_quote(kSourceDir + "/" + script) + " " + args + " >/dev/null 2>&1").c_str());
   return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -70,20 +70,24 @@ TEST_CASE("sarif: URIs from the repository root wherever specprobe runs", "[e2e]
   REQUIRE(a.exit_code == 1);
   REQUIRE(b.exit_code == 1);
   REQUIRE(c.exit_code == 1);
-  const json sa = sarif_of(repo.deploy + "/a.sarif"), sb = sarif_of(repo.home + "/b.sarif"), sc = sarif_of(repo.root + "/c.sarif");
+  const json sa = sarif_of(repo.deploy + "/a.sarif"), sb = sarif_of(repo.home + "/b.sarif"),
+             sc = sarif_of(repo.root + "/c.sarif");
   CHECK(uri_of(sa) == "deploy/serve.yaml");
   CHECK(uri_of(sb) == "deploy/serve.yaml");
   CHECK(uri_of(sc) == "deploy/serve.yaml");
   CHECK(sa["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file://" + repo.root + "/");
-  CHECK(sa["runs"][0]["automationDetails"]["id"] == "specprobe/deploy/serve.yaml/rtx5090/");
+  CHECK(sa["runs"][0]["automationDetails"]["id"] == "specprobe/rtx5090/");
   CHECK(sb["runs"][0]["automationDetails"] == sa["runs"][0]["automationDetails"]);
-  const auto fp = [](const json& s) { return s["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"]; };
+  const auto fp = [](const json& s) {
+    return s["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"];
+  };
   CHECK(fp(sa) == fp(sb));
   // The annotations too.
   CHECK(c.out.find("::error file=deploy/serve.yaml,line=3,") != std::string::npos);
   // Both checks GitHub makes, on every one.
   for (const std::string f : {repo.deploy + "/a.sarif", repo.home + "/b.sarif"}) {
-    CHECK(py("tests/tools/validate_schema.py", shell_quote(kSourceDir + "/tests/data/schemas/sarif-schema-2.1.0.json") + " " + shell_quote(f)) == 0);
+    CHECK(py("tests/tools/validate_schema.py",
+             shell_quote(kSourceDir + "/tests/data/schemas/sarif-schema-2.1.0.json") + " " + shell_quote(f)) == 0);
     CHECK(py("tests/report/check_sarif_github.py", shell_quote(f)) == 0);
   }
   // $GITHUB_WORKSPACE, $CI_PROJECT_DIR and --source-root name the root; a path outside it stays absolute.
@@ -97,14 +101,21 @@ TEST_CASE("sarif: URIs from the repository root wherever specprobe runs", "[e2e]
   CHECK(uri_of(sarif_of(repo.deploy + "/out.sarif")) == "file://" + repo.deploy + "/serve.yaml");
 }
 
-TEST_CASE("sarif: one category per config and GPU - --sarif-category", "[e2e][ci][sarif]") {
+TEST_CASE("sarif: one category per job and GPU, not per file - --sarif-category", "[e2e][ci][sarif]") {
   const Repo repo;
   run_env("", repo.check("serve.yaml") + " --sarif a.sarif", repo.deploy);
   run_env("", repo.check("serve-b.yaml") + " --sarif b.sarif", repo.deploy);
   run_env("", repo.check("serve.yaml") + " --sarif c.sarif --sarif-category serving/rtx", repo.deploy);
-  const json a = sarif_of(repo.deploy + "/a.sarif"), b = sarif_of(repo.deploy + "/b.sarif"), c = sarif_of(repo.deploy + "/c.sarif");
-  CHECK(a["runs"][0]["automationDetails"]["id"] != b["runs"][0]["automationDetails"]["id"]);
+  const json a = sarif_of(repo.deploy + "/a.sarif"), b = sarif_of(repo.deploy + "/b.sarif"),
+             c = sarif_of(repo.deploy + "/c.sarif");
+  // Not the file: a renamed file's alerts close with the next upload of the category.
+  CHECK(a["runs"][0]["automationDetails"]["id"] == b["runs"][0]["automationDetails"]["id"]);
   CHECK(c["runs"][0]["automationDetails"]["id"] == "serving/rtx/");
+  // Both configs in one call: one run, one category, both files' results.
+  run_env("", repo.check("serve.yaml") + " serve-b.yaml --sarif ab.sarif", repo.deploy);
+  const json ab = sarif_of(repo.deploy + "/ab.sarif");
+  REQUIRE(ab["runs"].size() == 1);
+  CHECK(ab["runs"][0]["properties"]["reports"].size() == 2);
   const json& rule = a["runs"][0]["tool"]["driver"]["rules"][0];
   const std::string help = rule["helpUri"];
   CHECK(help.size() > 20);
@@ -113,7 +124,37 @@ TEST_CASE("sarif: one category per config and GPU - --sarif-category", "[e2e][ci
   CHECK(a["runs"][0]["tool"]["driver"]["informationUri"].get<std::string>().rfind("https://", 0) == 0);
 }
 
-TEST_CASE("sarif: a deploy script's command line is located in the script - `check --` in no file", "[e2e][ci][sarif]") {
+TEST_CASE("sarif: 25 files in one call - one run, one category, unknown verdicts shown, exit 1", "[e2e][ci][sarif]") {
+  const Repo repo;
+  std::string files;
+  // 12 with a finding (SP3020), 13 that cannot be decided (the model is not on disk, tests run offline).
+  for (int i = 0; i < 25; ++i) {
+    const std::string name = "serve-" + std::to_string(i) + ".yaml";
+    if (i < 12)
+      std::filesystem::copy_file(repo.deploy + "/serve.yaml", repo.deploy + "/" + name);
+    else
+      write_file(repo.deploy, name,
+                 "model: meta-llama/Llama-3.1-8B-Instruct\nspeculative-config: {method: ngram, num_speculative_tokens: "
+                 "3, prompt_lookup_max: 4}\n");
+    files += " " + name;
+  }
+  const RunResult r = run_env("", repo.check(files.substr(1)) + " --sarif many.sarif", repo.deploy);
+  CHECK(r.exit_code == 1);  // the findings (SP3020) outrank the unknown verdicts (no model)
+  const json s = sarif_of(repo.deploy + "/many.sarif");
+  REQUIRE(s["runs"].size() == 1);
+  CHECK(s["runs"][0]["automationDetails"]["id"] == "specprobe/rtx5090/");
+  CHECK(s["runs"][0]["properties"]["reports"].size() == 25);
+  int unknown = 0;
+  for (const auto& r : s["runs"][0]["results"]) unknown += r["ruleId"] == "verdict-unknown" ? 1 : 0;
+  CHECK(unknown >= 13);
+  const std::string f = repo.deploy + "/many.sarif";
+  CHECK(py("tests/tools/validate_schema.py",
+           shell_quote(kSourceDir + "/tests/data/schemas/sarif-schema-2.1.0.json") + " " + shell_quote(f)) == 0);
+  CHECK(py("tests/report/check_sarif_github.py", shell_quote(f)) == 0);
+}
+
+TEST_CASE("sarif: a deploy script's command line is located in the script - `check --` in no file",
+          "[e2e][ci][sarif]") {
   const Repo repo;
   REQUIRE(run_env("", repo.check("start.sh") + " --sarif s.sarif --github", repo.deploy).exit_code == 1);
   const json s = sarif_of(repo.deploy + "/s.sarif");
@@ -124,13 +165,14 @@ TEST_CASE("sarif: a deploy script's command line is located in the script - `che
   CHECK(py("tests/report/check_sarif_github.py", shell_quote(repo.deploy + "/s.sarif")) == 0);
 
   const std::string summary = repo.home + "/summary.md";
-  const RunResult c = run_env("GITHUB_STEP_SUMMARY=" + shell_quote(summary),
-                              "check --gpu RTX5090 --no-matrix --sarif c.sarif --github --advisories-dir no-advisories -- vllm serve m "
-                              "--kv-cache-dtype turboquant_k8v4 --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3}'",
-                              repo.home);
+  const RunResult c = run_env(
+      "GITHUB_STEP_SUMMARY=" + shell_quote(summary),
+      "check --gpu RTX5090 --no-matrix --sarif c.sarif --github --advisories-dir no-advisories -- vllm serve m "
+      "--kv-cache-dtype turboquant_k8v4 --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3}'",
+      repo.home);
   const json cs = sarif_of(repo.home + "/c.sarif");
   CHECK(cs.dump().find("%3C") == std::string::npos);
-  CHECK(cs["runs"][0]["automationDetails"]["id"] == "specprobe/command-line/rtx5090/");
+  CHECK(cs["runs"][0]["automationDetails"]["id"] == "specprobe/rtx5090/");
   if (!cs["runs"][0]["results"].empty()) {
     CHECK_FALSE(cs["runs"][0]["results"][0]["locations"][0].contains("physicalLocation"));
     CHECK(c.err.find("no file location") != std::string::npos);
@@ -140,25 +182,29 @@ TEST_CASE("sarif: a deploy script's command line is located in the script - `che
     const std::string md = file_text(summary);
     CHECK(md.find("&lt;command line&gt;:1:") != std::string::npos);
   }
-  CHECK(py("tests/tools/validate_schema.py", shell_quote(kSourceDir + "/tests/data/schemas/sarif-schema-2.1.0.json") + " " +
-                                                 shell_quote(repo.home + "/c.sarif")) == 0);
+  CHECK(py("tests/tools/validate_schema.py", shell_quote(kSourceDir + "/tests/data/schemas/sarif-schema-2.1.0.json") +
+                                                 " " + shell_quote(repo.home + "/c.sarif")) == 0);
 }
 
 TEST_CASE("junit agrees with the exit code: warnings below --fail-on pass", "[e2e][ci][junit]") {
   const std::string d = temp_dir();
-  const std::string warn_only = "check dsv4-mtp.yaml --model " + shell_quote(kExampleCheckpoints + "/deepseek-v4-flash") + " --gpu H200 --lib vllm=0.25.1 --no-matrix";
+  const std::string warn_only = "check dsv4-mtp.yaml --model " +
+                                shell_quote(kExampleCheckpoints + "/deepseek-v4-flash") +
+                                " --gpu H200 --lib vllm=0.25.1 --no-matrix";
   const RunResult pass = run_specprobe(warn_only + " --junit " + shell_quote(d + "/a.xml"), kExampleSeeds);
   REQUIRE(pass.exit_code == 0);
   const std::string a = file_text(d + "/a.xml");
   CHECK(a.find("<failure ") == std::string::npos);
   CHECK(a.find("failures=\"0\"") != std::string::npos);
   CHECK(a.find("(below --fail-on error: does not fail the run)") != std::string::npos);
-  const RunResult fail = run_specprobe(warn_only + " --fail-on warning --junit " + shell_quote(d + "/b.xml"), kExampleSeeds);
+  const RunResult fail =
+      run_specprobe(warn_only + " --fail-on warning --junit " + shell_quote(d + "/b.xml"), kExampleSeeds);
   REQUIRE(fail.exit_code == 1);
   CHECK(file_text(d + "/b.xml").find("<failure ") != std::string::npos);
   CHECK(py("tests/report/check_junit.py", shell_quote(d + "/a.xml") + " " + shell_quote(d + "/b.xml")) == 0);
   // An unknown verdict (exit 4) is an <error> test case naming what is missing (issue 51).
-  const RunResult unknown = run_specprobe("check dsv4-mtp.yaml --gpu H200 --no-matrix --junit " + shell_quote(d + "/c.xml"), kExampleSeeds);
+  const RunResult unknown =
+      run_specprobe("check dsv4-mtp.yaml --gpu H200 --no-matrix --junit " + shell_quote(d + "/c.xml"), kExampleSeeds);
   REQUIRE(unknown.exit_code == 4);
   const std::string c = file_text(d + "/c.xml");
   CHECK(c.find("classname=\"specprobe.verdict\"") != std::string::npos);
@@ -176,13 +222,15 @@ TEST_CASE("matrix: exit 1 when the plan is not supported - the NFD feature file"
   const std::string args = "matrix --model " + shell_quote(kExampleCheckpoints + "/gqa16-mtp") +
                            " --config gb10-flashinfer-gqa16.yaml --advisories-dir " + shell_quote(d + "/no-advisories");
   CHECK(run_specprobe(args + " --gpu H100", kExampleSeeds).exit_code == 0);
-  CHECK(run_specprobe(args + " --gpu H100,GB10", kExampleSeeds).exit_code == 1);  // not supported on GB10, as the help says
+  CHECK(run_specprobe(args + " --gpu H100,GB10", kExampleSeeds).exit_code ==
+        1);  // not supported on GB10, as the help says
 
   // Written through a dot-file (nfd-worker skips those) renamed into place: nothing else is left.
   const std::string features = d + "/features.d";
   std::filesystem::create_directory(features);
   const auto before = std::time(nullptr);
-  const RunResult nfd = run_specprobe(args + " --gpu GB10 --format nfd -o " + shell_quote(features + "/specprobe-gqa16"), kExampleSeeds);
+  const RunResult nfd =
+      run_specprobe(args + " --gpu GB10 --format nfd -o " + shell_quote(features + "/specprobe-gqa16"), kExampleSeeds);
   CHECK(nfd.exit_code == 1);
   std::vector<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(features)) names.push_back(e.path().filename().string());
@@ -190,7 +238,8 @@ TEST_CASE("matrix: exit 1 when the plan is not supported - the NFD feature file"
   const std::string text = file_text(features + "/specprobe-gqa16");
   // The expiry directive first, a day from now by default.
   std::smatch m;
-  REQUIRE(std::regex_search(text, m, std::regex("^# \\+expiry-time=(\\d{4})-(\\d\\d)-(\\d\\d)T(\\d\\d):(\\d\\d):(\\d\\d)Z\n")));
+  REQUIRE(std::regex_search(text, m,
+                            std::regex("^# \\+expiry-time=(\\d{4})-(\\d\\d)-(\\d\\d)T(\\d\\d):(\\d\\d):(\\d\\d)Z\n")));
   std::tm tm{};
   tm.tm_year = std::stoi(m[1]) - 1900;
   tm.tm_mon = std::stoi(m[2]) - 1;
@@ -209,7 +258,8 @@ TEST_CASE("matrix: exit 1 when the plan is not supported - the NFD feature file"
   }
   const RunResult hours = run_specprobe(args + " --gpu GB10 --format nfd --nfd-expiry 90m", kExampleSeeds);
   CHECK(hours.out.rfind("# +expiry-time=", 0) == 0);
-  CHECK(run_specprobe(args + " --gpu GB10 --format nfd --nfd-expiry 0", kExampleSeeds).out.find("expiry") == std::string::npos);
+  CHECK(run_specprobe(args + " --gpu GB10 --format nfd --nfd-expiry 0", kExampleSeeds).out.find("expiry") ==
+        std::string::npos);
   CHECK(run_specprobe(args + " --gpu GB10 --format nfd --nfd-expiry soon", kExampleSeeds).exit_code == 2);
 
   // A model name that gives no valid label is refused; one that has to change says so.
@@ -251,7 +301,8 @@ TEST_CASE("did you mean: flags, commands, ids and libraries", "[e2e][ci][cli]") 
   const RunResult lib = run_specprobe("check --gpu H100 --lib vlm=0.25.1 -- vllm serve m");
   CHECK(lib.exit_code == 2);
   CHECK(lib.err.find("did you mean vllm?") != std::string::npos);
-  CHECK(run_specprobe("matrix --gpu H100 --model m --lib flashinfr=0.5").err.find("did you mean flashinfer?") != std::string::npos);
+  CHECK(run_specprobe("matrix --gpu H100 --model m --lib flashinfr=0.5").err.find("did you mean flashinfer?") !=
+        std::string::npos);
 }
 
 TEST_CASE("help: each command's own footer - exec's usage names the command", "[e2e][ci][cli]") {
@@ -271,9 +322,10 @@ TEST_CASE("help: each command's own footer - exec's usage names the command", "[
 
 TEST_CASE("an empty --rules-dir is an error, not a supported plan", "[e2e][ci][cli]") {
   const std::string empty = temp_dir();
-  for (const std::string args : {"check --gpu H100 --rules-dir " + shell_quote(empty) + " -- vllm serve m",
-                                 "rules list --rules-dir " + shell_quote(empty), "explain SP3001 --rules-dir " + shell_quote(empty),
-                                 "matrix --gpu H100 --model m --rules-dir " + shell_quote(empty)}) {
+  for (const std::string args :
+       {"check --gpu H100 --rules-dir " + shell_quote(empty) + " -- vllm serve m",
+        "rules list --rules-dir " + shell_quote(empty), "explain SP3001 --rules-dir " + shell_quote(empty),
+        "matrix --gpu H100 --model m --rules-dir " + shell_quote(empty)}) {
     const RunResult r = run_specprobe(args);
     INFO(args << ": " << r.err);
     CHECK(r.exit_code == 2);
@@ -295,7 +347,8 @@ TEST_CASE("probe: one line when every probe stops on the same thing", "[e2e][ci]
 }
 
 TEST_CASE("progress: silent in logs unless --progress - colour through styles, NO_COLOR honoured", "[e2e][ci][cli]") {
-  const std::string args = "check --gpu H100 --probes off --model " + shell_quote(kExampleCheckpoints + "/llama-3.1-8b"),
+  const std::string args =
+                        "check --gpu H100 --probes off --model " + shell_quote(kExampleCheckpoints + "/llama-3.1-8b"),
                     plan = " -- vllm serve m";
   CHECK(run_specprobe(args + plan).err.empty());
   const RunResult p = run_specprobe(args + " --progress" + plan);
@@ -311,7 +364,8 @@ TEST_CASE("progress: silent in logs unless --progress - colour through styles, N
   CHECK(run_specprobe(args + " --color never" + plan).out.find('\033') == std::string::npos);
 }
 
-TEST_CASE("cli: -V prints the version, help [COMMAND] is COMMAND --help, one message per mistyped word", "[e2e][ci][cli]") {
+TEST_CASE("cli: -V prints the version, help [COMMAND] is COMMAND --help, one message per mistyped word",
+          "[e2e][ci][cli]") {
   // Issue 51 item 7.
   const RunResult v = run_specprobe("-V");
   CHECK(v.exit_code == 0);
@@ -330,7 +384,8 @@ TEST_CASE("cli: -V prints the version, help [COMMAND] is COMMAND --help, one mes
   CHECK(cmd.err == "specprobe: error: unknown command 'chek'; did you mean check? (see specprobe --help)\n");
   const RunResult opt = run_specprobe("check --gpuu H100 -- vllm serve m");
   CHECK(opt.exit_code == 2);
-  CHECK(opt.err == "specprobe check: error: unknown option '--gpuu'; did you mean --gpu? (see specprobe check --help)\n");
+  CHECK(opt.err ==
+        "specprobe check: error: unknown option '--gpuu'; did you mean --gpu? (see specprobe check --help)\n");
   // A mistake without a near word keeps CLI11's message.
   const RunResult none = run_specprobe("check --zzzzzzzz -- vllm serve m");
   CHECK(none.exit_code == 2);

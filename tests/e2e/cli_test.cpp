@@ -49,9 +49,9 @@ TEST_CASE("exit 4: a plan that cannot be decided is unknown, says what is missin
   CHECK(r.exit_code == 4);
   CHECK(r.out.find("verdict: unknown") != std::string::npos);
   // Why the model was not read (the tests run offline) and how to supply it.
-  CHECK(r.out.find("model.architecture (needed by the plan): model 'meta-llama/Llama-3.1-8B-Instruct': offline "
-                   "(HF_HUB_OFFLINE=1)") != std::string::npos);
-  CHECK(r.out.find("or pass --model DIR") != std::string::npos);
+  CHECK(specprobe::test::one_line(r.out).find("model.architecture (needed by the plan): model 'meta-llama/Llama-3.1-8B-Instruct': offline "
+                             "(HF_HUB_OFFLINE=1)") != std::string::npos);
+  CHECK(specprobe::test::one_line(r.out).find("or pass --model DIR") != std::string::npos);
   auto q = run_specprobe(plan + " -q" + cmd);
   CHECK(q.exit_code == 4);
   CHECK(q.out.find("could not decide without:") != std::string::npos);

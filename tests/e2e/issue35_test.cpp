@@ -12,6 +12,7 @@
 
 using nlohmann::json;
 using specprobe::test::run_specprobe;
+using specprobe::test::one_line;
 using specprobe::test::shell_quote;
 using specprobe::test::temp_dir;
 
@@ -199,7 +200,7 @@ TEST_CASE("issue 35: a well-formed file that starts no server is a report with v
     INFO(text.out << text.err);
     CHECK(text.exit_code == 4);
     CHECK(text.out.find("unknown") != std::string::npos);
-    CHECK(text.out.find("no vLLM or SGLang server is started") != std::string::npos);
+    CHECK(one_line(text.out).find("no vLLM or SGLang server is started") != std::string::npos);
     CHECK(text.out.find("verdict: supported") == std::string::npos);
 
     auto js = run_specprobe("check" + kOffline + "--format json " + shell_quote(f));

@@ -10,6 +10,7 @@
 #include "run_binary.hpp"
 
 using specprobe::test::run_specprobe;
+using specprobe::test::one_line;
 using specprobe::test::shell_quote;
 using specprobe::test::temp_dir;
 namespace fs = std::filesystem;
@@ -33,7 +34,7 @@ void expect(const std::string& args, int code, const std::vector<std::string>& w
   CHECK(r.exit_code == code);
   for (const auto& w : want) {
     INFO("want: " << w);
-    CHECK(r.out.find(w) != std::string::npos);
+    CHECK(one_line(r.out).find(w) != std::string::npos);
   }
 }
 
@@ -120,7 +121,7 @@ TEST_CASE("e2e: issue 39: sizes and fractions out of range - a corrupt config.js
   auto r = run_specprobe(kCheckNoProbes + "--model " + shell_quote(dir + "/bad") + " -- vllm serve m");
   INFO(r.out << r.err);
   CHECK(r.exit_code != 2);
-  CHECK(r.out.find("num_hidden_layers = 2000000000 is beyond every released model") != std::string::npos);
+  CHECK(one_line(r.out).find("num_hidden_layers = 2000000000 is beyond every released model") != std::string::npos);
   // A size no engine builds a model with is a corrupt file, named.
   write_text(dir + "/neg/config.json",
              R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 32,

@@ -27,6 +27,10 @@ std::string temp_dir();
 
 std::string shell_quote(const std::string& s);
 
+// TEXT with every run of spaces and line breaks made one space: the text report wraps long lines
+// (at 100 columns in a log), so a phrase is looked for in the words, not the layout.
+std::string one_line(const std::string& text);
+
 // The bytes of the file at PATH ("" when it cannot be read).
 std::string file_text(const std::string& path);
 

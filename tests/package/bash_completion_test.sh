@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ctest "bash_completion" (label package): sources contrib/completions/specprobe.bash and asks it
 # for completions the way bash would (COMP_WORDS / COMP_CWORD), without bash-completion installed.
-# usage: bash_completion_test.sh SRC
+# usage: bash_completion_test.sh SRC [BINDIR]   (BINDIR: where the built specprobe is, for the ids)
 set -uo pipefail
+[ -z "${2:-}" ] || export PATH="$2:$PATH"
 # shellcheck source=/dev/null
 source "$1/contrib/completions/specprobe.bash"
 fail=0
@@ -42,5 +43,11 @@ expect "specprobe rules " "list"
 expect "specprobe rules list --" "--format --rules-dir"
 expect "specprobe probe --kv-dtype " "bf16 fp8"
 expect "specprobe probe --st" "--stack --stack-lib --stack-timeout"
+if command -v specprobe >/dev/null; then
+  expect "specprobe explain SP300" "SP3001 SP3002"
+  expect "specprobe explain SPA-VLLM-408" "SPA-VLLM-40831"
+  expect "specprobe check x.yaml --ignore spa-sgl" "$(specprobe advisories --engine sglang --format json |
+    grep -o '"id": *"SPA-SGLANG-[0-9]*"' | head -1 | grep -o 'SPA-[A-Z0-9-]*')"
+fi
 [ $fail = 0 ] && echo "bash_completion: ok"
 exit $fail

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# ctest "glibc_symbols" (label package): the release binary must run on glibc 2.31 (Debian 11,
-# Ubuntu 20.04) and later. Fails when `objdump -T BINARY` shows a GLIBC_ symbol version above
-# MAX (default 2.31), any GLIBCXX_/CXXABI_ version (libstdc++ must be linked statically), or a
+# ctest "glibc_symbols" (label package): the release binary must run on glibc 2.28 (RHEL/Rocky/
+# Alma 8, Debian 10) and later. Fails when `objdump -T BINARY` shows a GLIBC_ symbol version above
+# MAX (default 2.28), any GLIBCXX_/CXXABI_ version (libstdc++ must be linked statically), or a
 # NEEDED library other than glibc's own (libc, libm, libpthread, libdl, ld-linux).
 # usage: check_glibc_symbols.sh BINARY [MAX]
 set -euo pipefail
 bin=$1
-max=${2:-2.31}
+max=${2:-2.28}
 command -v objdump >/dev/null || { echo "objdump not found (apt-get install binutils)"; exit 1; }
 dyn=$(objdump -T "$bin")
 fail=0

@@ -4,7 +4,8 @@
 #                      completions, docs and report schema, and the installed binary runs.
 #   package BUILD SRC: CPack writes the .deb and the .tar.gz; `dpkg-deb -c` / `tar -tz` list the
 #                      same files under /usr and specprobe-<v>-linux-<arch>/, the .deb depends
-#                      on libc6 only, at a version <= 2.31.
+#                      on libc6 only, at a version <= 2.28; lintian (when installed) reports
+#                      no error on the .deb.
 set -euo pipefail
 mode=$1 build=$(cd "$2" && pwd) src=$(cd "$3" && pwd)
 tmp=$(mktemp -d /tmp/specprobe-install.XXXXXX)
@@ -16,7 +17,9 @@ nschema=$(find "$src/docs/schema" -maxdepth 1 -name '*.json' | wc -l)
 # The files every install must have, relative to the prefix.
 expected=(
   bin/specprobe
-  share/man/man1/specprobe.1
+  share/man/man1/specprobe.1.gz
+  share/doc/specprobe/copyright
+  share/doc/specprobe/changelog.gz
   share/bash-completion/completions/specprobe
   share/zsh/site-functions/_specprobe
   share/zsh/vendor-completions/_specprobe
@@ -78,8 +81,16 @@ package)
   depends=$(dpkg-deb -f "$deb" Depends)
   if [[ ! $depends =~ ^libc6\ \(\>=\ ([0-9.]+)\)$ ]]; then
     echo "FAIL: Depends should be libc6 only, is: $depends"; fail=1
-  elif [ "$(printf '%s\n2.31\n' "${BASH_REMATCH[1]}" | sort -V | tail -1)" != 2.31 ]; then
-    echo "FAIL: Depends needs libc6 ${BASH_REMATCH[1]} > 2.31"; fail=1
+  elif [ "$(printf '%s\n2.28\n' "${BASH_REMATCH[1]}" | sort -V | tail -1)" != 2.28 ]; then
+    echo "FAIL: Depends needs libc6 ${BASH_REMATCH[1]} > 2.28"; fail=1
+  fi
+  if command -v lintian >/dev/null; then
+    lint=$(lintian --allow-root --tag-display-limit 0 "$deb" 2>&1 || true)
+    echo "lintian: $(grep -c '^E:' <<<"$lint" || true) errors, $(grep -c '^W:' <<<"$lint" || true) warnings"
+    [ -z "$lint" ] || sed 's/^/  /' <<<"$lint"
+    if grep -q '^E:' <<<"$lint"; then echo "FAIL: lintian reports errors on the .deb"; fail=1; fi
+  else
+    echo "lintian not installed: the .deb is not linted (apt-get install lintian)"
   fi
   top=$(basename "$tgz" .tar.gz)
   [[ $top =~ ^specprobe-[0-9][0-9.]*-linux-(x86_64|aarch64)$ ]] ||

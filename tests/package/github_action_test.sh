@@ -4,8 +4,9 @@
 # GITHUB_OUTPUT, RUNNER_TEMP in a temp dir) and checks what it promises: the outputs, the SARIF
 # (2.1.0, repository-relative locations), the JSON report, the job summary and the exit codes.
 # Also checks action.yml: every input reaches the script, SARIF is uploaded with `category`.
-# Cases: the built binary (SPECPROBE_BIN), a release tarball "downloaded" from a file:// URL
-# laid out like GitHub releases (v<version>/specprobe-<version>-linux-<arch>.tar.gz), a config
+# Cases: the built binary (SPECPROBE_BIN), a release tarball "downloaded" from a file:// URL and
+# from a server on 127.0.0.1 laid out like GitHub releases (v<version>/specprobe-<version>-linux-
+# <arch>.tar.gz and SHA256SUMS; a tampered tarball and missing sums are refused), a config
 # with findings (exit-code 1, SARIF still uploaded), and a missing config (exit 2, no SARIF).
 # usage: github_action_test.sh BUILD SRC
 set -uo pipefail
@@ -71,11 +72,30 @@ top="specprobe-$ver-linux-$arch"
 cmake --install "$build" --prefix "$tmp/stage/$top" >/dev/null || { echo "FAIL: cmake --install"; fail=1; }
 mkdir -p "$tmp/releases/v$ver"
 tar -czf "$tmp/releases/v$ver/$top.tar.gz" -C "$tmp/stage" "$top"
+(cd "$tmp/releases/v$ver" && sha256sum "$top.tar.gz" >SHA256SUMS)
 run_action "release download (file://)" SPECPROBE_RELEASE_URL="file://$tmp/releases" INPUT_VERSION="v$ver" \
   INPUT_CONFIG=deploy/serve.yaml INPUT_GPU=GB10 INPUT_SARIF_CATEGORY=serving/gb10
 check "script exits 0" '[ $rc = 0 ]'
 check "binary from the extracted tarball" '[ "$(output specprobe)" = "$tmp/run/temp/specprobe-action/release-$ver/bin/specprobe" ]'
 check "sarif-category input used" '[ "$(output sarif-category)" = serving/gb10 ] && [ -s "$(output sarif-file)" ]'
+check "the tarball's sum verified" 'grep -q "sha256 of $top.tar.gz verified" "$tmp/run/stderr"'
+# The same over HTTP from a server on 127.0.0.1 (as GitHub serves releases), then a tampered
+# tarball and a release without SHA256SUMS: both refused with 3, nothing installed.
+python3 "$src/tests/support/static_server.py" "$tmp/releases" "$tmp/port" & server=$!
+for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+url="http://127.0.0.1:$(cat "$tmp/port")"
+run_action "release download (http, verified)" SPECPROBE_RELEASE_URL="$url" INPUT_VERSION="$ver" \
+  INPUT_CONFIG=deploy/serve.yaml INPUT_GPU=GB10
+check "script exits 0 over http" '[ $rc = 0 ] && grep -q "verified" "$tmp/run/stderr"'
+cp "$tmp/releases/v$ver/SHA256SUMS" "$tmp/sums.good"
+sed -i 's/^\(.\)/0\1/; s/^\(.\{64\}\)./\1/' "$tmp/releases/v$ver/SHA256SUMS"
+run_action "tampered release" SPECPROBE_RELEASE_URL="$url" INPUT_VERSION="$ver" INPUT_CONFIG=deploy/serve.yaml INPUT_GPU=GB10
+check "checksum mismatch refused with 3" '[ $rc = 3 ] && grep -q "checksum mismatch" "$tmp/run/stderr" && [ -z "$(output specprobe)" ]'
+rm "$tmp/releases/v$ver/SHA256SUMS"
+run_action "release without sums" SPECPROBE_RELEASE_URL="$url" INPUT_VERSION="$ver" INPUT_CONFIG=deploy/serve.yaml INPUT_GPU=GB10
+check "release without SHA256SUMS refused with 3" '[ $rc = 3 ] && grep -q "SHA256SUMS" "$tmp/run/stderr"'
+cp "$tmp/sums.good" "$tmp/releases/v$ver/SHA256SUMS"
+kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
 check "missing release fails with 3" \
   '(GITHUB_OUTPUT=/dev/null GITHUB_WORKSPACE="$ws" RUNNER_TEMP="$tmp/run/temp2" SPECPROBE_RELEASE_URL="file://$tmp/releases" INPUT_VERSION=9.9.9 INPUT_CONFIG=deploy/serve.yaml bash "$script" >/dev/null 2>&1); [ $? = 3 ]'
 

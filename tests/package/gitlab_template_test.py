@@ -3,11 +3,13 @@
 with what GitLab requires of a job (script, a known stage, string variables, artifacts with a
 JUnit report), a user's job that `extends: .specprobe` resolves to a complete job, and the job's
 before_script + script, run with sh as a GitLab runner would (CI_PROJECT_DIR set), work: with
-specprobe on PATH, with the release tarball fetched from a file:// URL (when curl is
-installed), and on a config with findings (job fails, JUnit report still written).
+specprobe on PATH, with the release tarball fetched from a server on 127.0.0.1 and checked against
+the release's SHA256SUMS (a mismatch fails the job; needs curl), and on a config with findings (job
+fails, JUnit report still written).
 
 usage: gitlab_template_test.py SPECPROBE_BINARY SOURCE_DIR
 """
+import hashlib
 import os
 import re
 import shutil
@@ -15,6 +17,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -123,10 +126,29 @@ with tempfile.TemporaryDirectory() as tmp:
         rel.mkdir(parents=True)
         with tarfile.open(rel / f"{top}.tar.gz", "w:gz") as t:
             t.add(binary, arcname=f"{top}/bin/specprobe")
-        rc, out = run_job(ws, {**user, "SPECPROBE_VERSION": ver, "SPECPROBE_RELEASE_URL": f"file://{tmp}/releases"},
-                          sys_path)
-        check(f"job downloads the release tarball and passes (exit {rc})",
-              rc == 0 and (ws / ".specprobe/bin/specprobe").is_file() and len(junit_files(ws)) == 1)
+        digest = hashlib.sha256((rel / f"{top}.tar.gz").read_bytes()).hexdigest()
+        (rel / "SHA256SUMS").write_text(f"{digest}  {top}.tar.gz\n")
+        port_file = tmp / "port"
+        server = subprocess.Popen([sys.executable, str(src / "tests/support/static_server.py"), str(tmp / "releases"),
+                                   str(port_file)])
+        try:
+            for _ in range(100):
+                if port_file.exists():
+                    break
+                time.sleep(0.05)
+            url = f"http://127.0.0.1:{port_file.read_text()}"
+            rc, out = run_job(ws, {**user, "SPECPROBE_VERSION": ver, "SPECPROBE_RELEASE_URL": url}, sys_path)
+            check(f"job downloads the release tarball over http, verifies its sum and passes (exit {rc})",
+                  rc == 0 and (ws / ".specprobe/bin/specprobe").is_file() and len(junit_files(ws)) == 1)
+            check("the job writes a Code Quality report", any(ws.glob("specprobe-codequality-*.json")))
+            shutil.rmtree(ws / ".specprobe")
+            (rel / "SHA256SUMS").write_text(f"{'0' * 64}  {top}.tar.gz\n")
+            rc, out2 = run_job(ws, {**user, "SPECPROBE_VERSION": ver, "SPECPROBE_RELEASE_URL": url}, sys_path)
+            check(f"a tarball whose sum does not match is refused (exit {rc})",
+                  rc == 3 and "checksum" in out2 and not (ws / ".specprobe/bin/specprobe").exists())
+        finally:
+            server.kill()
+            server.wait()
     if failures:
         print(out[-2000:])
 

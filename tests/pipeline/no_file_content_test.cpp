@@ -146,7 +146,7 @@ TEST_CASE("no file content: a secret file reached through the config shows nowhe
     auto o = check_everything(repo, "check serve.yaml");
     no_secret(o, ".specprobe.yaml link out");
     CHECK(o.exit_code == 2);
-    CHECK(o.all.find("the suppression file is a link out of its directory; not read") != std::string::npos);
+    CHECK(o.all.find("the settings file is a link out of its directory; not read") != std::string::npos);
   }
   SECTION("--model naming the directory: at most an excerpt") {
     write_bytes(repo / "serve.yaml", "model: m\n");

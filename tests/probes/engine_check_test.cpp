@@ -174,7 +174,10 @@ TEST_CASE("the adapter's own errors and missing inputs map to no verdict", "[eng
   Json facts = engine_facts_patch(r, {});
   CHECK(facts["engine_check"]["status"].is_null());
   CHECK(facts["engine_check"]["outcome"] == "missing-input");
-  Decision d = decide({}, facts);
+  // By default the engine that could not answer is no missing fact (a note says so; issue 50).
+  for (const auto& m : decide({}, facts).missing) CHECK(m.fact != "engine_check.status");
+  // --require engine: it is one, naming what to supply.
+  Decision d = decide({}, facts, {"engine"});
   CHECK(d.verdict == "unknown");
   bool named = false;
   for (const auto& m : d.missing)
@@ -190,7 +193,7 @@ TEST_CASE("the adapter's own errors and missing inputs map to no verdict", "[eng
   CHECK(e["reason"].get<std::string>().find("stage import") != std::string::npos);
   Json ef = engine_facts_patch(e, {});
   CHECK(ef["engine_check"]["status"].is_null());
-  CHECK(decide({}, ef).verdict == "unknown");
+  CHECK(decide({}, ef, {"engine"}).verdict == "unknown");
 }
 
 TEST_CASE("the request carries the plan's arguments as read, leaving unresolved values out", "[engine_check]") {
@@ -378,8 +381,9 @@ TEST_CASE("adapter failure paths: engine missing, import error, hang, garbage", 
   }
 }
 
-TEST_CASE("check --python without the engine installed: unknown, naming what to install - --no-engine skips",
-          "[engine_check][e2e]") {
+TEST_CASE(
+    "check --python without the engine installed: a note naming what to install, unknown only with --require engine",
+    "[engine_check][e2e]") {
   // This machine's python3 has no vLLM (the import-error case above relies on it too).
   if (!fs::exists("/usr/bin/python3")) {
     WARN("no /usr/bin/python3");
@@ -390,14 +394,25 @@ TEST_CASE("check --python without the engine installed: unknown, naming what to 
       "check --gpu H100 --stack-probes off --no-matrix --format json --python /usr/bin/python3 --model " +
       test::shell_quote(model);
   const std::string cmd = " -- vllm serve meta-llama/Llama-3.1-8B-Instruct";
+  // Not asked: a note, and the verdict comes from the rules and advisories (issue 50).
   auto r = test::run_specprobe(base + cmd);
   Json j = Json::parse(r.out, nullptr, false);
   REQUIRE(j.is_object());
-  CHECK(r.exit_code == 4);
-  CHECK(j["verdict"] == "unknown");
+  CHECK(r.exit_code != 4);
+  CHECK(j["verdict"] != "unknown");
   CHECK(j["facts"]["engine_check"]["outcome"] == "not-installed");
+  bool noted = false;
+  for (const auto& n : j["notes"])
+    noted |= n.dump().find("engine check not asked: vLLM is not installed in /usr/bin/python3") != std::string::npos;
+  CHECK(noted);
+  // --require engine: the same is an unknown verdict that says what to install.
+  auto required = test::run_specprobe(base + " --require engine" + cmd);
+  Json q = Json::parse(required.out, nullptr, false);
+  REQUIRE(q.is_object());
+  CHECK(required.exit_code == 4);
+  CHECK(q["verdict"] == "unknown");
   bool named = false;
-  for (const auto& m : j["missing"]) named |= m.dump().find("install vllm in --python") != std::string::npos;
+  for (const auto& m : q["missing"]) named |= m.dump().find("install vllm") != std::string::npos;
   CHECK(named);
   auto skipped = test::run_specprobe(base + " --no-engine" + cmd);
   Json s = Json::parse(skipped.out, nullptr, false);
@@ -405,4 +420,56 @@ TEST_CASE("check --python without the engine installed: unknown, naming what to 
   CHECK(s["facts"]["engine_check"]["requested"] == false);
   CHECK(s["verdict"] != "unknown");
   CHECK(skipped.exit_code != 4);
+  // --require engine without --python: unknown, saying the engine was not asked.
+  auto none = test::run_specprobe("check --gpu H100 --stack-probes off --no-matrix --require engine --model " +
+                                  test::shell_quote(model) + cmd);
+  CHECK(none.exit_code == 4);
+  CHECK(test::one_line(none.out).find("the engine check was not asked") != std::string::npos);
+}
+
+TEST_CASE(
+    "check --python at another release than the deploy: said plainly, not asked unless --engine-mismatch ask - "
+    "an AMD GPU: not asked, with why",
+    "[engine_check][e2e]") {
+  if (!fs::exists("/usr/bin/python3")) {
+    WARN("no /usr/bin/python3");
+    return;
+  }
+  // A venv whose site-packages holds vLLM 0.33.0's metadata (no code: the adapter cannot import it).
+  const std::string venv = test::temp_dir() + "/venv";
+  REQUIRE(std::system(("/usr/bin/python3 -m venv --without-pip " + test::shell_quote(venv)).c_str()) == 0);
+  std::string site;
+  for (const auto& e : fs::recursive_directory_iterator(venv + "/lib"))
+    if (e.path().filename() == "site-packages") site = e.path().string();
+  REQUIRE(!site.empty());
+  test::write_bytes(site + "/vllm-0.33.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: vllm\nVersion: 0.33.0\n");
+  const std::string model = std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint/llama-3.1-8b";
+  const std::string base = "check --stack-probes off --no-matrix --no-cache --format json --python " +
+                           test::shell_quote(venv + "/bin/python") + " --model " + test::shell_quote(model);
+  const std::string cmd = " -- vllm serve meta-llama/Llama-3.1-8B-Instruct";
+  auto notes_of = [](const Json& j) { return j["notes"].dump(); };
+
+  auto r = test::run_specprobe(base + " --gpu H100 --lib vllm=0.29.0" + cmd);
+  Json j = Json::parse(r.out, nullptr, false);
+  REQUIRE(j.is_object());
+  CHECK(j["facts"]["engine_check"]["outcome"] == "version-mismatch");
+  CHECK(j["facts"]["engine_check"]["installed_version"] == "0.33.0");
+  CHECK(notes_of(j).find("has vLLM 0.33.0; the deploy runs 0.29.0") != std::string::npos);
+  CHECK(notes_of(j).find("not installed") == std::string::npos);  // it is installed, at another release
+  CHECK(j["verdict"] != "unknown");
+
+  // Asked anyway: the adapter runs against 0.33.0 (here it cannot import it: an adapter error, a note).
+  auto ask = test::run_specprobe(base + " --gpu H100 --lib vllm=0.29.0 --engine-mismatch ask" + cmd);
+  Json a = Json::parse(ask.out, nullptr, false);
+  REQUIRE(a.is_object());
+  CHECK(a["facts"]["engine_check"]["outcome"] != "version-mismatch");
+  CHECK(notes_of(a).find("the engine's answers are for 0.33.0") != std::string::npos);
+  CHECK(a["verdict"] != "unknown");
+
+  auto amd = test::run_specprobe(base + " --gpu MI300X --lib vllm=0.33.0" + cmd);
+  Json m = Json::parse(amd.out, nullptr, false);
+  REQUIRE(m.is_object());
+  CHECK(m["facts"]["engine_check"]["outcome"] == "unsupported-platform");
+  CHECK(notes_of(m).find("AMD, ROCm") != std::string::npos);
+  CHECK(m["verdict"] != "unknown");
 }

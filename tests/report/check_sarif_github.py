@@ -14,7 +14,8 @@ sarif-support-for-code-scanning.md) and its upload limits (results-exceed-limit.
   artifactLocation.uri not empty and its region's startLine, startColumn, endLine, endColumn
   (endLine >= startLine); partialFingerprints.primaryLocationLineHash;
 - a relative URI's uriBaseId is defined in run.originalUriBaseIds;
-- automationDetails.id, when present, names a category (text before the last '/').
+- automationDetails.id, when present, names a category (text before the last '/'); no two runs of
+  one tool share a category (rejected since July 2025).
 
 usage: check_sarif_github.py FILE [FILE ...]   exit 0 accepted, 1 not, 2 usage
 """
@@ -118,6 +119,13 @@ def check(path):
         problems.append(f"{path}: {len(runs)} runs (1 to {MAX_RUNS})")
     for i, run in enumerate(runs):
         problems += check_run(path, i, run)
+    # Since July 2025 code scanning rejects an upload with two runs of one tool and category.
+    seen = {}
+    for i, run in enumerate(runs):
+        key = (run.get("tool", {}).get("driver", {}).get("name"), (run.get("automationDetails", {}).get("id") or "").rsplit("/", 1)[0])
+        if key in seen:
+            problems.append(f"{path}: runs[{i}] has the tool and category of runs[{seen[key]}] ({key[1]!r}): GitHub rejects the upload")
+        seen.setdefault(key, i)
     return problems
 
 

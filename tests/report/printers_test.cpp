@@ -4,14 +4,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "../e2e/run_binary.hpp"
 #include "build_info.hpp"
 #include "cli/matrix.hpp"
 #include "common/output_file.hpp"
 #include "common/suggest.hpp"
-#include "report/printers.hpp"
 #include "pipeline/suppressions.hpp"
+#include "report/printers.hpp"
 
 using namespace specprobe;
 
@@ -117,13 +118,15 @@ TEST_CASE("junit: four states kept apart, suppressed failures skipped, XML escap
   sup.suppressed = Suppression{"tracked in X", ".specprobe.yaml:3"};
   const std::string x = reports_to_junit({report_with({fail, skip, err, pass, sup})});
   CHECK(x.find("tests=\"5\" failures=\"1\" errors=\"1\" skipped=\"2\"") != std::string::npos);
-  CHECK(x.find("message=\"a &lt;b&gt; &amp; &quot;c&quot; &apos;d&apos; \xEF\xBF\xBD\" type=\"error\"") != std::string::npos);
+  CHECK(x.find("message=\"a &lt;b&gt; &amp; &quot;c&quot; &apos;d&apos; \xEF\xBF\xBD\" type=\"error\"") !=
+        std::string::npos);
   CHECK(x.find("<skipped message=\"not applicable here\"/>") != std::string::npos);
-  CHECK(x.find("<error message=\"could not determine: unknown gpu.sm\" type=\"could-not-determine\">") != std::string::npos);
+  CHECK(x.find("<error message=\"could not determine: unknown gpu.sm\" type=\"could-not-determine\">") !=
+        std::string::npos);
   CHECK(x.find("<skipped message=\"suppressed: tracked in X (.specprobe.yaml:3)\"/>") != std::string::npos);
   CHECK(x.find("classname=\"specprobe.speculative\"") != std::string::npos);
-  CHECK(x.find("<testcase name=\"SP3004 slug-SP3004 [h100]\" classname=\"specprobe.speculative\" file=\"serve.yaml\" line=\"4\"/>") !=
-        std::string::npos);
+  CHECK(x.find("<testcase name=\"SP3004 slug-SP3004 [h100]\" classname=\"specprobe.speculative\" file=\"serve.yaml\" "
+               "line=\"4\"/>") != std::string::npos);
   CHECK(x.find("fix: do the other thing") != std::string::npos);
   CHECK(x.find('\x01') == std::string::npos);
 }
@@ -138,8 +141,9 @@ TEST_CASE("sarif: rules, regions, fingerprints, suppressions, notifications", "[
   RuleResult skip = make_finding("SP3004", Severity::error, ResultStatus::skip);
   RuleResult err = make_finding("SP3005", Severity::error, ResultStatus::error);
   const Report rep = report_with({fail, unlocated, sup, skip, err});
-  const std::vector<Rule> catalog = {rule("SP3001", Severity::error), rule("SP3002", Severity::info), rule("SP3003", Severity::warning),
-                                     rule("SP3004", Severity::error), rule("SP3005", Severity::error)};
+  const std::vector<Rule> catalog = {rule("SP3001", Severity::error), rule("SP3002", Severity::info),
+                                     rule("SP3003", Severity::warning), rule("SP3004", Severity::error),
+                                     rule("SP3005", Severity::error)};
   const Json s = report_to_sarif(rep, catalog, SarifOptions{PathBase{"/repo", "/repo"}});
   const Json& run = s["runs"][0];
   // Descriptors for the rules with a result (suppressed included), not for the skipped or
@@ -148,7 +152,7 @@ TEST_CASE("sarif: rules, regions, fingerprints, suppressions, notifications", "[
   CHECK(run["tool"]["driver"]["rules"][0]["fullDescription"]["text"].get<std::string>().size() == 1024);
   CHECK(run["tool"]["driver"]["rules"][1]["defaultConfiguration"]["level"] == "note");
   CHECK(run["tool"]["driver"]["rules"][2]["id"] == "SP3003");
-  CHECK(run["automationDetails"]["id"] == "specprobe/serve.yaml/h100/");
+  CHECK(run["automationDetails"]["id"] == "specprobe/h100/");
   REQUIRE(run["results"].size() == 3);
   const Json& r0 = run["results"][0];
   CHECK(r0["ruleIndex"] == 0);
@@ -169,11 +173,14 @@ TEST_CASE("sarif: rules, regions, fingerprints, suppressions, notifications", "[
   CHECK(report_to_sarif(rep, catalog)["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"] == fp);
   Report other = rep;
   other.facts["gpu"]["declared"] = "H200";
-  CHECK(report_to_sarif(other, catalog)["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"] != fp);
+  CHECK(report_to_sarif(other, catalog)["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"] !=
+        fp);
   // Absolute paths under the source root become relative URIs, percent-encoded.
   Report abs = rep;
   abs.results[0].location.file = "/repo/deploy/my serve.yaml";
-  const Json a = report_to_sarif(abs, catalog, SarifOptions{PathBase{"/repo", "/repo"}})["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+  const Json a = report_to_sarif(
+      abs, catalog,
+      SarifOptions{PathBase{"/repo", "/repo"}})["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
   CHECK(a["artifactLocation"]["uri"] == "deploy/my%20serve.yaml");
   CHECK(a["artifactLocation"]["uriBaseId"] == "%SRCROOT%");
 }
@@ -212,7 +219,8 @@ TEST_CASE("nfd: label names are valid Kubernetes label segments", "[report][nfd]
 
 TEST_CASE("nfd: label keys checked as Kubernetes does - a name with nothing to keep is refused", "[report][nfd]") {
   CHECK(nfd_label_problem("specprobe.io/m.flashinfer.max-k") == "");
-  CHECK(nfd_label_problem("specprobe.io/.flashinfer.max-k").find("begin and end") != std::string::npos);  // --model-name ___
+  CHECK(nfd_label_problem("specprobe.io/.flashinfer.max-k").find("begin and end") !=
+        std::string::npos);  // --model-name ___
   CHECK(nfd_label_problem("specprobe.io/" + std::string(64, 'a')).find("64 characters") != std::string::npos);
   CHECK(nfd_label_problem("specprobe.io/a b").find("character ' '") != std::string::npos);
   CHECK(nfd_label_problem("Specprobe.io/a").find("prefix") != std::string::npos);
@@ -223,7 +231,14 @@ TEST_CASE("nfd: label keys checked as Kubernetes does - a name with nothing to k
   m.ks = {0, 1, 2};
   m.backends = {"FLASH_ATTN"};
   m.kv_cache_dtypes = {"auto"};
-  for (int k : m.ks) m.cells.push_back({k, "FLASH_ATTN", "auto", "works", "", {}, k == 2 ? std::vector<std::string>{"SP3001"} : std::vector<std::string>{}});
+  for (int k : m.ks)
+    m.cells.push_back({k,
+                       "FLASH_ATTN",
+                       "auto",
+                       "works",
+                       "",
+                       {},
+                       k == 2 ? std::vector<std::string>{"SP3001"} : std::vector<std::string>{}});
   r.matrix = m;
   auto bad = render_nfd(r, NfdOptions{"___", "", false});
   REQUIRE_FALSE(bad);
@@ -295,34 +310,42 @@ TEST_CASE("sarif: what GitHub resolves and keeps apart", "[report][sarif]") {
   CHECK(loc["uriBaseId"] == "%SRCROOT%");
   CHECK(run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file:///repo/");
   CHECK(run["invocations"][0]["workingDirectory"]["uri"] == "file:///repo/");
-  // One category per config and GPU (upload-sarif keeps an id that is there); --sarif-category wins.
-  CHECK(run["automationDetails"]["id"] == "specprobe/deploy/serve.yaml/h100/");
-  CHECK(report_to_sarif(rep, catalog, SarifOptions{from_deploy, "serving/h100"})["runs"][0]["automationDetails"]["id"] == "serving/h100/");
-  CHECK(sarif_automation_id(rep, from_deploy, "x/") == "x/");
+  // One category per job and GPU, not per file (upload-sarif keeps an id that is there);
+  // --sarif-category wins.
+  CHECK(run["automationDetails"]["id"] == "specprobe/h100/");
+  CHECK(
+      report_to_sarif(rep, catalog, SarifOptions{from_deploy, "serving/h100"})["runs"][0]["automationDetails"]["id"] ==
+      "serving/h100/");
+  CHECK(sarif_automation_id({rep}, "x/") == "x/");
   // The same run from elsewhere gives the same paths, ids and fingerprints.
   Report moved = rep;
   moved.input_path = moved.results[0].location.file = "eco/repo/deploy/serve.yaml";
   const Json s2 = report_to_sarif(moved, catalog, SarifOptions{PathBase{"/home/u/eco/repo", "/home/u"}});
-  CHECK(s2["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "deploy/serve.yaml");
+  CHECK(s2["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] ==
+        "deploy/serve.yaml");
   const std::string fp = run["results"][0]["partialFingerprints"]["primaryLocationLineHash"];
   CHECK(s2["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"] == fp);
   CHECK(s2["runs"][0]["automationDetails"] == run["automationDetails"]);
   // Fingerprints survive the option moving to another line, and tell two configs apart.
   Report line_moved = rep;
   line_moved.results[0].location.line = 40;
-  CHECK(report_to_sarif(line_moved, catalog, SarifOptions{from_deploy})["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"] == fp);
+  CHECK(report_to_sarif(
+            line_moved, catalog,
+            SarifOptions{from_deploy})["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"] ==
+        fp);
   Report other_config = rep;
   other_config.input_path = other_config.results[0].location.file = "serve-b.yaml";
   const Json s3 = report_to_sarif(other_config, catalog, SarifOptions{from_deploy});
   CHECK(s3["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"] != fp);
-  CHECK(s3["runs"][0]["automationDetails"]["id"] != run["automationDetails"]["id"]);
+  CHECK(s3["runs"][0]["automationDetails"]["id"] == run["automationDetails"]["id"]);
   // Rule pages on the web, and the tool's home page.
   CHECK(run["tool"]["driver"]["rules"][0]["helpUri"] == std::string(kRuleDocsUrl) + "/SP3001.md");
   CHECK(run["tool"]["driver"]["informationUri"] == kProjectUrl);
   // A file outside the root keeps an absolute file: URI.
   Report outside = rep;
   outside.results[0].location.file = "/opt/models/m/config.json";
-  const Json o = report_to_sarif(outside, catalog, SarifOptions{from_deploy})["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+  const Json o = report_to_sarif(
+      outside, catalog, SarifOptions{from_deploy})["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
   CHECK(o["artifactLocation"] == Json{{"uri", "file:///opt/models/m/config.json"}});
   // A command line has no file: a logical location, never a made-up URI.
   Report cmd = rep;
@@ -333,7 +356,91 @@ TEST_CASE("sarif: what GitHub resolves and keeps apart", "[report][sarif]") {
   const Json& cl = c["runs"][0]["results"][0]["locations"][0];
   CHECK_FALSE(cl.contains("physicalLocation"));
   CHECK(cl["logicalLocations"][0]["fullyQualifiedName"] == "command line, column 35");
-  CHECK(c["runs"][0]["automationDetails"]["id"] == "specprobe/command-line/h100/");
+  CHECK(c["runs"][0]["automationDetails"]["id"] == "specprobe/h100/");
+}
+
+TEST_CASE("sarif: one run for every file of an invocation, the unknown verdict as results", "[report][sarif]") {
+  const std::vector<Rule> catalog = {rule("SP3001", Severity::error)};
+  std::vector<Report> reports;
+  for (int i = 0; i < 25; ++i) {
+    Report r = report_with({make_finding("SP3001", Severity::error)});
+    r.input_path = r.results[0].location.file = fmt::format("deploy/serve-{}.yaml", i);
+    r.exit_code = 1;
+    reports.push_back(r);
+  }
+  reports[3].verdict = "unknown";
+  reports[3].exit_code = 4;
+  reports[3].results.clear();
+  reports[3].missing = {{"model.architecture", "pass --model DIR", {"SP3001"}}, {"gpu.sm", "pass --gpu NAME", {}}};
+  const Json s = reports_to_sarif(reports, catalog, SarifOptions{PathBase{"/repo", "/repo"}});
+  REQUIRE(s["runs"].size() == 1);
+  const Json& run = s["runs"][0];
+  CHECK(run["automationDetails"]["id"] == "specprobe/h100/");
+  // 24 findings, and the unknown file's two missing facts, each an error result at line 1.
+  REQUIRE(run["results"].size() == 26);
+  const auto& rules = run["tool"]["driver"]["rules"];
+  REQUIRE(rules.size() == 2);
+  CHECK(rules[1]["id"] == "verdict-unknown");
+  int unknown = 0;
+  std::set<std::string> fingerprints;
+  for (const auto& r : run["results"]) {
+    fingerprints.insert(r["partialFingerprints"]["primaryLocationLineHash"].get<std::string>());
+    if (r["ruleId"] != "verdict-unknown") continue;
+    ++unknown;
+    CHECK(r["ruleIndex"] == 1);
+    CHECK(r["level"] == "error");
+    CHECK(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "deploy/serve-3.yaml");
+    CHECK(r["message"]["text"].get<std::string>().find("verdict unknown: ") == 0);
+  }
+  CHECK(unknown == 2);
+  CHECK(fingerprints.size() == 26);  // every file's finding is its own alert
+  // Any file's findings outrank another's unknown verdict.
+  CHECK(run["invocations"][0]["exitCode"] == 1);
+  REQUIRE(run["properties"]["reports"].size() == 25);
+  CHECK(run["properties"]["reports"][3]["verdict"] == "unknown");
+  CHECK(run["properties"]["reports"][3]["missing"].size() == 2);
+  // Two GPUs in one job: one category all the same.
+  reports[5].facts["gpu"]["declared"] = "H200";
+  CHECK(reports_to_sarif(reports, catalog)["runs"][0]["automationDetails"]["id"] == "specprobe/");
+}
+
+TEST_CASE("codequality: GitLab's issue list, the unknown verdict included", "[report][codequality]") {
+  RuleResult err = make_finding("SP3001", Severity::error);
+  err.location = SourceLocation{"deploy/serve.yaml", 4, 3};
+  RuleResult risk = make_finding("SP3002", Severity::error);
+  risk.certainty = Certainty::conditional;
+  risk.condition = "under load";
+  risk.location = {};
+  RuleResult sup = make_finding("SP3003", Severity::warning);
+  sup.suppressed = Suppression{"tracked", ".specprobe.yaml:3"};
+  RuleResult warn = make_finding("SP3004", Severity::warning);
+  Report rep = report_with({err, risk, sup, warn});
+  rep.input_path = "deploy/serve.yaml";
+  Report unknown = report_with({});
+  unknown.input_path = "deploy/other.yaml";
+  unknown.verdict = "unknown";
+  unknown.missing = {{"model.architecture", "pass --model DIR", {}}};
+  Report cmd = report_with({make_finding("SP3001", Severity::error)});
+  cmd.input_path = "<command line>";
+  const Json q = reports_to_codequality({rep, unknown, cmd}, PathBase{"/repo", "/repo"});
+  REQUIRE(q.is_array());
+  REQUIRE(q.size() == 4);  // the suppressed finding and the command line's are left out
+  CHECK(q[0]["check_name"] == "SP3001");
+  CHECK(q[0]["severity"] == "critical");
+  CHECK(q[0]["location"] == Json{{"path", "deploy/serve.yaml"}, {"lines", {{"begin", 4}}}});
+  CHECK(q[1]["severity"] == "major");
+  CHECK(q[1]["description"].get<std::string>().find("at risk: under load") != std::string::npos);
+  CHECK(q[1]["location"]["lines"]["begin"] == 1);
+  CHECK(q[2]["severity"] == "minor");
+  CHECK(q[3]["check_name"] == "verdict-unknown");
+  CHECK(q[3]["location"]["path"] == "deploy/other.yaml");
+  std::set<std::string> fps;
+  for (const auto& i : q) fps.insert(i["fingerprint"].get<std::string>());
+  CHECK(fps.size() == 4);
+  // Stable: the same findings on another line keep their fingerprints.
+  Report moved = rep;
+  moved.results[0].location.line = 40;
+  CHECK(reports_to_codequality({moved}, PathBase{"/repo", "/repo"})[0]["fingerprint"] == q[0]["fingerprint"]);
 }
 
 TEST_CASE("github: annotation paths from the repository root - the summary escapes HTML", "[report][github]") {
@@ -464,4 +571,20 @@ TEST_CASE("suppressions: .specprobe.yaml entries need an id and a reason - until
   CHECK(suppression_file_for("deploy/serve.yaml") == "deploy/.specprobe.yaml");
   CHECK(suppression_file_for("serve.yaml") == ".specprobe.yaml");
   CHECK(suppression_file_for("<command line>") == ".specprobe.yaml");
+}
+
+TEST_CASE("text: lines wrap at the width, continuation indented, colour not counted", "[report][text]") {
+  const std::string long_line = "serve.yaml:3:1: error: " + std::string("word ") + std::string(200, 'x') + " tail";
+  CHECK(wrap_text("short line\n", 100) == "short line\n");
+  const std::string w = wrap_text("a b c d e f g h i j k l m n o p q r s t u v w x y z aa bb cc dd ee ff\n", 24);
+  for (size_t start = 0, end; (end = w.find('\n', start)) != std::string::npos; start = end + 1)
+    CHECK(end - start <= 24);
+  CHECK(w.find("\n    ") != std::string::npos);  // the hanging indent
+  // A word longer than the width stays whole; an indented line keeps its indent plus four.
+  CHECK(wrap_text(long_line, 40).find(std::string(200, 'x')) != std::string::npos);
+  CHECK(wrap_text("  fix: one two three four five six seven eight", 24).find("\n      ") != std::string::npos);
+  // Colour sequences take no columns.
+  const std::string red = "\x1b[31merror\x1b[0m: one two three";
+  CHECK(wrap_text(red, 24) == red);
+  CHECK(wrap_text("no wrap below twenty", 10) == "no wrap below twenty");
 }
