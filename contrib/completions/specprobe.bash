@@ -24,7 +24,7 @@ _specprobe() {
   local check_opts="--model --model-dir --offline --no-resolve --network-timeout --gpu --python --site-packages --lib --env --engine --probes --no-matrix
     --stack-probes --stack-timeout --no-engine --no-cache --engine-timeout --format --output -o --fail-on --results --color --quiet -q --verbose -v
     --rules-dir --advisories-dir --advisories-before --sarif --junit --codequality --json --github --exit-zero --unknown-ok
-    --ignore --no-suppressions --progress --source-root --sarif-category --engine-mismatch --require --help -h"
+    --ignore --no-suppressions --progress --source-root --sarif-category --engine-mismatch --require --engine-env --install-engines --help -h"
   local exec_opts="$check_opts --dry-run"
   local matrix_opts="--model --gpu --config --engine --python --no-engine --no-cache --site-packages --lib --probes --format
     --output -o --junit --model-name --nfd-expiry --nfd-include-warnings --rules-dir --quiet -q --progress
@@ -41,7 +41,7 @@ _specprobe() {
       -*) ;;
       *)
         if [[ -z $sub ]]; then sub="${words[i]}"
-        elif [[ $sub == rules && -z $subsub ]]; then subsub="${words[i]}"; fi ;;
+        elif [[ ( $sub == rules || $sub == engines ) && -z $subsub ]]; then subsub="${words[i]}"; fi ;;
     esac
   done
 
@@ -76,6 +76,8 @@ _specprobe() {
     --heads-kv|--batch|--context|--seed|--tiles-per-cta|--splits|--next-n|--model-name|\
     --sarif-category)
       return 0 ;;
+    --engine-env) COMPREPLY=($(compgen -W "auto" -- "$cur") $(compgen -d -- "$cur")); return 0 ;;
+    --installer) COMPREPLY=($(compgen -W "auto uv pip" -- "$cur")); return 0 ;;
     --engine-mismatch) COMPREPLY=($(compgen -W "skip ask" -- "$cur")); return 0 ;;
     --require) COMPREPLY=($(compgen -W "engine probes stack engine,probes,stack" -- "$cur")); return 0 ;;
     --ignore) COMPREPLY=($(compgen -W "$(_specprobe_ids)" -- "${cur^^}")); return 0 ;;
@@ -84,7 +86,7 @@ _specprobe() {
 
   case "$sub" in
     "")
-      COMPREPLY=($(compgen -W "check exec matrix gpu rules explain advisories facts probe help --help -h --version -V" -- "$cur")) ;;
+      COMPREPLY=($(compgen -W "check exec matrix gpu rules explain advisories facts engines probe help --help -h --version -V" -- "$cur")) ;;
     check)
       if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "$check_opts" -- "$cur"))
       else COMPREPLY=($(compgen -f -- "$cur")); fi ;;
@@ -100,6 +102,17 @@ _specprobe() {
         COMPREPLY=($(compgen -W "$(_specprobe_ids)" -- "${cur^^}"))
       fi ;;
     facts) COMPREPLY=($(compgen -W "--format --help -h" -- "$cur")) ;;
+    engines)
+      case "$subsub" in
+        "") COMPREPLY=($(compgen -W "list install remove --dir --help -h" -- "$cur")) ;;
+        list) COMPREPLY=($(compgen -W "--format --help -h" -- "$cur")) ;;
+        install)
+          if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--python --find-links --index-url --no-index --installer --timeout --help -h" -- "$cur"))
+          else COMPREPLY=($(compgen -W "vllm== sglang==" -- "$cur")); fi ;;
+        remove) COMPREPLY=($(compgen -W "$(specprobe engines list --format json 2>/dev/null |
+          grep -o '"name": *"[a-z]*-[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/')" -- "$cur")) ;;
+      esac ;;
     advisories) COMPREPLY=($(compgen -W "--engine --lib --gpu --format --advisories-dir --help -h" -- "$cur")) ;;
     probe) COMPREPLY=($(compgen -W "$probe_opts" -- "$cur")) ;;
   esac

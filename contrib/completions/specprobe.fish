@@ -8,7 +8,7 @@ function __specprobe_ids
     specprobe advisories --format json 2>/dev/null | string match -r -g '"id": *"(SPA-[A-Z0-9-]+)"'
 end
 
-set -l commands check exec matrix gpu rules explain advisories facts probe
+set -l commands check exec matrix gpu rules explain advisories facts engines probe
 set -l gpus auto H100 H200 B200 GB10 RTX5090 A100 L4 sm_80 sm_86 sm_89 sm_90 sm_100 sm_120 sm_121
 
 complete -c specprobe -f
@@ -21,6 +21,16 @@ complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a gpu -d '
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a rules -d 'the rule catalog'
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a explain -d "print a rule's documentation"
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a facts -d "the facts rules and advisories read"
+complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a engines -d "engine environments for the engine check"
+complete -c specprobe -n '__fish_seen_subcommand_from engines; and not __fish_seen_subcommand_from list install remove' -a 'list install remove'
+complete -c specprobe -n '__fish_seen_subcommand_from engines' -l dir -x -a '(__fish_complete_directories)' -d 'where the environments are'
+complete -c specprobe -n '__fish_seen_subcommand_from engines' -l format -x -a 'text json' -d 'output format (list)'
+complete -c specprobe -n '__fish_seen_subcommand_from engines' -l python -r -d 'the interpreter the venv is made from'
+complete -c specprobe -n '__fish_seen_subcommand_from engines' -l find-links -r -d 'wheels to install from'
+complete -c specprobe -n '__fish_seen_subcommand_from engines' -l index-url -x -d 'the package index'
+complete -c specprobe -n '__fish_seen_subcommand_from engines' -l no-index -d 'only --find-links'
+complete -c specprobe -n '__fish_seen_subcommand_from engines' -l installer -x -a 'auto uv pip' -d 'the installer'
+complete -c specprobe -n '__fish_seen_subcommand_from engines' -l timeout -x -d 'seconds the install may take' 
 complete -c specprobe -n "not __fish_seen_subcommand_from $commands" -a advisories -d "the known-issues database, filtered"
 complete -c specprobe -n '__fish_seen_subcommand_from advisories' -l engine -x -a 'vllm sglang' -d 'only this engine'
 complete -c specprobe -n '__fish_seen_subcommand_from advisories' -l lib -x -d 'NAME=VERSION: only advisories affecting it'
@@ -69,6 +79,8 @@ complete -c specprobe -n $ce -l source-root -x -a '(__fish_complete_directories)
 complete -c specprobe -n $ce -l progress -d 'progress on stderr also when it is not a terminal'
 complete -c specprobe -n $ce -l junit -r -F -d 'also write JUnit XML to FILE'
 complete -c specprobe -n $ce -l engine-mismatch -x -a 'skip ask' -d 'the deploy runs another engine release than --python has'
+complete -c specprobe -n $ce -l engine-env -x -a 'auto' -d 'ask the engine in this environment'
+complete -c specprobe -n $ce -l install-engines -d 'make the missing engine environment'
 complete -c specprobe -n $ce -l require -x -a 'engine probes stack' -d 'sources of evidence that must answer'
 complete -c specprobe -n $ce -l codequality -r -F -d 'also write a GitLab Code Quality report to FILE'
 complete -c specprobe -n $ce -l json -r -F -d 'also write the JSON report to FILE'

@@ -26,7 +26,9 @@
 # then fails the job on exit-code != 0 in a later step); otherwise exits with specprobe's code.
 #
 # Inputs (env): INPUT_CONFIG INPUT_MODEL INPUT_GPU INPUT_PYTHON INPUT_LIB INPUT_FAIL_ON
-# INPUT_SARIF_CATEGORY INPUT_ARGS INPUT_VERSION INPUT_REPOSITORY. INPUT_LIB: NAME=VERSION entries
+# INPUT_SARIF_CATEGORY INPUT_ARGS INPUT_VERSION INPUT_REPOSITORY INPUT_ENGINE (vllm==VERSION: the
+# engine environment of that release, made with `specprobe engines install` unless the cache has
+# it, and check --engine-env auto). INPUT_LIB: NAME=VERSION entries
 # separated by spaces, commas or newlines. INPUT_ARGS: more `specprobe check` arguments, split on
 # whitespace (no quoting); they come last, so `-- vllm serve ...` works there (config empty).
 set -euo pipefail
@@ -139,6 +141,21 @@ sarif="$tmp/$slug.sarif"
 json="$tmp/$slug.json"
 rm -f "$sarif" "$json"
 
+# The engine at the deploy's release (opt-in): its environment, cached by the action's
+# actions/cache step under the same key, made once.
+if [ -n "${INPUT_ENGINE:-}" ]; then
+  if [[ ! ${INPUT_ENGINE} =~ ^(vllm|sglang)==([0-9][0-9A-Za-z.+-]*)$ ]]; then
+    die "engine input '${INPUT_ENGINE}' is not vllm==VERSION or sglang==VERSION"
+  fi
+  engine_name=${BASH_REMATCH[1]} engine_version=${BASH_REMATCH[2]}
+  if "$bin" engines list --format json | grep -q "\"name\": \"$engine_name-$engine_version\""; then
+    log "engine environment $engine_name-$engine_version from the cache"
+  else
+    log "making the engine environment $engine_name-$engine_version (specprobe engines install)"
+    "$bin" engines install "$INPUT_ENGINE" >&2 || die "specprobe engines install $INPUT_ENGINE failed" 3
+  fi
+fi
+
 args=(check)
 [ -n "${INPUT_CONFIG:-}" ] && args+=("$INPUT_CONFIG")
 [ -n "${INPUT_MODEL:-}" ] && args+=(--model "$INPUT_MODEL")
@@ -146,6 +163,10 @@ args=(check)
 [ -n "${INPUT_PYTHON:-}" ] && args+=(--python "$INPUT_PYTHON")
 for lib in $(tr ',\n' '  ' <<<"${INPUT_LIB:-}"); do args+=(--lib "$lib"); done
 [ -n "${INPUT_FAIL_ON:-}" ] && args+=(--fail-on "$INPUT_FAIL_ON")
+if [ -n "${INPUT_ENGINE:-}" ]; then
+  args+=(--engine-env auto)
+  [[ ",${INPUT_LIB:-}" == *[\ ,]"$engine_name"=* || ${INPUT_LIB:-} == "$engine_name"=* ]] || args+=(--lib "$engine_name=$engine_version")
+fi
 args+=(--sarif "$sarif" --json "$json" --github)
 # upload-sarif keeps the category a SARIF file names, so the category goes into the file.
 [ -z "${INPUT_SARIF_CATEGORY:-}" ] || args+=(--sarif-category "$INPUT_SARIF_CATEGORY")

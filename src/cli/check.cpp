@@ -75,6 +75,8 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_flag_callback("--no-cache", [&r] { r.engine_cache = r.stack_cache = false; },
                         "a cold run: ask the engine again instead of answering from $XDG_CACHE_HOME/specprobe/engine, "
                         "and build the stack probes' kernels in a private cache instead of $XDG_CACHE_HOME/specprobe/stack");
+  app.add_option("--engine-env", r.engine_env, "ask the engine in an environment instead of --python's: auto (the one of the release the deploy names, made by `specprobe engines install`), or a venv directory or its python");
+  app.add_flag("--install-engines", r.install_engines, "with --engine-env auto: make the missing environment of the deploy's engine release (from PyPI; minutes)");
   app.add_option("--engine-mismatch", r.engine_mismatch, "when the deploy names another engine release than --python has: skip the engine check (a note says so; default) or ask the installed release anyway")
       ->check(CLI::IsMember({"skip", "ask"}));
   app.add_option("--require", r.require, "sources of evidence that must answer, else the verdict is unknown: engine, probes, stack (comma-separated); by default a source that cannot run is a note and the verdict comes from the rest")

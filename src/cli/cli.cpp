@@ -11,6 +11,7 @@
 
 #include "build_info.hpp"
 #include "cli/check.hpp"
+#include "cli/engines.hpp"
 #include "cli/exec.hpp"
 #include "cli/info_commands.hpp"
 #include "cli/matrix.hpp"
@@ -183,6 +184,9 @@ int run_command(int argc, char** argv) {
   ProbeChildOptions probe_child_opts;
   CLI::App* probe_child_cmd = add_probe_child_command(app, probe_child_opts);
 
+  EnginesOptions engines_opts;
+  CLI::App* engines_cmd = add_engines_command(app, engines_opts);
+
   ExecOptions exec_opts;
   CLI::App* exec_cmd = add_exec_command(app, exec_opts);
   exec_cmd->formatter(std::make_shared<ExecFormatter>());
@@ -192,6 +196,7 @@ int run_command(int argc, char** argv) {
   matrix_cmd->footer(kMatrixExitCodes);
   probe_cmd->footer(kProbeExitCodes);
   for (CLI::App* info : {rules_cmd, rules_list, facts_cmd, adv_cmd, explain_cmd}) info->footer(kInfoExitCodes);
+  engines_cmd->footer("Exit codes: 0 done; 2 usage or input error (no such environment); 3 the venv or the install failed (its log is named)");
 
   std::vector<const char*> cargs;
   for (const auto& a : args) cargs.push_back(a.c_str());
@@ -245,6 +250,7 @@ int run_command(int argc, char** argv) {
     if (explain_cmd->parsed()) return run_explain_command(explain_id, rules_dir);
     if (facts_cmd->parsed()) return run_facts_command(facts_format);
     if (adv_cmd->parsed()) return run_advisories_command(adv);
+    if (engines_cmd->parsed()) return run_engines_command(*engines_cmd, engines_opts);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "specprobe: internal error: %s\n", e.what());
     return 3;

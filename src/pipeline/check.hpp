@@ -53,6 +53,12 @@ struct CheckRequest {
   // When the deploy names another engine release than --python has: skip (a note saying so, the
   // default) or ask the installed one anyway (--engine-mismatch ask).
   std::string engine_mismatch = "skip";
+  // --engine-env: ask the engine in an environment instead of --python's: "auto" (the one of the
+  // release the deploy names, from specprobe's cache: probes/engine_envs.hpp) or a venv / its
+  // python. --install-engines makes a missing one; ENGINES_DIR overrides the cache's folder.
+  std::string engine_env;
+  bool install_engines = false;
+  std::string engines_dir;
   // Sources of evidence whose absence makes the verdict unknown (--require engine,probes,stack);
   // by default a source that cannot run is a note and the verdict comes from what did run.
   std::vector<std::string> require;

@@ -16,6 +16,7 @@
 #include "inputs/model_config.hpp"
 #include "inputs/serving.hpp"
 #include "pipeline/project_settings.hpp"
+#include "probes/engine_envs.hpp"
 #include "pipeline/suppressions.hpp"
 #include "resolve/hub_settings.hpp"
 #include "rules/ids.hpp"
@@ -470,24 +471,14 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
                       const std::string& model_dir, const ResolvedModels& models, Report& report, const Json& facts,
                       Json& inputs) {
   Json& ec = inputs["engine_check"];
-  if (req.python.empty() || !req.engine_check) {
+  if ((req.python.empty() && req.engine_env.empty()) || !req.engine_check) {
     ec["requested"] = false;
     ec["ran"] = false;
-    ec["reason"] = req.python.empty() ? "no --python given" : "--no-engine";
+    ec["reason"] = !req.engine_check ? "--no-engine" : "no --python or --engine-env given";
     return;
   }
   const std::string engine = fact_string(facts, "engine.name").value_or("vllm");
   const std::string label = engine == "sglang" ? "SGLang" : "vLLM";
-  // The engine the interpreter has: read from its site-packages (whatever --lib or the deploy
-  // file say the deployment runs).
-  std::string installed;
-  if (const Json* dirs = find_fact(facts, "python.site_packages"); dirs && dirs->is_array())
-    for (const auto& d : *dirs) {
-      if (!d.is_string() || !installed.empty()) continue;
-      if (auto libs = read_site_packages(d.get<std::string>()))
-        for (const auto& l : *libs)
-          if (l.key == engine) installed = l.version;
-    }
   const std::string deployed = fact_string(facts, "lib." + engine + ".version").value_or("");
   const std::string deployed_from = fact_string(facts, "lib." + engine + ".source").value_or("");
   // A check that is not asked is a note, never an unknown verdict by itself (--require engine
@@ -502,23 +493,85 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
     ec["reason"] = reason;
     report.notes.push_back({"warning", "engine check not asked: " + reason, {}});
   };
+  // The interpreter to ask and where it imports from: --python's, or an engine environment
+  // (probes/engine_envs.hpp) for the release the deploy runs.
+  std::string engine_python = python_executable.empty() ? req.python : python_executable;
+  std::vector<std::string> engine_site;
+  if (const Json* dirs = find_fact(facts, "python.site_packages"); dirs && dirs->is_array())
+    for (const auto& d : *dirs)
+      if (d.is_string()) engine_site.push_back(d.get<std::string>());
+  if (req.python.empty()) {
+    engine_site.clear();
+    const std::string envs_dir = probes::engine_envs_dir(req.engines_dir);
+    if (req.engine_env == "auto") {
+      if (deployed.empty()) {
+        not_asked("no-environment", fmt::format("the deploy names no {} release, so --engine-env auto has none to pick: "
+                                                "state it (an image tag, a pin, --lib {}=VERSION) or pass --python",
+                                                label, engine));
+        return;
+      }
+      auto env = probes::find_engine_env(envs_dir, engine, deployed);
+      const std::string install_cmd = fmt::format("specprobe engines install {}=={}", engine, deployed);
+      if (!env && req.install_engines) {
+        probes::EngineInstallOptions io;
+        io.dir = envs_dir;
+        io.log = [&](const std::string& line) {
+          if (services.progress) services.progress("engines: " + line);
+        };
+        auto made = probes::install_engine_env({engine + "==" + deployed}, io);
+        if (!made) {
+          not_asked("no-environment", fmt::format("--install-engines could not make the {} {} environment: {}", label,
+                                                  deployed, made.error().message));
+          return;
+        }
+        report.notes.push_back({"info", fmt::format("engine check: made the environment {} ({})", made->name, made->dir), {}});
+        env = *made;
+      }
+      if (!env) {
+        not_asked("no-environment", fmt::format("the deploy runs {} {} and there is no environment for it in {}: `{}` "
+                                                "makes one (or pass --install-engines)",
+                                                label, deployed, envs_dir.empty() ? "specprobe's cache" : envs_dir, install_cmd));
+        return;
+      }
+      engine_python = env->python;
+    } else {
+      engine_python = fs::is_directory(req.engine_env) ? (fs::path(req.engine_env) / "bin" / "python").string() : req.engine_env;
+    }
+    auto py = services.discover_python(engine_python);
+    if (!py) {
+      not_asked("no-environment", fmt::format("the engine environment's interpreter {} cannot be asked: {}", engine_python,
+                                              py.error().message));
+      return;
+    }
+    engine_python = py->executable.empty() ? engine_python : py->executable;
+    engine_site = py->site_packages;
+    ec["environment"] = engine_python;
+  }
+  // The engine the interpreter has: read from its site-packages (whatever --lib or the deploy
+  // file say the deployment runs).
+  std::string installed;
+  for (const auto& d : engine_site) {
+    if (!installed.empty()) break;
+    if (auto libs = read_site_packages(d))
+      for (const auto& l : *libs)
+        if (l.key == engine) installed = l.version;
+  }
   if (installed.empty()) {
-    not_asked("not-installed", fmt::format("{} is not installed in {}: install {}{} there (or in a venv: "
-                                           "`python3 -m venv E && E/bin/pip install {}{}`, then --python E/bin/python), "
-                                           "or pass --no-engine",
-                                           label, req.python, engine, deployed.empty() ? "" : "==" + deployed, engine,
-                                           deployed.empty() ? "" : "==" + deployed));
+    not_asked("not-installed", fmt::format("{} is not installed in {}: install {}{} there (or in an environment of its "
+                                           "own: `specprobe engines install {}=={}`, then --engine-env auto), or pass --no-engine",
+                                           label, engine_python, engine, deployed.empty() ? "" : "==" + deployed, engine,
+                                           deployed.empty() ? "VERSION" : deployed));
     return;
   }
   ec["installed_version"] = installed;
   if (!deployed.empty() && deployed != installed) {
-    const std::string said = fmt::format("the interpreter {} has {} {}; the deploy runs {} ({})", req.python, label,
+    const std::string said = fmt::format("the interpreter {} has {} {}; the deploy runs {} ({})", engine_python, label,
                                          installed, deployed, deployed_from.empty() ? "as stated" : deployed_from);
     if (req.engine_mismatch != "ask") {
       not_asked("version-mismatch",
-                fmt::format("{}: its answers would be for {}, not for the release that will run. Install {}=={} in an "
-                            "environment of its own and pass its interpreter with --python, or pass --engine-mismatch ask "
-                            "to ask {} anyway",
+                fmt::format("{}: its answers would be for {}, not for the release that will run. `specprobe engines "
+                            "install {}=={}` makes an environment of that release (then --engine-env auto), or pass "
+                            "--engine-mismatch ask to ask {} anyway",
                             said, installed, engine, deployed, installed));
       return;
     }
@@ -555,18 +608,20 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
       for (const auto& kv : axes.kv_cache_dtypes) add(k0, b, kv);
   }
   std::vector<std::string> unresolved;
-  Json request = probes::engine_request(facts, model_dir, cells, unresolved);
+  // The adapter trusts absolute directories only (a relative one would resolve against its private
+  // working directory).
+  std::error_code abs_ec;
+  const std::string model_abs = model_dir.empty() ? model_dir : fs::absolute(model_dir, abs_ec).lexically_normal().string();
+  Json request = probes::engine_request(facts, abs_ec ? model_dir : model_abs, cells, unresolved);
   // Models named by Hub id: their resolved metadata (a local snapshot each), so the engine reads
   // them as it would after its own download.
   if (const auto dirs = models.dirs_by_id(); !dirs.empty()) request["model_dirs"] = dirs;
   probes::EngineCheckOptions eo;
-  eo.python = python_executable.empty() ? req.python : python_executable;
+  eo.python = engine_python;
   eo.timeout_s = req.engine_timeout_s;
   eo.use_cache = req.engine_cache;
   eo.progress = services.progress;
-  if (const Json* dirs = find_fact(facts, "python.site_packages"); dirs && dirs->is_array())
-    for (const auto& d : *dirs)
-      if (d.is_string()) eo.site_packages.push_back(d.get<std::string>());
+  eo.site_packages = engine_site;
   const Json record = services.run_engine_check(request, eo);
   inputs.merge_patch(probes::engine_facts_patch(record, unresolved));
   // Where the finding anchors: the first option as written whose name the engine's message

@@ -326,3 +326,35 @@ TEST_CASE("SGLang checks a plan whose target and draft are named by Hub id, reso
   CHECK(no.sp4100_status() == "fail");
   CHECK(no.message().find("trtllm_mha backend only supports topk = 1") != std::string::npos);
 }
+
+TEST_CASE(
+    "vLLM at the deploy's release: --engine-env asks that environment - another release is said plainly and not asked",
+    "[.engines][vllm]") {
+  if (!have("vllm-0.33.0")) return;
+  const std::string venv = fs::path(venv_python("vllm-0.33.0")).parent_path().parent_path().string();
+  const std::string cmd = llama_eagle3(R"(, "num_speculative_tokenz": 2)");
+  const std::string cache = temp_dir();
+  setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+  // The environment of the deploy's release (a venv given by path; `engines install` makes them).
+  RunResult env_run =
+      run_specprobe("check --engine-env " + shell_quote(venv) + " --lib vllm=0.33.0 --gpu H100 --format json " +
+                    "--stack-probes off --probes off --engine-timeout 400 --no-matrix " + model() + " -- " + cmd);
+  // The deploy runs 0.29.0, the interpreter has 0.33.0: not asked, said plainly.
+  RunResult mismatch = run_specprobe("check --python " + shell_quote(venv_python("vllm-0.33.0")) +
+                                     " --lib vllm=0.29.0 --gpu H100 --format json --stack-probes off --probes off "
+                                     "--no-matrix " +
+                                     model() + " -- " + cmd);
+  unsetenv("XDG_CACHE_HOME");
+  const Json e = Json::parse(env_run.out, nullptr, false);
+  REQUIRE(e.is_object());
+  const Json* ec = find_fact(e["facts"], "engine_check");
+  REQUIRE(ec);
+  CHECK(ec->value("status", Json()) == "refused");
+  CHECK(ec->value("version", Json()) == "0.33.0");
+  CHECK(env_run.exit_code == 1);
+  const Json m = Json::parse(mismatch.out, nullptr, false);
+  REQUIRE(m.is_object());
+  CHECK(m["facts"]["engine_check"]["outcome"] == "version-mismatch");
+  CHECK(m["notes"].dump().find("has vLLM 0.33.0; the deploy runs 0.29.0") != std::string::npos);
+  CHECK(m["verdict"] != "unknown");
+}

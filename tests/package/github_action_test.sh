@@ -115,24 +115,41 @@ check "args with -- checked" '[ $rc = 0 ] && [ "$(output exit-code)" = 0 ]'
 run_action "missing config" SPECPROBE_BIN="$build/specprobe" INPUT_CONFIG=deploy/nope.yaml INPUT_GPU=H100
 check "script exits 2" '[ $rc = 2 ] && [ "$(output exit-code)" = 2 ] && [ -z "$(output sarif-file)" ]'
 
-# 5. action.yml: inputs reach the script, SARIF upload with category, job fails on exit-code.
+# 5. The engine input: the environment of that release made once (here from a wheel directory,
+#    no index), then found in the cache; the check runs with --engine-env auto.
+mkdir -p "$tmp/wheels"
+python3 "$src/tests/support/fake_wheel.py" "$tmp/wheels" vllm 0.29.0 >/dev/null
+engine_env=(SPECPROBE_BIN="$build/specprobe" INPUT_CONFIG=deploy/serve.yaml INPUT_MODEL=deploy/model-config INPUT_GPU=H100
+  INPUT_ENGINE=vllm==0.29.0 XDG_CACHE_HOME="$tmp/xdg" PIP_FIND_LINKS="$tmp/wheels" PIP_NO_INDEX=1
+  UV_FIND_LINKS="$tmp/wheels" UV_NO_INDEX=1)
+run_action "engine input, first run" "${engine_env[@]}"
+check "engine environment made" '[ -x "$tmp/xdg/specprobe/engines/vllm-0.29.0/bin/python" ] && grep -q "making the engine environment" "$tmp/run/stderr"'
+check "check ran with --engine-env auto and the engine's release" 'grep -q -- "--engine-env auto --lib vllm=0.29.0" "$tmp/run/stderr"'
+run_action "engine input, second run" "${engine_env[@]}"
+check "the environment comes from the cache" 'grep -q "vllm-0.29.0 from the cache" "$tmp/run/stderr"'
+run_action "engine input not pinned" SPECPROBE_BIN="$build/specprobe" INPUT_CONFIG=deploy/serve.yaml INPUT_ENGINE=vllm
+check "an engine input that is not pinned is refused (exit 2)" '[ $rc = 2 ]'
+
+# 6. action.yml: inputs reach the script, SARIF upload with category, job fails on exit-code.
 check "action.yml wiring" 'python3 - "$src/action.yml" "$script" <<PY
 import re, sys, yaml
 a = yaml.safe_load(open(sys.argv[1])); script = open(sys.argv[2]).read()
-for k in ("config", "model", "gpu", "python", "lib", "fail-on", "sarif-category", "args", "version"):
+for k in ("config", "model", "gpu", "python", "lib", "fail-on", "sarif-category", "args", "version", "engine"):
     assert k in a["inputs"], "input " + k
 assert a["runs"]["using"] == "composite"
-steps = a["runs"]["steps"]; env = steps[0]["env"]
+steps = a["runs"]["steps"]; check = [s for s in steps if s.get("id") == "check"][0]; env = check["env"]
 for k in a["inputs"]:
     if k == "upload-sarif": continue
     var = "INPUT_" + k.upper().replace("-", "_")
     assert env.get(var) == "\${{ inputs.%s }}" % k, var
     assert var in script, var + " unused by run-check.sh"
-assert "contrib/github/run-check.sh" in steps[0]["run"] and steps[0]["id"] == "check"
+assert "contrib/github/run-check.sh" in check["run"]
+cache = [s for s in steps if s.get("uses", "").startswith("actions/cache@")]
+assert cache and "inputs.engine" in cache[0]["with"]["key"] and "inputs.engine" in cache[0]["if"], cache
 up = [s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
 assert up and up[0]["with"]["category"] == "\${{ steps.check.outputs.sarif-category }}", up
 assert "always()" in up[0]["if"]
-assert any("exit-code" in s.get("if", "") and "exit" in s.get("run", "") for s in steps[2:])
+assert any("exit-code" in s.get("if", "") and "exit" in s.get("run", "") for s in steps[steps.index(check) + 2:])
 for k, v in a["outputs"].items():
     m = re.search(r"steps\.check\.outputs\.([a-z-]+)", v["value"]); assert m
     assert re.search(r"\bout %s\b" % m.group(1), script), m.group(1)

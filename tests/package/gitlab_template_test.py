@@ -115,6 +115,22 @@ with tempfile.TemporaryDirectory() as tmp:
     for p in ws.glob("specprobe-*"):
         p.unlink()
 
+    # SPECPROBE_ENGINE: the engine environment made once (from a wheel directory here), cached
+    # under .cache/specprobe/engines (the template's cache path), and the check asks it.
+    wheels = tmp / "wheels"
+    wheels.mkdir()
+    subprocess.run([sys.executable, str(src / "tests/support/fake_wheel.py"), str(wheels), "vllm", "0.29.0"], check=True,
+                   capture_output=True)
+    engine_vars = {**user, "SPECPROBE_ENGINE": "vllm==0.29.0", "XDG_CACHE_HOME": str(ws / ".cache"),
+                   "PIP_FIND_LINKS": str(wheels), "PIP_NO_INDEX": "1", "UV_FIND_LINKS": str(wheels), "UV_NO_INDEX": "1"}
+    env_path = f"{binary.parent}:{sys_path}"
+    rc, out = run_job(ws, engine_vars, env_path)
+    made = (ws / ".cache/specprobe/engines/vllm-0.29.0/bin/python").exists()
+    check(f"SPECPROBE_ENGINE makes the environment under the cached path and the job passes (exit {rc})", rc == 0 and made)
+    check("the cache path of the template holds it", doc[".specprobe"]["cache"]["paths"] == [".cache/specprobe/engines/"])
+    for p in ws.glob("specprobe-*"):
+        p.unlink()
+
     if shutil.which("curl") is None or shutil.which("specprobe", path=sys_path):
         print("skip: download case (needs curl, and no specprobe on the system PATH)")
     else:
