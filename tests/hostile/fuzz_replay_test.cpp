@@ -36,7 +36,8 @@ std::vector<fs::path> inputs_of(const std::string& name, const std::vector<std::
   for (const fs::path& d : dirs) {
     std::error_code ec;
     if (!fs::is_directory(d, ec)) continue;
-    for (auto it = fs::recursive_directory_iterator(d, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    for (auto it = fs::recursive_directory_iterator(d, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
       if (it->is_regular_file()) out.push_back(it->path());
   }
   std::sort(out.begin(), out.end());
@@ -54,6 +55,24 @@ void replay(const std::string& name, const Harness& harness, const std::vector<s
   }
 }
 
+// The JSON Logic harness's seeds as tests/fuzz/CMakeLists.txt writes them for libFuzzer: each
+// [logic, data, expected] case of tests/data/jsonlogic/cases.json as "logic\n----\ndata\n" (the
+// fuzz tree generates them; the regular tree replays them from the cases themselves).
+size_t replay_jsonlogic_cases() {
+  std::ifstream in(fs::path(SPECPROBE_SOURCE_DIR) / "tests/data/jsonlogic/cases.json");
+  const nlohmann::json cases = nlohmann::json::parse(in, nullptr, false);
+  REQUIRE(cases.is_array());
+  size_t n = 0;
+  for (const auto& c : cases) {
+    if (!c.is_array() || c.size() < 2) continue;
+    const std::string bytes = c[0].dump() + "\n----\n" + c[1].dump() + "\n";
+    INFO("jsonlogic <- " << bytes);
+    CHECK_NOTHROW(fuzz_jsonlogic_one(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+    ++n;
+  }
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("fuzz replay: seeds and past crashes of every harness", "[hostile][fuzz-replay]") {
@@ -64,6 +83,7 @@ TEST_CASE("fuzz replay: seeds and past crashes of every harness", "[hostile][fuz
   replay("command_line", fuzz_command_line_one, {"tests/fuzz/seeds/command", "tests/data/serving"});
   replay("rule_file", fuzz_rule_file_one, {"rules/1xxx", "rules/3xxx"});
   replay("jsonlogic", fuzz_jsonlogic_one, {});
+  CHECK(replay_jsonlogic_cases() > 100);
   replay("version", fuzz_version_one, {"tests/fuzz/seeds/version"});
   replay("stack_result", fuzz_stack_result_one, {"tests/fuzz/seeds/stack"});
   replay("hub_answers", fuzz_hub_answers_one, {"tests/fuzz/seeds/hub"});
