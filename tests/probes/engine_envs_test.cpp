@@ -20,8 +20,8 @@ namespace {
 // A wheel of NAME at VERSION holding its dist-info only (tests/support/fake_wheel.py).
 void make_wheel(const std::string& dir, const std::string& name, const std::string& version) {
   const std::string script = std::string(SPECPROBE_SOURCE_DIR) + "/tests/support/fake_wheel.py";
-  REQUIRE(std::system(("python3 " + test::shell_quote(script) + " " + test::shell_quote(dir) + " " + name + " " + version +
-                       " >/dev/null")
+  REQUIRE(std::system(("python3 " + test::shell_quote(script) + " " + test::shell_quote(dir) + " " + name + " " +
+                       version + " >/dev/null")
                           .c_str()) == 0);
 }
 
