@@ -28,7 +28,7 @@ void make_wheel(const std::string& dir, const std::string& name, const std::stri
 }  // namespace
 
 TEST_CASE("engines: install from a wheel directory, list, use with --engine-env auto, remove", "[engines_env][e2e]") {
-  if (std::system("python3 -c 'import venv' >/dev/null 2>&1") != 0) {
+  if (std::system("python3 -c 'import venv, ensurepip' >/dev/null 2>&1") != 0) {
     WARN("python3 has no venv module (apt-get install python3-venv): skipped");
     return;
   }
