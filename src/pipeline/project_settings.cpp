@@ -344,7 +344,8 @@ Expected<ProjectSettings> project_settings_for(const std::string& config_path) {
 
 Expected<std::vector<InlineSuppression>> inline_suppressions(const std::string& path, const std::string& text) {
   std::vector<InlineSuppression> out;
-  std::vector<size_t> pending;  // own-line comments waiting for the next line with content
+  std::vector<size_t> pending;    // own-line comments waiting for the next line with content
+  std::vector<size_t> extending;  // ... whose line goes on (a shell line ending in a backslash)
   int line_no = 0;
   size_t start = 0;
   while (start <= text.size()) {
@@ -355,8 +356,21 @@ Expected<std::vector<InlineSuppression>> inline_suppressions(const std::string& 
     const size_t first = line.find_first_not_of(" \t\r");
     const bool blank = first == std::string_view::npos;
     const bool comment_only = !blank && line[first] == '#';
+    // A shell command continued with `\` is one line for an own-line comment above it: the
+    // findings on any of its physical lines (`--kv-cache-dtype fp8 \`) are covered.
+    std::string_view content = line;
+    while (!content.empty() && (content.back() == '\r' || content.back() == ' ' || content.back() == '\t'))
+      content.remove_suffix(1);
+    const bool continues = !content.empty() && content.back() == '\\';
+    if (!extending.empty() && !blank) {
+      for (size_t i : extending) out[i].end_line = line_no;
+      if (!continues) extending.clear();
+    }
     if (!blank && !comment_only) {
-      for (size_t i : pending) out[i].line = line_no;
+      for (size_t i : pending) {
+        out[i].line = out[i].end_line = line_no;
+        if (continues) extending.push_back(i);
+      }
       pending.clear();
     }
     const size_t mark = line.find("specprobe:");
@@ -404,7 +418,7 @@ Expected<std::vector<InlineSuppression>> inline_suppressions(const std::string& 
         s.entry.reason = reason;
         s.entry.where = where;
         s.entry.source = fmt::format("{}:{}", path, line_no);
-        s.line = whole_file ? 0 : line_no;
+        s.line = s.end_line = whole_file ? 0 : line_no;
         if (!whole_file && comment_only) pending.push_back(out.size());
         out.push_back(std::move(s));
       }

@@ -62,10 +62,12 @@ bool glob_matches(std::string_view glob, std::string_view path);
 //   serve_args: --kv-cache-dtype fp8   # specprobe: ignore SP3019 -- tested on our H200s
 //   # specprobe: ignore SP3020, SPA-VLLM-* -- pinned build      (applies to the next line)
 //   # specprobe: ignore-file SP3010 -- whole file
-// The reason after ` -- ` is required. Each entry's `line` says where it applies (0: the file).
+// The reason after ` -- ` is required. Each entry applies to the lines LINE..END_LINE (0: the
+// file); an own-line comment above a shell command continued with `\` covers all its lines.
 struct InlineSuppression {
   IgnoreEntry entry;
   int line = 0;
+  int end_line = 0;
 };
 Expected<std::vector<InlineSuppression>> inline_suppressions(const std::string& path, const std::string& text);
 

@@ -741,7 +741,7 @@ Status add_suppressions(const CheckRequest& req, const Services& services, Repor
     return e.source == "--ignore" ? usage_error("--ignore: " + msg) : input_error(msg, e.where);
   }
   apply_suppressions(report, *entries, services.today());
-  for (const auto& s : inline_entries) apply_suppressions(report, {s.entry}, services.today(), s.line);
+  for (const auto& s : inline_entries) apply_suppressions(report, {s.entry}, services.today(), s.line, s.end_line);
   return Ok{};
 }
 

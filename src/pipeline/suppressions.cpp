@@ -1,6 +1,7 @@
 // Suppressions from `.specprobe.yaml` and --ignore (see suppressions.hpp).
 #include "pipeline/suppressions.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 
@@ -37,13 +38,16 @@ Expected<std::vector<IgnoreEntry>> ignore_args(const std::vector<std::string>& i
   return out;
 }
 
-void apply_suppressions(Report& report, const std::vector<IgnoreEntry>& entries, const std::string& today, int line) {
+void apply_suppressions(Report& report, const std::vector<IgnoreEntry>& entries, const std::string& today, int line,
+                        int end_line) {
+  end_line = std::max(end_line, line);
   for (const auto& e : entries) {
     const bool expired = !e.until.empty() && e.until < today;
     for (auto& r : report.results) {
       if (!id_matches(e.id, ascii_upper(r.id)) || r.status != ResultStatus::fail || r.suppressed) continue;
       // An inline suppression on a line: the findings located there, in the config itself.
-      if (line > 0 && (r.location.line != line || r.location.file != report.input_path)) continue;
+      if (line > 0 && (r.location.line < line || r.location.line > end_line || r.location.file != report.input_path))
+        continue;
       if (expired) {
         report.notes.push_back({"warning",
                                 fmt::format("the suppression of {} expired on {} ({}); the finding counts again — "

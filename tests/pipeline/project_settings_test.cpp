@@ -129,6 +129,15 @@ TEST_CASE("inline suppressions: the line they are on, the next line, or the file
   CHECK((*found)[3].line == 0);
   CHECK((*found)[3].entry.source == "serve.yaml:5");
 
+  // A shell command continued with backslashes: the comment above covers all its lines.
+  auto sh = inline_suppressions("start.sh",
+                                "#!/bin/sh\n# specprobe: ignore SP3019 -- tested\nvllm serve m \\\n"
+                                "  --kv-cache-dtype fp8 \\\n  --port 8000\necho done\n");
+  REQUIRE(sh);
+  REQUIRE(sh->size() == 1);
+  CHECK((*sh)[0].line == 3);
+  CHECK((*sh)[0].end_line == 5);
+
   auto no_reason = inline_suppressions("serve.yaml", "a: 1\nb: 2  # specprobe: ignore SP3020\n");
   REQUIRE_FALSE(no_reason);
   CHECK(no_reason.error().where.line == 2);
