@@ -14,6 +14,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/clock.hpp"
 #include "common/output_file.hpp"
 #include "common/run_cleanup.hpp"
 #include "inputs/installed_libs.hpp"
@@ -106,15 +107,6 @@ std::string site_packages_of(const std::string& venv) {
   return {};
 }
 
-std::string now_iso() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 }  // namespace
 
 std::string engine_envs_dir(const std::string& override_dir) { return user_cache_dir("engines", override_dir); }
@@ -183,7 +175,7 @@ Expected<EngineEnv> install_engine_env(const std::vector<std::string>& requireme
   const std::string work = fmt::format("{}.partial-{}", final_dir, getpid());
   const std::string log = (fs::path(opts.dir) / (name + ".install.log")).string();
   fs::remove_all(work, ec);
-  std::ofstream(log, std::ios::trunc) << fmt::format("specprobe engines install {} ({})\n", name, now_iso());
+  std::ofstream(log, std::ios::trunc) << fmt::format("specprobe engines install {} ({})\n", name, utc_now_iso());
   auto say = [&](const std::string& s) {
     if (opts.log) opts.log(s);
   };
@@ -244,10 +236,14 @@ Expected<EngineEnv> install_engine_env(const std::vector<std::string>& requireme
     return fail("the check of the result", got.empty() ? engine + " is not in the new environment"
                                                        : fmt::format("it holds {} {}, not {}", engine, got, version));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  Json stamp = {{"schema", kEngineEnvSchema}, {"engine", engine},
-                {"version", version},         {"requirements", requirements},
-                {"installer", installer},     {"python", opts.python},
-                {"installed_at", now_iso()},  {"install_s", std::round(secs * 10) / 10}};
+  Json stamp = {{"schema", kEngineEnvSchema},
+                {"engine", engine},
+                {"version", version},
+                {"requirements", requirements},
+                {"installer", installer},
+                {"python", opts.python},
+                {"installed_at", utc_now_iso()},
+                {"install_s", std::round(secs * 10) / 10}};
   if (auto st = write_file_atomic((fs::path(work) / kStamp).string(), stamp.dump(2) + "\n"); !st)
     return fail("writing the stamp", st.error().message);
   fs::remove_all(final_dir, ec);

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "common/ascii.hpp"
+#include "common/clock.hpp"
 #include "pipeline/project_settings.hpp"
 #include "rules/ids.hpp"
 
@@ -61,13 +62,6 @@ void apply_suppressions(Report& report, const std::vector<IgnoreEntry>& entries,
   }
 }
 
-std::string today_iso() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
+std::string today_iso() { return local_date_iso(); }
 
 }  // namespace specprobe

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "common/ascii.hpp"
+#include "common/clock.hpp"
 #include "common/excerpt.hpp"
 #include "common/json.hpp"
 #include "inputs/checkpoint/checkpoint.hpp"
@@ -55,15 +56,6 @@ constexpr uint64_t kMaxIndexFile = 64u << 20;    // a 92k-tensor index is ~8 MB
 constexpr uint64_t kMaxApiAnswer = 64u << 20;    // the revision's file list
 constexpr uint64_t kMaxHeader = 100'000'000;     // safetensors' MAX_HEADER_SIZE (tensor.rs)
 constexpr size_t kMaxShards = 10'000;
-
-std::string now_iso() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 bool write_file(const fs::path& p, const std::string& bytes) {
   std::error_code ec;
@@ -446,7 +438,7 @@ HubAnswer Hub::fetch(const std::string& repo, const std::string& revision, bool 
   snap.commit = info->commit;
   snap.endpoint_host = host;
   snap.with_headers = with_headers;
-  snap.fetched_at = now_iso();
+  snap.fetched_at = utc_now_iso();
   snap.requests = requests;
   snap.bytes = bytes;
   Json manifest = {{"schema", "specprobe-hub-snapshot/1"},
