@@ -6,22 +6,17 @@
 
 namespace specprobe {
 
-inline std::string utc_now_iso() {
+// Now, formatted with strftime's FORMAT, in UTC or local time.
+inline std::string format_now(const char* format, bool utc) {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  if (utc) gmtime_r(&t, &tm);
+  else localtime_r(&t, &tm);
+  char buf[64];
+  return std::strftime(buf, sizeof buf, format, &tm) ? std::string(buf) : std::string();
 }
 
-inline std::string local_date_iso() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
+inline std::string utc_now_iso() { return format_now("%Y-%m-%dT%H:%M:%SZ", true); }
+inline std::string local_date_iso() { return format_now("%Y-%m-%d", false); }
 
 }  // namespace specprobe
