@@ -10,8 +10,10 @@ namespace specprobe {
 inline std::string format_now(const char* format, bool utc) {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
-  if (utc) gmtime_r(&t, &tm);
-  else localtime_r(&t, &tm);
+  if (utc)
+    gmtime_r(&t, &tm);
+  else
+    localtime_r(&t, &tm);
   char buf[64];
   return std::strftime(buf, sizeof buf, format, &tm) ? std::string(buf) : std::string();
 }
