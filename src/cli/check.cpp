@@ -95,6 +95,9 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--color", o.color, "auto, always, never (NO_COLOR is honoured)")->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("--quiet,-q", o.quiet, "print only failures and the summary");
   app.add_flag("--verbose,-v", o.verbose, "print every fact and every rule's evaluation");
+  app.add_flag("--explain-memory", o.explain_memory,
+               "text: print the memory model's breakdown per GPU rank (weights, drafter, budget, activation, KV cache, "
+               "CUDA graphs) as the engine accounts it");
   app.add_flag("--progress", o.progress, "show progress on stderr also when it is not a terminal (one line per phase, for CI logs)");
   app.add_option("--rules-dir", o.rules_dir, "load rules from DIR instead of the built-in catalog (development)");
   app.add_option("--advisories-dir", o.advisories_dir, "load advisories from DIR instead of the built-in database (development)");
@@ -198,6 +201,7 @@ int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports
   ro.color = o.output.empty() && want_color(o.color, fileno(stream));
   ro.width = o.output.empty() ? text_width(fileno(stream)) : text_width(-1);
   ro.verbose = o.verbose;
+  ro.explain_memory = o.explain_memory;
   ro.quiet = o.quiet;
   ro.all_results = o.results.empty() ? o.files.size() <= 1 : o.results == "all";
   std::error_code ec;

@@ -32,6 +32,7 @@ struct CheckOptions {
   std::string results;                // --results failing | all; empty: all for one file, failing for several
   bool quiet = false;
   bool verbose = false;
+  bool explain_memory = false;  // --explain-memory: the memory model's breakdown per GPU rank
   bool progress = false;              // --progress: the progress line also when stderr is no terminal
   // Further reports written next to the --format output (see docs/ci.md).
   std::string sarif_file;             // --sarif FILE

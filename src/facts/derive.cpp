@@ -10,6 +10,7 @@
 #include "facts/backends.hpp"
 #include "facts/derive_dsa_shapes.hpp"
 #include "facts/derive_sglang.hpp"
+#include "facts/derive_memory.hpp"
 #include "facts/derive_spec_validation.hpp"
 #include "gpu/gpu_info.hpp"
 #include "inputs/option_check.hpp"
@@ -584,6 +585,7 @@ const std::vector<DeriveStep>& derive_steps() {
       {"facts.dsa_shapes", derive_dsa_shapes},
       {"facts.sglang", derive_sglang},
       {"facts.spec_validation", derive_spec_validation},
+      {"facts.memory", derive_memory},
   };
   return kSteps;
 }

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <regex>
 
 namespace specprobe {
 namespace {
@@ -29,31 +31,40 @@ constexpr int64_t kSmem227 = 232448;  // SM90, SM100 (227 KB)
 constexpr int64_t kSmem163 = 166912;  // SM80 (163 KB)
 constexpr int64_t kSmem99 = 101376;   // SM86, SM89, SM120, SM121 (99 KB)
 
+// Memory: what the driver reports (cuDeviceTotalMem = torch total_memory: the datasheet figure less
+// ECC and driver reservations), as public logs print it (PyTorch "total capacity of X GiB", vLLM
+// "Free memory on device (free/total GiB)", deviceQuery bytes); the datasheet figure where no log
+// was found (H100 PCIe, H800, L40S, A5000, GB200, B300, most AMD parts). Sources per GPU:
+// docs/memory.md. drv(G): G GiB to the MiB.
+constexpr int64_t drv(double gib) { return static_cast<int64_t>(gib * 1024 + 0.5) * kMiB; }
+
 const KnownGpu kKnownGpus[] = {
-    {"v100|v100sxm2", "Tesla V100-SXM2-32GB", 7, 0, 80, 98304, 98304, 6 * kMiB, 32 * kGiB, 900 * kGBps},
-    {"t4", "Tesla T4", 7, 5, 40, 65536, 65536, 4 * kMiB, 16 * kGiB, 320 * kGBps},
-    {"a100|a100sxm|a10080gb|a100sxm480gb", "NVIDIA A100-SXM4-80GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, 80 * kGiB, 2039 * kGBps},
-    {"a10040gb|a100pcie", "NVIDIA A100-PCIE-40GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, 40 * kGiB, 1555 * kGBps},
-    {"a10|a10g", "NVIDIA A10", 8, 6, 72, kSmem99, 102400, 6 * kMiB, 24 * kGiB, 600 * kGBps},
-    {"rtx3090|3090|geforcertx3090", "NVIDIA GeForce RTX 3090", 8, 6, 82, kSmem99, 102400, 6 * kMiB, 24 * kGiB, 936 * kGBps},
-    {"a4000|rtxa4000", "NVIDIA RTX A4000", 8, 6, 48, kSmem99, 102400, 4 * kMiB, 16 * kGiB, 448 * kGBps},
+    {"v100|v100sxm2", "Tesla V100-SXM2-32GB", 7, 0, 80, 98304, 98304, 6 * kMiB, drv(31.74), 900 * kGBps},
+    {"t4", "Tesla T4", 7, 5, 40, 65536, 65536, 4 * kMiB, drv(14.75), 320 * kGBps},
+    {"a100|a100sxm|a10080gb|a100sxm480gb", "NVIDIA A100-SXM4-80GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, drv(79.15), 2039 * kGBps},
+    {"a800|a800sxm4|a800sxm480gb", "NVIDIA A800-SXM4-80GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, drv(79.33), 2039 * kGBps},
+    {"a10040gb|a100pcie", "NVIDIA A100-PCIE-40GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, 42298834944, 1555 * kGBps},
+    {"a10|a10g", "NVIDIA A10", 8, 6, 72, kSmem99, 102400, 6 * kMiB, drv(21.99), 600 * kGBps},
+    {"rtx3090|3090|geforcertx3090", "NVIDIA GeForce RTX 3090", 8, 6, 82, kSmem99, 102400, 6 * kMiB, drv(23.70), 936 * kGBps},
+    {"a4000|rtxa4000", "NVIDIA RTX A4000", 8, 6, 48, kSmem99, 102400, 4 * kMiB, drv(15.61), 448 * kGBps},
     {"a5000|rtxa5000", "NVIDIA RTX A5000", 8, 6, 64, kSmem99, 102400, 6 * kMiB, 24 * kGiB, 768 * kGBps},
-    {"a6000|rtxa6000", "NVIDIA RTX A6000", 8, 6, 84, kSmem99, 102400, 6 * kMiB, 48 * kGiB, 768 * kGBps},
-    {"l4", "NVIDIA L4", 8, 9, 58, kSmem99, 102400, 48 * kMiB, 24 * kGiB, 300 * kGBps},
+    {"a6000|rtxa6000", "NVIDIA RTX A6000", 8, 6, 84, kSmem99, 102400, 6 * kMiB, drv(47.53), 768 * kGBps},
+    {"l4", "NVIDIA L4", 8, 9, 58, kSmem99, 102400, 48 * kMiB, drv(22.03), 300 * kGBps},
     {"l40s", "NVIDIA L40S", 8, 9, 142, kSmem99, 102400, 96 * kMiB, 48 * kGiB, 864 * kGBps},
-    {"rtx4090|4090|geforcertx4090", "NVIDIA GeForce RTX 4090", 8, 9, 128, kSmem99, 102400, 72 * kMiB, 24 * kGiB, 1008 * kGBps},
-    {"h100|h100sxm|h100sxm5|h10080gbhbm3", "NVIDIA H100 80GB HBM3", 9, 0, 132, kSmem227, 233472, 50 * kMiB, 80 * kGiB, 3350 * kGBps},
+    {"rtx4090|4090|geforcertx4090", "NVIDIA GeForce RTX 4090", 8, 9, 128, kSmem99, 102400, 72 * kMiB, drv(23.64), 1008 * kGBps},
+    {"h100|h100sxm|h100sxm5|h10080gbhbm3", "NVIDIA H100 80GB HBM3", 9, 0, 132, kSmem227, 233472, 50 * kMiB, drv(79.11), 3350 * kGBps},
+    {"h800|h800sxm|h800sxm5", "NVIDIA H800", 9, 0, 132, kSmem227, 233472, 50 * kMiB, 80 * kGiB, 3350 * kGBps},
     {"h100pcie", "NVIDIA H100 PCIe", 9, 0, 114, kSmem227, 233472, 50 * kMiB, 80 * kGiB, 2000 * kGBps},
-    {"h100nvl", "NVIDIA H100 NVL", 9, 0, 132, kSmem227, 233472, 50 * kMiB, 94 * kGiB, 3900 * kGBps},
-    {"h200|h200sxm", "NVIDIA H200", 9, 0, 132, kSmem227, 233472, 60 * kMiB, 141 * 1000LL * 1000 * 1000, 4800 * kGBps},
-    {"h20", "NVIDIA H20", 9, 0, 78, kSmem227, 233472, 60 * kMiB, 96 * kGiB, 4000 * kGBps},
-    {"gh200", "NVIDIA GH200 480GB", 9, 0, 132, kSmem227, 233472, 60 * kMiB, 96 * kGiB, 4000 * kGBps},
-    {"b200", "NVIDIA B200", 10, 0, 148, kSmem227, 233472, 126 * kMiB, 180 * kGiB, 8000 * kGBps},
+    {"h100nvl", "NVIDIA H100 NVL", 9, 0, 132, kSmem227, 233472, 50 * kMiB, drv(93.00), 3900 * kGBps},
+    {"h200|h200sxm", "NVIDIA H200", 9, 0, 132, kSmem227, 233472, 60 * kMiB, 150109880320, 4800 * kGBps},
+    {"h20", "NVIDIA H20", 9, 0, 78, kSmem227, 233472, 60 * kMiB, drv(95.08), 4000 * kGBps},
+    {"gh200", "NVIDIA GH200 480GB", 9, 0, 132, kSmem227, 233472, 60 * kMiB, drv(94.88), 4000 * kGBps},
+    {"b200", "NVIDIA B200", 10, 0, 148, kSmem227, 233472, 126 * kMiB, drv(178.35), 8000 * kGBps},
     {"gb200", "NVIDIA GB200", 10, 0, 148, kSmem227, 233472, 126 * kMiB, 186 * kGiB, 8000 * kGBps},
     {"b300|gb300", "NVIDIA B300", 10, 3, 148, kSmem227, 233472, 126 * kMiB, 288 * kGiB, 8000 * kGBps},
-    {"rtx5090|5090|geforcertx5090", "NVIDIA GeForce RTX 5090", 12, 0, 170, kSmem99, 102400, 96 * kMiB, 32 * kGiB, 1792 * kGBps},
-    {"rtxpro6000|rtxpro6000blackwell|pro6000", "NVIDIA RTX PRO 6000 Blackwell", 12, 0, 188, kSmem99, 102400, 128 * kMiB, 96 * kGiB, 1792 * kGBps},
-    {"gb10|dgxspark|spark", "NVIDIA GB10", 12, 1, 48, kSmem99, 102400, 24 * kMiB, 128 * kGiB, 273 * kGBps},
+    {"rtx5090|5090|geforcertx5090", "NVIDIA GeForce RTX 5090", 12, 0, 170, kSmem99, 102400, 96 * kMiB, drv(31.36), 1792 * kGBps},
+    {"rtxpro6000|rtxpro6000blackwell|pro6000", "NVIDIA RTX PRO 6000 Blackwell", 12, 0, 188, kSmem99, 102400, 128 * kMiB, drv(94.97), 1792 * kGBps},
+    {"gb10|dgxspark|spark", "NVIDIA GB10", 12, 1, 48, kSmem99, 102400, 24 * kMiB, drv(121.69), 273 * kGBps},
 };
 
 // AMD Instinct and Radeon parts the engines serve on (ROCm). CUs in sm_count; LDS per workgroup
@@ -70,7 +81,7 @@ const KnownAmdGpu kKnownAmdGpus[] = {
     {"mi250|mi250x", "AMD Instinct MI250X", "gfx90a", 220, 64 * kKiB, 16 * kMiB, 128 * kGiB, 3277 * kGBps},
     {"mi300x|mi300", "AMD Instinct MI300X", "gfx942", 304, 64 * kKiB, 32 * kMiB, 192 * kGiB, 5300 * kGBps},
     {"mi300a", "AMD Instinct MI300A", "gfx942", 228, 64 * kKiB, 32 * kMiB, 128 * kGiB, 5300 * kGBps},
-    {"mi325x", "AMD Instinct MI325X", "gfx942", 304, 64 * kKiB, 32 * kMiB, 256 * kGiB, 6000 * kGBps},
+    {"mi325x", "AMD Instinct MI325X", "gfx942", 304, 64 * kKiB, 32 * kMiB, drv(255.98), 6000 * kGBps},
     {"mi350x|mi350", "AMD Instinct MI350X", "gfx950", 256, 160 * kKiB, 32 * kMiB, 288 * kGiB, 8000 * kGBps},
     {"mi355x|mi355", "AMD Instinct MI355X", "gfx950", 256, 160 * kKiB, 32 * kMiB, 288 * kGiB, 8000 * kGBps},
     {"rx7900xtx|7900xtx", "AMD Radeon RX 7900 XTX", "gfx1100", 96, 64 * kKiB, 6 * kMiB, 24 * kGiB, 960 * kGBps},
@@ -180,9 +191,25 @@ Json gpu_facts(const GpuInfo& g) {
   return j;
 }
 
+// The names a GPU goes by in logs and deploy files, reduced to a table alias: "NVIDIA GeForce RTX
+// 4090" -> rtx4090, "NVIDIA A100 80GB PCIe" -> a100, "H20 96GB" -> h20 (tried after the name as given).
+std::vector<std::string> lookup_keys(const std::string& name) {
+  std::vector<std::string> keys{squash(name)};
+  std::string k = keys.front();
+  for (const char* p : {"nvidia", "geforce", "tesla", "quadro"})
+    if (k.rfind(p, 0) == 0 && k.size() > std::strlen(p)) k = k.substr(std::strlen(p));
+  keys.push_back(k);
+  // A trailing memory size and form factor: "80gb", "80gbhbm3", "sxm480gb", "96gb", "pcie".
+  static const std::regex tail(R"((sxm\d?|pcie)?(\d+gb)?(hbm\de?|pcie|sxm\d?)?$)");
+  const std::string stripped = std::regex_replace(k, tail, "");
+  if (!stripped.empty() && stripped != k) keys.push_back(stripped);
+  return keys;
+}
+
 Expected<GpuInfo> declared_gpu(const std::string& name) {
-  const std::string key = squash(name);
-  if (key.empty()) return usage_error("--gpu needs a GPU name or an arch such as sm_90");
+  const std::string key0 = squash(name);
+  if (key0.empty()) return usage_error("--gpu needs a GPU name or an arch such as sm_90");
+  for (const std::string& key : lookup_keys(name)) {
   for (const auto& k : kKnownGpus) {
     std::string_view aliases = k.aliases;
     while (!aliases.empty()) {
@@ -201,6 +228,8 @@ Expected<GpuInfo> declared_gpu(const std::string& name) {
       aliases.remove_prefix(bar + 1);
     }
   }
+  }
+  const std::string& key = key0;
   if (key.rfind("gfx", 0) == 0 && key.size() >= 5 && key.size() <= 8) {
     GpuInfo g;
     g.ordinal = 0;

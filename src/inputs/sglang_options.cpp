@@ -117,7 +117,7 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
                        Map{"speculative-num-steps", "spec.num_steps"}, Map{"speculative-eagle-topk", "spec.topk"},
                        Map{"speculative-num-draft-tokens", "spec.num_draft_tokens"},
                        Map{"max-lora-rank", "serve.max_lora_rank"}, Map{"max-loras-per-batch", "serve.max_loras"},
-                       Map{"nnodes", "serve.nnodes"}}) {
+                       Map{"nnodes", "serve.nnodes"}, Map{"max-total-tokens", "serve.max_total_tokens"}}) {
     if (SglangEntry* e = use(m.option)) {
       auto v = to_int(e->value, m.option, e->where);
       if (!v) return v.error();
@@ -169,6 +169,11 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
     auto v = to_float(e->value, "mem-fraction-static", e->where);
     if (!v) return v.error();
     w.set("serve.gpu_memory_utilization", *v, e->where);
+  }
+  if (SglangEntry* e = use("cpu-offload-gb")) {
+    auto v = to_float(e->value, "cpu-offload-gb", e->where);
+    if (!v) return v.error();
+    w.set("serve.cpu_offload_gb", *v, e->where);
   }
   if (SglangEntry* e = use("attention-backend")) {
     w.set("attention.requested", to_text(e->value), e->where);

@@ -275,6 +275,9 @@ const OptionFact kOptionFacts[] = {
     {"tokenizer-revision", "serve.tokenizer_revision", Kind::text},
     {"guided-decoding-backend", "serve.structured_outputs_backend", Kind::text},
     {"gpu-memory-utilization", "serve.gpu_memory_utilization", Kind::number},
+    {"kv-cache-memory-bytes", "serve.kv_cache_memory_bytes", Kind::human_integer},
+    {"cpu-offload-gb", "serve.cpu_offload_gb", Kind::number},
+    {"num-gpu-blocks-override", "serve.num_gpu_blocks_override", Kind::integer},
     {"hf-overrides", "serve.hf_overrides", Kind::present},
 };
 

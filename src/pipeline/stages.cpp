@@ -320,6 +320,7 @@ Status add_model(const ResolvedModels& models, Report& report, Json& facts, std:
                               "num_attention_heads", "num_kv_heads", "head_dim", "vocab_size", "dtype", "quant_method",
                               "max_position_embeddings"})
         if (d.contains(key)) out[key] = d[key];
+      out["weights"] = weights_inventory_from_config(*cfg, fact_string(facts, "engine.name").value_or("vllm"), "");
     }
   }
   return Ok{};

@@ -12,7 +12,7 @@ namespace {
 std::string dump(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
 
 std::string render_text_format(const Report& r, const RenderOptions& o) {
-  return render_text(r, TextStyle{o.color, o.verbose, o.quiet, o.width});
+  return render_text(r, TextStyle{o.color, o.verbose, o.quiet, o.width, o.explain_memory});
 }
 std::string render_json_format(const Report& r, const RenderOptions& o) { return dump(report_to_json(r, o.all_results)); }
 // One SARIF run for every report of the invocation (the catalog is the same for all).

@@ -17,6 +17,7 @@ struct RenderOptions {
   bool color = false;        // text only, and only when its destination is a terminal
   bool verbose = false;      // text: every fact and every rule's evaluation
   bool quiet = false;        // text: failures and the summary line only
+  bool explain_memory = false;  // text: the memory model's breakdown (--explain-memory)
   int width = 0;             // text: wrap at this many columns (0: none; the CLI: the terminal's, else 100)
   PathBase paths;            // SARIF / GitHub: input paths are made relative to paths.root
   std::string sarif_category;  // SARIF automationDetails category (--sarif-category)

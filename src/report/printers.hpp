@@ -12,9 +12,10 @@ namespace specprobe {
 
 struct TextStyle {
   bool color = false;
-  bool verbose = false;  // facts and every rule's evaluation
-  bool quiet = false;    // failures and the summary line only
-  int width = 0;         // wrap lines at this many columns (0: no wrapping)
+  bool verbose = false;         // facts and every rule's evaluation
+  bool quiet = false;           // failures and the summary line only
+  int width = 0;                // wrap lines at this many columns (0: no wrapping)
+  bool explain_memory = false;  // the memory model's breakdown per GPU rank
 };
 
 // Human-readable report: `file:line:col: severity: message [SPnnnn]` lines, the verdict, the

@@ -84,6 +84,70 @@ void print_summary_header(std::string& out, const Report& r, const Paint& paint)
   out += fmt::format("  attention: {} ({}); kv cache {}; cudagraph {} -> {}\n", s("attention.selected"),
                      s("attention.selected_by"), kv && kv->is_null() ? "unknown" : s("serve.kv_cache_dtype", "auto"),
                      s("cudagraph.requested"), s("cudagraph.resolved"));
+  if (fact_bool(f, "memory.modelled").value_or(false))
+    out += fmt::format("  memory:    {}: {}\n", s("memory.status"), s("memory.summary"));
+  else if (find_fact(f, "memory.reason"))
+    out += fmt::format("  memory:    not modelled: {}\n", s("memory.reason"));
+}
+
+std::string gib_text(const Json* v) {
+  return v && v->is_number() ? fmt::format("{:.2f} GiB", v->get<double>() / (1024.0 * 1024 * 1024)) : "unknown";
+}
+
+// --explain-memory: every term of the memory model, one per line, in the engine's order.
+void print_memory_breakdown(std::string& out, const Json& f) {
+  const Json* m = find_fact(f, "memory");
+  if (!m || !m->is_object()) return;
+  out += "\nmemory per GPU rank:\n";
+  if (!m->value("modelled", false)) {
+    out += fmt::format("  not modelled: {}\n", m->value("reason", std::string("unknown")));
+    return;
+  }
+  const Json& b = m->contains("breakdown") ? (*m)["breakdown"] : Json::object();
+  auto g = [&](const char* key) { return gib_text(m->contains(key) ? &(*m)[key] : nullptr); };
+  auto bg = [&](const char* key) { return gib_text(b.contains(key) ? &b[key] : nullptr); };
+  const std::string engine = b.value("engine", std::string("vllm"));
+  const Json lay = b.value("layout", Json::object());
+  out += fmt::format("  accounting        {} {}; TP {}, PP {}, DP {}, EP {}\n", engine,
+                     b.contains("engine_version") && b["engine_version"].is_string()
+                         ? b["engine_version"].get<std::string>()
+                         : std::string("(version unknown: the newest release's accounting)"),
+                     lay.value("tp", 1), lay.value("pp", 1), lay.value("dp", 1), lay.value("ep", 1));
+  out += fmt::format("  GPU memory        {}\n", g("gpu_bytes"));
+  out += fmt::format("  budget            {} = {:.3f} x GPU memory{} ({}, {})\n", g("budget_bytes"),
+                     b.value("budget_fraction", 0.0), engine == "sglang" ? " free before the load" : "",
+                     engine == "sglang" ? "mem_fraction_static" : "gpu_memory_utilization",
+                     b.value("budget_fraction_source", std::string("given")));
+  std::string parts;
+  if (b.contains("weights_parts") && b["weights_parts"].is_object())
+    for (auto it = b["weights_parts"].begin(); it != b["weights_parts"].end(); ++it)
+      parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", it.key(), gib_text(&it.value()));
+  out +=
+      fmt::format("  weights           {} (from {}, within {:.0f}%){}\n", g("weights_bytes"),
+                  b.value("weights_source", std::string("config")) == "headers" ? "safetensors headers" : "config.json",
+                  b.value("weights_margin", 0.03) * 100, parts.empty() ? "" : ": " + parts);
+  if (m->value("drafter_bytes", 0) > 0) out += fmt::format("  drafter           {}\n", g("drafter_bytes"));
+  out += fmt::format("  activation peak   {} (estimate, +/-50%: {} tokens, {} sequences in the profile run)\n",
+                     bg("activation_bytes"), b.value("scheduler_tokens", 0.0), b.value("scheduler_seqs", 0.0));
+  out += fmt::format("  non-torch memory  {} (estimate, +/-50%: CUDA context, NCCL, cuBLAS)\n", bg("overhead_bytes"));
+  out += fmt::format("  CUDA graphs       {} (estimate; {})\n", g("graph_bytes"),
+                     b.value("graphs_inside_budget", false) ? "inside the budget" : "outside the budget");
+  if (m->contains("kv_tokens") && (*m)["kv_tokens"].is_number())
+    out += fmt::format(
+        "  KV cache          {} = {} tokens at {} bytes per token ({}; {} to {} tokens within the margin)\n",
+        g("kv_bytes"), (*m)["kv_tokens"].get<int64_t>(), m->value("kv_bytes_per_token", 0),
+        b.value("kv_dtype", std::string("auto")), m->value("kv_tokens_low", 0), m->value("kv_tokens_high", 0));
+  else
+    out += fmt::format("  KV cache          {} ({})\n", g("kv_bytes"),
+                       b.value("kv_not_modelled", std::string("tokens not modelled")));
+  if (m->contains("max_concurrency") && (*m)["max_concurrency"].is_number())
+    out += fmt::format("  max_model_len     {} tokens: {:.2f} requests at once\n", m->value("max_model_len", 0),
+                       (*m)["max_concurrency"].get<double>());
+  out += fmt::format(
+      "  verdict           {}{}\n", m->value("status", std::string("unknown")),
+      m->contains("fix") && (*m)["fix"].is_string() ? " (fix: " + (*m)["fix"].get<std::string>() + ")" : "");
+  if (b.contains("engine_version_note"))
+    out += fmt::format("  note: {}\n", b["engine_version_note"].get<std::string>());
 }
 
 }  // namespace
@@ -285,6 +349,8 @@ std::string render_text_lines(const Report& r, const TextStyle& style) {
     if (style.verbose && !res.evidence.empty())
       out += fmt::format("    evidence: {}\n", res.evidence.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
+
+  if (style.explain_memory) print_memory_breakdown(out, r.facts);
 
   if (r.matrix && !style.quiet) {
     const SupportMatrix& m = *r.matrix;

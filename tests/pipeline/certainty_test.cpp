@@ -80,12 +80,13 @@ TEST_CASE("certainty: an unknown vLLM version is the newest release, and older-o
 
 TEST_CASE("certainty: DP attention with MTP on DeepSeek V3 passes at risk on SGLang", "[pipeline][certainty]") {
   // SPA-SGLANG-15399: open, reported intermittently, not reproduced upstream; the trackers show
-  // DP attention + MTP working (GSM8K 0.953 on 4x B200).
+  // DP attention + MTP working (GSM8K 0.953 on 4x B200). 165 GiB of FP8 weights per B200 rank: the
+  // default mem_fraction_static (0.823) would leave no KV cache (SP5002), so the plan sets 0.95.
   const RunResult r = run_specprobe(
       "check --format json --gpu B200 --lib sglang=0.5.10 --model " + shell_quote(kDsv3) +
       " --no-matrix -- python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp-size 4 --dp-size 4 "
       "--enable-dp-attention --speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-eagle-topk 1 "
-      "--speculative-num-draft-tokens 4");
+      "--speculative-num-draft-tokens 4 --mem-fraction-static 0.95");
   CHECK(r.exit_code == 0);
   const Json j = certainty_json(r);
   CHECK(j["verdict"] == "supported-with-risks");

@@ -35,6 +35,7 @@ Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Js
   checkpoint::map_runtime_modules(a);  // checkpoint.arch_table, .mtp
   checkpoint::summarize_groups(a);     // summary, checkpoint.layer_groups
   checkpoint::check_quantization(a);   // quant.*
+  checkpoint::tally_weights(a);        // checkpoint.weights
   a.ck["problems"] = a.problems;
   a.ck["problem_count"] = a.problem_count;
   return std::move(a.out);

@@ -7,6 +7,7 @@
 //   names.cpp        on-disk -> runtime name translation (the tables are in name_tables.cpp)
 //   quant_match.cpp  the regex cache and the ignore/targets matcher
 //   quant_check.cpp  the quantization phase: config state against stored state per module
+//   weights.cpp      the weights inventory by sharding class (checkpoint.weights)
 #pragma once
 #include <array>
 #include <bit>
@@ -251,5 +252,8 @@ void build_disk_modules(Analysis& a);    // layer_map.cpp
 void map_runtime_modules(Analysis& a);   // layer_map.cpp
 void summarize_groups(Analysis& a);      // layer_map.cpp
 void check_quantization(Analysis& a);    // quant_check.cpp
+void tally_weights(Analysis& a);         // weights.cpp: checkpoint.weights
+// The weights inventory computed from config.json (no headers): null when the config lacks the shapes.
+Json weights_from_config_for(const ModelConfig& cfg, const std::string& engine, const std::string& serve_quant);
 
 }  // namespace specprobe::checkpoint

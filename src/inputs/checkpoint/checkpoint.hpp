@@ -63,4 +63,12 @@ struct CheckpointAnalysis {
 // must join that key.
 Expected<CheckpointAnalysis> analyze_checkpoint(const std::string& dir, const Json& facts);
 
+// checkpoint.weights: the checkpoint's bytes by how the engines shard them (src/inputs/checkpoint/
+// weights.cpp): {source: headers|config, bytes, embed, lm_head, tied, vision, other, layers{attn, kv_proj,
+// attn_replicated, dense, experts, replicated}, mtp{same classes}, num_layers, mtp_layers, vocab_size,
+// quantized}. From config.json alone (a draft model, a checkpoint without shards): null when the
+// config lacks the shapes. ENGINE selects the skip-list semantics; SERVE_QUANT is --quantization.
+struct ModelConfig;
+Json weights_inventory_from_config(const ModelConfig& cfg, const std::string& engine, const std::string& serve_quant);
+
 }  // namespace specprobe

@@ -1,0 +1,572 @@
+// The memory model (see derive_memory.hpp). Engine accounting, as the releases do it:
+//   vLLM  vllm/v1/worker/gpu_worker.py determine_available_memory (requested = total x
+//         gpu_memory_utilization; KV = requested - weights - torch peak of the profile run -
+//         non-torch increase), vllm/v1/core/kv_cache_utils.py (num_blocks = KV bytes / page bytes of
+//         all layers; check_enough_kv_cache_memory refuses a max_model_len the cache cannot hold),
+//         gpu_model_runner.py capture_model (after the KV cache is allocated).
+//   SGLang sglang/srt/model_executor/model_runner.py profile_max_num_token (rest = free memory after
+//         the weights - total x (1 - mem_fraction_static); tokens = rest / cell_size), the default
+//         mem_fraction_static of server_args (reserved memory for activations and graphs).
+#include "facts/derive_memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "common/version.hpp"
+
+namespace specprobe {
+
+namespace {
+
+constexpr double kGiBd = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiBd = 1024.0 * 1024.0;
+
+std::optional<double> fact_number(const Json& f, std::string_view name) {
+  const Json* v = find_fact(f, name);
+  if (!v || !v->is_number()) return std::nullopt;
+  return v->get<double>();
+}
+
+double num(const Json& o, const char* key) {
+  if (!o.is_object()) return 0;
+  auto it = o.find(key);
+  return it != o.end() && it->is_number() ? it->get<double>() : 0;
+}
+
+std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiBd); }
+
+std::string tokens_text(double t) {
+  const int64_t v = static_cast<int64_t>(std::floor(std::max(0.0, t)));
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+// Bytes of one KV-cache element for the effective KV dtype.
+double kv_elem_bytes(const std::string& eff) {
+  if (eff.rfind("fp8", 0) == 0 || eff == "int8") return 1;
+  if (eff.rfind("turboquant_", 0) == 0) return eff.find("4bit") != std::string::npos ? 0.5 : 1;
+  if (eff == "float32") return 4;
+  return 2;
+}
+
+// The parallel layout of one rank.
+struct Layout {
+  int64_t tp = 1, pp = 1, dp = 1, ep = 1;
+  int64_t attn_dp = 1;  // SGLang --enable-dp-attention: attention data-parallel over DP ranks inside TP
+  bool expert_parallel = false;
+};
+
+Layout layout_of(const Json& f, const std::string& engine) {
+  Layout l;
+  l.tp = std::max<int64_t>(1, fact_int(f, "serve.tp").value_or(1));
+  l.pp = std::max<int64_t>(1, fact_int(f, "serve.pp").value_or(1));
+  l.dp = std::max<int64_t>(1, fact_int(f, "serve.dp").value_or(1));
+  l.expert_parallel = fact_bool(f, "serve.expert_parallel").value_or(false);
+  if (engine == "sglang") {
+    l.ep = std::max<int64_t>(1, fact_int(f, "serve.ep_size").value_or(1));
+    if (fact_bool(f, "serve.dp_attention").value_or(false)) l.attn_dp = l.dp;
+  } else {
+    l.ep = l.expert_parallel ? l.tp * l.dp : 1;
+  }
+  return l;
+}
+
+// Weights on the first pipeline stage's rank (the one that also holds the embedding; the logs
+// report it), and the drafter's share. CLASSES as in checkpoint.weights.
+struct RankWeights {
+  double target = 0, drafter = 0;
+  Json parts = Json::object();
+};
+
+double layer_share(const Json& classes, const Layout& l, int64_t kv_heads, double stage_fraction) {
+  // SGLang's DP attention splits attention over TP / DP ranks only (each DP group holds it whole).
+  const int64_t attn_tp = std::max<int64_t>(1, l.attn_dp > 1 ? l.tp / l.attn_dp : l.tp);
+  const double kv_share =
+      kv_heads > 0 ? static_cast<double>(std::max<int64_t>(1, kv_heads / attn_tp)) / static_cast<double>(kv_heads)
+                   : 1.0 / static_cast<double>(attn_tp);
+  const double expert_div = static_cast<double>(l.ep > 1 ? l.ep : l.tp);
+  const double per = num(classes, "attn") / static_cast<double>(attn_tp) + num(classes, "kv_proj") * kv_share +
+                     num(classes, "attn_replicated") + num(classes, "dense") / static_cast<double>(l.tp) +
+                     num(classes, "experts") / expert_div + num(classes, "replicated");
+  return per * stage_fraction;
+}
+
+double vocab_share(double bytes, double vocab, const Layout& l) {
+  if (bytes <= 0) return 0;
+  // VocabParallelEmbedding pads the vocabulary to a multiple of 64 before splitting it.
+  const double padded = vocab > 0 ? std::ceil(vocab / 64.0) * 64.0 : 0;
+  const double scale = vocab > 0 ? padded / vocab : 1.0;
+  return bytes * scale / static_cast<double>(l.tp);
+}
+
+RankWeights rank_weights(const Json& f, const Json& w, const Layout& l, const std::string& method) {
+  RankWeights r;
+  const int64_t layers = std::max<int64_t>(1, fact_int(f, "model.num_hidden_layers").value_or(num(w, "num_layers")));
+  const int64_t kv_heads = fact_int(f, "model.num_kv_heads").value_or(0);
+  const double stage_layers = std::ceil(static_cast<double>(layers) / static_cast<double>(l.pp));
+  const double frac = stage_layers / static_cast<double>(layers);
+  const double vocab = num(w, "vocab_size");
+  double scale = 1.0;
+  // Online FP8 quantization of a 16-bit checkpoint halves the linear layers.
+  if (fact_string(f, "serve.quantization").value_or("") == "fp8" && !w.contains("quantized")) scale = 0.5;
+  double layers_b = layer_share(w["layers"], l, kv_heads, frac) * scale;
+  // MXFP4 experts on NVIDIA GPUs (Marlin, TRT-LLM, FlashInfer backends) are padded at load: the
+  // hidden size to a multiple of 256, each rank's intermediate size to a multiple of 128.
+  const bool mxfp4 = w.value("quantized", std::string()).find("mxfp4") != std::string::npos ||
+                     fact_string(f, "quant.method").value_or("") == "mxfp4";
+  if (mxfp4 && fact_string(f, "gpu.vendor").value_or("nvidia") != "amd") {
+    const double h = static_cast<double>(fact_int(f, "model.hidden_size").value_or(0));
+    double inter = static_cast<double>(
+        fact_int(f, "model.moe_intermediate_size").value_or(fact_int(f, "model.intermediate_size").value_or(0)));
+    inter /= static_cast<double>(l.ep > 1 ? 1 : l.tp);
+    if (h > 0 && inter > 0) {
+      const double pad = (std::ceil(h / 256) * 256 / h) * (std::ceil(inter / 128) * 128 / inter);
+      const double experts = num(w["layers"], "experts") / static_cast<double>(l.ep > 1 ? l.ep : l.tp) * frac;
+      layers_b += experts * (pad - 1);
+      r.parts["mxfp4_padding"] = std::llround(experts * (pad - 1));
+    }
+  }
+  const double embed = vocab_share(num(w, "embed"), vocab, l);
+  const double head = l.pp == 1 ? vocab_share(num(w, "lm_head"), vocab, l) : 0;
+  const double vision = num(w, "vision");
+  const double other = num(w, "other");
+  r.target = layers_b + embed + head + vision + other;
+  r.parts["layers"] = std::llround(layers_b);
+  r.parts["embed"] = std::llround(embed);
+  r.parts["lm_head"] = std::llround(head);
+  if (vision > 0) r.parts["vision"] = std::llround(vision);
+  // The drafter: the checkpoint's MTP layers, or a separate draft model on the same TP.
+  if (method == "mtp") {
+    r.drafter = layer_share(w["mtp"], l, kv_heads, 1.0) * scale;
+  } else if (const Json* d = find_fact(f, "draft.weights");
+             d && d->is_object() &&
+             (method == "eagle" || method == "eagle3" || method == "draft_model" || method == "dflash" ||
+              method == "medusa" || method == "mlp_speculator")) {
+    Layout dl = l;
+    dl.pp = 1;
+    if (auto dtp = fact_int(f, "spec.draft_tp")) dl.tp = std::max<int64_t>(1, *dtp);
+    const int64_t dkv = fact_int(f, "draft.num_kv_heads").value_or(0);
+    double db = layer_share((*d)["layers"], dl, dkv, 1.0) + num(*d, "other") + num(*d, "vision");
+    // An EAGLE head shares the target's embedding (and its head unless it has its own vocabulary).
+    const bool eagle = method == "eagle" || method == "eagle3";
+    if (!eagle || method == "draft_model") db += vocab_share(num(*d, "embed"), num(*d, "vocab_size"), dl);
+    if (method == "eagle3" || !eagle) db += vocab_share(num(*d, "lm_head"), num(*d, "vocab_size"), dl);
+    r.drafter = db;
+  }
+  if (r.drafter > 0) r.parts["drafter"] = std::llround(r.drafter);
+  return r;
+}
+
+// KV-cache bytes per token on one rank: the target's attention layers on the first stage plus the
+// drafter's own layers.
+struct KvPerToken {
+  double bytes = 0;
+  std::string note;
+  bool modelled = true;
+};
+
+KvPerToken kv_per_token(const Json& f, const Layout& l, double elem, const std::string& engine,
+                        const std::string& method, int64_t k) {
+  KvPerToken out;
+  const int64_t layers = fact_int(f, "model.num_hidden_layers").value_or(0);
+  const double stage_layers = std::ceil(static_cast<double>(layers) / static_cast<double>(l.pp));
+  const std::string mt = fact_string(f, "model.model_type").value_or("");
+  double per_layer = 0;
+  if (mt == "deepseek_v4") {
+    out.modelled = false;
+    out.note = "DeepSeek-V4's compressed and sliding-window KV layout is not modelled";
+    return out;
+  }
+  if (fact_bool(f, "model.hybrid").value_or(false) && fact_string(f, "model.hybrid_kind").value_or("") != "sliding") {
+    out.modelled = false;
+    out.note = "the recurrent state of hybrid (linear-attention / Mamba) layers is not modelled";
+    return out;
+  }
+  if (fact_bool(f, "model.mla").value_or(false)) {
+    const double r = static_cast<double>(fact_int(f, "model.mla_dims.kv_lora_rank").value_or(512));
+    const double rope = static_cast<double>(fact_int(f, "model.mla_dims.qk_rope_head_dim").value_or(64));
+    per_layer = (r + rope) * elem;
+    if (fact_bool(f, "model.dsa.present").value_or(false)) {
+      // vLLM's fp8_ds_mla page: 512 fp8 values, 4 fp32 scales and 64 bf16 rope values (656 bytes);
+      // the indexer keeps its own fp8 keys with one fp32 scale each.
+      if (engine == "vllm" && elem == 1) per_layer = 656;
+      const double idx = static_cast<double>(fact_int(f, "model.dsa.index_head_dim").value_or(128));
+      per_layer += idx + 4;
+    }
+  } else {
+    const int64_t kv = fact_int(f, "model.num_kv_heads").value_or(0);
+    const int64_t hd = fact_int(f, "model.head_dim").value_or(0);
+    if (kv <= 0 || hd <= 0) {
+      out.modelled = false;
+      out.note = "the model's KV heads or head size are unknown";
+      return out;
+    }
+    per_layer = 2.0 * static_cast<double>(std::max<int64_t>(1, kv / l.tp)) * static_cast<double>(hd) * elem;
+  }
+  out.bytes = per_layer * stage_layers;
+  // The drafter's layers share the pool (vLLM adds them to the KV-cache spec; SGLang sizes the
+  // draft pool to the same number of tokens).
+  if (method == "mtp") {
+    const int64_t depth = std::max<int64_t>(1, fact_int(f, "model.mtp_depth").value_or(1));
+    out.bytes +=
+        per_layer * static_cast<double>(engine == "sglang" ? 1 : std::min<int64_t>(depth, std::max<int64_t>(k, 1)));
+  } else if (method == "eagle" || method == "eagle3" || method == "draft_model" || method == "dflash") {
+    const int64_t dl = fact_int(f, "draft.num_hidden_layers").value_or(1);
+    const int64_t dkv = fact_int(f, "draft.num_kv_heads").value_or(fact_int(f, "model.num_kv_heads").value_or(0));
+    const int64_t dhd = fact_int(f, "draft.head_dim").value_or(fact_int(f, "model.head_dim").value_or(0));
+    const int64_t dtp = std::max<int64_t>(1, fact_int(f, "spec.draft_tp").value_or(l.tp));
+    out.bytes += static_cast<double>(dl) * 2.0 * static_cast<double>(std::max<int64_t>(1, dkv / dtp)) *
+                 static_cast<double>(dhd) * elem;
+  }
+  return out;
+}
+
+// SGLang's chunked_prefill_size and decode cuda_graph_max_bs defaults by GPU memory (0.5.4+).
+int64_t sglang_chunked_prefill(const Json& f, double gpu_bytes) {
+  if (auto v = fact_int(f, "serve.chunked_prefill_size")) return *v;
+  const double g = gpu_bytes / kGiBd;
+  return g < 20 ? 2048 : g < 35 ? 4096 : g < 60 ? 4096 : g < 160 ? 8192 : 16384;
+}
+int64_t sglang_graph_bs(const Json& f, const Layout& l, double gpu_bytes) {
+  if (auto v = fact_int(f, "serve.cuda_graph_max_bs")) return *v;
+  const double g = gpu_bytes / kGiBd;
+  const bool wide = l.tp >= 4;
+  return g < 20 ? 8 : g < 35 ? (wide ? 160 : 48) : g < 60 ? (wide ? 160 : 32) : g < 160 ? (wide ? 512 : 256) : 512;
+}
+
+// The profile run's activation peak on one rank (estimate): the widest intermediate tensors of one
+// layer for the scheduler's token budget (the fused-MoE workspace, M x topk x max(2 I, hidden) twice,
+// for MoE layers), and the sampler's fp32 logits for min(tokens, max_num_seqs) requests.
+double activation_estimate(const Json& f, const Json& w, const Layout& l, double tokens, double seqs) {
+  const double h = static_cast<double>(fact_int(f, "model.hidden_size").value_or(0));
+  const double inter = static_cast<double>(fact_int(f, "model.intermediate_size").value_or(0));
+  const double moe_inter = static_cast<double>(fact_int(f, "model.moe_intermediate_size").value_or(0));
+  const bool moe = fact_bool(f, "model.is_moe").value_or(false);
+  const double vocab = std::max(num(w, "vocab_size"), static_cast<double>(fact_int(f, "model.vocab_size").value_or(0)));
+  const double dense = tokens * (h * 2 * 4 + inter / static_cast<double>(l.tp) * 2 * 3);
+  double experts = 0;
+  if (moe) {
+    const double topk = static_cast<double>(fact_int(f, "model.num_experts_per_tok").value_or(8));
+    const double local = (moe_inter > 0 ? moe_inter : inter) / static_cast<double>(l.ep > 1 ? 1 : l.tp);
+    experts = tokens * topk * std::max(2 * local, h) * 2 * 2;
+  }
+  const double reqs = std::min(tokens, seqs);
+  const double logits = reqs * vocab * 4 * 2;
+  return std::max(dense, experts) + logits;
+}
+
+// SGLang's default mem_fraction_static (server_args / arg_groups/memory_hook.py): a table by TP
+// size before 0.4.10, then (GPU memory - reserved) / GPU memory, the reserve growing with the
+// chunked-prefill size, the decode graphs' batch size and TP x PP (floored at 10 GiB on GPUs over
+// 60 GiB), plus a speculative reserve in 0.4.10-0.5.13 (from 0.5.14 the drafter is counted in the pool).
+double sglang_default_fraction(const Json& f, const Layout& l, double gpu_bytes, bool spec, bool mla) {
+  const std::string ver = fact_string(f, "engine.version").value_or("");
+  const bool known = !ver.empty();
+  const double mem_mb = gpu_bytes / kMiBd;
+  const double p = static_cast<double>(l.tp * l.pp);
+  if (known && version_satisfies(ver, "<0.4.10"))
+    return l.tp * l.pp >= 16  ? 0.79
+           : l.tp * l.pp >= 8 ? 0.81
+           : l.tp * l.pp >= 4 ? 0.85
+           : l.tp * l.pp >= 2 ? 0.87
+                              : 0.88;
+  double reserved;
+  if (known && version_satisfies(ver, "<0.5.3")) {
+    const double gib_ = gpu_bytes / kGiBd;
+    reserved = gib_ < 35    ? (2.8 + p / 10) * 1024
+               : gib_ < 90  ? (9.5 + p / 2) * 1024
+               : gib_ < 160 ? (12 + p / 2) * 1024
+                            : 32768;
+    if (spec) reserved += 2048;
+    if (fact_bool(f, "serve.dp_attention").value_or(false)) reserved += 4096;
+  } else {
+    const double chunk = static_cast<double>(sglang_chunked_prefill(f, gpu_bytes));
+    const double bs = static_cast<double>(sglang_graph_bs(f, l, gpu_bytes));
+    reserved = 512 + 1.5 * std::max(chunk, 2048.0) + 2 * bs + p / 8 * 1024;
+    if (!known || version_satisfies(ver, ">=0.5.10")) reserved += mla ? 1536 : 8 * 58;  // prefill graphs
+    if (gpu_bytes > 60 * kGiBd) reserved = std::max(reserved, 10240.0);
+    if (spec && known && version_satisfies(ver, "<0.5.14"))
+      reserved += version_satisfies(ver, ">=0.5.10") ? 4096 : 2048;
+  }
+  return std::round((mem_mb - reserved) / mem_mb * 1000.0) / 1000.0;
+}
+
+// CUDA-graph pool (estimate): the largest captured batch's activations plus a fixed cost per graph.
+double graph_estimate(const Json& f, const Layout& l, const std::string& engine, int64_t k, double seqs) {
+  if (fact_bool(f, "serve.enforce_eager").value_or(false)) return 0;
+  const double h = static_cast<double>(fact_int(f, "model.hidden_size").value_or(0));
+  double max_bs;
+  if (engine == "sglang")
+    max_bs = static_cast<double>(fact_int(f, "serve.cuda_graph_max_bs").value_or(256));
+  else
+    max_bs = static_cast<double>(fact_int(f, "serve.max_cudagraph_capture_size")
+                                     .value_or(std::min<int64_t>(512, static_cast<int64_t>(seqs) * 2)));
+  const double rows = max_bs * static_cast<double>(std::max<int64_t>(1, k + 1));
+  const double graphs = std::min(67.0, 3 + max_bs / 8);
+  const double layers =
+      static_cast<double>(fact_int(f, "model.num_hidden_layers").value_or(0)) / static_cast<double>(l.pp);
+  return rows * h * 2 * 8 + graphs * (2 * kMiBd + layers * 16 * 1024);
+}
+
+struct Terms {
+  double budget = 0, weights = 0, drafter = 0, activation = 0, overhead = 0, kv = 0, kv_low = 0, kv_high = 0;
+};
+
+}  // namespace
+
+void derive_memory(Json& f) {
+  f.erase("memory");
+  Json& m = f["memory"];
+  m = Json::object();
+  auto not_modelled = [&](const std::string& why) {
+    m["modelled"] = false;
+    m["reason"] = why;
+    m["status"] = nullptr;
+  };
+  const std::string engine = fact_string(f, "engine.name").value_or("vllm");
+  const Json* w = find_fact(f, "checkpoint.weights");
+  if (!w || !w->is_object()) {
+    if (fact_string(f, "model.model_type").value_or("") == "deepseek_v4")
+      return not_modelled(
+          "DeepSeek-V4's weights are modelled from the safetensors headers only: pass --model with the "
+          "checkpoint's index and shards (or let specprobe read their headers from the Hub)");
+    return not_modelled("the checkpoint's shapes are unknown: pass --model with its config.json");
+  }
+  const auto gpu_bytes_i = fact_int(f, "gpu.memory_bytes");
+  if (!gpu_bytes_i || *gpu_bytes_i <= 0)
+    return not_modelled("the GPU's memory is unknown: run on the GPU or pass --gpu NAME");
+  const double gpu_bytes = static_cast<double>(*gpu_bytes_i);
+  // A size the deploy file leaves to a variable is unknown, not its default.
+  for (const char* name : {"serve.tp", "serve.pp", "serve.dp", "serve.gpu_memory_utilization", "serve.ep_size",
+                           "serve.max_num_batched_tokens", "serve.chunked_prefill_size", "serve.kv_cache_dtype"}) {
+    const Json* v = find_fact(f, name);
+    if (v && v->is_null())
+      return not_modelled(
+          fmt::format("{} is not known (the deploy file leaves it to a variable): pass --env NAME=VALUE", name));
+  }
+  const Layout l = layout_of(f, engine);
+  const bool spec = fact_bool(f, "spec.enabled").value_or(false);
+  const std::string method = spec ? fact_string(f, "spec.method").value_or("") : "";
+  const int64_t k = spec ? fact_int(f, "spec.k").value_or(1) : 0;
+
+  const RankWeights rw = rank_weights(f, *w, l, method);
+  const double weights = rw.target + rw.drafter;
+  const bool from_headers = (*w).value("source", "") == "headers";
+  const double w_margin = from_headers ? 0.01 : 0.03;
+
+  const std::string kv_eff = fact_string(f, "kv.effective").value_or("bfloat16");
+  const KvPerToken per_token = kv_per_token(f, l, kv_elem_bytes(kv_eff), engine, method, k);
+
+  const std::string ver = fact_string(f, "engine.version").value_or("");
+  auto ver_is = [&](const char* spec_) { return !ver.empty() && version_satisfies(ver, spec_); };
+  const bool mla = fact_bool(f, "model.mla").value_or(false);
+
+  // The scheduler budget of the profile run (vLLM EngineArgs batch defaults for `vllm serve`).
+  const std::string gpu_name = fact_string(f, "gpu.name").value_or("");
+  const bool big_gpu = gpu_bytes >= 70 * kGiBd && gpu_name.find("A100") == std::string::npos &&
+                       gpu_name.find("GB10") == std::string::npos;
+  const bool huge_gpu = gpu_bytes >= 160 * kGiBd && !ver_is("<0.30");
+  double seqs = static_cast<double>(fact_int(f, "serve.max_num_seqs")
+                                        .value_or(engine == "sglang" ? 256
+                                                  : big_gpu          ? 1024
+                                                                     : 256));
+  double tokens = static_cast<double>(fact_int(f, "serve.max_num_batched_tokens")
+                                          .value_or(huge_gpu  ? 16384
+                                                    : big_gpu ? 8192
+                                                              : 2048));
+  if (engine == "sglang") tokens = static_cast<double>(sglang_chunked_prefill(f, gpu_bytes));
+
+  Terms t;
+  double fraction = 0;
+  std::string fraction_source = "given";
+  if (auto u = fact_number(f, "serve.gpu_memory_utilization")) {
+    fraction = *u;
+  } else {
+    fraction_source = "default";
+    fraction = engine == "sglang" ? sglang_default_fraction(f, l, gpu_bytes, spec, mla) : ver_is("<0.20") ? 0.90 : 0.92;
+  }
+  // vLLM counts CUDA graphs inside the budget from 0.20 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1).
+  const bool graphs_inside = engine == "vllm" && !ver_is("<0.20");
+  const double graph = graph_estimate(f, l, engine, k, seqs);
+  t.weights = weights;
+  t.drafter = rw.drafter;
+  t.activation = activation_estimate(f, *w, l, tokens, seqs);
+  const double cpu_offload = fact_number(f, "serve.cpu_offload_gb").value_or(0) * kGiBd;
+  t.weights = std::max(0.0, t.weights - cpu_offload);
+  if (engine == "sglang") {
+    // rest = free after the load - free before it x (1 - mem_fraction_static): the CUDA context and
+    // NCCL are gone before the load ("pre_model_load_memory"); the drafter loads first from 0.5.14.
+    t.overhead = (l.tp * l.pp > 1 ? 1.5 : 0.6) * kGiBd;
+    const double pre = gpu_bytes - t.overhead;
+    t.budget = fraction * pre;
+    const bool draft_first = !ver_is("<0.5.14");
+    t.kv = t.budget - (draft_first ? t.weights : t.weights - t.drafter);
+    const double ov_margin = 0.5 * t.overhead * fraction;
+    t.kv_low = t.kv - ov_margin - w_margin * t.weights;
+    t.kv_high = t.kv + ov_margin + w_margin * t.weights;
+  } else {
+    t.overhead = (l.tp * l.pp > 1 ? 0.8 : 0.2) * kGiBd;
+    t.budget = fraction * gpu_bytes;
+    t.kv = t.budget - t.weights - t.activation - t.overhead - (graphs_inside ? graph : 0);
+    const double est_margin = 0.5 * (t.activation + t.overhead + (graphs_inside ? graph : 0));
+    t.kv_low = t.kv - est_margin - w_margin * t.weights;
+    t.kv_high = t.kv + est_margin + w_margin * t.weights;
+  }
+  if (auto kvb = fact_int(f, "serve.kv_cache_memory_bytes"); kvb && engine == "vllm") {
+    t.kv = t.kv_low = t.kv_high = static_cast<double>(*kvb);
+  }
+
+  m["modelled"] = true;
+  m["gpu_bytes"] = std::llround(gpu_bytes);
+  m["budget_bytes"] = std::llround(t.budget);
+  m["weights_bytes"] = std::llround(rw.target);
+  m["drafter_bytes"] = std::llround(rw.drafter);
+  m["kv_bytes"] = std::llround(t.kv);
+
+  Json& b = m["breakdown"];
+  b = Json::object();
+  b["engine"] = engine;
+  b["layout"] = {{"tp", l.tp}, {"pp", l.pp}, {"dp", l.dp}, {"ep", l.ep}};
+  b["budget_fraction"] = fraction;
+  b["budget_fraction_source"] = fraction_source;
+  b["weights_source"] = (*w).value("source", "");
+  b["weights_margin"] = w_margin;
+  b["weights_parts"] = rw.parts;
+  b["activation_bytes"] = std::llround(t.activation);
+  b["overhead_bytes"] = std::llround(t.overhead);
+  b["estimate_margin"] = 0.5;
+  b["scheduler_tokens"] = tokens;
+  b["scheduler_seqs"] = seqs;
+  b["kv_dtype"] = kv_eff;
+  if (cpu_offload > 0) b["cpu_offload_bytes"] = std::llround(cpu_offload);
+
+  m["graph_bytes"] = std::llround(graph);
+  b["graphs_inside_budget"] = graphs_inside;
+  b["engine_version"] = ver.empty() ? Json(nullptr) : Json(ver);
+  if (ver.empty())
+    b["engine_version_note"] = "the engine version is unknown: the newest release's accounting is assumed";
+
+  // The max_model_len the engine will serve.
+  std::optional<int64_t> max_len = fact_int(f, "serve.max_model_len");
+  if (!max_len) max_len = fact_int(f, "model.max_position_embeddings");
+  m["max_model_len"] = max_len ? Json(*max_len) : Json(nullptr);
+
+  Json& tx = m["text"];
+  tx = Json::object();
+  tx["weights"] = gib(rw.target);
+  tx["drafter"] = gib(rw.drafter);
+  tx["budget"] = fmt::format("{:.2f} x {}", fraction, gib(gpu_bytes));
+  tx["kv"] = gib(std::max(0.0, t.kv));
+  tx["graph"] = gib(graph);
+
+  std::string status = "fits", problem = "none", summary, fix, base_summary;
+  auto set = [&](const char* s, const char* p, std::string text, std::string how) {
+    // The worse status wins; the first problem of that status is reported.
+    const int rank_new = std::string(s) == "fails" ? 2 : std::string(s) == "at-risk" ? 1 : 0;
+    const int rank_old = status == "fails" ? 2 : status == "at-risk" ? 1 : 0;
+    if (rank_new <= rank_old) return;
+    status = s;
+    problem = p;
+    summary = std::move(text);
+    fix = std::move(how);
+  };
+
+  const std::string weights_text =
+      rw.drafter > 0 ? fmt::format("weights {} per rank + drafter {}", gib(rw.target), gib(rw.drafter))
+                     : fmt::format("weights {} per rank", gib(rw.target));
+  const std::string budget_name = engine == "sglang" ? "mem_fraction_static" : "gpu_memory_utilization";
+  // Weights alone: more than the GPU holds (less the CUDA context) fails while loading; more than
+  // the budget leaves no KV cache (below).
+  const double weights_low = weights * (1 - w_margin), weights_high = weights * (1 + w_margin);
+  const double context = 0.5 * kGiBd;
+  if (weights_low + context > gpu_bytes)
+    set("fails", "weights", fmt::format("{} exceed the GPU's {} (with the CUDA context)", weights_text, gib(gpu_bytes)),
+        fmt::format("raise tensor parallelism (TP {} -> {}), use a quantized checkpoint, or offload weights to the CPU "
+                    "(--cpu-offload-gb)",
+                    l.tp, l.tp * 2));
+  else if (weights_high + context > gpu_bytes)
+    set("at-risk", "weights",
+        fmt::format("{} are within {}% of the GPU's {}", weights_text, static_cast<int>(w_margin * 100),
+                    gib(gpu_bytes)),
+        fmt::format("raise tensor parallelism (TP {} -> {})", l.tp, l.tp * 2));
+
+  if (per_token.modelled && per_token.bytes > 0) {
+    const double block = static_cast<double>(fact_int(f, "serve.block_size").value_or(16));
+    auto to_tokens = [&](double bytes) { return std::max(0.0, std::floor(bytes / (per_token.bytes * block)) * block); };
+    const double tok = to_tokens(t.kv), tok_low = to_tokens(t.kv_low), tok_high = to_tokens(t.kv_high);
+    m["kv_bytes_per_token"] = std::llround(per_token.bytes);
+    m["kv_tokens"] = std::llround(tok);
+    m["kv_tokens_low"] = std::llround(tok_low);
+    m["kv_tokens_high"] = std::llround(tok_high);
+    tx["kv_tokens"] = tokens_text(tok);
+    if (max_len && *max_len > 0) {
+      m["max_concurrency"] = std::round(tok / static_cast<double>(*max_len) * 100.0) / 100.0;
+      tx["max_model_len"] = tokens_text(static_cast<double>(*max_len));
+    }
+    const std::string kv_line =
+        fmt::format("{} leave {} of the {} x {} budget for the KV cache: {} tokens", weights_text,
+                    gib(std::max(0.0, t.kv)), fraction, gib(gpu_bytes), tokens_text(tok));
+    base_summary = kv_line;
+    if (t.kv_high <= 0) {
+      set("fails", "no-kv",
+          fmt::format("{} leave no memory for the KV cache under {}={}", weights_text, budget_name, fraction),
+          fmt::format("raise {} or tensor parallelism, or lower max_num_batched_tokens", budget_name));
+    } else if (t.kv_low <= 0) {
+      set("at-risk", "no-kv",
+          fmt::format("{} leave at most {} for the KV cache under {}={} (estimates)", weights_text, gib(t.kv_high),
+                      budget_name, fraction),
+          fmt::format("raise {} or tensor parallelism", budget_name));
+    } else if (max_len && *max_len > 0 && engine == "vllm") {
+      const double need = static_cast<double>(*max_len);
+      const std::string fit = tokens_text(std::floor(tok_low / 1024) * 1024);
+      if (tok_high < need)
+        set("fails", "one-request",
+            fmt::format("{}, less than one max_model_len={} request", kv_line, tokens_text(need)),
+            fmt::format("set --max-model-len {} or less, raise {}, use an fp8 KV cache, or raise TP", fit,
+                        budget_name));
+      else if (tok_low < need)
+        set("at-risk", "one-request",
+            fmt::format("{}; one max_model_len={} request needs {} tokens, within the estimate's margin", kv_line,
+                        tokens_text(need), tokens_text(need)),
+            fmt::format("set --max-model-len {} or less, or raise {}", fit, budget_name));
+    }
+  } else {
+    m["kv_bytes_per_token"] = nullptr;
+    m["kv_tokens"] = nullptr;
+    m["kv_tokens_low"] = nullptr;
+    m["kv_tokens_high"] = nullptr;
+    b["kv_not_modelled"] = per_token.note;
+    base_summary = fmt::format("{}; {} for the KV cache (tokens not modelled: {})", weights_text,
+                               gib(std::max(0.0, t.kv)), per_token.note);
+  }
+
+  // CUDA graphs: vLLM captures after the KV cache is allocated, outside the budget; SGLang inside its
+  // reserve of (1 - mem_fraction_static).
+  if (graph > 0) {
+    const double room = engine == "sglang" ? (gpu_bytes - t.overhead) * (1 - fraction) - t.activation
+                        : graphs_inside    ? t.kv_high + graph
+                                           : gpu_bytes - t.budget;
+    const double need = graph * 1.5 + (engine == "sglang" ? 0 : 0.5 * kGiBd);
+    m["graph_room_bytes"] = std::llround(room);
+    if (room < graph * 0.5)
+      set("at-risk", "graph",
+          fmt::format("CUDA-graph capture needs about {} beyond the budget, and {} x {} leaves {}", gib(graph),
+                      fraction, gib(gpu_bytes), gib(room)),
+          fmt::format("lower {} or the capture sizes, or pass --enforce-eager", budget_name));
+    else if (room < need && engine == "vllm" && fraction > 0.95)
+      set("at-risk", "graph",
+          fmt::format("CUDA-graph capture needs about {} outside the {}={} budget, which leaves {}", gib(graph),
+                      budget_name, fraction, gib(room)),
+          fmt::format("lower {} to 0.92 or less, or lower the capture sizes", budget_name));
+  }
+  m["status"] = status;
+  m["problem"] = problem;
+  m["summary"] = problem == "none" ? base_summary : summary;
+  m["fix"] = fix.empty() ? Json(nullptr) : Json(fix);
+}
+
+}  // namespace specprobe

@@ -1,0 +1,124 @@
+// The memory model against hand-computed figures: the weights inventory from config.json (the
+// bundled Llama-3.1-8B example) and from safetensors headers (the seed-004 DeepSeek-V4-Flash-MTP
+// fixture), split per rank as the engines split them, and the KV cache per token.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+
+#include "../checkpoint/fixture_writer.hpp"
+#include "../support/fixture_plan.hpp"
+#include "facts/derive.hpp"
+#include "inputs/checkpoint/checkpoint.hpp"
+
+using namespace specprobe;
+namespace fs = std::filesystem;
+
+namespace {
+
+Json weights_of(const std::string& dir) {
+  auto a = analyze_checkpoint(dir, Json::object());
+  REQUIRE(a.has_value());
+  REQUIRE(a->facts["checkpoint"].contains("weights"));
+  return a->facts["checkpoint"]["weights"];
+}
+
+uint64_t bytes(const Json& j, const char* key) { return j.at(key).get<uint64_t>(); }
+
+}  // namespace
+
+TEST_CASE("memory: Llama-3.1-8B's weights from its config.json are its 8,030,261,248 parameters", "[facts][memory]") {
+  const Json w = weights_of(std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/llama-3.1-8b");
+  CHECK(w["source"] == "config");
+  // Per layer: q 4096x4096, k and v 4096x1024 each, o 4096x4096, gate/up/down 3 x 4096x14336, two
+  // norms of 4096; 32 layers; embedding and head 128256 x 4096 each; the final norm.
+  const Json& l = w["layers"];
+  CHECK(bytes(l, "attn") == 32ull * 2 * 4096 * 4096 * 2);
+  CHECK(bytes(l, "kv_proj") == 32ull * 2 * 4096 * 1024 * 2);
+  CHECK(bytes(l, "dense") == 32ull * 3 * 4096 * 14336 * 2);
+  CHECK(bytes(l, "replicated") == 32ull * 2 * 4096 * 2);
+  CHECK(bytes(w, "embed") == 128256ull * 4096 * 2);
+  CHECK(bytes(w, "lm_head") == 128256ull * 4096 * 2);
+  CHECK(bytes(w, "bytes") == 8030261248ull * 2);
+}
+
+TEST_CASE("memory: Llama-3.1-8B on one H100 and at TP 2 with an fp8 KV cache", "[facts][memory]") {
+  Json f =
+      specprobe::testing::fixture_base("llama8b-memory-h100", {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"});
+  specprobe::testing::derive_plan(f);
+  const Json& m = f["memory"];
+  REQUIRE(m["modelled"] == true);
+  CHECK(m["weights_bytes"] == 16060522496);                // whole: 128256 is a multiple of 64
+  CHECK(m["kv_bytes_per_token"] == 32 * 2 * 8 * 128 * 2);  // 32 layers x K and V x 8 heads x 128 x bf16
+  CHECK(m["budget_bytes"] == static_cast<int64_t>(std::llround(0.92 * 84943585280.0)));
+  CHECK(m["status"] == "fits");
+
+  Json g =
+      specprobe::testing::fixture_base("llama8b-memory-h100", {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"});
+  g["serve"]["tp"] = 2;
+  g["serve"]["kv_cache_dtype"] = "fp8";
+  specprobe::testing::derive_plan(g);
+  const Json& h = g["memory"];
+  // Everything split in two but the norms (32 x 2 x 4096 x 2 bytes and the final norm's 8192).
+  const int64_t norms = 32 * 2 * 4096 * 2 + 8192;
+  CHECK(h["weights_bytes"] == (16060522496 - norms) / 2 + norms);
+  CHECK(h["kv_bytes_per_token"] == 32 * 2 * 4 * 128 * 1);  // 4 KV heads per rank, one byte each
+}
+
+TEST_CASE("memory: the seed-004 checkpoint's headers by sharding class, and per rank at TP 8", "[facts][memory]") {
+  specprobe::test::TempDir tmp;
+  specprobe::test::write_dsv4(tmp.path, true);
+  const Json w = weights_of(tmp.path.string());
+  CHECK(w["source"] == "headers");
+  // Hand-counted from write_dsv4 (kH = 128; fp8 module = 128x128 bytes + one f32 scale = 16388;
+  // bf16 module = 32768; W4 expert matrix = 8192 + 256 + 16 = 8464), per decoder layer:
+  //   attn             wkv, wq_b, wo_a, wo_b (fp8) + compressor wkv, wgate (bf16)      4 x 16388 + 2 x 32768
+  //   attn_replicated  wq_a (fp8), indexer wq_b (fp8), indexer weights_proj (bf16)   2 x 16388 + 32768
+  //   experts          2 experts x w1, w2, w3 (W4)                                   6 x 8464
+  //   dense            shared experts w1, w2, w3 (bf16)                              3 x 32768
+  //   replicated       gate 2x128 bf16, attn_norm, ffn_norm, attn_sink (4 x f32)     512 + 256 + 256 + 16
+  const Json& l = w["layers"];
+  CHECK(bytes(l, "attn") == 2 * (4 * 16388 + 2 * 32768));
+  CHECK(bytes(l, "attn_replicated") == 2 * (2 * 16388 + 32768));
+  CHECK(bytes(l, "experts") == 2 * 6 * 8464);
+  CHECK(bytes(l, "dense") == 2 * 3 * 32768);
+  CHECK(bytes(l, "replicated") == 2 * (512 + 256 + 256 + 16));
+  // The broken checkpoint's MTP block is all bf16: 5 attention matrices, 6 experts, 3 shared,
+  // e_proj and h_proj (plain linear layers: replicated), three norms; its own head and embedding
+  // are the target's (not counted).
+  const Json& t = w["mtp"];
+  CHECK(bytes(t, "attn") == 4 * 32768);
+  CHECK(bytes(t, "attn_replicated") == 32768);
+  CHECK(bytes(t, "experts") == 6 * 32768);
+  CHECK(bytes(t, "dense") == 3 * 32768);
+  CHECK(bytes(t, "replicated") == 512 + 256 + 256 + 16 + 2 * 32768 + 3 * 256);
+  CHECK(bytes(w, "embed") == 256 * 128 * 2);
+  CHECK(bytes(w, "lm_head") == 256 * 128 * 4);
+  CHECK(bytes(w, "other") == 256);  // the final norm
+
+  // TP 8 with MTP on 8 x H200: the split classes divide by 8, embedding and head pad 256 rows (a
+  // multiple of 64) and divide by 8, the replicated classes stay whole.
+  Json f = Json::object();
+  f["engine"]["name"] = "vllm";
+  f["lib"]["vllm"]["version"] = "0.33.0";
+  f["gpu"]["declared"] = "H200";
+  f["model"] = {{"model_type", "deepseek_v4"}, {"num_hidden_layers", 2}, {"hidden_size", 128},
+                {"num_kv_heads", 1},           {"mtp_depth", 1},         {"mla", false},
+                {"dsa", {{"present", true}}}};
+  f["checkpoint"]["weights"] = w;
+  f["serve"] = {{"tp", 8}, {"pp", 1}, {"dp", 1}, {"kv_cache_dtype", "auto"}};
+  f["spec"] = {{"enabled", true}, {"method", "mtp"}, {"num_speculative_tokens", 1}};
+  specprobe::testing::derive_plan(f);
+  const Json& m = f["memory"];
+  REQUIRE(m["modelled"] == true);
+  const double target = (2.0 * (4 * 16388 + 2 * 32768)) / 8 + 2 * (2 * 16388 + 32768) + (2.0 * 6 * 8464) / 8 +
+                        (2.0 * 3 * 32768) / 8 + 2 * (512 + 256 + 256 + 16) + (256.0 * 128 * 2) / 8 +
+                        (256.0 * 128 * 4) / 8 + 256;
+  CHECK(m["weights_bytes"] == std::llround(target));
+  const double drafter =
+      (4.0 * 32768) / 8 + 32768 + (6.0 * 32768) / 8 + (3.0 * 32768) / 8 + (512 + 256 + 256 + 16 + 2 * 32768 + 3 * 256);
+  CHECK(m["drafter_bytes"] == std::llround(drafter));
+  // DeepSeek-V4's compressed KV layout is not modelled: the tokens stay unknown, said so.
+  CHECK(m["kv_tokens"].is_null());
+  CHECK(m["breakdown"]["kv_not_modelled"].get<std::string>().find("DeepSeek-V4") != std::string::npos);
+}
