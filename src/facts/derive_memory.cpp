@@ -238,9 +238,13 @@ int64_t sglang_graph_bs(const Json& f, const Layout& l, double gpu_bytes) {
   return g < 20 ? 8 : g < 35 ? (wide ? 160 : 48) : g < 60 ? (wide ? 160 : 32) : g < 160 ? (wide ? 512 : 256) : 512;
 }
 
-// The profile run's activation peak on one rank (estimate): the widest intermediate tensors of one
-// layer for the scheduler's token budget (the fused-MoE workspace, M x topk x max(2 I, hidden) twice,
-// for MoE layers), and the sampler's fp32 logits for min(tokens, max_num_seqs) requests.
+// The profile run's activation peak on one rank (estimate): the larger of the forward pass (the
+// widest intermediate tensors of one layer for the scheduler's token budget; the fused-MoE
+// workspace, M x topk x max(2 I, hidden) twice, for MoE layers) and the sampler's dummy run over
+// min(tokens, max_num_seqs) rows of the full vocabulary: fp32 logits, probabilities, sorted values
+// and int64 indices for top-k/top-p, about 38.5 bytes per element (vLLM's own profiling reports
+// 4.76 GiB for 1024 x 128,256 and 7.38 GiB for 1024 x 201,088: llm-d/llm-d-benchmark
+// config_explorer/empirical-vllm-memory-results.md).
 double activation_estimate(const Json& f, const Json& w, const Layout& l, double tokens, double seqs) {
   const double h = static_cast<double>(fact_int(f, "model.hidden_size").value_or(0));
   const double inter = static_cast<double>(fact_int(f, "model.intermediate_size").value_or(0));
@@ -255,8 +259,8 @@ double activation_estimate(const Json& f, const Json& w, const Layout& l, double
     experts = tokens * topk * std::max(2 * local, h) * 2 * 2;
   }
   const double reqs = std::min(tokens, seqs);
-  const double logits = reqs * vocab * 4 * 2;
-  return std::max(dense, experts) + logits;
+  const double sampler = reqs * vocab * 38.5;
+  return std::max({dense, experts, sampler});
 }
 
 // SGLang's default mem_fraction_static (server_args / arg_groups/memory_hook.py): a table by TP
@@ -409,7 +413,7 @@ void derive_memory(Json& f) {
     t.kv_low = t.kv - ov_margin - w_margin * t.weights;
     t.kv_high = t.kv + ov_margin + w_margin * t.weights;
   } else {
-    t.overhead = (l.tp * l.pp > 1 ? 0.8 : 0.2) * kGiBd;
+    t.overhead = (l.tp * l.pp > 1 ? 0.55 : 0.15) * kGiBd;  // non-torch: NCCL buffers with TP
     t.budget = fraction * gpu_bytes;
     t.kv = t.budget - t.weights - t.activation - t.overhead - (graphs_inside ? graph : 0);
     const double est_margin = 0.5 * (t.activation + t.overhead + (graphs_inside ? graph : 0));

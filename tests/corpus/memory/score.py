@@ -112,32 +112,39 @@ def main():
                 weights_pred += (mem.get("drafter_bytes") or 0) / GIB
             we = rel_err(weights_pred, lg.get("weights_gib"))
             ke = rel_err(mem.get("kv_tokens"), lg.get("kv_tokens"))
+            kv_pred = (mem.get("kv_bytes") or 0) / GIB if mem.get("kv_bytes") is not None else None
+            ae = rel_err(kv_pred, lg.get("kv_available_gib")) if c["engine"] == "vllm" else None
             bad = c.get("outcome", "started") != "started"
             predicted_bad = mem.get("status") in ("fails", "at-risk")
             rows.append({"id": c["id"], "part": part, "engine": c["engine"], "weights": we, "kv": ke,
                          "weights_pred": weights_pred, "weights_logged": lg.get("weights_gib"),
-                         "kv_pred": mem.get("kv_tokens"), "kv_logged": lg.get("kv_tokens"),
+                         "kv_pred": mem.get("kv_tokens"), "kv_logged": lg.get("kv_tokens"), "avail": ae,
+                         "avail_pred": kv_pred, "avail_logged": lg.get("kv_available_gib"),
                          "outcome": c.get("outcome", "started"), "status": mem.get("status"),
                          "oom_ok": (predicted_bad if bad else None), "summary": mem.get("summary")})
 
     out = ["# Memory model against the engines' own figures", "",
            "`python3 tests/corpus/memory/score.py` ({} cases, {} scored; split {}: build = up to the split date, "
            "held-out = later).".format(len(cases), len(rows), a.split), ""]
-    out.append("| part | cases | weights within 3% | KV tokens within 10% | start-up failures predicted |")
-    out.append("|---|---|---|---|---|")
+    out.append("| part | cases | weights within 3% | KV tokens within 10% | vLLM KV memory within 10% | "
+               "start-up failures predicted |")
+    out.append("|---|---|---|---|---|---|")
     for part in ("build", "held-out", "all"):
         rs = [r for r in rows if part == "all" or r["part"] == part]
         w = [r for r in rs if r["weights"] is not None]
         k = [r for r in rs if r["kv"] is not None]
         o = [r for r in rs if r["oom_ok"] is not None]
+        av = [r for r in rs if r["avail"] is not None]
         def frac(xs, ok):
             n = sum(1 for x in xs if ok(x))
             return "{}/{} ({:.0f}%)".format(n, len(xs), 100.0 * n / len(xs)) if xs else "-"
-        out.append("| {} | {} | {} | {} | {} |".format(part, len(rs), frac(w, lambda r: abs(r["weights"]) <= 0.03),
-                                                     frac(k, lambda r: abs(r["kv"]) <= 0.10),
-                                                     frac(o, lambda r: r["oom_ok"])))
-    out += ["", "## Cases", "", "| case | part | weights GiB (pred / logged) | KV tokens (pred / logged) | outcome / status |",
-            "|---|---|---|---|---|"]
+        out.append("| {} | {} | {} | {} | {} | {} |".format(part, len(rs), frac(w, lambda r: abs(r["weights"]) <= 0.03),
+                                                          frac(k, lambda r: abs(r["kv"]) <= 0.10),
+                                                          frac(av, lambda r: abs(r["avail"]) <= 0.10),
+                                                          frac(o, lambda r: r["oom_ok"])))
+    out += ["", "## Cases", "",
+            "| case | part | weights GiB (pred / logged) | KV tokens (pred / logged) | KV GiB (pred / logged) | outcome / status |",
+            "|---|---|---|---|---|---|"]
     for r in rows:
         wtxt = "{:.2f} / {}".format(r["weights_pred"], r["weights_logged"]) if r["weights_logged"] else "-"
         if r["weights"] is not None:
@@ -145,7 +152,10 @@ def main():
         ktxt = "{} / {}".format(r["kv_pred"], r["kv_logged"]) if r["kv_logged"] else "-"
         if r["kv"] is not None:
             ktxt += " ({:+.1f}%)".format(100 * r["kv"])
-        out.append("| {} | {} | {} | {} | {} / {} |".format(r["id"], r["part"], wtxt, ktxt, r["outcome"], r["status"]))
+        atxt = "{:.2f} / {}".format(r["avail_pred"], r["avail_logged"]) if r["avail_logged"] is not None and r["avail_pred"] is not None else "-"
+        if r["avail"] is not None:
+            atxt += " ({:+.1f}%)".format(100 * r["avail"])
+        out.append("| {} | {} | {} | {} | {} | {} / {} |".format(r["id"], r["part"], wtxt, ktxt, atxt, r["outcome"], r["status"]))
     out += ["", "## Not scored", ""]
     for cid, why in skipped:
         out.append("- {}: {}".format(cid, why))
