@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <memory>
+#include <mutex>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +18,8 @@
 #include "cli/progress.hpp"
 #include "cli/source_root.hpp"
 #include "common/ascii.hpp"
+#include "common/parallel.hpp"
+#include "common/run_cleanup.hpp"
 #include "common/suggest.hpp"
 #include "inputs/installed_libs.hpp"
 #include "report/printers.hpp"
@@ -95,6 +100,10 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--color", o.color, "auto, always, never (NO_COLOR is honoured)")->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("--quiet,-q", o.quiet, "print only failures and the summary");
   app.add_flag("--verbose,-v", o.verbose, "print every fact and every rule's evaluation");
+  app.add_option("-j,--jobs", o.jobs,
+                 "several files: check N at once (default: one per core; 1: one after the other); the reports "
+                 "keep the order of the files")
+      ->check(CLI::Range(0, 256));
   app.add_flag("--explain-memory", o.explain_memory,
                "text: print the memory model's breakdown per GPU rank (weights, drafter, budget, activation, KV cache, "
                "CUDA graphs) as the engine accounts it");
@@ -231,43 +240,79 @@ int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports
   return rc;
 }
 
+// One file's outcome: its reports, or the error that stopped it (printed in file order).
+struct FileOutcome {
+  std::vector<Report> reports;
+  std::string error;  // one line for stderr, "" when none
+  int exit = 0;
+};
+
+FileOutcome check_one_file(const CheckOptions& o, const std::string& file, const std::string& stdin_text,
+                           const Services& services) {
+  FileOutcome out;
+  auto file_request = request_for_file(o, file);
+  if (!file_request) {
+    out.error = file_request.error().str();
+    out.exit = exit_code(file_request.error().kind);
+    return out;
+  }
+  CheckRequest& req = file_request->request;
+  if (file == "-") req.text = stdin_text;
+  auto rs = run_checks(req, services);
+  if (!rs) {
+    out.error = rs.error().str();
+    out.exit = exit_code(rs.error().kind);
+    return out;
+  }
+  for (Report& r : *rs) {
+    for (const auto& n : file_request->notes) r.notes.push_back({"info", n, {}});
+    r.exit_code = o.exit_zero ? 0 : exit_code_for(r, file_request->fail_on, file_request->unknown_ok);
+    out.exit = worse_exit(out.exit, r.exit_code);
+    out.reports.push_back(std::move(r));
+  }
+  return out;
+}
+
 int run_check_command(CheckOptions o) {
   auto services = cli_services(o);
   if (!services) return exit_code(services.error().kind);
   // Each FILE (or the command line after --): every server it starts; the exit code is the worst.
   std::vector<std::string> files = o.files;
   if (files.empty()) files.push_back("");
+  if (std::count(files.begin(), files.end(), std::string("-")) > 1) {
+    std::fprintf(stderr, "specprobe: error: `-` (stdin) given more than once\n");
+    return 2;
+  }
+  std::string stdin_text;
+  if (std::find(files.begin(), files.end(), std::string("-")) != files.end())
+    stdin_text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  // Several files run on several threads (-j): they share the catalog, the checkpoint reads and
+  // one GPU query; each file's reports and errors keep their place. Installing an engine
+  // environment stays one file at a time (one download per release).
+  std::vector<FileOutcome> outcomes(files.size());
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t jobs = o.request.install_engines ? 1 : o.jobs > 0 ? static_cast<size_t>(o.jobs) : cores;
+  if (files.size() > 1 && jobs > 1) {
+    services->progress = nullptr;  // one progress line cannot follow several files
+    auto query = services->query_gpus;
+    auto once = std::make_shared<std::once_flag>();
+    auto report = std::make_shared<DriverReport>();
+    services->query_gpus = [query, once, report] {
+      std::call_once(*once, [&] { *report = query(); });
+      return *report;
+    };
+    // One scope for the whole run: the threads' own scopes (probes, engine checks) nest inside it.
+    const InterruptScope interrupts;
+    parallel_for(files.size(), jobs, [&](size_t i) { outcomes[i] = check_one_file(o, files[i], stdin_text, *services); });
+  } else {
+    for (size_t i = 0; i < files.size(); ++i) outcomes[i] = check_one_file(o, files[i], stdin_text, *services);
+  }
   std::vector<Report> reports;
   int worst = 0;
-  bool stdin_read = false;
-  for (const std::string& file : files) {
-    auto file_request = request_for_file(o, file);
-    if (!file_request) {
-      std::fprintf(stderr, "specprobe: %s\n", file_request.error().str().c_str());
-      worst = worse_exit(worst, exit_code(file_request.error().kind));
-      continue;
-    }
-    CheckRequest& req = file_request->request;
-    if (file == "-") {
-      if (stdin_read) {
-        std::fprintf(stderr, "specprobe: error: `-` (stdin) given more than once\n");
-        return 2;
-      }
-      stdin_read = true;
-      req.text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    }
-    auto rs = run_checks(req, *services);
-    if (!rs) {
-      std::fprintf(stderr, "specprobe: %s\n", rs.error().str().c_str());
-      worst = worse_exit(worst, exit_code(rs.error().kind));
-      continue;
-    }
-    for (Report& r : *rs) {
-      for (const auto& n : file_request->notes) r.notes.push_back({"info", n, {}});
-      r.exit_code = o.exit_zero ? 0 : exit_code_for(r, file_request->fail_on, file_request->unknown_ok);
-      worst = worse_exit(worst, r.exit_code);
-      reports.push_back(std::move(r));
-    }
+  for (FileOutcome& f : outcomes) {
+    if (!f.error.empty()) std::fprintf(stderr, "specprobe: %s\n", f.error.c_str());
+    worst = worse_exit(worst, f.exit);
+    for (Report& r : f.reports) reports.push_back(std::move(r));
   }
   services->progress = nullptr;  // the line is cleared before anything else is printed
   if (reports.empty()) return worst;

@@ -21,6 +21,7 @@ namespace specprobe {
 struct CheckOptions {
   CheckRequest request;               // what to check (file/argv, model, gpu, libraries, evidence, gating)
   std::vector<std::string> files;     // FILE...: one report per server of each ("-": stdin)
+  int jobs = 0;                       // -j/--jobs: files checked at once (0: one per core)
   std::string rules_dir;              // --rules-dir (development)
   std::string advisories_dir;         // --advisories-dir (development)
   std::string advisories_before;      // --advisories-before DATE: only advisories published before it

@@ -5,16 +5,18 @@
 #include <atomic>
 #include <cstddef>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace specprobe {
 
-// Calls FN(i) once for each i in [0, N), on up to min(N, cores, 16) threads; returns when all are
-// done. FN must not throw, and jobs must not share what they write.
+// Calls FN(i) once for each i in [0, N), on up to min(N, MAX_THREADS, 16) threads (MAX_THREADS: the
+// machine's cores when not given); returns when all are done. FN must not throw, and jobs must not share what they
+// write.
 template <class Fn>
-void parallel_for(size_t n, Fn&& fn) {
+void parallel_for(size_t n, size_t max_threads, Fn&& fn) {
   std::atomic<size_t> next{0};
-  const size_t nthreads = std::max<size_t>(1, std::min<size_t>({n, std::thread::hardware_concurrency(), 16}));
+  const size_t nthreads = std::max<size_t>(1, std::min<size_t>({n, max_threads, 16}));
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
   };
@@ -22,6 +24,11 @@ void parallel_for(size_t n, Fn&& fn) {
   for (size_t t = 1; t < nthreads; ++t) threads.emplace_back(work);
   work();
   for (auto& t : threads) t.join();
+}
+
+template <class Fn>
+void parallel_for(size_t n, Fn&& fn) {
+  parallel_for(n, std::max<size_t>(1, std::thread::hardware_concurrency()), std::forward<Fn>(fn));
 }
 
 }  // namespace specprobe

@@ -41,7 +41,9 @@ volatile sig_atomic_t g_caught = 0;
 std::atomic<pid_t> g_groups[kMaxGroups];
 std::atomic<int> g_wake_write{-1};
 
-// Normal flow only (main thread).
+// Normal flow only. Scopes may open on several threads (`check -j` runs files at once): the first
+// to open installs the handlers and the last to close restores them, under G_SCOPE_MU.
+std::mutex g_scope_mu;
 int g_wake_read = -1;
 int g_depth = 0;
 struct sigaction g_old[kNumSignals];
@@ -281,6 +283,7 @@ void untrack_dir(const std::string& path) {
 }  // namespace
 
 InterruptScope::InterruptScope() {
+  std::lock_guard<std::mutex> lock(g_scope_mu);
   if (g_depth++ > 0) return;
   g_caught = 0;
   ensure_guardian();  // before any child: the guardian inherits none of its pipes
@@ -303,8 +306,11 @@ InterruptScope::InterruptScope() {
 }
 
 InterruptScope::~InterruptScope() {
-  if (--g_depth > 0) return;
-  restore_handlers();
+  {
+    std::lock_guard<std::mutex> lock(g_scope_mu);
+    if (--g_depth > 0) return;
+    restore_handlers();
+  }
   finish_if_interrupted();
 }
 

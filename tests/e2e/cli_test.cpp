@@ -259,6 +259,38 @@ TEST_CASE("rules list with a relative --rules-dir - data tables below it are not
   }
 }
 
+TEST_CASE("several files on several threads: -j gives the reports and errors of -j 1, in file order", "[e2e][cli]") {
+  // Issue 49 item 2: parallel checks across cores share the catalog and checkpoint reads.
+  const std::string dir = temp_dir();
+  write_file(dir, "unknown.yaml",
+             "model: some-org/never-seen-model\nspeculative-config: {\"method\": \"ngram\", "
+             "\"num_speculative_tokens\": 3, \"prompt_lookup_max\": 4}\n");
+  std::string files;
+  for (int i = 0; i < 3; ++i)
+    files += kExampleSeeds + "/turboquant-ngram.yaml " + kExampleSeeds + "/dsv4-mtp.yaml " + dir + "/unknown.yaml " +
+             dir + "/missing-" + std::to_string(i) + ".yaml ";
+  const std::string common = "check --gpu H200 --lib vllm=0.25.1 --model-dir meta-llama/Llama-3.1-8B-Instruct=" +
+                             kExampleCheckpoints + "/llama-3.1-8b --model-dir deepseek-ai/DeepSeek-V4-Flash=" +
+                             kExampleCheckpoints + "/deepseek-v4-flash --format json --results all ";
+  auto strip = [](json doc) {
+    for (auto& rep : doc["reports"]) {
+      rep["invocation"].erase("duration_ms");
+      rep["invocation"].erase("argv");  // -j 1 / -j 4
+    }
+    doc.erase("invocation");
+    return doc;
+  };
+  auto one = run_specprobe(common + "-j 1 " + files);
+  auto four = run_specprobe(common + "-j 4 " + files);
+  INFO(one.err << "\n" << four.err);
+  CHECK(one.exit_code == four.exit_code);
+  CHECK(one.err == four.err);  // the missing files' errors, in the same order
+  CHECK(one.err.find("missing-0.yaml") < one.err.find("missing-2.yaml"));
+  const json a = strip(json::parse(one.out)), b = strip(json::parse(four.out));
+  REQUIRE(a["reports"].size() == 9);
+  CHECK(a == b);
+}
+
 TEST_CASE("several files: a failing file's exit 1 outranks another's unknown 4, and the JSON lists failing results", "[e2e][cli]") {
   // Issue 51 item 5: one file specprobe cannot decide must not hide another that fails. Issue 49:
   // several files give a compact JSON report (results not passed or not applicable), whole counts.
