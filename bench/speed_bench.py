@@ -101,7 +101,8 @@ def main():
             dst = os.path.join(files_dir, f"{i:04d}-{os.path.basename(src)}")
             shutil.copyfile(src, dst)
             files.append(dst)
-        for label, extra in (("compact (default)", []), ("full (--results all)", ["--results", "all"])):
+        for label, extra in (("compact (default: -j one per core)", []), ("compact, -j 1", ["-j", "1"]),
+                             ("full (--results all)", ["--results", "all"])):
             out = os.path.join(tmp, "report.json")
             cmd = [exe, "check", "--no-resolve", "--gpu", "H200", "--probes", "off", "--format", "json", "-o", out,
                    "--exit-zero"] + extra + files

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -126,35 +127,80 @@ bool is_lm_head(std::string_view n) {
 // --------------------------------------------------------------------------------------------
 // From the headers
 
+// What a tensor name says, whatever its layer and expert numbers: names are classified once per
+// shape of name (DeepSeek-V3's 92k tensors have a few hundred), then summed in plain counters.
+struct NameKind {
+  uint8_t cls = 0;  // index into kLayerClasses
+  bool vision = false, embed = false, head = false, mtp_name = false;
+};
+
+std::string digits_folded(std::string_view n) {
+  std::string k;
+  k.reserve(n.size());
+  for (size_t i = 0; i < n.size(); ++i) {
+    if (n[i] >= '0' && n[i] <= '9') {
+      k += '#';
+      while (i + 1 < n.size() && n[i + 1] >= '0' && n[i + 1] <= '9') ++i;
+    } else {
+      k += n[i];
+    }
+  }
+  return k;
+}
+
+NameKind kind_of(std::string_view n) {
+  NameKind k;
+  const char* cls = layer_class(n);
+  for (uint8_t c = 0; c < std::size(kLayerClasses); ++c)
+    if (std::string_view(kLayerClasses[c]) == cls) k.cls = c;
+  k.vision = is_vision(n);
+  k.embed = is_embed(n);
+  k.head = is_lm_head(n);
+  k.mtp_name = starts_with(n, "mtp.") || has(n, ".mtp.") || has(n, "mtp_layers.");
+  return k;
+}
+
 void tally_headers(Analysis& a, Json& w) {
   const int64_t layers = a.cfg.num_hidden_layers.value_or(-1);
+  constexpr size_t kClasses = std::size(kLayerClasses);
+  uint64_t total = 0, vision = 0, embed = 0, head = 0, other = 0;
+  uint64_t main[kClasses] = {}, mtp[kClasses] = {};
+  std::unordered_map<std::string, NameKind> kinds;
   for (const TensorRef& r : a.refs) {
     const std::string_view n = r.t->name;
     const uint64_t bytes = r.t->end - r.t->begin;
-    w["bytes"] = w["bytes"].get<uint64_t>() + bytes;
-    auto add = [&](Json& slot) { slot = slot.get<uint64_t>() + bytes; };
-    if (is_vision(n)) {
-      add(w["vision"]);
+    total += bytes;
+    auto it = kinds.find(digits_folded(n));
+    if (it == kinds.end()) it = kinds.emplace(digits_folded(n), kind_of(n)).first;
+    const NameKind& k = it->second;
+    if (k.vision) {
+      vision += bytes;
       continue;
     }
     const int64_t li = layer_index(n);
-    const bool mtp =
-        starts_with(n, "mtp.") || has(n, ".mtp.") || has(n, "mtp_layers.") || (layers >= 0 && li >= layers);
-    if (mtp) {
+    if (k.mtp_name || (layers >= 0 && li >= layers)) {
       // An MTP layer's own copies of the embedding and the head are not loaded: the engines share
       // the target's (vLLM's EagleProposer, SGLang's NextN models).
-      if (is_embed(n) || is_lm_head(n)) continue;
-      add(w["mtp"][layer_class(n)]);
+      if (!k.embed && !k.head) mtp[k.cls] += bytes;
       continue;
     }
-    if (is_embed(n))
-      add(w["embed"]);
-    else if (is_lm_head(n))
-      add(w["lm_head"]);
+    if (k.embed)
+      embed += bytes;
+    else if (k.head)
+      head += bytes;
     else if (li >= 0)
-      add(w["layers"][layer_class(n)]);
+      main[k.cls] += bytes;
     else
-      add(w["other"]);
+      other += bytes;
+  }
+  w["bytes"] = total;
+  w["vision"] = vision;
+  w["embed"] = embed;
+  w["lm_head"] = head;
+  w["other"] = other;
+  for (size_t c = 0; c < kClasses; ++c) {
+    w["layers"][kLayerClasses[c]] = main[c];
+    w["mtp"][kLayerClasses[c]] = mtp[c];
   }
 }
 
