@@ -78,6 +78,20 @@ class PlanWriter {
   void set_default(const std::string& name, Json value) {
     if (!has(name)) set(name, std::move(value), SourceLocation{out_.path});
   }
+  // What every plan carries when the file does not say (both engines' defaults, file-level
+  // location): one parallel rank each, no expert parallelism, the model's dtypes, CUDA graphs on,
+  // no attention backend or CUDA-graph mode requested.
+  void set_plan_defaults() {
+    set_default("serve.tp", 1);
+    set_default("serve.pp", 1);
+    set_default("serve.dp", 1);
+    set_default("serve.expert_parallel", false);
+    set_default("serve.kv_cache_dtype", "auto");
+    set_default("serve.dtype", "auto");
+    set_default("serve.enforce_eager", false);
+    set_default("serve.cudagraph_mode", nullptr);
+    set_default("attention.requested", nullptr);
+  }
   void note(std::string severity, std::string message, SourceLocation where) {
     out_.notes.push_back({std::move(severity), std::move(message), std::move(where)});
   }

@@ -211,15 +211,7 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
   for (auto& [name, e] : opts)
     if (!used.count(name)) out.unknown.push_back({e.written, e.value, e.where});
 
-  w.set_default("serve.tp", 1);
-  w.set_default("serve.pp", 1);
-  w.set_default("serve.dp", 1);
-  w.set_default("serve.expert_parallel", false);
-  w.set_default("serve.kv_cache_dtype", "auto");
-  w.set_default("serve.dtype", "auto");
-  w.set_default("serve.enforce_eager", false);
-  w.set_default("serve.cudagraph_mode", nullptr);
-  w.set_default("attention.requested", nullptr);
+  w.set_plan_defaults();
   return out;
 }
 

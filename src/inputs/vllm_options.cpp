@@ -617,16 +617,8 @@ Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadCo
     if (!find_fact(out.facts, "spec.config")) w.set("spec.enabled", nullptr, at);
   }
 
-  // Defaults every plan carries (vLLM's own defaults; file-level location).
-  w.set_default("serve.tp", 1);
-  w.set_default("serve.pp", 1);
-  w.set_default("serve.dp", 1);
-  w.set_default("serve.expert_parallel", false);
-  w.set_default("serve.kv_cache_dtype", "auto");
-  w.set_default("serve.dtype", "auto");
-  w.set_default("serve.enforce_eager", false);
-  w.set_default("serve.cudagraph_mode", nullptr);
-  w.set_default("attention.requested", nullptr);
+  // Defaults every plan carries (file-level location).
+  w.set_plan_defaults();
   return out;
 }
 

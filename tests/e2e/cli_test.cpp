@@ -138,7 +138,7 @@ TEST_CASE("exit 2: malformed input names the file and place", "[e2e][cli][malfor
       {"spec-list.yaml", "model: x\nspeculative-config: [mtp, 2]\n", ":2"},
       {"garbage.bin", std::string("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe\x00\x01", 14), ""},
       // A well-formed file that starts no server is not malformed: a report with verdict unknown
-      // (exit 4), tested in tests/e2e/issue35_test.cpp.
+      // (exit 4), tested in tests/e2e/deploy_forms_e2e_test.cpp.
   };
   for (const auto& c : cases) {
     const std::string p = write_file(d, c.name, c.content);

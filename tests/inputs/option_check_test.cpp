@@ -187,7 +187,7 @@ TEST_CASE("option tables: did-you-mean", "[options]") {
   CHECK(options::did_you_mean("mpt", {"mtp", "ngram"}, 2) == "mtp");
 }
 
-TEST_CASE("issue 35: unknown flags and JSON keys are SP1014 findings at the option, with a did-you-mean", "[options]") {
+TEST_CASE("options: unknown flags and JSON keys are SP1014 findings at the option, with a did-you-mean", "[options]") {
   // --speculative-confg used to pass as "info: option is not modelled; kept as given".
   auto p = from_argv({"vllm", "serve", "m", "--speculative-confg", R"({"method":"ngram","num_speculative_tokens":3})",
                       "--kv-cache-dtpye", "fp8", "--port", "8000"});
@@ -221,7 +221,7 @@ TEST_CASE("issue 35: unknown flags and JSON keys are SP1014 findings at the opti
   CHECK(fact_bool(f, "spec.enabled") == false);  // not read as speculative-config either
 }
 
-TEST_CASE("issue 35: keys inside --speculative-config are checked, located at the key", "[options]") {
+TEST_CASE("options: keys inside --speculative-config are checked, located at the key", "[options]") {
   // num_speculative_token (a typo) silently became the default k.
   TempFile yaml("serve.yaml",
                 "model: m\n"
@@ -251,7 +251,7 @@ TEST_CASE("issue 35: keys inside --speculative-config are checked, located at th
   CHECK(count(derived(p, "0.20.0"), "unknown") == 1);
 }
 
-TEST_CASE("issue 35: enumerated values against the release's list", "[options]") {
+TEST_CASE("options: enumerated values against the release's list", "[options]") {
   TempFile yaml("serve.yaml",
                 "model: m\n"
                 "speculative-config: {method: mpt, num_speculative_tokens: 1}\n"
@@ -288,7 +288,7 @@ TEST_CASE("issue 35: enumerated values against the release's list", "[options]")
   CHECK(count(f, "unknown") == 0);
 }
 
-TEST_CASE("issue 35: SGLang options, abbreviations and case-sensitive choices", "[options]") {
+TEST_CASE("options: SGLang options, abbreviations and case-sensitive choices", "[options]") {
   auto p = from_argv({"python", "-m", "sglang.launch_server", "--model-path", "m", "--speculative-algo", "EAGLE",
                       "--speculative-num-step", "3", "--speculative-num-stpes", "3", "--tp_size", "2"});
   CHECK(fact_bool(p.facts, "spec.enabled") == true);  // the abbreviation is the option

@@ -1,18 +1,18 @@
-// The defects quoted in issue 35 ("Read every real deploy file, or say exactly what could not be
-// read"), each through the binary: a container's image entrypoint, an unset shell variable, a YAML
-// that sets no model checked with --model, compose / Kubernetes / a pasted log giving real facts,
+// Real deploy forms through the binary, each a defect once found in public deploy files: a
+// container's image entrypoint, an unset shell variable, a YAML that sets no model checked with
+// --model, compose / Kubernetes / a pasted log giving real facts,
 // repeatable options before FILE, stdin and several files.
 #include <catch2/catch.hpp>
 
 #include <fstream>
-#include <vector>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "run_binary.hpp"
 
 using nlohmann::json;
-using specprobe::test::run_specprobe;
 using specprobe::test::one_line;
+using specprobe::test::run_specprobe;
 using specprobe::test::shell_quote;
 using specprobe::test::temp_dir;
 
@@ -40,7 +40,8 @@ int evaluated(const json& j) {
 
 }  // namespace
 
-TEST_CASE("issue 35: docker run with the image's entrypoint and a positional model is read", "[e2e][issue35]") {
+TEST_CASE("deploy forms: docker run with the image's entrypoint and a positional model is read",
+          "[e2e][deploy_forms]") {
   const std::string d = temp_dir();
   const std::string f = write_file(d, "run.sh",
                                    "docker run --gpus all -v /data:/models vllm/vllm-openai:v0.10.2 /models/M \\\n"
@@ -60,7 +61,7 @@ TEST_CASE("issue 35: docker run with the image's entrypoint and a positional mod
   CHECK(j["facts"]["input"]["form"] == "docker-run");
 }
 
-TEST_CASE("issue 35: an unset variable in `--tp-size $TP` is an unknown fact, not exit 2", "[e2e][issue35]") {
+TEST_CASE("deploy forms: an unset variable in `--tp-size $TP` is an unknown fact, not exit 2", "[e2e][deploy_forms]") {
   const std::string d = temp_dir();
   const std::string f = write_file(d, "launch.sh", "python -m sglang.launch_server --model-path m --tp-size $TP\n");
   auto r = run_specprobe("check" + kOffline + "--format json " + shell_quote(f), d);
@@ -75,16 +76,18 @@ TEST_CASE("issue 35: an unset variable in `--tp-size $TP` is an unknown fact, no
   CHECK(json_of(v)["facts"]["serve"]["tp"] == 4);
 }
 
-TEST_CASE("issue 39: `--speculative-algorithm $ALGO` left unset is an unknown plan naming spec.enabled, no internal error",
-          "[e2e][issue35]") {
+TEST_CASE(
+    "deploy forms: `--speculative-algorithm $ALGO` left unset is an unknown plan naming spec.enabled, no internal "
+    "error",
+    "[e2e][deploy_forms]") {
   // Found by the pipeline fuzzer: the unresolved value nulls spec.enabled, which derive_spec read
   // with a typed default (exit 3).
   const std::string d = temp_dir();
   const std::string f = write_file(d, "launch.sh",
                                    "python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 "
                                    "--speculative-algorithm $ALGO --speculative-num-steps 3\n");
-  auto r = run_specprobe("check" + kOffline + "--model " + shell_quote(kExampleCheckpoints + "/gqa16-mtp") + " --format json " +
-                             shell_quote(f),
+  auto r = run_specprobe("check" + kOffline + "--model " + shell_quote(kExampleCheckpoints + "/gqa16-mtp") +
+                             " --format json " + shell_quote(f),
                          d);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 4);
@@ -104,26 +107,31 @@ TEST_CASE("issue 39: `--speculative-algorithm $ALGO` left unset is an unknown pl
   CHECK(json_of(v)["facts"]["spec"]["k"] == 3);
 }
 
-TEST_CASE("issue 35: a YAML that sets no model, checked with --model DIR, is no internal error", "[e2e][issue35]") {
+TEST_CASE("deploy forms: a YAML that sets no model, checked with --model DIR, is no internal error",
+          "[e2e][deploy_forms]") {
   const std::string d = temp_dir();
   const std::string f = write_file(d, "serve.yaml", "a: 1\n");
-  auto r = run_specprobe("check" + kOffline + "--model " + shell_quote(kExampleCheckpoints + "/deepseek-v4-flash") + " " + shell_quote(f));
+  auto r = run_specprobe("check" + kOffline + "--model " + shell_quote(kExampleCheckpoints + "/deepseek-v4-flash") +
+                         " " + shell_quote(f));
   INFO(r.out << r.err);
   CHECK(r.exit_code != 3);
   CHECK(r.err.find("internal") == std::string::npos);
 }
 
-TEST_CASE("issue 35: compose, Kubernetes and a pasted log give real facts, not every rule skipped", "[e2e][issue35]") {
+TEST_CASE("deploy forms: compose, Kubernetes and a pasted log give real facts, not every rule skipped",
+          "[e2e][deploy_forms]") {
   const std::string d = temp_dir();
-  const std::string compose = write_file(d, "compose.yaml",
-                                         "services:\n  vllm:\n    image: vllm/vllm-openai:v0.11.0\n    command: [\"org/m\", "
-                                         "\"--tensor-parallel-size\", \"2\", \"--speculative-config\", "
-                                         "'{\"method\": \"ngram\", \"num_speculative_tokens\": 3, \"prompt_lookup_max\": 3}']\n");
-  const std::string k8s = write_file(d, "deploy.yaml",
-                                     "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: v}\nspec:\n  template:\n    spec:\n"
-                                     "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.11.0\n"
-                                     "        command: [vllm, serve, org/m, --tensor-parallel-size, '2']\n"
-                                     "        resources: {limits: {nvidia.com/gpu: 2}}\n");
+  const std::string compose =
+      write_file(d, "compose.yaml",
+                 "services:\n  vllm:\n    image: vllm/vllm-openai:v0.11.0\n    command: [\"org/m\", "
+                 "\"--tensor-parallel-size\", \"2\", \"--speculative-config\", "
+                 "'{\"method\": \"ngram\", \"num_speculative_tokens\": 3, \"prompt_lookup_max\": 3}']\n");
+  const std::string k8s =
+      write_file(d, "deploy.yaml",
+                 "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: v}\nspec:\n  template:\n    spec:\n"
+                 "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.11.0\n"
+                 "        command: [vllm, serve, org/m, --tensor-parallel-size, '2']\n"
+                 "        resources: {limits: {nvidia.com/gpu: 2}}\n");
   const std::string log = write_file(d, "server.log",
                                      "INFO 06-01 10:00:00 [utils.py:253] non-default args: {'model': 'org/m', "
                                      "'tensor_parallel_size': 2, 'speculative_config': {'method': 'ngram', "
@@ -140,11 +148,12 @@ TEST_CASE("issue 35: compose, Kubernetes and a pasted log give real facts, not e
   }
 }
 
-TEST_CASE("issue 35: repeatable options never swallow FILE - stdin and several files", "[e2e][issue35]") {
+TEST_CASE("deploy forms: repeatable options never swallow FILE - stdin and several files", "[e2e][deploy_forms]") {
   const std::string d = temp_dir();
   const std::string f = write_file(d, "serve.yaml", "model: org/m\ntensor_parallel_size: 2\n");
-  for (const std::string& opts : std::vector<std::string>{"--lib vllm=0.11.0", "--lib vllm=0.11.0 --lib torch=2.8.0", "--ignore SP1001",
-                                  "--site-packages " + shell_quote(d), "--env TP=2"}) {
+  for (const std::string& opts :
+       std::vector<std::string>{"--lib vllm=0.11.0", "--lib vllm=0.11.0 --lib torch=2.8.0", "--ignore SP1001",
+                                "--site-packages " + shell_quote(d), "--env TP=2"}) {
     auto r = run_specprobe("check" + kOffline + opts + " " + shell_quote(f));
     INFO(opts << "\n" << r.err);
     CHECK(r.exit_code != 2);
@@ -163,13 +172,19 @@ TEST_CASE("issue 35: repeatable options never swallow FILE - stdin and several f
   CHECK(w.err.find("bad.yaml") != std::string::npos);
 }
 
-TEST_CASE("issue 35: servers of one file that differ only in place share one matrix - others get their own", "[e2e][issue35]") {
+TEST_CASE("deploy forms: servers of one file that differ only in place share one matrix - others get their own",
+          "[e2e][deploy_forms]") {
   const std::string d = temp_dir();
-  const std::string spec = " --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, \"prompt_lookup_max\": 4}'";
+  const std::string spec =
+      " --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3, \"prompt_lookup_max\": 4}'";
   const std::string f = write_file(d, "servers.sh",
-                                   "vllm serve m" + spec + " &\n"
-                                   "vllm serve m" + spec + " &\n"
-                                   "vllm serve m" + spec + " --kv-cache-dtype fp8 --attention-backend FLEX_ATTENTION &\n");
+                                   "vllm serve m" + spec +
+                                       " &\n"
+                                       "vllm serve m" +
+                                       spec +
+                                       " &\n"
+                                       "vllm serve m" +
+                                       spec + " --kv-cache-dtype fp8 --attention-backend FLEX_ATTENTION &\n");
   auto r = run_specprobe("check --gpu H100 --probes off --unknown-ok --format json --model " +
                          shell_quote(kExampleCheckpoints + "/llama-3.1-8b") + " " + shell_quote(f));
   const json j = json_of(r);
@@ -187,8 +202,9 @@ TEST_CASE("issue 35: servers of one file that differ only in place share one mat
   CHECK(c["matrix"]["working_k"].empty());
 }
 
-TEST_CASE("issue 35: a well-formed file that starts no server is a report with verdict unknown (exit 4) in every format",
-          "[e2e][issue35]") {
+TEST_CASE(
+    "deploy forms: a well-formed file that starts no server is a report with verdict unknown (exit 4) in every format",
+    "[e2e][deploy_forms]") {
   const std::string d = temp_dir();
   const std::string compose = write_file(d, "compose.yaml",
                                          "services:\n  web:\n    image: nginx:1.25\n"
