@@ -455,9 +455,15 @@ void derive_memory(Json& f) {
     b["engine_version_note"] = "the engine version is unknown: the newest release's accounting is assumed";
 
   // The max_model_len the engine will serve.
+  // --max-model-len auto (-1) fits the length to the KV cache (vLLM 0.14+): no one-request check;
+  // one left to a variable is unknown.
   std::optional<int64_t> max_len = fact_int(f, "serve.max_model_len");
-  if (!max_len) max_len = fact_int(f, "model.max_position_embeddings");
+  const Json* given_len = find_fact(f, "serve.max_model_len");
+  const bool len_auto = given_len && given_len->is_string();
+  const bool len_unknown = given_len && given_len->is_null();
+  if (!max_len && !len_auto && !len_unknown) max_len = fact_int(f, "model.max_position_embeddings");
   m["max_model_len"] = max_len ? Json(*max_len) : Json(nullptr);
+  if (len_auto) b["max_model_len"] = "auto: vLLM fits it to the KV cache";
 
   Json& tx = m["text"];
   tx = Json::object();
