@@ -10,7 +10,7 @@
 #include "pipeline/stages.hpp"
 #include "pipeline/verdict.hpp"
 #include "rules/advisory.hpp"
-#include "rules/engine.hpp"
+#include "rules/evaluate.hpp"
 
 namespace specprobe {
 

@@ -4,7 +4,7 @@
 
 #include "gpu/gpu_info.hpp"
 #include "report/printers.hpp"
-#include "rules/engine.hpp"
+#include "rules/evaluate.hpp"
 
 namespace specprobe {
 namespace {

@@ -12,7 +12,7 @@
 #include "common/yaml_json.hpp"
 #include "facts/registry.hpp"
 #include "rules/affected.hpp"
-#include "rules/engine.hpp"
+#include "rules/evaluate.hpp"
 #include "rules/ids.hpp"
 #include "rules/jsonlogic.hpp"
 

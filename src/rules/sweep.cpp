@@ -7,7 +7,7 @@
 #include "facts/derive.hpp"
 #include "facts/engine_cells.hpp"
 #include "rules/advisory.hpp"
-#include "rules/engine.hpp"
+#include "rules/evaluate.hpp"
 #include "rules/jsonlogic.hpp"
 #include "rules/plan_path.hpp"
 
@@ -157,7 +157,7 @@ MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*
   // An error that bites every time fails the cell; a conditional one puts it at risk.
   const bool fallback_gpu = fact_bool(facts, "gpu.fallback").value_or(false);
   auto error_finding = [&](const std::string& id, Certainty c, bool reads_gpu) {
-    // On an assumed GPU, a GPU-dependent error is as sure as the assumption (engine.hpp).
+    // On an assumed GPU, a GPU-dependent error is as sure as the assumption (evaluate.hpp).
     if (fallback_gpu && reads_gpu) c = Certainty::conditional;
     if (c == Certainty::deterministic) {
       fails = true;

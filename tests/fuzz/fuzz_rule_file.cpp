@@ -6,7 +6,7 @@
 #include <string>
 
 #include "fuzz_common.hpp"
-#include "rules/engine.hpp"
+#include "rules/evaluate.hpp"
 #include "rules/rule.hpp"
 
 SPECPROBE_FUZZ_ENTRY(fuzz_rule_file_one) {

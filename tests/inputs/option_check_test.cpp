@@ -11,7 +11,7 @@
 #include "inputs/option_check.hpp"
 #include "inputs/option_tables.hpp"
 #include "inputs/serving.hpp"
-#include "rules/engine.hpp"
+#include "rules/evaluate.hpp"
 
 using namespace specprobe;
 namespace fs = std::filesystem;

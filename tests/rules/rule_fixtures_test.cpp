@@ -17,7 +17,7 @@
 #include "common/embedded.hpp"
 #include "common/yaml_json.hpp"
 #include "facts/derive.hpp"
-#include "rules/engine.hpp"
+#include "rules/evaluate.hpp"
 
 namespace fs = std::filesystem;
 using namespace specprobe;

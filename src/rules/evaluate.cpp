@@ -1,5 +1,5 @@
-// Rule evaluation (see engine.hpp).
-#include "rules/engine.hpp"
+// Rule evaluation (see evaluate.hpp).
+#include "rules/evaluate.hpp"
 
 #include <set>
 
