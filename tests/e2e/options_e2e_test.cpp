@@ -184,3 +184,24 @@ TEST_CASE("e2e: issue 35 item 7: a metadata-only checkpoint - a repo id found in
     CHECK(r.out.find("pass --model") != std::string::npos);
   }
 }
+
+TEST_CASE("e2e: issue 52: the memory options' malformed values are input errors naming the option", "[e2e][options][memory]") {
+  for (const auto& [plan, want] : std::vector<std::pair<std::string, std::string>>{
+           {"-- vllm serve m --kv-cache-memory-bytes lots",
+            "<command line>:1:14: error: kv-cache-memory-bytes must be an integer, got 'lots'"},
+           {"-- vllm serve m --cpu-offload-gb many", "error: cpu-offload-gb must be a number, got 'many'"},
+           {"-- python3 -m sglang.launch_server --model-path m --max-total-tokens x",
+            "error: max-total-tokens must be an integer, got 'x'"},
+           {"-- python3 -m sglang.launch_server --model-path m --cpu-offload-gb many",
+            "error: cpu-offload-gb must be a number, got 'many'"}}) {
+    auto r = run_specprobe(kCheckNoProbes + plan);
+    INFO(plan << "\n" << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(one_line(r.err).find(want) != std::string::npos);
+  }
+  // A well-formed size is read (human units as vLLM takes them), and a plan without a model says
+  // why memory is not modelled.
+  expect(kCheckNoProbes + "-- vllm serve m --kv-cache-memory-bytes 8G", 4,  // no model: unknown
+         {"memory: not modelled: the checkpoint's shapes are unknown"});
+  CHECK(run_specprobe("check a.yaml b.yaml -j 999").exit_code == 2);
+}
