@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <list>
 #include <set>
 #include <sstream>
 
 #include "common/embedded.hpp"
+#include "common/parallel.hpp"
 #include "common/version.hpp"
 #include "common/yaml_json.hpp"
 #include "facts/registry.hpp"
@@ -64,6 +66,7 @@ Rule make_trigger_rule(const Advisory& a) {
                                     : fmt::format("not a {} plan{}", a.engine, a.gpu.empty() ? "" : " on an affected GPU");
   r.requires_facts = a.requires_facts;
   r.condition = a.trigger;
+  compile_rule(r);
   return r;
 }
 
@@ -231,7 +234,8 @@ Expected<Advisory> parse_advisory_json(const Json& d, const std::string& file, b
 }
 
 Expected<std::vector<Advisory>> load_advisories(const std::string& dir) {
-  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<std::pair<std::string, std::string_view>> files;  // path, text
+  std::list<std::string> texts;                                // the texts read from DIR
   auto wanted = [](const std::string& p) {
     const std::string base = fs::path(p).filename().string();
     return base.rfind("SPA-", 0) == 0 && p.ends_with(".yaml") && !p.ends_with(".test.yaml");
@@ -239,7 +243,7 @@ Expected<std::vector<Advisory>> load_advisories(const std::string& dir) {
   if (dir.empty()) {
     for (const auto& f : embedded_files()) {
       const std::string p(f.path);
-      if (p.rfind("advisories/", 0) == 0 && wanted(p)) files.emplace_back(p, std::string(f.content));
+      if (p.rfind("advisories/", 0) == 0 && wanted(p)) files.emplace_back(p, f.content);
     }
   } else {
     std::error_code ec;
@@ -251,16 +255,29 @@ Expected<std::vector<Advisory>> load_advisories(const std::string& dir) {
       std::stringstream ss;
       ss << in.rdbuf();
       if (ss.str().size() > (1u << 20)) return input_error("advisory file is larger than 1 MiB", {p});
-      files.emplace_back(p, ss.str());
+      texts.push_back(ss.str());
+      files.emplace_back(p, texts.back());
     }
     if (ec) return input_error(fmt::format("--advisories-dir: cannot read the directory: {}", ec.message()), {dir});
   }
   std::sort(files.begin(), files.end());
+  // Parsed on the machine's cores (start-up, issue 49); checked in file order, so the first bad
+  // file is the one named.
+  std::vector<std::optional<Expected<Advisory>>> parsed(files.size());
+  parallel_for(files.size(), [&](size_t i) {
+    const auto& [path, text] = files[i];
+    try {
+      std::optional<Json> compiled = dir.empty() ? embedded_document(path) : std::nullopt;
+      parsed[i] = compiled ? parse_advisory_json(*compiled, path, true) : parse_advisory(text, path);
+    } catch (const std::exception& e) {
+      parsed[i] = Expected<Advisory>(internal_error(fmt::format("{}: loading the advisory failed: {}", path, e.what())));
+    }
+  });
   std::vector<Advisory> out;
   std::set<std::string> ids;
-  for (const auto& [path, text] : files) {
-    std::optional<Json> compiled = dir.empty() ? embedded_document(path) : std::nullopt;
-    auto a = compiled ? parse_advisory_json(*compiled, path, true) : parse_advisory(text, path);
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& path = files[i].first;
+    auto& a = *parsed[i];
     if (!a) return a.error();
     if (fs::path(path).stem().string() != a->id) return input_error(fmt::format("file name must be {}.yaml", a->id), {path});
     if (!ids.insert(a->id).second) return input_error(fmt::format("duplicate advisory id {}", a->id), {path});

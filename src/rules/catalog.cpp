@@ -6,9 +6,6 @@
 #include <cctype>
 
 namespace specprobe {
-namespace {
-
-}  // namespace
 
 const Rule* Catalog::find(std::string_view id) const {
   const std::string u = ascii_upper(id);
@@ -31,7 +28,9 @@ std::string Catalog::closest_id(std::string_view id) const {
   return closest_match(id, ids);
 }
 
-Expected<std::shared_ptr<const Catalog>> load_catalog(const CatalogSource& source) {
+namespace {
+
+Expected<std::shared_ptr<const Catalog>> read_catalog(const CatalogSource& source) {
   auto rules = load_rules(source.rules_dir);
   if (!rules) {
     Error e = rules.error();
@@ -53,6 +52,17 @@ Expected<std::shared_ptr<const Catalog>> load_catalog(const CatalogSource& sourc
       if (source.published_before.empty() || a.published < source.published_before) c->advisories.push_back(std::move(a));
   }
   return std::shared_ptr<const Catalog>(std::move(c));
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<const Catalog>> load_catalog(const CatalogSource& source) {
+  if (!source.rules_dir.empty() || !source.advisories_dir.empty() || !source.published_before.empty())
+    return read_catalog(source);
+  // The built-in catalog is read once per process and kept to its end (never destroyed: freeing a
+  // few thousand nodes at exit is time a check does not need to spend).
+  static const auto* const built_in = new Expected<std::shared_ptr<const Catalog>>(read_catalog(source));
+  return *built_in;
 }
 
 }  // namespace specprobe

@@ -1,6 +1,7 @@
 // Rule evaluation (see evaluate.hpp).
 #include "rules/evaluate.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "rules/jsonlogic.hpp"
@@ -27,6 +28,34 @@ bool eval_truthy(const Json& logic, const Json& facts, std::string* error) {
     return false;
   }
   return jsonlogic::truthy(*r);
+}
+
+// RULE's applicability and condition on FACTS: compiled when the rule is, else interpreted.
+bool applies_to(const Rule& rule, const Json& facts, std::string* error) {
+  return rule.compiled ? rule.compiled->applies.test(facts, error) : eval_truthy(rule.applies, facts, error);
+}
+bool fires_on(const Rule& rule, const Json& facts, std::string* error) {
+  return rule.compiled ? rule.compiled->condition.test(facts, error) : eval_truthy(rule.condition, facts, error);
+}
+
+// Every fact the applicability and the condition read, in first-seen order.
+std::vector<std::string> evidence_facts(const Rule& rule) {
+  std::vector<std::string> out;
+  for (const Json* logic : {&rule.applies, &rule.condition})
+    for (auto& name : jsonlogic::referenced_vars(*logic))
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+  return out;
+}
+
+bool reads_gpu_model(const std::vector<std::string>& names) {
+  // The GPU's model and architecture; not the vendor (a rule that only leaves AMD out holds on
+  // every NVIDIA GPU) nor how the GPU was found.
+  static const std::set<std::string, std::less<>> kNotTheModel = {
+      "gpu.vendor",   "gpu.count",         "gpu.source",         "gpu.fallback",
+      "gpu.declared", "gpu.declared_from", "gpu.fallback_reason"};
+  for (const auto& name : names)
+    if (name.rfind("gpu.", 0) == 0 && !kNotTheModel.count(name)) return true;
+  return false;
 }
 
 }  // namespace
@@ -142,16 +171,17 @@ std::string other_vendor(const Rule& rule, const Json& facts) {
 
 }  // namespace
 
+void compile_rule(Rule& rule) {
+  auto c = std::make_shared<Rule::Compiled>();
+  c->applies = jsonlogic::Program(rule.applies);
+  c->condition = jsonlogic::Program(rule.condition);
+  c->evidence_facts = evidence_facts(rule);
+  c->reads_gpu = reads_gpu_model(c->evidence_facts);
+  rule.compiled = std::move(c);
+}
+
 bool reads_gpu_facts(const Rule& rule) {
-  // The GPU's model and architecture; not the vendor (a rule that only leaves AMD out holds on
-  // every NVIDIA GPU) nor how the GPU was found.
-  static const std::set<std::string, std::less<>> kNotTheModel = {
-      "gpu.vendor",   "gpu.count",         "gpu.source",         "gpu.fallback",
-      "gpu.declared", "gpu.declared_from", "gpu.fallback_reason"};
-  for (const Json* logic : {&rule.applies, &rule.condition})
-    for (const auto& name : jsonlogic::referenced_vars(*logic))
-      if (name.rfind("gpu.", 0) == 0 && !kNotTheModel.count(name)) return true;
-  return false;
+  return rule.compiled ? rule.compiled->reads_gpu : reads_gpu_model(evidence_facts(rule));
 }
 
 std::string fallback_gpu_condition(const Json& facts, bool reads_gpu) {
@@ -164,9 +194,9 @@ ResultStatus rule_status(const Rule& rule, const Json& facts, Severity* severity
   if (severity) *severity = rule.severity;
   if (!other_vendor(rule, facts).empty()) return ResultStatus::skip;
   std::string err;
-  if (!eval_truthy(rule.applies, facts, &err)) return err.empty() ? ResultStatus::skip : ResultStatus::error;
+  if (!applies_to(rule, facts, &err)) return err.empty() ? ResultStatus::skip : ResultStatus::error;
   if (missing_required(rule, facts, nullptr)) return ResultStatus::error;
-  const bool fires = eval_truthy(rule.condition, facts, &err);
+  const bool fires = fires_on(rule, facts, &err);
   if (!err.empty()) return ResultStatus::error;
   if (fires && !rule.affected.empty()) {
     const VersionVerdict::Kind k = place_versions(rule.affected, facts).kind;
@@ -191,11 +221,9 @@ RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std
   r.location_fact = rule.location;
 
   // Evidence: every fact the rule reads, with its value.
-  for (const auto* logic : {&rule.applies, &rule.condition}) {
-    for (const auto& name : jsonlogic::referenced_vars(*logic)) {
-      const Json* v = find_fact(facts, name);
-      r.evidence[name] = v ? *v : Json(nullptr);
-    }
+  for (const auto& name : rule.compiled ? rule.compiled->evidence_facts : evidence_facts(rule)) {
+    const Json* v = find_fact(facts, name);
+    r.evidence[name] = v ? *v : Json(nullptr);
   }
 
   if (auto why = other_vendor(rule, facts); !why.empty()) {
@@ -204,7 +232,7 @@ RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std
     return r;
   }
   std::string err;
-  if (!eval_truthy(rule.applies, facts, &err)) {
+  if (!applies_to(rule, facts, &err)) {
     r.status = err.empty() ? ResultStatus::skip : ResultStatus::error;
     r.message = err.empty() ? rule.skip_reason : "could not evaluate applicability: " + err;
     return r;
@@ -219,7 +247,7 @@ RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std
     r.known_by = "unknown";
     return r;
   }
-  const bool fires = eval_truthy(rule.condition, facts, &err);
+  const bool fires = fires_on(rule, facts, &err);
   if (!err.empty()) {
     r.status = ResultStatus::error;
     r.message = "could not evaluate condition: " + err;

@@ -10,6 +10,9 @@
 
 namespace specprobe {
 
+// Compiles RULE's applies and condition into RULE.compiled (rules/rule.hpp).
+void compile_rule(Rule& rule);
+
 // Whether RULE's applicability or condition reads a fact of the GPU's model or architecture
 // (gpu.arch_family, gpu.sm, gpu.name, ...; not gpu.vendor): its answer depends on which GPU it is.
 bool reads_gpu_facts(const Rule& rule);

@@ -4,6 +4,7 @@
 // hot path carries no Expected<> per node.
 #include "rules/jsonlogic.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -17,7 +18,8 @@
 #include "common/version.hpp"
 
 namespace specprobe::jsonlogic {
-namespace {
+// Internal to this file; a named namespace because Program::Compiled holds a compiled tree.
+namespace detail {
 
 using json = nlohmann::json;
 
@@ -103,7 +105,7 @@ bool is_scoped(Op op) {
          op == Op::reduce;
 }
 
-// The argument list of an operation: {"op": [a, b]} or the unary shorthand {"op": a}.
+// The argument list of an operation as written: {"op": [a, b]} or the unary shorthand {"op": a}.
 struct Args {
   const json* raw = nullptr;
   bool single = false;
@@ -451,6 +453,93 @@ std::optional<std::size_t> array_index(std::string_view s) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Compilation: the logic as a tree whose operators are resolved and whose literal "var" paths are
+// split once, so that a rule evaluated in every cell of the sweep pays neither again (issue 49).
+// The tree mirrors the JSON node for node (same depths, same evaluation order), so a compiled
+// evaluation is the interpretation of the same logic, step for step.
+
+// One step of a literal "var" path ("a.b.0" -> "a", "b", "0").
+struct Segment {
+  std::string_view name;
+  std::optional<std::size_t> index;  // array_index(name)
+};
+
+struct Node {
+  enum class Kind : std::uint8_t { literal, array, op, unknown_op, too_deep };
+  // How a "var" names what it reads: a literal path split at compile time, the whole document
+  // (null or ""), or a value computed when evaluated.
+  enum class VarName : std::uint8_t { dynamic, whole, path };
+  Kind kind = Kind::literal;
+  VarName var = VarName::dynamic;
+  const json* value = nullptr;   // literal (an array of scalars included): the value itself
+  const OpInfo* info = nullptr;  // op
+  std::string_view key;          // unknown_op: the operator as written
+  std::vector<Node> args;        // op: its arguments ({"op": a} is one); array: its elements
+  std::vector<Segment> path;     // var with VarName::path
+};
+using NodeArgs = std::vector<Node>;
+
+std::vector<Segment> split_path(std::string_view path) {
+  std::vector<Segment> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    const std::string_view seg =
+        path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    out.push_back({seg, array_index(seg)});
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return out;
+}
+
+// LOGIC (which must outlive the tree) compiled; nodes past MAX_DEPTH are not compiled: evaluation
+// fails on reaching that depth, as it does interpreting.
+Node compile_node(const json& logic, int depth, int max_depth) {
+  Node n;
+  if (depth > max_depth) {
+    n.kind = Node::Kind::too_deep;
+    return n;
+  }
+  n.value = &logic;
+  if (logic.is_array()) {
+    // An array of scalars holds no logic: evaluation borrows it instead of rebuilding it.
+    const bool scalars = std::none_of(logic.begin(), logic.end(), [](const json& e) { return e.is_structured(); });
+    if (scalars) return n;
+    n.kind = Node::Kind::array;
+    n.args.reserve(logic.size());
+    for (const json& e : logic) n.args.push_back(compile_node(e, depth + 1, max_depth));
+    return n;
+  }
+  if (!logic.is_object() || logic.size() != 1) return n;
+  const auto it = logic.begin();
+  n.info = find_op(it.key());
+  if (n.info == nullptr) {
+    n.kind = Node::Kind::unknown_op;
+    n.key = it.key();
+    return n;
+  }
+  n.kind = Node::Kind::op;
+  const json& raw = it.value();
+  if (raw.is_array()) {
+    n.args.reserve(raw.size());
+    for (const json& e : raw) n.args.push_back(compile_node(e, depth + 1, max_depth));
+  } else {
+    n.args.push_back(compile_node(raw, depth + 1, max_depth));
+  }
+  if (n.info->op == Op::var && !n.args.empty() && n.args[0].kind == Node::Kind::literal) {
+    const json& name = *n.args[0].value;
+    if (name.is_null() || (name.is_string() && name.get_ref<const std::string&>().empty())) {
+      n.var = Node::VarName::whole;
+    } else if (name.is_string()) {
+      n.var = Node::VarName::path;
+      n.path = split_path(name.get_ref<const std::string&>());
+    }
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Evaluation
 
 // A value that is either borrowed (from the logic, the data, or a value a caller keeps alive)
@@ -485,7 +574,7 @@ class Evaluator {
  public:
   explicit Evaluator(const Limits& limits) : limits_(limits) {}
 
-  Val eval(const json& logic, const Scope& scope, int depth);
+  Val eval(const Node& node, const Scope& scope, int depth);
   std::optional<Error>& error() { return error_; }
 
  private:
@@ -493,10 +582,10 @@ class Evaluator {
     if (!error_) error_ = input_error(std::move(message));
     return Val();
   }
-  Val arg(const Args& args, std::size_t i, const Scope& scope, int depth) {
+  Val arg(const NodeArgs& args, std::size_t i, const Scope& scope, int depth) {
     return i < args.size() ? eval(args[i], scope, depth) : Val();
   }
-  std::vector<Val> all_args(const Args& args, const Scope& scope, int depth) {
+  std::vector<Val> all_args(const NodeArgs& args, const Scope& scope, int depth) {
     std::vector<Val> out;
     out.reserve(args.size());
     for (std::size_t i = 0; i < args.size() && !error_; ++i) out.push_back(eval(args[i], scope, depth));
@@ -515,13 +604,14 @@ class Evaluator {
   }
 
   Val lookup(const json& name, const Scope& scope, Val fallback);
+  Val walk(const std::vector<Segment>& path, const Scope& scope, Val fallback);
   Val whole(const Scope& scope);
   json missing_keys(const json* list, const std::vector<Val>* args, const Scope& scope);
-  Val compare_op(Op op, const Args& args, const Scope& scope, int depth);
-  Val arithmetic(Op op, const Args& args, const Scope& scope, int depth);
-  Val scoped(Op op, const Args& args, const Scope& scope, int depth);
-  Val version_op(Op op, std::string_view name, const Args& args, const Scope& scope, int depth);
-  Val substr(const Args& args, const Scope& scope, int depth);
+  Val compare_op(Op op, const NodeArgs& args, const Scope& scope, int depth);
+  Val arithmetic(Op op, const NodeArgs& args, const Scope& scope, int depth);
+  Val scoped(Op op, const NodeArgs& args, const Scope& scope, int depth);
+  Val version_op(Op op, std::string_view name, const NodeArgs& args, const Scope& scope, int depth);
+  Val substr(const NodeArgs& args, const Scope& scope, int depth);
 
   const Limits& limits_;
   std::size_t steps_ = 0;
@@ -540,29 +630,22 @@ Val Evaluator::whole(const Scope& scope) {
 // the end is returned as null.
 Val Evaluator::lookup(const json& name, const Scope& scope, Val fallback) {
   if (name.is_null() || (name.is_string() && name.get_ref<const std::string&>().empty())) return whole(scope);
-  std::string storage;
-  std::string_view path;
-  if (name.is_string()) {
-    path = name.get_ref<const std::string&>();
-  } else {
-    DepthGuard g;
-    storage = js_string(name, g);
-    if (!check_guard(g)) return Val();
-    path = storage;
-  }
+  if (name.is_string()) return walk(split_path(name.get_ref<const std::string&>()), scope, std::move(fallback));
+  DepthGuard g;
+  const std::string storage = js_string(name, g);
+  if (!check_guard(g)) return Val();
+  return walk(split_path(storage), scope, std::move(fallback));
+}
 
+Val Evaluator::walk(const std::vector<Segment>& path, const Scope& scope, Val fallback) {
   const json* cur = scope.data;
   json temp;  // holds a computed step ("length", a character of a string)
-  std::size_t start = 0;
   bool first = true;
-  while (true) {
-    std::size_t dot = path.find('.', start);
-    const std::string_view seg = path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-
+  for (const Segment& seg : path) {
     if (first && scope.reduce) {
-      if (seg == "current") {
+      if (seg.name == "current") {
         cur = scope.current;
-      } else if (seg == "accumulator") {
+      } else if (seg.name == "accumulator") {
         cur = scope.accumulator;
       } else {
         return fallback;
@@ -570,22 +653,21 @@ Val Evaluator::lookup(const json& name, const Scope& scope, Val fallback) {
     } else if (cur == nullptr || cur->is_null()) {
       return fallback;
     } else if (cur->is_object()) {
-      auto it = cur->find(seg);
+      auto it = cur->find(seg.name);
       if (it == cur->end()) return fallback;
       cur = &*it;
     } else if (cur->is_array() || cur->is_string()) {
       const std::size_t size = cur->is_array() ? cur->size() : cur->get_ref<const std::string&>().size();
-      if (seg == "length") {
+      if (seg.name == "length") {
         json next(static_cast<std::int64_t>(size));
         temp = std::move(next);
         cur = &temp;
       } else {
-        std::optional<std::size_t> index = array_index(seg);
-        if (!index || *index >= size) return fallback;
+        if (!seg.index || *seg.index >= size) return fallback;
         if (cur->is_array()) {
-          cur = &(*cur)[*index];
+          cur = &(*cur)[*seg.index];
         } else {
-          json next(std::string(1, cur->get_ref<const std::string&>()[*index]));
+          json next(std::string(1, cur->get_ref<const std::string&>()[*seg.index]));
           temp = std::move(next);
           cur = &temp;
         }
@@ -594,8 +676,6 @@ Val Evaluator::lookup(const json& name, const Scope& scope, Val fallback) {
       return fallback;  // numbers and booleans have no properties a rule can read
     }
     first = false;
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
   }
   if (cur == &temp) return Val(std::move(temp));
   return cur != nullptr ? Val::ref(*cur) : fallback;
@@ -617,7 +697,7 @@ json Evaluator::missing_keys(const json* list, const std::vector<Val>* args, con
   return out;
 }
 
-Val Evaluator::compare_op(Op op, const Args& args, const Scope& scope, int depth) {
+Val Evaluator::compare_op(Op op, const NodeArgs& args, const Scope& scope, int depth) {
   // json-logic-js evaluates every argument before comparing, the third of "<"/"<=" included.
   Val a = arg(args, 0, scope, depth);
   Val b = arg(args, 1, scope, depth);
@@ -662,7 +742,7 @@ Val Evaluator::compare_op(Op op, const Args& args, const Scope& scope, int depth
   return Val(json(result));
 }
 
-Val Evaluator::arithmetic(Op op, const Args& args, const Scope& scope, int depth) {
+Val Evaluator::arithmetic(Op op, const NodeArgs& args, const Scope& scope, int depth) {
   DepthGuard g;
   double result = 0;
   switch (op) {
@@ -724,7 +804,7 @@ Val Evaluator::arithmetic(Op op, const Args& args, const Scope& scope, int depth
 
 // String#substr with json-logic-js's extension: a negative length drops that many characters
 // from the end.
-Val Evaluator::substr(const Args& args, const Scope& scope, int depth) {
+Val Evaluator::substr(const NodeArgs& args, const Scope& scope, int depth) {
   Val source = arg(args, 0, scope, depth);
   Val start_v = arg(args, 1, scope, depth);
   Val len_v = arg(args, 2, scope, depth);
@@ -746,11 +826,12 @@ Val Evaluator::substr(const Args& args, const Scope& scope, int depth) {
 
 // all / some / none / map / filter / reduce: the second argument runs once per item of the
 // first, with "var" reading the item (or {current, accumulator} for reduce).
-Val Evaluator::scoped(Op op, const Args& args, const Scope& scope, int depth) {
+Val Evaluator::scoped(Op op, const NodeArgs& args, const Scope& scope, int depth) {
   Val source = arg(args, 0, scope, depth);
   if (error_) return Val();
   static const json kNull;
-  const json& body = args.size() > 1 ? args[1] : kNull;
+  static const Node kNullNode = compile_node(kNull, 0, 0);
+  const Node& body = args.size() > 1 ? args[1] : kNullNode;
   const json& items = source.get();
 
   if (op == Op::reduce) {
@@ -873,7 +954,7 @@ const Version* version_of(const json& v, std::optional<Version>& scratch) {
   return parsed != nullptr && parsed->has_value() ? &**parsed : nullptr;
 }
 
-Val Evaluator::version_op(Op op, std::string_view name, const Args& args, const Scope& scope, int depth) {
+Val Evaluator::version_op(Op op, std::string_view name, const NodeArgs& args, const Scope& scope, int depth) {
   std::optional<Version> scratch_a;
   std::optional<Version> scratch_b;
   Val a = arg(args, 0, scope, depth);
@@ -922,7 +1003,7 @@ Val Evaluator::version_op(Op op, std::string_view name, const Args& args, const 
   return Val(json(result));
 }
 
-Val Evaluator::eval(const json& logic, const Scope& scope, int depth) {
+Val Evaluator::eval(const Node& node, const Scope& scope, int depth) {
   if (error_) return Val();
   if (depth > limits_.max_depth) {
     return fail(fmt::format("json logic nested deeper than {} levels", limits_.max_depth));
@@ -930,31 +1011,28 @@ Val Evaluator::eval(const json& logic, const Scope& scope, int depth) {
   if (++steps_ > limits_.max_steps) {
     return fail(fmt::format("json logic evaluation exceeded {} steps", limits_.max_steps));
   }
-  if (logic.is_array()) {
-    // An array of scalars holds no logic: borrow it instead of rebuilding it.
-    bool scalars = true;
-    for (const json& e : logic) {
-      if (e.is_structured()) {
-        scalars = false;
-        break;
+  switch (node.kind) {
+    case Node::Kind::literal:
+      return Val::ref(*node.value);
+    case Node::Kind::array: {
+      json out = json::array();
+      out.get_ref<json::array_t&>().reserve(node.args.size());
+      for (const Node& e : node.args) {
+        Val v = eval(e, scope, depth + 1);
+        if (error_) return Val();
+        out.push_back(std::move(v).take());
       }
+      return Val(std::move(out));
     }
-    if (scalars) return Val::ref(logic);
-    json out = json::array();
-    out.get_ref<json::array_t&>().reserve(logic.size());
-    for (const json& e : logic) {
-      Val v = eval(e, scope, depth + 1);
-      if (error_) return Val();
-      out.push_back(std::move(v).take());
-    }
-    return Val(std::move(out));
+    case Node::Kind::unknown_op:
+      return fail(fmt::format("unknown json logic operator '{}'", node.key));
+    case Node::Kind::too_deep:  // not reached: the depth check above fails first
+      return fail(fmt::format("json logic nested deeper than {} levels", limits_.max_depth));
+    case Node::Kind::op:
+      break;
   }
-  if (!logic.is_object() || logic.size() != 1) return Val::ref(logic);
-
-  const auto it = logic.begin();
-  const OpInfo* info = find_op(it.key());
-  if (info == nullptr) return fail(fmt::format("unknown json logic operator '{}'", it.key()));
-  const Args args(it.value());
+  const OpInfo* info = node.info;
+  const NodeArgs& args = node.args;
   const int next = depth + 1;
 
   switch (info->op) {
@@ -962,6 +1040,8 @@ Val Evaluator::eval(const json& logic, const Scope& scope, int depth) {
       Val name = arg(args, 0, scope, next);
       Val fallback = arg(args, 1, scope, next);
       if (error_) return Val();
+      if (node.var == Node::VarName::path) return walk(node.path, scope, std::move(fallback));
+      if (node.var == Node::VarName::whole) return whole(scope);
       return lookup(name.get(), scope, std::move(fallback));
     }
     case Op::missing: {
@@ -1096,7 +1176,7 @@ Val Evaluator::eval(const json& logic, const Scope& scope, int depth) {
     case Op::ver_known:
       return version_op(info->op, info->name, args, scope, next);
   }
-  return fail(fmt::format("json logic operator '{}' is not implemented", it.key()));
+  return fail(fmt::format("json logic operator '{}' is not implemented", info->name));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1238,7 +1318,9 @@ void collect_vars(const json& logic, std::vector<std::string>& out, int depth) {
   for (std::size_t i = 0; i < args.size(); ++i) collect_vars(args[i], out, depth + 1);
 }
 
-}  // namespace
+}  // namespace detail
+
+using namespace detail;
 
 bool truthy(const json& value) {
   switch (value.type()) {
@@ -1275,19 +1357,77 @@ bool strict_equals(const json& a, const json& b) {
   return eq && !g.overflow;
 }
 
+namespace {
+
+// Evaluates ROOT (compiled from logic that is alive) on DATA.
+Expected<json> run(const Node& root, const json& data, const Limits& limits) {
+  ParseCache::get().trim();
+  Evaluator ev(limits);
+  Scope scope;
+  scope.data = &data;
+  Val result = ev.eval(root, scope, 0);
+  if (ev.error()) return std::move(*ev.error());
+  return std::move(result).take();
+}
+
+}  // namespace
+
 Expected<json> evaluate(const json& logic, const json& data, const Limits& limits) {
   try {
-    ParseCache::get().trim();
-    Evaluator ev(limits);
-    Scope scope;
-    scope.data = &data;
-    Val result = ev.eval(logic, scope, 0);
-    if (ev.error()) return std::move(*ev.error());
-    return std::move(result).take();
+    return run(compile_node(logic, 0, limits.max_depth), data, limits);
   } catch (const std::exception& e) {
     return internal_error(fmt::format("json logic evaluation failed: {}", e.what()));
   }
 }
+
+// The program's own copy of the logic, the tree compiled from that copy (pointing into it: a
+// Compiled is built in place and never moved), and the facts it reads.
+struct Program::Compiled {
+  Compiled(const json& l, const Limits& lim) : logic(l), limits(lim) {
+    root = compile_node(logic, 0, limits.max_depth);
+    vars = referenced_vars(logic);
+  }
+  Compiled(const Compiled&) = delete;
+  Compiled& operator=(const Compiled&) = delete;
+  json logic;
+  Limits limits;
+  Node root;
+  std::vector<std::string> vars;
+};
+
+Program::Program() : Program(json()) {}
+
+Program::Program(const json& logic, const Limits& limits) : compiled_(std::make_shared<const Compiled>(logic, limits)) {}
+
+Expected<json> Program::evaluate(const json& data) const {
+  try {
+    return run(compiled_->root, data, compiled_->limits);
+  } catch (const std::exception& e) {
+    return internal_error(fmt::format("json logic evaluation failed: {}", e.what()));
+  }
+}
+
+bool Program::test(const json& data, std::string* error) const {
+  try {
+    ParseCache::get().trim();
+    Evaluator ev(compiled_->limits);
+    Scope scope;
+    scope.data = &data;
+    Val result = ev.eval(compiled_->root, scope, 0);
+    if (ev.error()) {
+      if (error) *error = ev.error()->message;
+      return false;
+    }
+    return truthy(result.get());
+  } catch (const std::exception& e) {
+    if (error) *error = fmt::format("json logic evaluation failed: {}", e.what());
+    return false;
+  }
+}
+
+const json& Program::logic() const { return compiled_->logic; }
+
+const std::vector<std::string>& Program::vars() const { return compiled_->vars; }
 
 Status validate(const json& logic, const Limits& limits) {
   try {

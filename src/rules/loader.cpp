@@ -5,13 +5,16 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <list>
 #include <set>
 #include <sstream>
 
 #include "common/embedded.hpp"
+#include "common/parallel.hpp"
 #include "common/yaml_json.hpp"
 #include "facts/registry.hpp"
 #include "rules/catalog.hpp"
+#include "rules/evaluate.hpp"
 #include "rules/ids.hpp"
 #include "rules/jsonlogic.hpp"
 #include "rules/rule.hpp"
@@ -140,7 +143,7 @@ Status check_fact_names(const std::vector<std::string>& names, const FactRegistr
   return Ok{};
 }
 
-static Expected<Rule> rule_from_json(const Json& d, const std::string& file, bool checked_at_build) {
+static Expected<Rule> read_rule_fields(const Json& d, const std::string& file, bool checked_at_build) {
   if (!d.is_object()) return input_error("a rule file must be a mapping", {file, 1, 1});
   static const std::set<std::string> kKnownKeys = {
       "id", "slug", "title", "description", "severity", "stage", "category", "location", "applies",
@@ -242,6 +245,13 @@ static Expected<Rule> rule_from_json(const Json& d, const std::string& file, boo
   return r;
 }
 
+// The rule, compiled for evaluation (rules/rule.hpp).
+static Expected<Rule> rule_from_json(const Json& d, const std::string& file, bool checked_at_build) {
+  auto r = read_rule_fields(d, file, checked_at_build);
+  if (r) compile_rule(*r);
+  return r;
+}
+
 // A field of an unexpected type (description: 5) makes nlohmann's value()/get() throw: an input
 // error naming the file, not an internal error.
 Expected<Rule> parse_rule_json(const Json& doc, const std::string& file, bool checked_at_build) {
@@ -263,13 +273,14 @@ Expected<Rule> parse_rule(std::string_view text, const std::string& file) {
 }
 
 Expected<std::vector<Rule>> load_rules(const std::string& dir) {
-  std::vector<std::pair<std::string, std::string>> files;  // path, text
+  std::vector<std::pair<std::string, std::string_view>> files;  // path, text
+  std::list<std::string> texts;                                // the texts read from DIR
   if (dir.empty()) {
     for (const auto& f : embedded_files()) {
       const std::string p(f.path);
       if (p.rfind("rules/", 0) == 0 && p.ends_with(".yaml") && !p.ends_with(".test.yaml") &&
           p.rfind("rules/data/", 0) != 0)
-        files.emplace_back(p, std::string(f.content));
+        files.emplace_back(p, f.content);
     }
   } else {
     std::error_code ec;
@@ -300,7 +311,8 @@ Expected<std::vector<Rule>> load_rules(const std::string& dir) {
         }
         if (in.bad()) return input_error("--rules-dir: cannot read the rule file", {p});
         // Named from the rules directory itself ("rules/3xxx/SP3001-....yaml"), whatever the cwd.
-        files.emplace_back(fs::relative(fs::absolute(e.path()), fs::absolute(dir).parent_path()).string(), std::move(text));
+        texts.push_back(std::move(text));
+        files.emplace_back(fs::relative(fs::absolute(e.path()), fs::absolute(dir).parent_path()).string(), texts.back());
       }
       // Stepping fails when the entry is a directory that cannot be opened, or when the
       // directory being listed cannot be read further: name whichever it was.
@@ -311,12 +323,24 @@ Expected<std::vector<Rule>> load_rules(const std::string& dir) {
     }
   }
   std::sort(files.begin(), files.end());
+  // Parsed on the machine's cores (start-up, issue 49); checked in file order, so the first bad
+  // file is the one named.
+  std::vector<std::optional<Expected<Rule>>> parsed(files.size());
+  parallel_for(files.size(), [&](size_t i) {
+    const auto& [path, text] = files[i];
+    try {
+      // The built-in catalog comes compiled (common/embedded.hpp); a --rules-dir is YAML.
+      std::optional<Json> compiled = dir.empty() ? embedded_document(path) : std::nullopt;
+      parsed[i] = compiled ? parse_rule_json(*compiled, path, true) : parse_rule(text, path);
+    } catch (const std::exception& e) {
+      parsed[i] = Expected<Rule>(internal_error(fmt::format("{}: loading the rule failed: {}", path, e.what())));
+    }
+  });
   std::vector<Rule> rules;
   std::set<std::string> ids;
-  for (const auto& [path, text] : files) {
-    // The built-in catalog comes compiled (common/embedded.hpp); a --rules-dir is YAML.
-    std::optional<Json> compiled = dir.empty() ? embedded_document(path) : std::nullopt;
-    auto r = compiled ? parse_rule_json(*compiled, path, true) : parse_rule(text, path);
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& path = files[i].first;
+    auto& r = *parsed[i];
     if (!r) return r.error();
     const std::string base = fs::path(path).filename().string();
     if (base.rfind(r->id + "-", 0) != 0)

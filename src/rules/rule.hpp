@@ -1,6 +1,7 @@
 // A rule: one data file under rules/<band>/SPnnnn-slug.yaml, loaded into this struct.
 // Condition and parameters are JSON Logic over the facts document.
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "common/error.hpp"
 #include "common/json.hpp"
 #include "rules/affected.hpp"
+#include "rules/jsonlogic.hpp"
 
 namespace specprobe {
 
@@ -65,6 +67,17 @@ struct Rule {
   Json versions = Json::object();
   bool deprecated = false;
   std::string source_file;  // rules/3xxx/SP3001-....yaml
+
+  // `applies` and `condition` compiled, with what the evaluation reads of them on every call: the
+  // facts they name (a result's evidence) and whether they read the GPU's model. Set by
+  // compile_rule (rules/evaluate.hpp), which the loaders call; null for a rule built by hand, which
+  // is then interpreted. A rule whose applies or condition is edited afterwards is compiled again.
+  struct Compiled {
+    jsonlogic::Program applies, condition;
+    std::vector<std::string> evidence_facts;
+    bool reads_gpu = false;
+  };
+  std::shared_ptr<const Compiled> compiled;
 };
 
 // Loads every rule embedded in the binary (or, when dir is set, every rules/**/*.yaml under it).

@@ -242,8 +242,10 @@ std::vector<const Advisory*> sweep_advisories(const Catalog& catalog, const Json
   std::vector<const Advisory*> out;
   for (const auto& a : catalog.advisories) {
     if (a.rule) {
-      const auto applies = jsonlogic::evaluate(a.rule->applies, plan_facts);
-      if (applies && !jsonlogic::truthy(*applies)) continue;
+      const jsonlogic::Program applies =
+          a.rule->compiled ? a.rule->compiled->applies : jsonlogic::Program(a.rule->applies);
+      std::string error;
+      if (!applies.test(plan_facts, &error) && error.empty()) continue;
     }
     // Nor does a cell change the libraries' versions: an advisory the installed versions are
     // outside of passes in every cell, and one that reaches only releases older than the newest

@@ -2,6 +2,7 @@
 // operator, the JavaScript coercion corners and the specprobe "ver*" operators.
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -69,6 +70,14 @@ TEST_CASE("jsonlogic fixture cases", "[jsonlogic]") {
     REQUIRE(result.has_value());
     INFO("got " << result->dump() << ", want " << expected.dump());
     CHECK(same(*result, expected));
+    // Compiled once (the rules' path), with the logic it was compiled from gone: the same answer.
+    auto program = std::make_unique<specprobe::jsonlogic::Program>(json(logic));
+    auto compiled = program->evaluate(data);
+    REQUIRE(compiled.has_value());
+    CHECK(same(*compiled, expected));
+    std::string error;
+    CHECK(program->test(data, &error) == specprobe::jsonlogic::truthy(expected));
+    CHECK(error.empty());
     ++run;
   }
   CHECK(run >= 350);

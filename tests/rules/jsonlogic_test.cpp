@@ -290,3 +290,51 @@ TEST_CASE("jsonlogic 10k evaluations over one facts object give the same results
   }
   CHECK(same == 10000);
 }
+
+TEST_CASE("jsonlogic Program: compiled once, the same answers and errors as evaluate", "[jsonlogic]") {
+  const json facts = {{"spec", {{"k", 3}, {"method", "mtp"}}}, {"xs", {1, 2, 3}}};
+  SECTION("it keeps its own copy of the logic") {
+    json logic = {{"and", {{{"==", {{{"var", "spec.method"}}, "mtp"}}}, {{">", {{{"var", "spec.k"}}, 2}}}}}};
+    const jl::Program program(logic);
+    logic = nullptr;
+    CHECK(program.test(facts));
+    CHECK(program.evaluate(facts).value() == true);
+    CHECK(program.logic().is_object());
+  }
+  SECTION("the facts it reads, computed once") {
+    const jl::Program program(json{{"or", {{{"var", "spec.k"}}, {{"missing", {"a.b", "spec.k"}}}}}});
+    CHECK(program.vars() == std::vector<std::string>{"spec.k", "a.b"});
+  }
+  SECTION("var paths: nested, array index, length, fallback, whole document, computed") {
+    CHECK(jl::Program(json{{"var", "xs.1"}}).evaluate(facts).value() == 2);
+    CHECK(jl::Program(json{{"var", "xs.length"}}).evaluate(facts).value() == 3);
+    CHECK(jl::Program(json{{"var", {"spec.nope", 7}}}).evaluate(facts).value() == 7);
+    CHECK(jl::Program(json{{"var", ""}}).evaluate(facts).value() == facts);
+    CHECK(jl::Program(json{{"var", {{"cat", {"spec", ".k"}}}}}).evaluate(facts).value() == 3);
+    CHECK(jl::Program(json{{"map", {{{"var", "xs"}}, {{"*", {{{"var", ""}}, 2}}}}}}).evaluate(facts).value() ==
+          json({2, 4, 6}));
+  }
+  SECTION("errors as evaluate gives them, and test() is false with the message") {
+    for (const json& bad : {json{{"nope", 1}}, nested_not(300), json{{"ver_in", {"1.0", ">=x"}}}}) {
+      const auto want = jl::evaluate(bad, facts);
+      REQUIRE_FALSE(want.has_value());
+      const jl::Program program(bad);
+      const auto got = program.evaluate(facts);
+      REQUIRE_FALSE(got.has_value());
+      CHECK(got.error().message == want.error().message);
+      std::string error;
+      CHECK_FALSE(program.test(facts, &error));
+      CHECK(error == want.error().message);
+    }
+  }
+  SECTION("limits given at compile time apply") {
+    jl::Limits limits;
+    limits.max_depth = 10;
+    CHECK_FALSE(jl::Program(nested_not(20), limits).evaluate(json::object()).has_value());
+    CHECK(jl::Program(nested_not(8), limits).evaluate(json::object()).has_value());
+  }
+  SECTION("a default Program is the literal null") {
+    CHECK(jl::Program().evaluate(facts).value().is_null());
+    CHECK_FALSE(jl::Program().test(facts));
+  }
+}
