@@ -305,7 +305,10 @@ int run_check_command(CheckOptions o) {
     const InterruptScope interrupts;
     parallel_for(files.size(), jobs, [&](size_t i) { outcomes[i] = check_one_file(o, files[i], stdin_text, *services); });
   } else {
-    for (size_t i = 0; i < files.size(); ++i) outcomes[i] = check_one_file(o, files[i], stdin_text, *services);
+    // One file at a time: each file's rules and matrix cells use the jobs instead.
+    CheckOptions alone = o;
+    alone.request.threads = static_cast<int>(jobs);
+    for (size_t i = 0; i < files.size(); ++i) outcomes[i] = check_one_file(alone, files[i], stdin_text, *services);
   }
   std::vector<Report> reports;
   int worst = 0;

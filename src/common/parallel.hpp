@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <exception>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -24,6 +25,22 @@ void parallel_for(size_t n, size_t max_threads, Fn&& fn) {
   for (size_t t = 1; t < nthreads; ++t) threads.emplace_back(work);
   work();
   for (auto& t : threads) t.join();
+}
+
+// parallel_for for jobs that may throw: every job runs, then the first exception (by index) is
+// rethrown on the calling thread.
+template <class Fn>
+void parallel_for_rethrow(size_t n, size_t max_threads, Fn&& fn) {
+  std::vector<std::exception_ptr> errors(n);
+  parallel_for(n, max_threads, [&](size_t i) {
+    try {
+      fn(i);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  });
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 template <class Fn>

@@ -102,9 +102,7 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
 
   const Catalog& catalog = *services.catalog;
   phase("evaluating the rules and advisories");
-  report.results = evaluate_rules(catalog.rules, facts, locations, report.input_path);
-  for (const auto& a : catalog.advisories)
-    report.results.push_back(evaluate_advisory(a, facts, locations, report.input_path));
+  report.results = evaluate_catalog(catalog, facts, locations, report.input_path, req.threads);
   if (auto st = stages::add_suppressions(req, services, report); !st) return st.error();
   // The matrix ignores what the user suppressed, as the verdict does.
   std::set<std::string> suppressed;
@@ -112,13 +110,15 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
     if (r.suppressed) suppressed.insert(r.id);
   if (req.matrix) {
     phase("sweeping the support matrix (k x backend x kv-cache dtype)");
+    SweepOptions sweep;
+    sweep.threads = static_cast<size_t>(std::max(1, req.threads));
     if (memo) {
       const std::string key = sweep_key(inputs, suppressed);
       auto it = memo->find(key);
-      if (it == memo->end()) it = memo->emplace(key, sweep_support_matrix(catalog, inputs, facts, {}, suppressed)).first;
+      if (it == memo->end()) it = memo->emplace(key, sweep_support_matrix(catalog, inputs, facts, sweep, suppressed)).first;
       report.matrix = it->second;
     } else {
-      report.matrix = sweep_support_matrix(catalog, inputs, facts, {}, suppressed);
+      report.matrix = sweep_support_matrix(catalog, inputs, facts, sweep, suppressed);
     }
   }
   phase("");

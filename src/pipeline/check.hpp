@@ -63,6 +63,9 @@ struct CheckRequest {
   // by default a source that cannot run is a note and the verdict comes from what did run.
   std::vector<std::string> require;
   bool matrix = true;                 // the what-if sweep
+  // The plan's rules and advisories and the matrix's cells are evaluated on this many threads
+  // (the CLI gives a file checked alone the machine's cores; files checked at once, one each).
+  int threads = 1;
   // Gating.
   std::string fail_on = "error";      // recorded in the report
   std::vector<std::string> ignore;    // rule ids suppressed from the command line

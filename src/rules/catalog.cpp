@@ -1,6 +1,9 @@
 // The rule catalog (see catalog.hpp).
 #include "rules/catalog.hpp"
+
 #include "common/ascii.hpp"
+#include "common/parallel.hpp"
+#include "rules/evaluate.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -63,6 +66,20 @@ Expected<std::shared_ptr<const Catalog>> load_catalog(const CatalogSource& sourc
   // few thousand nodes at exit is time a check does not need to spend).
   static const auto* const built_in = new Expected<std::shared_ptr<const Catalog>>(read_catalog(source));
   return *built_in;
+}
+
+std::vector<RuleResult> evaluate_catalog(const Catalog& catalog, const Json& facts,
+                                         const std::map<std::string, SourceLocation>& locations,
+                                         const std::string& default_file, size_t threads) {
+  std::vector<const Rule*> rules;
+  for (const auto& r : catalog.rules)
+    if (!r.deprecated) rules.push_back(&r);
+  std::vector<RuleResult> out(rules.size() + catalog.advisories.size());
+  parallel_for_rethrow(out.size(), threads, [&](size_t i) {
+    out[i] = i < rules.size() ? evaluate_rule(*rules[i], facts, locations, default_file)
+                              : evaluate_advisory(catalog.advisories[i - rules.size()], facts, locations, default_file);
+  });
+  return out;
 }
 
 }  // namespace specprobe

@@ -2,6 +2,7 @@
 // the printers that describe rules (SARIF's driver.rules) and the informational commands (`rules
 // list`, `explain`, "did you mean").
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,5 +39,12 @@ struct CatalogSource {
 // Loads the catalog. A built-in catalog that does not load is an internal error (exit 3); a
 // --rules-dir or --advisories-dir one an input error.
 Expected<std::shared_ptr<const Catalog>> load_catalog(const CatalogSource& source = {});
+
+// Every rule (deprecated ones left out) and then every advisory of CATALOG evaluated on FACTS
+// (rules/evaluate.hpp evaluate_rule, rules/advisory.hpp evaluate_advisory), in that order, on up
+// to THREADS threads.
+std::vector<RuleResult> evaluate_catalog(const Catalog& catalog, const Json& facts,
+                                         const std::map<std::string, SourceLocation>& locations,
+                                         const std::string& default_file, size_t threads = 1);
 
 }  // namespace specprobe

@@ -1380,24 +1380,21 @@ Expected<json> evaluate(const json& logic, const json& data, const Limits& limit
   }
 }
 
-// The program's own copy of the logic, the tree compiled from that copy (pointing into it: a
-// Compiled is built in place and never moved), and the facts it reads.
+// The program's own copy of the logic and the tree compiled from that copy (pointing into it: a
+// Compiled is built in place and never moved).
 struct Program::Compiled {
-  Compiled(const json& l, const Limits& lim) : logic(l), limits(lim) {
-    root = compile_node(logic, 0, limits.max_depth);
-    vars = referenced_vars(logic);
-  }
+  Compiled(json l, const Limits& lim) : logic(std::move(l)), limits(lim) { root = compile_node(logic, 0, limits.max_depth); }
   Compiled(const Compiled&) = delete;
   Compiled& operator=(const Compiled&) = delete;
   json logic;
   Limits limits;
   Node root;
-  std::vector<std::string> vars;
 };
 
 Program::Program() : Program(json()) {}
 
-Program::Program(const json& logic, const Limits& limits) : compiled_(std::make_shared<const Compiled>(logic, limits)) {}
+Program::Program(json logic, const Limits& limits)
+    : compiled_(std::make_shared<const Compiled>(std::move(logic), limits)) {}
 
 Expected<json> Program::evaluate(const json& data) const {
   try {
@@ -1426,8 +1423,6 @@ bool Program::test(const json& data, std::string* error) const {
 }
 
 const json& Program::logic() const { return compiled_->logic; }
-
-const std::vector<std::string>& Program::vars() const { return compiled_->vars; }
 
 Status validate(const json& logic, const Limits& limits) {
   try {

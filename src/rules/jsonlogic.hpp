@@ -51,14 +51,12 @@ Expected<nlohmann::json> evaluate(const nlohmann::json& logic, const nlohmann::j
 class Program {
  public:
   Program();
-  explicit Program(const nlohmann::json& logic, const Limits& limits = {});
+  explicit Program(nlohmann::json logic, const Limits& limits = {});
 
   Expected<nlohmann::json> evaluate(const nlohmann::json& data) const;
   // truthy(evaluate(data)) without copying the result out; false with ERROR set on an error.
   bool test(const nlohmann::json& data, std::string* error = nullptr) const;
   const nlohmann::json& logic() const;
-  // referenced_vars(logic()), computed once.
-  const std::vector<std::string>& vars() const;
 
   struct Compiled;
 

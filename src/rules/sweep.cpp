@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "common/parallel.hpp"
 #include "facts/backends.hpp"
 #include "facts/derive.hpp"
 #include "facts/engine_cells.hpp"
@@ -308,14 +309,24 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
   // Without backend variants (SGLang, other vendors) the one row is the plan's own backend: its
   // cells are evaluated without overriding the backend, and labelled with the row's name, so
   // that every lookup of the plan's row (working k, printers) finds them.
+  struct Axis {
+    int k;
+    const std::string* backend;
+    const std::string* kv;
+  };
+  std::vector<Axis> axes;
   for (int k : m.ks)
     for (const auto& b : m.backends)
-      for (const auto& kv : m.kv_cache_dtypes) {
-        m.cells.push_back(evaluate_cell(catalog, advisories, inputs, k, vllm ? b : std::string(), kv, method, ignored,
-                                        k == requested_k && kv == requested_kv,
-                                        plan_k && k == *plan_k && b == requested_backend && kv == requested_kv));
-        m.cells.back().backend = b;
-      }
+      for (const auto& kv : m.kv_cache_dtypes) axes.push_back({k, &b, &kv});
+  // The cells are independent: each derives its own copy of the facts.
+  m.cells.resize(axes.size());
+  parallel_for_rethrow(axes.size(), options.threads, [&](size_t i) {
+    const auto& [k, b, kv] = axes[i];
+    m.cells[i] = evaluate_cell(catalog, advisories, inputs, k, vllm ? *b : std::string(), *kv, method, ignored,
+                               k == requested_k && *kv == requested_kv,
+                               plan_k && k == *plan_k && *b == requested_backend && *kv == requested_kv);
+    m.cells[i].backend = *b;
+  });
 
   auto cell = [&](int k, const std::string& b, const std::string& kv) -> const MatrixCell* {
     for (const auto& c : m.cells)

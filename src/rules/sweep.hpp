@@ -54,6 +54,7 @@ struct SupportMatrix {
 
 struct SweepOptions {
   int max_k = 8;
+  size_t threads = 1;  // cells evaluated at once
 };
 
 // INPUT_FACTS: the plan's input facts (what the readers, the GPU query, the library scan and
