@@ -177,6 +177,11 @@ void compile_rule(Rule& rule) {
   c->condition = jsonlogic::Program(rule.condition);
   c->evidence_facts = evidence_facts(rule);
   c->reads_gpu = reads_gpu_model(c->evidence_facts);
+  c->status_facts = c->evidence_facts;
+  c->status_facts.insert(c->status_facts.end(), rule.requires_facts.begin(), rule.requires_facts.end());
+  if (!rule.vendor.empty()) c->status_facts.push_back("gpu.vendor");
+  for (const auto& ap : rule.affected) c->status_facts.push_back("lib." + ap.package + ".version");
+  c->closed = c->applies.closed() && c->condition.closed();
   rule.compiled = std::move(c);
 }
 

@@ -495,6 +495,37 @@ std::vector<Segment> split_path(std::string_view path) {
 
 // LOGIC (which must outlive the tree) compiled; nodes past MAX_DEPTH are not compiled: evaluation
 // fails on reaching that depth, as it does interpreting.
+// Whether NODE reads only literally named data (Program::closed), outside per-item logic.
+bool reads_literal_names(const Node& n) {
+  if (n.kind == Node::Kind::array)
+    return std::all_of(n.args.begin(), n.args.end(), [](const Node& a) { return reads_literal_names(a); });
+  if (n.kind == Node::Kind::too_deep) return false;
+  if (n.kind != Node::Kind::op) return true;
+  auto literal_names = [](const Node& a) {
+    if (a.kind != Node::Kind::literal) return false;
+    if (a.value->is_string()) return !a.value->get_ref<const std::string&>().empty();
+    return a.value->is_array() && std::all_of(a.value->begin(), a.value->end(), [](const json& e) {
+             return e.is_string() && !e.get_ref<const std::string&>().empty();
+           });
+  };
+  switch (n.info->op) {
+    case Op::var:
+      return n.var == Node::VarName::path && (n.args.size() < 2 || reads_literal_names(n.args[1]));
+    case Op::missing:
+      return std::all_of(n.args.begin(), n.args.end(), literal_names);
+    case Op::missing_some:
+      return n.args.size() == 2 && reads_literal_names(n.args[0]) && literal_names(n.args[1]);
+    default:
+      break;
+  }
+  if (is_scoped(n.info->op)) {
+    // The body reads the items; the source (and reduce's initial value) read the data.
+    if (!n.args.empty() && !reads_literal_names(n.args[0])) return false;
+    return !(n.info->op == Op::reduce && n.args.size() > 2 && !reads_literal_names(n.args[2]));
+  }
+  return std::all_of(n.args.begin(), n.args.end(), [](const Node& a) { return reads_literal_names(a); });
+}
+
 Node compile_node(const json& logic, int depth, int max_depth) {
   Node n;
   if (depth > max_depth) {
@@ -1383,12 +1414,16 @@ Expected<json> evaluate(const json& logic, const json& data, const Limits& limit
 // The program's own copy of the logic and the tree compiled from that copy (pointing into it: a
 // Compiled is built in place and never moved).
 struct Program::Compiled {
-  Compiled(json l, const Limits& lim) : logic(std::move(l)), limits(lim) { root = compile_node(logic, 0, limits.max_depth); }
+  Compiled(json l, const Limits& lim) : logic(std::move(l)), limits(lim) {
+    root = compile_node(logic, 0, limits.max_depth);
+    closed = reads_literal_names(root);
+  }
   Compiled(const Compiled&) = delete;
   Compiled& operator=(const Compiled&) = delete;
   json logic;
   Limits limits;
   Node root;
+  bool closed = false;
 };
 
 Program::Program() : Program(json()) {}
@@ -1423,6 +1458,8 @@ bool Program::test(const json& data, std::string* error) const {
 }
 
 const json& Program::logic() const { return compiled_->logic; }
+
+bool Program::closed() const { return compiled_->closed; }
 
 Status validate(const json& logic, const Limits& limits) {
   try {

@@ -57,6 +57,11 @@ class Program {
   // truthy(evaluate(data)) without copying the result out; false with ERROR set on an error.
   bool test(const nlohmann::json& data, std::string* error = nullptr) const;
   const nlohmann::json& logic() const;
+  // Whether everything it reads of the data is named literally (referenced_vars lists it all): no
+  // "var" of a computed name or of the whole document, no "missing" of computed names, outside
+  // the per-item logic of map/filter/all/some/none/reduce. Then two data documents that agree on
+  // referenced_vars(logic()) (and what lies under them) give the same result.
+  bool closed() const;
 
   struct Compiled;
 

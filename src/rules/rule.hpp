@@ -76,6 +76,11 @@ struct Rule {
     jsonlogic::Program applies, condition;
     std::vector<std::string> evidence_facts;
     bool reads_gpu = false;
+    // Every fact its status depends on (rule_status: the vendor, applies, requires, condition and
+    // the affected packages' versions), and whether that list is complete (both programs closed):
+    // then two documents that agree on these facts give the same status.
+    std::vector<std::string> status_facts;
+    bool closed = false;
   };
   std::shared_ptr<const Compiled> compiled;
 };

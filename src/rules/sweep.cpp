@@ -2,6 +2,8 @@
 #include "rules/sweep.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
 
 #include "common/parallel.hpp"
 #include "facts/backends.hpp"
@@ -45,6 +47,127 @@ void drop_plan_shape_answers(Json& facts) {
     s->erase("flashinfer");
     s->erase("triton");
   }
+}
+
+// The dotted names under which A and B differ: a key on one side only, or a value that is not
+// equal (a changed array is named whole). The whole document when they differ at the top ("").
+void changed_facts(const Json& a, const Json& b, std::string& path, std::vector<std::string>& out) {
+  if (!a.is_object() || !b.is_object()) {
+    if (a != b) out.push_back(path);
+    return;
+  }
+  const size_t mark = path.size();
+  auto name = [&](const std::string& key) -> std::string& {
+    path.resize(mark);
+    if (mark) path += '.';
+    path += key;
+    return path;
+  };
+  auto ia = a.begin(), ib = b.begin();  // keys in order on both sides
+  while (ia != a.end() || ib != b.end()) {
+    if (ib == b.end() || (ia != a.end() && ia.key() < ib.key())) {
+      out.push_back(name(ia.key()));
+      ++ia;
+    } else if (ia == a.end() || ib.key() < ia.key()) {
+      out.push_back(name(ib.key()));
+      ++ib;
+    } else {
+      changed_facts(ia.value(), ib.value(), name(ia.key()), out);
+      ++ia;
+      ++ib;
+    }
+  }
+  path.resize(mark);
+}
+
+// The facts a cell changed from the plan's (changed_facts), sorted, with their first name
+// segments apart: most facts a rule reads are in groups no cell touches (gpu, model, lib), and
+// are told apart by their first segment alone.
+struct Changes {
+  std::vector<std::string> names;
+  std::vector<std::string_view> groups;  // first segments of NAMES, distinct
+  bool whole = false;                    // the documents differ at the top
+
+  explicit Changes(std::vector<std::string> changed) : names(std::move(changed)) {
+    std::sort(names.begin(), names.end());
+    for (const std::string& n : names) {
+      if (n.empty()) whole = true;
+      const std::string_view g = std::string_view(n).substr(0, n.find('.'));
+      if (groups.empty() || groups.back() != g) groups.push_back(g);
+    }
+  }
+
+  // Whether a fact in READS lies in, above or under a changed one.
+  bool touch(const std::vector<std::string>& reads) const {
+    if (whole) return true;
+    for (const std::string& r : reads) {
+      const std::string_view group = std::string_view(r).substr(0, r.find('.'));
+      if (std::find(groups.begin(), groups.end(), group) == groups.end()) continue;
+      // r itself, or a fact under it (r + "." + ...)
+      auto it = std::lower_bound(names.begin(), names.end(), r);
+      if (it != names.end() &&
+          (*it == r || (it->size() > r.size() && it->compare(0, r.size(), r) == 0 && (*it)[r.size()] == '.')))
+        return true;
+      // a fact above it: a proper prefix of r ending at a dot
+      for (size_t dot = r.find('.'); dot != std::string::npos; dot = r.find('.', dot + 1))
+        if (std::binary_search(names.begin(), names.end(), std::string_view(r).substr(0, dot))) return true;
+    }
+    return false;
+  }
+};
+
+// What each rule and advisory of the sweep gives on the plan's own facts, kept for the cells that
+// agree with the plan on every fact it reads (issue 49: most rules read nothing a cell changes, so
+// a cell evaluates only the few that do). An entry without an answer (reads not all named) is
+// evaluated in every cell.
+struct PlanAnswers {
+  struct Answer {
+    ResultStatus status;
+    Severity severity;
+  };
+  struct Entry {
+    std::optional<Answer> answer;
+    const std::vector<std::string>* reads = nullptr;
+    std::vector<std::string> own_reads;  // an advisory's: its trigger rule's and its packages' versions
+  };
+  std::vector<Entry> rules;       // by catalog.rules index
+  std::vector<Entry> advisories;  // by index in the sweep's advisory list
+
+  // The status of entry E on FACTS, whose differences from the plan's facts are CHANGED.
+  template <class Eval>
+  static ResultStatus status(const Entry& e, const Changes& changed, Severity& severity, Eval&& eval) {
+    if (e.answer && !changed.touch(*e.reads)) {
+      severity = e.answer->severity;
+      return e.answer->status;
+    }
+    return eval();
+  }
+};
+
+PlanAnswers plan_answers(const Catalog& catalog, const std::vector<const Advisory*>& advisories, const Json& base) {
+  PlanAnswers p;
+  p.rules.resize(catalog.rules.size());
+  for (size_t i = 0; i < catalog.rules.size(); ++i) {
+    const Rule& r = catalog.rules[i];
+    if (r.deprecated || !r.compiled || !r.compiled->closed) continue;
+    Severity sev = r.severity;
+    const ResultStatus st = rule_status(r, base, &sev);
+    p.rules[i].answer = PlanAnswers::Answer{st, sev};
+    p.rules[i].reads = &r.compiled->status_facts;
+  }
+  p.advisories.resize(advisories.size());
+  for (size_t i = 0; i < advisories.size(); ++i) {
+    const Advisory& a = *advisories[i];
+    if (!a.rule || !a.rule->compiled || !a.rule->compiled->closed) continue;
+    PlanAnswers::Entry& e = p.advisories[i];
+    e.own_reads = a.rule->compiled->status_facts;
+    for (const auto& ap : a.affected) e.own_reads.push_back("lib." + ap.package + ".version");
+    Severity sev = a.severity;
+    const ResultStatus st = advisory_status(a, base, &sev);
+    e.answer = PlanAnswers::Answer{st, sev};
+  }
+  for (auto& e : p.advisories) e.reads = &e.own_reads;
+  return p;
 }
 
 // " (cached ...)" when LIB's stack answer came from the answer cache (probes/answer_cache.hpp).
@@ -153,7 +276,8 @@ void override_cell_inputs(Json& facts, int k, const std::string& backend, const 
 // The cell's value from its derived FACTS: the rules and advisories on its path, the plan-path
 // facts, and how it is known.
 MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*>& advisories, const Json& facts,
-                       MatrixCell cell, const std::set<std::string>& ignored) {
+                       MatrixCell cell, const std::set<std::string>& ignored, const PlanAnswers& plan,
+                       const Changes& changed) {
   bool unknown = false, fails = false, risky = false;
   // An error that bites every time fails the cell; a conditional one puts it at risk.
   const bool fallback_gpu = fact_bool(facts, "gpu.fallback").value_or(false);
@@ -168,10 +292,12 @@ MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*
       cell.risks.push_back(id);
     }
   };
-  for (const auto& r : catalog.rules) {
+  for (size_t i = 0; i < catalog.rules.size(); ++i) {
+    const Rule& r = catalog.rules[i];
     if (r.deprecated || ignored.count(r.id)) continue;
     Severity sev = r.severity;
-    const ResultStatus s = rule_status(r, facts, &sev);
+    const ResultStatus s =
+        PlanAnswers::status(plan.rules[i], changed, sev, [&] { return rule_status(r, facts, &sev); });
     if (s == ResultStatus::fail) {
       if (sev == Severity::error) {
         error_finding(r.id, r.certainty, fallback_gpu && reads_gpu_facts(r));
@@ -183,11 +309,12 @@ MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*
       cell.undecided.push_back(r.id);
     }
   }
-  for (const Advisory* ap : advisories) {
-    const Advisory& a = *ap;
+  for (size_t i = 0; i < advisories.size(); ++i) {
+    const Advisory& a = *advisories[i];
     if (ignored.count(a.id)) continue;
     Severity sev = a.severity;
-    const ResultStatus s = advisory_status(a, facts, &sev);
+    const ResultStatus s =
+        PlanAnswers::status(plan.advisories[i], changed, sev, [&] { return advisory_status(a, facts, &sev); });
     if (s == ResultStatus::fail) {
       if (sev == Severity::error) {
         error_finding(a.id, certainty_of(a), fallback_gpu && (!a.gpu.empty() || (a.rule && reads_gpu_facts(*a.rule))));
@@ -223,7 +350,8 @@ MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*
 // so that it reads exactly what the verdict reads.
 MatrixCell evaluate_cell(const Catalog& catalog, const std::vector<const Advisory*>& advisories, Json facts, int k,
                          const std::string& backend, const std::string& kv, const std::string& method,
-                         const std::set<std::string>& ignored, bool plan_shape, bool is_plan) {
+                         const std::set<std::string>& ignored, bool plan_shape, bool is_plan, const Json& base,
+                         const PlanAnswers& plan) {
   MatrixCell cell;
   if (!plan_shape) drop_plan_shape_answers(facts);
   cell.k = k;
@@ -231,7 +359,10 @@ MatrixCell evaluate_cell(const Catalog& catalog, const std::vector<const Advisor
   cell.kv_cache_dtype = kv;
   if (!is_plan) override_cell_inputs(facts, k, backend, kv, method);
   derive_facts(facts);
-  return decide_cell(catalog, advisories, facts, std::move(cell), ignored);
+  std::vector<std::string> changed;
+  std::string path;
+  changed_facts(base, facts, path, changed);
+  return decide_cell(catalog, advisories, facts, std::move(cell), ignored, plan, Changes(std::move(changed)));
 }
 
 // The advisories that can change some cell: an advisory applies by engine and GPU (advisory.cpp
@@ -306,6 +437,10 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
   if (method.empty()) method = fact_int(base, "model.mtp_depth").value_or(0) > 0 ? "mtp" : "draft_model";
 
   const std::vector<const Advisory*> advisories = sweep_advisories(catalog, base);
+  const PlanAnswers plan = options.reuse_plan_answers
+                               ? plan_answers(catalog, advisories, base)
+                               : PlanAnswers{std::vector<PlanAnswers::Entry>(catalog.rules.size()),
+                                             std::vector<PlanAnswers::Entry>(advisories.size())};
   // Without backend variants (SGLang, other vendors) the one row is the plan's own backend: its
   // cells are evaluated without overriding the backend, and labelled with the row's name, so
   // that every lookup of the plan's row (working k, printers) finds them.
@@ -324,7 +459,7 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
     const auto& [k, b, kv] = axes[i];
     m.cells[i] = evaluate_cell(catalog, advisories, inputs, k, vllm ? *b : std::string(), *kv, method, ignored,
                                k == requested_k && *kv == requested_kv,
-                               plan_k && k == *plan_k && *b == requested_backend && *kv == requested_kv);
+                               plan_k && k == *plan_k && *b == requested_backend && *kv == requested_kv, base, plan);
     m.cells[i].backend = *b;
   });
 

@@ -55,6 +55,10 @@ struct SupportMatrix {
 struct SweepOptions {
   int max_k = 8;
   size_t threads = 1;  // cells evaluated at once
+  // A cell that agrees with the plan on every fact a rule or advisory reads takes the plan's answer
+  // for it instead of evaluating it again (only for those whose reads are all named: Program::closed).
+  // The matrix is the same either way; false evaluates everything (tests compare the two).
+  bool reuse_plan_answers = true;
 };
 
 // INPUT_FACTS: the plan's input facts (what the readers, the GPU query, the library scan and

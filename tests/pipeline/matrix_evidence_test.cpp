@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <tuple>
 
 #include "rules/catalog.hpp"
 #include "rules/sweep.hpp"
@@ -180,4 +182,49 @@ TEST_CASE("a cell whose plan cannot be decided is unknown and says why - decided
     }
   }
   CHECK_FALSE(m.max_working_k.has_value());
+}
+
+TEST_CASE(
+    "matrix: cells that take the plan's answer for rules reading nothing they change are the cells evaluated in full",
+    "[matrix][sweep]") {
+  namespace fs = std::filesystem;
+  const std::vector<fs::path> dirs = {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"};
+  size_t compared = 0;
+  for (const char* base : {"dsv4-h200", "gemma4-h200", "gqa16-gb10", "llama-h200", "llama-rtx5090",
+                           "llama8b-memory-h100", "sglang-llama-h200"}) {
+    for (const Json& extra :
+         {Json::object(), Json{{"serve", {{"kv_cache_dtype", "fp8"}}}},
+          Json{{"lib", {{"vllm", {{"version", "0.10.1"}}}, {"flashinfer", {{"version", "0.2.5"}}}}}},
+          Json{{"spec", {{"enabled", true}, {"num_speculative_tokens", 5}}}}}) {
+      Json inputs = specprobe::testing::fixture_base(base, dirs);
+      inputs.merge_patch(extra);
+      const auto [expanded, derived] = evidence_plan(inputs);
+      INFO(base << " + " << extra.dump());
+      SweepOptions full;
+      full.reuse_plan_answers = false;
+      SweepOptions reused;
+      reused.threads = 2;
+      const SupportMatrix a = sweep_support_matrix(catalog(), expanded, derived, full);
+      const SupportMatrix b = sweep_support_matrix(catalog(), expanded, derived, reused);
+      REQUIRE(a.cells.size() == b.cells.size());
+      for (size_t i = 0; i < a.cells.size(); ++i) {
+        const MatrixCell& x = a.cells[i];
+        const MatrixCell& y = b.cells[i];
+        INFO("cell k=" << x.k << " " << x.backend << "/" << x.kv_cache_dtype);
+        CHECK(std::tie(x.k, x.backend, x.kv_cache_dtype, x.verdict, x.indexer) ==
+              std::tie(y.k, y.backend, y.kv_cache_dtype, y.verdict, y.indexer));
+        CHECK(x.errors == y.errors);
+        CHECK(x.risks == y.risks);
+        CHECK(x.warnings == y.warnings);
+        CHECK(x.undecided == y.undecided);
+        CHECK(x.known_by == y.known_by);
+        CHECK(x.evidence == y.evidence);
+        ++compared;
+      }
+      CHECK(a.working_k == b.working_k);
+      CHECK(a.alternative_backends == b.alternative_backends);
+      CHECK(a.alternative_kv_cache_dtypes == b.alternative_kv_cache_dtypes);
+    }
+  }
+  CHECK(compared > 300);
 }
