@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
 
 #include "../checkpoint/fixture_writer.hpp"
 #include "../support/fixture_plan.hpp"
@@ -121,4 +124,28 @@ TEST_CASE("memory: the seed-004 checkpoint's headers by sharding class, and per 
   // DeepSeek-V4's compressed KV layout is not modelled: the tokens stay unknown, said so.
   CHECK(m["kv_tokens"].is_null());
   CHECK(m["breakdown"]["kv_not_modelled"].get<std::string>().find("DeepSeek-V4") != std::string::npos);
+}
+
+TEST_CASE("memory: a multimodal NVFP4 export's excluded attention (model.language_model.* names) is priced unquantized",
+          "[facts][memory]") {
+  // nvidia/Gemma-4-31B-IT-NVFP4 excludes every layer's self_attn, named the multimodal way
+  // ("model.language_model.layers.N.self_attn*"); vLLM maps the list to its runtime names and
+  // keeps attention in BF16. The same config without its quantization config prices attention
+  // the same, and the MLPs larger (they stay NVFP4 in the export).
+  const fs::path src = fs::path(SPECPROBE_SOURCE_DIR) / "tests/corpus/models/nvidia--Gemma-4-31B-IT-NVFP4";
+  const fs::path tmp = fs::temp_directory_path() / ("specprobe-gemma4-nvfp4-" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp / "nvfp4");
+  fs::create_directories(tmp / "bf16");
+  fs::copy_file(src / "config.json", tmp / "nvfp4" / "config.json");
+  fs::copy_file(src / "hf_quant_config.json", tmp / "nvfp4" / "hf_quant_config.json");
+  Json config = Json::parse(std::ifstream(src / "config.json"));
+  config.erase("quantization_config");
+  std::ofstream(tmp / "bf16" / "config.json") << config.dump();
+  const Json q = weights_of((tmp / "nvfp4").string());
+  const Json b = weights_of((tmp / "bf16").string());
+  fs::remove_all(tmp);
+  CHECK(bytes(q["layers"], "attn") == bytes(b["layers"], "attn"));
+  CHECK(bytes(q["layers"], "kv_proj") == bytes(b["layers"], "kv_proj"));
+  CHECK(bytes(q["layers"], "dense") * 3 < bytes(b["layers"], "dense"));
 }

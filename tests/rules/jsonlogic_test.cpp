@@ -329,6 +329,16 @@ TEST_CASE("jsonlogic Program: compiled once, the same answers and errors as eval
     CHECK_FALSE(jl::Program(nested_not(20), limits).evaluate(json::object()).has_value());
     CHECK(jl::Program(nested_not(8), limits).evaluate(json::object()).has_value());
   }
+  SECTION("closed: everything it reads of the data is named literally") {
+    CHECK(jl::Program(json{{"==", {{{"var", "spec.k"}}, 3}}}).closed());
+    CHECK(jl::Program(json{{"missing", {"a.b", "spec.k"}}}).closed());
+    CHECK(jl::Program(json{{"some", {{{"var", "xs"}}, {{">", {{{"var", ""}}, 2}}}}}}).closed());  // per item
+    CHECK(jl::Program(json(true)).closed());
+    CHECK_FALSE(jl::Program(json{{"var", ""}}).closed());  // the whole document
+    CHECK_FALSE(jl::Program(json{{"var", {{"cat", {"spec", ".k"}}}}}).closed());
+    CHECK_FALSE(jl::Program(json{{"missing", {{{"var", "name"}}}}}).closed());
+    CHECK_FALSE(jl::Program(json{{"map", {{{"var", {{"cat", {"x", "s"}}}}}, {{"var", ""}}}}}).closed());
+  }
   SECTION("a default Program is the literal null") {
     CHECK(jl::Program().evaluate(facts).value().is_null());
     CHECK_FALSE(jl::Program().test(facts));

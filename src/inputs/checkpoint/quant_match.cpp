@@ -29,6 +29,18 @@ bool Matcher::ct_match(const std::string& value, const std::string& target, bool
   return value == target;
 }
 
+namespace {
+
+// NAME in a text-only model's naming: the multimodal wrappers' prefixes of the language model
+// ("model.language_model.", "language_model.model.") become "model.".
+std::string text_model_name(const std::string& name) {
+  for (const char* wrapped : {"model.language_model.", "language_model.model."})
+    if (starts_with(name, wrapped)) return "model." + name.substr(std::string_view(wrapped).size());
+  return name;
+}
+
+}  // namespace
+
 bool Matcher::skip_entry_matches(const std::string& name, const std::string& entry) {
   switch (q.skip_match) {
     case SkipMatch::exact_or_re: return ct_match(name, entry, sglang);
@@ -43,7 +55,14 @@ bool Matcher::skip_entry_matches(const std::string& name, const std::string& ent
       if (stripped.find(entry) != std::string::npos) return true;
       // glibc fnmatch backtracks once per '*' (time ~ len^stars): bound the stars of a downloaded glob.
       if (std::count(entry.begin(), entry.end(), '*') > 8) return false;
-      return fnmatch(entry.c_str(), name.c_str(), 0) == 0;
+      if (fnmatch(entry.c_str(), name.c_str(), 0) == 0) return true;
+      // A multimodal export names its text model's modules "model.language_model.layers.N..."; the
+      // engine maps the list through the model's HF-to-runtime names before matching
+      // (modelopt.py apply_vllm_mapper with e.g. gemma4_mm.py's hf_to_vllm_mapper), so an entry
+      // and a name in either naming meet in the text-only one ("model.layers.N...").
+      const std::string e = text_model_name(entry), n = text_model_name(name);
+      if (e == entry && n == name) return false;
+      return n == e || n.find(e) != std::string::npos || fnmatch(e.c_str(), n.c_str(), 0) == 0;
     }
     case SkipMatch::bnb_component: {
       if (starts_with(name, entry + ".") || name == entry) return true;
