@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 
 #include <fmt/format.h>
@@ -167,6 +168,10 @@ struct KvPerToken {
   double bytes = 0;
   std::string note;
   bool modelled = true;
+  // Of BYTES, what the sliding-window layers hold per token (layer_types sliding_attention), and
+  // their window: vLLM keeps only about the window of them per request (below).
+  double sliding_bytes = 0;
+  int64_t window = 0;
 };
 
 KvPerToken kv_per_token(const Json& f, const Layout& l, double elem, const std::string& engine,
@@ -206,8 +211,22 @@ KvPerToken kv_per_token(const Json& f, const Layout& l, double elem, const std::
       return out;
     }
     per_layer = 2.0 * static_cast<double>(std::max<int64_t>(1, kv / l.tp)) * static_cast<double>(hd) * elem;
+    // Sliding-window layers named by layer_types; Gemma 4's full-attention layers have their own
+    // KV heads and head size.
+    const int64_t sliding = std::min(fact_int(f, "model.sliding_layers").value_or(0), layers);
+    const int64_t window = fact_int(f, "model.sliding_window").value_or(0);
+    if (sliding > 0 && window > 0 && layers > 0) {
+      const int64_t fkv = fact_int(f, "model.full_attention_kv_heads").value_or(kv);
+      const int64_t fhd = fact_int(f, "model.full_attention_head_dim").value_or(hd);
+      const double full_layer =
+          2.0 * static_cast<double>(std::max<int64_t>(1, fkv / l.tp)) * static_cast<double>(fhd) * elem;
+      const double share = static_cast<double>(sliding) / static_cast<double>(layers);
+      out.sliding_bytes = per_layer * stage_layers * share;
+      out.bytes = out.sliding_bytes + full_layer * stage_layers * (1 - share);
+      out.window = window;
+    }
   }
-  out.bytes = per_layer * stage_layers;
+  if (out.bytes == 0) out.bytes = per_layer * stage_layers;
   // The drafter's layers share the pool (vLLM adds them to the KV-cache spec; SGLang sizes the
   // draft pool to the same number of tokens).
   if (method == "mtp") {
@@ -507,15 +526,39 @@ void derive_memory(Json& f) {
   if (per_token.modelled && per_token.bytes > 0) {
     const double block = static_cast<double>(fact_int(f, "serve.block_size").value_or(16));
     auto to_tokens = [&](double bytes) { return std::max(0.0, std::floor(bytes / (per_token.bytes * block)) * block); };
-    const double tok = to_tokens(t.kv), tok_low = to_tokens(t.kv_low), tok_high = to_tokens(t.kv_high);
+    const double len = max_len && *max_len > 0 ? static_cast<double>(*max_len) : 0;
+    // Requests of max_model_len tokens that BYTES of KV cache hold.
+    std::function<double(double)> requests = [&](double bytes) { return len > 0 ? to_tokens(bytes) / len : 0; };
+    double tok = to_tokens(t.kv), tok_low = to_tokens(t.kv_low), tok_high = to_tokens(t.kv_high);
+    // vLLM's hybrid allocator (0.10+) keeps a sliding-window layer's KV for the window plus the
+    // tokens in flight only (v1/kv_cache_interface.py SlidingWindowSpec.max_admission_blocks_per_request:
+    // cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block) + 1 blocks), and counts
+    // the requests it holds by those bytes (v1/core/kv_cache_utils.py
+    // get_max_concurrency_for_kv_cache_config). The size it logs in tokens is blocks x block size
+    // in 0.10.1 (tests/corpus/memory vllm-repo-dennislee22-4xa100-gpt-oss-120b-tp4-ray) and
+    // requests x max_model_len by 0.26.0 (vllm-issue-50722; the release between is not
+    // established: the later definition is assumed from 0.11).
+    if (engine == "vllm" && per_token.sliding_bytes > 0 && len > 0 && !ver_is("<0.10")) {
+      const double window_tokens =
+          (std::ceil(std::min(static_cast<double>(per_token.window) - 1 + tokens, len) / block) + 1) * block;
+      const double per_request =
+          (per_token.bytes - per_token.sliding_bytes) * len + per_token.sliding_bytes * std::min(window_tokens, len);
+      b["kv_bytes_per_request"] = std::llround(per_request);
+      requests = [per_request](double bytes) { return std::max(0.0, bytes / per_request); };
+      if (!ver_is("<0.11")) {
+        tok = std::floor(requests(t.kv) * len);
+        tok_low = std::floor(requests(t.kv_low) * len);
+        tok_high = std::floor(requests(t.kv_high) * len);
+      }
+    }
     m["kv_bytes_per_token"] = std::llround(per_token.bytes);
     m["kv_tokens"] = std::llround(tok);
     m["kv_tokens_low"] = std::llround(tok_low);
     m["kv_tokens_high"] = std::llround(tok_high);
     tx["kv_tokens"] = tokens_text(tok);
-    if (max_len && *max_len > 0) {
-      m["max_concurrency"] = std::round(tok / static_cast<double>(*max_len) * 100.0) / 100.0;
-      tx["max_model_len"] = tokens_text(static_cast<double>(*max_len));
+    if (len > 0) {
+      m["max_concurrency"] = std::round(requests(t.kv) * 100.0) / 100.0;
+      tx["max_model_len"] = tokens_text(len);
     }
     const std::string kv_line =
         fmt::format("{} leave {} of the {} x {} budget for the KV cache: {} tokens", weights_text,
@@ -533,12 +576,12 @@ void derive_memory(Json& f) {
     } else if (max_len && *max_len > 0 && engine == "vllm") {
       const double need = static_cast<double>(*max_len);
       const std::string fit = tokens_text(std::floor(tok_low / 1024) * 1024);
-      if (tok_high < need)
+      if (requests(t.kv_high) < 1)
         set("fails", "one-request",
             fmt::format("{}, less than one max_model_len={} request", kv_line, tokens_text(need)),
             fmt::format("set --max-model-len {} or less, raise {}, use an fp8 KV cache, or raise TP", fit,
                         budget_name));
-      else if (tok_low < need)
+      else if (requests(t.kv_low) < 1)
         set("at-risk", "one-request",
             fmt::format("{}; one max_model_len={} request needs {} tokens, within the estimate's margin", kv_line,
                         tokens_text(need), tokens_text(need)),

@@ -432,9 +432,19 @@ void add_traits(const ModelConfig& c, Json& m) {
   const Json* use_window = first_of(c, "use_sliding_window");
   const Json* types = first_of(c, "layer_types");
   bool sliding_layers = false;
-  if (types && types->is_array())
-    for (const auto& x : *types) sliding_layers |= x.is_string() && x.get<std::string>() == "sliding_attention";
+  std::optional<int64_t> sliding_count;
+  if (types && types->is_array()) {
+    sliding_count = 0;
+    for (const auto& x : *types)
+      if (x.is_string() && x.get<std::string>() == "sliding_attention") ++*sliding_count;
+    sliding_layers = *sliding_count > 0;
+  }
   m["sliding_window"] = opt(window);
+  m["sliding_layers"] = opt(sliding_count);
+  // Gemma 4's full-attention layers have their own KV heads and head size (vLLM gemma4.py
+  // per_layer_config); other models' full layers have the model's.
+  m["full_attention_kv_heads"] = opt(first_int(c, {"num_global_key_value_heads"}));
+  m["full_attention_head_dim"] = opt(first_int(c, {"global_head_dim"}));
   m["has_sliding_window"] = sliding_layers || (window.value_or(0) > 0 && !(use_window && use_window->is_boolean() && !use_window->get<bool>()));
   bool multimodal = c.has_text_config;
   for (const char* k : {"vision_config", "audio_config", "vision_tower", "mm_vision_tower"})

@@ -149,3 +149,34 @@ TEST_CASE("memory: a multimodal NVFP4 export's excluded attention (model.languag
   CHECK(bytes(q["layers"], "kv_proj") == bytes(b["layers"], "kv_proj"));
   CHECK(bytes(q["layers"], "dense") * 3 < bytes(b["layers"], "dense"));
 }
+
+TEST_CASE("memory: vLLM keeps a sliding-window layer's KV for its window only, and counts requests by it",
+          "[facts][memory]") {
+  // Half of the Llama-3.1-8B-shaped base's 32 layers made sliding (window 4096), max_model_len
+  // 131072, on one H100: a request holds the 16 full layers for 131072 tokens and the 16 sliding
+  // ones for cdiv(min(4096 - 1 + 8192, 131072), 16) + 1 = 769 blocks of 16 tokens
+  // (SlidingWindowSpec.max_admission_blocks_per_request; 8192 = max_num_batched_tokens).
+  auto plan = [](const char* version) {
+    Json f = specprobe::testing::fixture_base("llama8b-memory-h100",
+                                              {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"});
+    f["model"]["sliding_layers"] = 16;
+    f["model"]["sliding_window"] = 4096;
+    f["serve"]["max_model_len"] = 131072;
+    f["lib"]["vllm"]["version"] = version;
+    specprobe::testing::derive_plan(f);
+    return f["memory"];
+  };
+  const double layer = 2 * 8 * 128 * 2;  // bytes per token per layer
+  const double per_request = 16 * layer * 131072 + 16 * layer * 769 * 16;
+  const Json m = plan("0.33.0");
+  REQUIRE(m["modelled"] == true);
+  CHECK(m["breakdown"]["kv_bytes_per_request"] == std::llround(per_request));
+  const double kv = m["kv_bytes"].get<double>();
+  CHECK(m["kv_tokens"] == std::llround(std::floor(kv / per_request * 131072)));  // requests x max_model_len
+  CHECK(m["max_concurrency"].get<double>() == Approx(kv / per_request).margin(0.005));
+  CHECK(m["status"] == "fits");
+  // 0.10.1 logged blocks x block size for the same pool (all layers per token), the requests alike.
+  const Json old = plan("0.10.1");
+  CHECK(old["kv_tokens"] == std::llround(std::floor(old["kv_bytes"].get<double>() / (32 * layer * 16)) * 16));
+  CHECK(old["max_concurrency"].get<double>() == Approx(old["kv_bytes"].get<double>() / per_request).margin(0.005));
+}
