@@ -157,8 +157,8 @@ TEST_CASE("memory: vLLM keeps a sliding-window layer's KV for its window only, a
   // ones for cdiv(min(4096 - 1 + 8192, 131072), 16) + 1 = 769 blocks of 16 tokens
   // (SlidingWindowSpec.max_admission_blocks_per_request; 8192 = max_num_batched_tokens).
   auto plan = [](const char* version) {
-    Json f = specprobe::testing::fixture_base("llama8b-memory-h100",
-                                              {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"});
+    Json f =
+        specprobe::testing::fixture_base("llama8b-memory-h100", {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"});
     f["model"]["sliding_layers"] = 16;
     f["model"]["sliding_window"] = 4096;
     f["serve"]["max_model_len"] = 131072;
