@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
               rules_ms, advisories_ms);
   std::printf("  JSON report rendered: median %.2f ms\n", json_ms);
   std::printf("  in-process pipeline: median %.2f ms, p90 %.2f ms over %d runs\n", median(inproc), p90(inproc), runs);
-  std::printf("  whole binary (wall): median %.2f ms, p90 %.2f ms over %zu runs\n", median(wall), p90(wall), wall.size());
+  std::printf("  whole binary (wall): median %.2f ms, p90 %.2f ms over %zu runs\n", median(wall), p90(wall),
+              wall.size());
   return 0;
 }

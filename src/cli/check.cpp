@@ -29,7 +29,8 @@ namespace fs = std::filesystem;
 namespace specprobe {
 namespace {
 
-const std::vector<std::string> kLibraries = {"vllm", "sglang", "torch", "triton", "flashinfer", "deep_gemm", "flash_attn"};
+const std::vector<std::string> kLibraries = {"vllm",       "sglang",    "torch",     "triton",
+                                             "flashinfer", "deep_gemm", "flash_attn"};
 
 }  // namespace
 
@@ -37,67 +38,109 @@ CLI::Validator lib_name_validator() {
   return CLI::Validator(
       [](std::string& arg) -> std::string {
         const size_t eq = arg.find('=');
-        if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size()) return "expected NAME=VERSION, got '" + arg + "'";
+        if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+          return "expected NAME=VERSION, got '" + arg + "'";
         const std::string name = arg.substr(0, eq);
         if (!lib_key(name).empty()) return {};
         std::string known;
         for (const auto& l : kLibraries) known += (known.empty() ? "" : ", ") + l;
-        return fmt::format("unknown library '{}'{}; tracked: {}", name, did_you_mean(closest_match(name, kLibraries)), known);
+        return fmt::format("unknown library '{}'{}; tracked: {}", name, did_you_mean(closest_match(name, kLibraries)),
+                           known);
       },
       "NAME=VERSION");
 }
 
 void add_check_options(CLI::App& app, CheckOptions& o) {
   CheckRequest& r = o.request;
-  app.add_option("file", o.files,
-                 "deploy file(s): vLLM --config YAML/JSON, a script, docker run, compose, Kubernetes YAML, Dockerfile or "
-                 "start-up log; `-` reads stdin. Each server in each file gets its own report");
-  o.model_option = app.add_option("--model", r.model, "checkpoint directory (or Hugging Face cache repo dir, or config.json); default: the model the plan names, read from a local path, the Hugging Face cache or the Hub (metadata only)");
-  app.add_option("--model-dir", r.model_dirs, "ID=DIR (repeatable): read the model or draft model the plan names as ID from the local directory DIR")
+  app.add_option(
+      "file", o.files,
+      "deploy file(s): vLLM --config YAML/JSON, a script, docker run, compose, Kubernetes YAML, Dockerfile or "
+      "start-up log; `-` reads stdin. Each server in each file gets its own report");
+  o.model_option =
+      app.add_option("--model", r.model,
+                     "checkpoint directory (or Hugging Face cache repo dir, or config.json); default: the model the "
+                     "plan names, read from a local path, the Hugging Face cache or the Hub (metadata only)");
+  app.add_option("--model-dir", r.model_dirs,
+                 "ID=DIR (repeatable): read the model or draft model the plan names as ID from the local directory DIR")
       ->allow_extra_args(false);
-  app.add_flag("--offline", o.offline, "never use the network: models named by Hub id come from specprobe's cache of earlier runs only (as HF_HUB_OFFLINE=1)");
-  app.add_flag("--no-resolve", r.no_resolve, "read models from --model, --model-dir, local paths and the Hugging Face cache only: never ask the Hub, nor specprobe's cache of it");
-  app.add_option("--network-timeout", r.network_timeout_s, "seconds the Hub look-ups of one check may take in all (default 60)")
+  app.add_flag("--offline", o.offline,
+               "never use the network: models named by Hub id come from specprobe's cache of earlier runs only (as "
+               "HF_HUB_OFFLINE=1)");
+  app.add_flag("--no-resolve", r.no_resolve,
+               "read models from --model, --model-dir, local paths and the Hugging Face cache only: never ask the Hub, "
+               "nor specprobe's cache of it");
+  app.add_option("--network-timeout", r.network_timeout_s,
+                 "seconds the Hub look-ups of one check may take in all (default 60)")
       ->check(seconds_validator());
-  o.gpu_option = app.add_option("--gpu", r.gpu, "auto (query the Driver API), or a GPU name / arch to evaluate offline (H100, H200, B200, GB10, RTX5090, A100, L4, sm_90, sm_121, ...)");
-  app.add_option("--python", r.python, "the deployment's Python (venv bin/python or prefix): read installed library versions from its site-packages and ask its vLLM / SGLang about the plan");
+  o.gpu_option = app.add_option("--gpu", r.gpu,
+                                "auto (query the Driver API), or a GPU name / arch to evaluate offline (H100, H200, "
+                                "B200, GB10, RTX5090, A100, L4, sm_90, sm_121, ...)");
+  app.add_option("--python", r.python,
+                 "the deployment's Python (venv bin/python or prefix): read installed library versions from its "
+                 "site-packages and ask its vLLM / SGLang about the plan");
   // Repeatable options take one value each time, so that a FILE after them stays a FILE.
-  app.add_option("--site-packages", r.site_packages, "a site-packages directory to read library versions from (repeatable)")
+  app.add_option("--site-packages", r.site_packages,
+                 "a site-packages directory to read library versions from (repeatable)")
       ->allow_extra_args(false);
-  app.add_option("--lib", r.libs, "set a library version: NAME=VERSION (vllm, sglang, torch, triton, flashinfer, deep_gemm, flash_attn); a git hash in the local part (2.5.0+a6b593d) names the build (repeatable)")
+  app.add_option("--lib", r.libs,
+                 "set a library version: NAME=VERSION (vllm, sglang, torch, triton, flashinfer, deep_gemm, "
+                 "flash_attn); a git hash in the local part (2.5.0+a6b593d) names the build (repeatable)")
       ->check(lib_name_validator())
       ->allow_extra_args(false);
-  app.add_option("--env", r.env, "NAME=VALUE (repeatable): a variable of the environment the deploy file runs in, for values it leaves to it ($TP, ${MODEL:-...}); over specprobe's own environment")
+  app.add_option("--env", r.env,
+                 "NAME=VALUE (repeatable): a variable of the environment the deploy file runs in, for values it leaves "
+                 "to it ($TP, ${MODEL:-...}); over specprobe's own environment")
       ->allow_extra_args(false);
   app.add_option("--engine", r.engine, "force the engine: vllm or sglang")->check(CLI::IsMember({"vllm", "sglang"}));
-  app.add_option("--probes", r.probes, "run probe kernels: auto (when a GPU is present), off, all")->check(CLI::IsMember({"auto", "off", "all"}));
+  app.add_option("--probes", r.probes, "run probe kernels: auto (when a GPU is present), off, all")
+      ->check(CLI::IsMember({"auto", "off", "all"}));
   app.add_flag("--no-matrix", o.no_matrix, "skip the what-if support matrix");
-  app.add_option("--stack-probes", r.stack_probes, "with --python: run the plan's DeepGEMM / FlashInfer / Triton stack probes in that Python: auto, off")->check(CLI::IsMember({"auto", "off"}));
-  app.add_option("--stack-timeout", r.stack_timeout_s, "seconds one stack probe (one library, JIT build included) may run")
+  app.add_option("--stack-probes", r.stack_probes,
+                 "with --python: run the plan's DeepGEMM / FlashInfer / Triton stack probes in that Python: auto, off")
+      ->check(CLI::IsMember({"auto", "off"}));
+  app.add_option("--stack-timeout", r.stack_timeout_s,
+                 "seconds one stack probe (one library, JIT build included) may run")
       ->check(seconds_validator());
-  app.add_flag_callback("--no-engine", [&r] { r.engine_check = false; },
-                        "with --python: do not ask the installed vLLM / SGLang about the plan (engine check)");
-  app.add_flag_callback("--no-cache", [&r] { r.engine_cache = r.stack_cache = false; },
-                        "a cold run: ask the engine again instead of answering from $XDG_CACHE_HOME/specprobe/engine, "
-                        "and build the stack probes' kernels in a private cache instead of $XDG_CACHE_HOME/specprobe/stack");
-  app.add_option("--engine-env", r.engine_env, "ask the engine in an environment instead of --python's: auto (the one of the release the deploy names, made by `specprobe engines install`), or a venv directory or its python");
-  app.add_flag("--install-engines", r.install_engines, "with --engine-env auto: make the missing environment of the deploy's engine release (from PyPI; minutes)");
-  app.add_option("--engine-mismatch", r.engine_mismatch, "when the deploy names another engine release than --python has: skip the engine check (a note says so; default) or ask the installed release anyway")
+  app.add_flag_callback(
+      "--no-engine", [&r] { r.engine_check = false; },
+      "with --python: do not ask the installed vLLM / SGLang about the plan (engine check)");
+  app.add_flag_callback(
+      "--no-cache", [&r] { r.engine_cache = r.stack_cache = false; },
+      "a cold run: ask the engine again instead of answering from $XDG_CACHE_HOME/specprobe/engine, "
+      "and build the stack probes' kernels in a private cache instead of $XDG_CACHE_HOME/specprobe/stack");
+  app.add_option("--engine-env", r.engine_env,
+                 "ask the engine in an environment instead of --python's: auto (the one of the release the deploy "
+                 "names, made by `specprobe engines install`), or a venv directory or its python");
+  app.add_flag(
+      "--install-engines", r.install_engines,
+      "with --engine-env auto: make the missing environment of the deploy's engine release (from PyPI; minutes)");
+  app.add_option("--engine-mismatch", r.engine_mismatch,
+                 "when the deploy names another engine release than --python has: skip the engine check (a note says "
+                 "so; default) or ask the installed release anyway")
       ->check(CLI::IsMember({"skip", "ask"}));
-  app.add_option("--require", r.require, "sources of evidence that must answer, else the verdict is unknown: engine, probes, stack (comma-separated); by default a source that cannot run is a note and the verdict comes from the rest")
+  app.add_option("--require", r.require,
+                 "sources of evidence that must answer, else the verdict is unknown: engine, probes, stack "
+                 "(comma-separated); by default a source that cannot run is a note and the verdict comes from the rest")
       ->delimiter(',')
       ->allow_extra_args(false)
       ->check(CLI::IsMember({"engine", "probes", "stack"}));
-  app.add_option("--engine-timeout", r.engine_timeout_s, "seconds the engine check (engine import, plan and matrix cells) may run")
+  app.add_option("--engine-timeout", r.engine_timeout_s,
+                 "seconds the engine check (engine import, plan and matrix cells) may run")
       ->check(seconds_validator());
   app.add_option("--format", o.format, "output format: text, json, sarif, junit, codequality or github")
       ->check(CLI::IsMember(selectable_format_names()));
-  app.add_option("--results", o.results, "which results the JSON report lists: all, or failing (those not passed or not applicable; the counts stay whole); default all for one file, failing for several")
+  app.add_option("--results", o.results,
+                 "which results the JSON report lists: all, or failing (those not passed or not applicable; the counts "
+                 "stay whole); default all for one file, failing for several")
       ->check(CLI::IsMember({"failing", "all"}));
   app.add_option("--output,-o", o.output, "write the report to FILE instead of stdout");
-  o.fail_on_option = app.add_option("--fail-on", o.fail_on, "what makes the exit code 1: error (findings that bite every time the plan runs), risk (also the conditional ones listed at risk), warning, info (lower severities too), none")
-      ->check(CLI::IsMember({"error", "risk", "warning", "info", "none"}));
-  app.add_option("--color", o.color, "auto, always, never (NO_COLOR is honoured)")->check(CLI::IsMember({"auto", "always", "never"}));
+  o.fail_on_option =
+      app.add_option("--fail-on", o.fail_on,
+                     "what makes the exit code 1: error (findings that bite every time the plan runs), risk (also the "
+                     "conditional ones listed at risk), warning, info (lower severities too), none")
+          ->check(CLI::IsMember({"error", "risk", "warning", "info", "none"}));
+  app.add_option("--color", o.color, "auto, always, never (NO_COLOR is honoured)")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("--quiet,-q", o.quiet, "print only failures and the summary");
   app.add_flag("--verbose,-v", o.verbose, "print every fact and every rule's evaluation");
   app.add_option("-j,--jobs", o.jobs,
@@ -107,10 +150,14 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_flag("--explain-memory", o.explain_memory,
                "text: print the memory model's breakdown per GPU rank (weights, drafter, budget, activation, KV cache, "
                "CUDA graphs) as the engine accounts it");
-  app.add_flag("--progress", o.progress, "show progress on stderr also when it is not a terminal (one line per phase, for CI logs)");
+  app.add_flag("--progress", o.progress,
+               "show progress on stderr also when it is not a terminal (one line per phase, for CI logs)");
   app.add_option("--rules-dir", o.rules_dir, "load rules from DIR instead of the built-in catalog (development)");
-  app.add_option("--advisories-dir", o.advisories_dir, "load advisories from DIR instead of the built-in database (development)");
-  app.add_option("--advisories-before", o.advisories_before, "use only advisories published before DATE (YYYY-MM-DD), to measure how the database generalizes to later reports")
+  app.add_option("--advisories-dir", o.advisories_dir,
+                 "load advisories from DIR instead of the built-in database (development)");
+  app.add_option("--advisories-before", o.advisories_before,
+                 "use only advisories published before DATE (YYYY-MM-DD), to measure how the database generalizes to "
+                 "later reports")
       ->check([](const std::string& d) {
         return d.size() == 10 && d[4] == '-' && d[7] == '-' ? std::string() : std::string("expected a date YYYY-MM-DD");
       });
@@ -118,14 +165,26 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_option("--junit", o.junit_file, "also write a JUnit XML report (GitLab, Jenkins) to FILE");
   app.add_option("--json", o.json_file, "also write the JSON report to FILE");
   app.add_option("--codequality", o.codequality_file, "also write a GitLab Code Quality report to FILE");
-  app.add_flag("--github", o.github, "also print GitHub Actions annotations and append a job summary to $GITHUB_STEP_SUMMARY");
-  app.add_option("--source-root", o.source_root, "report paths (SARIF, annotations) relative to DIR; default $GITHUB_WORKSPACE, $CI_PROJECT_DIR, the git work tree of the config, the working directory");
-  app.add_option("--sarif-category", o.sarif_category, "the SARIF code-scanning category (automationDetails.id), one per job; default specprobe/<gpu>");
-  app.add_flag("--exit-zero", o.exit_zero, "exit 0 even when findings are at or above --fail-on or the verdict is unknown (usage, environment and write errors still exit 2/3/5)");
-  o.unknown_ok_option = app.add_flag("--unknown-ok", o.unknown_ok, "an unknown verdict (a plan specprobe could not decide) exits 0 instead of 4; it is still reported");
-  app.add_option("--ignore", r.ignore, "suppress rule or advisory ID, or every id starting with a prefix ending in * (SP30*, SPA-VLLM-*) (repeatable); the finding stays in the report, marked suppressed")
+  app.add_flag("--github", o.github,
+               "also print GitHub Actions annotations and append a job summary to $GITHUB_STEP_SUMMARY");
+  app.add_option("--source-root", o.source_root,
+                 "report paths (SARIF, annotations) relative to DIR; default $GITHUB_WORKSPACE, $CI_PROJECT_DIR, the "
+                 "git work tree of the config, the working directory");
+  app.add_option("--sarif-category", o.sarif_category,
+                 "the SARIF code-scanning category (automationDetails.id), one per job; default specprobe/<gpu>");
+  app.add_flag("--exit-zero", o.exit_zero,
+               "exit 0 even when findings are at or above --fail-on or the verdict is unknown (usage, environment and "
+               "write errors still exit 2/3/5)");
+  o.unknown_ok_option =
+      app.add_flag("--unknown-ok", o.unknown_ok,
+                   "an unknown verdict (a plan specprobe could not decide) exits 0 instead of 4; it is still reported");
+  app.add_option("--ignore", r.ignore,
+                 "suppress rule or advisory ID, or every id starting with a prefix ending in * (SP30*, SPA-VLLM-*) "
+                 "(repeatable); the finding stays in the report, marked suppressed")
       ->allow_extra_args(false);
-  app.add_flag("--no-suppressions", o.no_suppressions, "ignore the .specprobe.yaml files (settings and suppressions) and inline `# specprobe: ignore` comments");
+  app.add_flag(
+      "--no-suppressions", o.no_suppressions,
+      "ignore the .specprobe.yaml files (settings and suppressions) and inline `# specprobe: ignore` comments");
 }
 
 CheckRequest check_request(const CheckOptions& o) {
@@ -177,7 +236,8 @@ Expected<FileRequest> request_for_file(const CheckOptions& o, const std::string&
     };
     std::vector<std::string> merged;
     for (const auto& s : from_settings)
-      if (std::none_of(flags.begin(), flags.end(), [&](const std::string& f) { return key(f) == key(s); })) merged.push_back(s);
+      if (std::none_of(flags.begin(), flags.end(), [&](const std::string& f) { return key(f) == key(s); }))
+        merged.push_back(s);
     merged.insert(merged.end(), flags.begin(), flags.end());
     flags = std::move(merged);
   };
@@ -220,8 +280,9 @@ int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports
   ro.sarif_category = o.sarif_category;
   if (!o.sarif_file.empty() || o.format == "sarif")
     if (std::any_of(reports.begin(), reports.end(), [](const Report& r) { return r.input_path == kCommandLineInput; }))
-      std::fprintf(stderr, "specprobe: note: a command line given after `--` is in no file: its SARIF results have no file "
-                           "location, which GitHub code scanning requires; check the deploy script or config file instead\n");
+      std::fprintf(stderr,
+                   "specprobe: note: a command line given after `--` is in no file: its SARIF results have no file "
+                   "location, which GitHub code scanning requires; check the deploy script or config file instead\n");
   std::vector<ReportOutput> outputs = {{o.format, o.output}};
   if (!o.json_file.empty()) outputs.push_back({"json", o.json_file});
   if (!o.sarif_file.empty()) outputs.push_back({"sarif", o.sarif_file});
@@ -323,7 +384,8 @@ int run_check_command(CheckOptions o) {
     };
     // One scope for the whole run: the threads' own scopes (probes, engine checks) nest inside it.
     const InterruptScope interrupts;
-    parallel_for(files.size(), jobs, [&](size_t i) { outcomes[i] = check_one_file(o, files[i], stdin_text, *services); });
+    parallel_for(files.size(), jobs,
+                 [&](size_t i) { outcomes[i] = check_one_file(o, files[i], stdin_text, *services); });
   } else {
     // One file at a time: each file's rules and matrix cells use the jobs instead.
     CheckOptions alone = o;

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <system_error>
 
+#include "common/ascii.hpp"
 #include "common/excerpt.hpp"
 #include "common/paths.hpp"
-#include "common/ascii.hpp"
 
 namespace specprobe {
 namespace fs = std::filesystem;
@@ -65,7 +65,8 @@ Expected<fs::path> pick_snapshot(const fs::path& repo, ModelConfig& cfg) {
 }
 
 // Looks KEY up in OBJ; an object-valued key holding something else is an input error.
-Expected<const Json*> object_field(const Json& obj, const char* key, const std::string& file, const std::string& where) {
+Expected<const Json*> object_field(const Json& obj, const char* key, const std::string& file,
+                                   const std::string& where) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return static_cast<const Json*>(nullptr);
   if (!it->is_object())
@@ -73,7 +74,8 @@ Expected<const Json*> object_field(const Json& obj, const char* key, const std::
   return &*it;
 }
 
-Expected<std::optional<int64_t>> int_field(const Json& obj, const char* key, const std::string& file, const std::string& where) {
+Expected<std::optional<int64_t>> int_field(const Json& obj, const char* key, const std::string& file,
+                                           const std::string& where) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return std::optional<int64_t>{};
   if (it->is_number_integer()) return std::optional<int64_t>{it->get<int64_t>()};
@@ -101,7 +103,7 @@ bool in_checkpoint_tree(const fs::path& file, const fs::path& dir, const std::st
   const fs::path root = fs::canonical(dir, ec);
   if (ec) return false;
   if (path_under(canon, root)) return true;
-  const fs::path repo = !cache_repo.empty()                              ? fs::path(cache_repo)
+  const fs::path repo = !cache_repo.empty()                            ? fs::path(cache_repo)
                         : root.parent_path().filename() == "snapshots" ? root.parent_path().parent_path()
                                                                        : fs::path();
   if (repo.empty()) return false;
@@ -113,7 +115,8 @@ bool in_checkpoint_tree(const fs::path& file, const fs::path& dir, const std::st
 
 bool looks_like_repo_id(std::string_view s) {
   const size_t slash = s.find('/');
-  if (slash == std::string_view::npos || slash == 0 || slash + 1 == s.size() || s.find('/', slash + 1) != std::string_view::npos)
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == s.size() ||
+      s.find('/', slash + 1) != std::string_view::npos)
     return false;
   if (s.front() == '.' || s[slash + 1] == '.' || s.size() > 200) return false;
   for (char c : s)
@@ -130,12 +133,18 @@ std::optional<std::string> find_in_hf_cache(const std::string& repo_id, std::str
   // huggingface_hub/constants.py: HF_HUB_CACHE (legacy HUGGINGFACE_HUB_CACHE), default
   // HF_HOME/hub, HF_HOME defaulting to $XDG_CACHE_HOME/huggingface or ~/.cache/huggingface.
   fs::path hub;
-  if (!env("HF_HUB_CACHE").empty()) hub = env("HF_HUB_CACHE");
-  else if (!env("HUGGINGFACE_HUB_CACHE").empty()) hub = env("HUGGINGFACE_HUB_CACHE");
-  else if (!env("HF_HOME").empty()) hub = fs::path(env("HF_HOME")) / "hub";
-  else if (!env("XDG_CACHE_HOME").empty()) hub = fs::path(env("XDG_CACHE_HOME")) / "huggingface" / "hub";
-  else if (!env("HOME").empty()) hub = fs::path(env("HOME")) / ".cache" / "huggingface" / "hub";
-  else return std::nullopt;
+  if (!env("HF_HUB_CACHE").empty())
+    hub = env("HF_HUB_CACHE");
+  else if (!env("HUGGINGFACE_HUB_CACHE").empty())
+    hub = env("HUGGINGFACE_HUB_CACHE");
+  else if (!env("HF_HOME").empty())
+    hub = fs::path(env("HF_HOME")) / "hub";
+  else if (!env("XDG_CACHE_HOME").empty())
+    hub = fs::path(env("XDG_CACHE_HOME")) / "huggingface" / "hub";
+  else if (!env("HOME").empty())
+    hub = fs::path(env("HOME")) / ".cache" / "huggingface" / "hub";
+  else
+    return std::nullopt;
   if (hub_out) *hub_out = hub.string();
   std::string folder = "models--" + repo_id;
   for (size_t i = 0; (i = folder.find('/', i)) != std::string::npos;) folder.replace(i, 1, "--");
@@ -170,7 +179,8 @@ Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
     cfg.dir = dir.string();
     if (!fs::exists(config_path, ec)) return input_error("no config.json in directory", {dir.string()});
     if (!in_checkpoint_tree(config_path, dir, cfg.cache_repo))
-      return input_error("config.json is a link out of the checkpoint's directory tree; not read", {config_path.string()});
+      return input_error("config.json is a link out of the checkpoint's directory tree; not read",
+                         {config_path.string()});
   } else {
     config_path = p;
     cfg.dir = p.has_parent_path() ? p.parent_path().string() : ".";
@@ -198,8 +208,8 @@ Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
     if (!it->empty() && (*it)[0].is_string()) cfg.architecture = (*it)[0].get<std::string>();
   }
   if (!cfg.architecture && cfg.has_text_config)
-    if (auto it = cfg.text.find("architectures"); it != cfg.text.end() && it->is_array() && !it->empty() &&
-                                                  (*it)[0].is_string())
+    if (auto it = cfg.text.find("architectures");
+        it != cfg.text.end() && it->is_array() && !it->empty() && (*it)[0].is_string())
       cfg.architecture = (*it)[0].get<std::string>();
   cfg.model_type = string_field(cfg.raw, "model_type");
   if (cfg.has_text_config) cfg.text_model_type = string_field(cfg.text, "model_type");
@@ -283,13 +293,14 @@ Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
       return input_error(fmt::format("{} = {} is a size no engine builds a model with: a corrupt config.json", name, x),
                          {cfg.path});
     if (x < p.lo) {
-      cfg.notes.push_back(fmt::format("{} = {}: the engines refuse the model at load (a size of 0); left unknown here",
-                                      name, x));
+      cfg.notes.push_back(
+          fmt::format("{} = {}: the engines refuse the model at load (a size of 0); left unknown here", name, x));
       p.v->reset();
     } else if (x > p.hi) {
-      cfg.notes.push_back(fmt::format("{} = {} is beyond every released model (up to {}): read as given; check the "
-                                      "config.json",
-                                      name, x, p.hi));
+      cfg.notes.push_back(
+          fmt::format("{} = {} is beyond every released model (up to {}): read as given; check the "
+                      "config.json",
+                      name, x, p.hi));
     }
   }
   if (cfg.num_attention_heads && cfg.num_kv_heads && *cfg.num_kv_heads > *cfg.num_attention_heads)
@@ -323,10 +334,10 @@ Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
     const char* key;
     const char* name;
   };
-  const QSource qsources[] = {{&cfg.raw, "quantization_config", "quantization_config"},
-                              {cfg.has_text_config ? &cfg.text : nullptr, "quantization_config",
-                               "text_config.quantization_config"},
-                              {&cfg.raw, "compression_config", "compression_config"}};
+  const QSource qsources[] = {
+      {&cfg.raw, "quantization_config", "quantization_config"},
+      {cfg.has_text_config ? &cfg.text : nullptr, "quantization_config", "text_config.quantization_config"},
+      {&cfg.raw, "compression_config", "compression_config"}};
   for (const QSource& q : qsources) {
     if (!q.obj) continue;
     auto f = object_field(*q.obj, q.key, cfg.path, q.obj == &cfg.raw ? "" : "text_config.");
@@ -404,12 +415,22 @@ std::optional<std::string> hybrid_kind(const ModelConfig& c) {
       pattern && pattern->is_string() && pattern->get<std::string>().find('M') != std::string::npos)
     return "mamba2";
   const std::string mt = c.text_model_type.value_or(c.model_type.value_or(""));
-  static const std::pair<const char*, const char*> kTypes[] = {
-      {"qwen3_next", "gated_deltanet"}, {"qwen3_5", "gated_deltanet"}, {"qwen3_5_moe", "gated_deltanet"},
-      {"kimi_linear", "linear_attention"}, {"minimax", "linear_attention"}, {"minimax_text_01", "linear_attention"},
-      {"jamba", "mamba"}, {"bamba", "mamba2"}, {"nemotron_h", "mamba2"}, {"falcon_h1", "mamba2"},
-      {"granitemoehybrid", "mamba2"}, {"zamba2", "mamba2"}, {"plamo2", "mamba2"}, {"lfm2", "short_conv"},
-      {"mamba", "mamba"}, {"mamba2", "mamba2"}};
+  static const std::pair<const char*, const char*> kTypes[] = {{"qwen3_next", "gated_deltanet"},
+                                                               {"qwen3_5", "gated_deltanet"},
+                                                               {"qwen3_5_moe", "gated_deltanet"},
+                                                               {"kimi_linear", "linear_attention"},
+                                                               {"minimax", "linear_attention"},
+                                                               {"minimax_text_01", "linear_attention"},
+                                                               {"jamba", "mamba"},
+                                                               {"bamba", "mamba2"},
+                                                               {"nemotron_h", "mamba2"},
+                                                               {"falcon_h1", "mamba2"},
+                                                               {"granitemoehybrid", "mamba2"},
+                                                               {"zamba2", "mamba2"},
+                                                               {"plamo2", "mamba2"},
+                                                               {"lfm2", "short_conv"},
+                                                               {"mamba", "mamba"},
+                                                               {"mamba2", "mamba2"}};
   for (const auto& [type, kind] : kTypes)
     if (mt == type) return kind;
   return std::nullopt;
@@ -445,7 +466,8 @@ void add_traits(const ModelConfig& c, Json& m) {
   // per_layer_config); other models' full layers have the model's.
   m["full_attention_kv_heads"] = opt(first_int(c, {"num_global_key_value_heads"}));
   m["full_attention_head_dim"] = opt(first_int(c, {"global_head_dim"}));
-  m["has_sliding_window"] = sliding_layers || (window.value_or(0) > 0 && !(use_window && use_window->is_boolean() && !use_window->get<bool>()));
+  m["has_sliding_window"] = sliding_layers || (window.value_or(0) > 0 &&
+                                               !(use_window && use_window->is_boolean() && !use_window->get<bool>()));
   bool multimodal = c.has_text_config;
   for (const char* k : {"vision_config", "audio_config", "vision_tower", "mm_vision_tower"})
     multimodal |= c.raw.is_object() && c.raw.contains(k) && !c.raw[k].is_null();
@@ -465,9 +487,13 @@ void add_traits(const ModelConfig& c, Json& m) {
 bool has_mtp_layers(const ModelConfig& c) {
   if (c.mtp_depth) return *c.mtp_depth > 0;
   static const char* const kDefaultTypes[] = {"dots3_note", "longcat_flash", "step3p5", "step3p7", "step5", "step5_vl"};
-  static const char* const kDefaultArchs[] = {"MiMoV2ForCausalLM", "MiMoV2OmniForCausalLM", "MiMoV2FlashForCausalLM",
-                                              "Step3p5ForCausalLM", "Step3p7ForConditionalGeneration",
-                                              "Step5ForCausalLM", "Step5ForConditionalGeneration"};
+  static const char* const kDefaultArchs[] = {"MiMoV2ForCausalLM",
+                                              "MiMoV2OmniForCausalLM",
+                                              "MiMoV2FlashForCausalLM",
+                                              "Step3p5ForCausalLM",
+                                              "Step3p7ForConditionalGeneration",
+                                              "Step5ForCausalLM",
+                                              "Step5ForConditionalGeneration"};
   for (const char* t : kDefaultTypes)
     if (c.model_type == t || c.text_model_type == t) return true;
   for (const char* a : kDefaultArchs)

@@ -64,14 +64,16 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
     return facts;
   };
   phase("reading the serving plan");
-  if (auto st = stage("inputs.serving", [&] { return stages::use_plan(req, std::move(plan), report, inputs, locations); });
+  if (auto st =
+          stage("inputs.serving", [&] { return stages::use_plan(req, std::move(plan), report, inputs, locations); });
       !st)
     return st.error();
   if (!req.python.empty()) phase("asking " + req.python + " where it imports from");
-  if (auto st = stage("inputs.python_env", [&] { return stages::add_python(req, services, report, inputs, python_executable); }); !st)
+  if (auto st = stage("inputs.python_env",
+                      [&] { return stages::add_python(req, services, report, inputs, python_executable); });
+      !st)
     return st.error();
-  if (auto st = stage("inputs.installed_libs", [&] { return stages::add_libs(req, inputs); }); !st)
-    return st.error();
+  if (auto st = stage("inputs.installed_libs", [&] { return stages::add_libs(req, inputs); }); !st) return st.error();
   phase("resolving the models the plan names");
   stages::ResolvedModels models;
   if (auto st = stage("inputs.resolve", [&] { return stages::resolve_models(req, services, report, inputs, models); });
@@ -80,10 +82,12 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
   phase("reading the model config and checkpoint headers");
   if (auto st = stage("inputs.model_config", [&] { return stages::add_model(models, report, inputs, model_dir); }); !st)
     return st.error();
-  if (auto st = stage("inputs.checkpoint", [&] { return stages::add_checkpoint(model_dir, services, report, inputs); }); !st)
+  if (auto st = stage("inputs.checkpoint", [&] { return stages::add_checkpoint(model_dir, services, report, inputs); });
+      !st)
     return st.error();
   phase(req.gpu == "auto" ? "querying the GPU" : "looking up " + req.gpu);
-  if (auto st = stage("gpu", [&] { return stages::add_gpu(req, services, report, inputs, locations); }); !st) return st.error();
+  if (auto st = stage("gpu", [&] { return stages::add_gpu(req, services, report, inputs, locations); }); !st)
+    return st.error();
   Json facts = derived();
   stage("probes.plan", [&]() -> Status {
     stages::add_probes(req, services, report, facts, inputs);
@@ -115,7 +119,8 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
     if (memo) {
       const std::string key = sweep_key(inputs, suppressed);
       auto it = memo->find(key);
-      if (it == memo->end()) it = memo->emplace(key, sweep_support_matrix(catalog, inputs, facts, sweep, suppressed)).first;
+      if (it == memo->end())
+        it = memo->emplace(key, sweep_support_matrix(catalog, inputs, facts, sweep, suppressed)).first;
       report.matrix = it->second;
     } else {
       report.matrix = sweep_support_matrix(catalog, inputs, facts, sweep, suppressed);

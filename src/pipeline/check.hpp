@@ -28,16 +28,16 @@ struct CheckRequest {
   // The plan: a serving config or deploy script ("-": TEXT, read from stdin by the caller), or a
   // command line (argv).
   std::string file;
-  std::string text;                // FILE's content when FILE is "-"
+  std::string text;  // FILE's content when FILE is "-"
   std::vector<std::string> argv;
-  std::vector<std::string> env;    // --env NAME=VALUE: the environment the deploy file runs in
-  bool process_environment = true; // specprobe's own environment resolves the file's variables too
-  std::string engine;              // "vllm" | "sglang" to override detection; "" = detected
-  std::string model;               // checkpoint dir; "" = the plan's model, resolved (src/resolve/)
+  std::vector<std::string> env;         // --env NAME=VALUE: the environment the deploy file runs in
+  bool process_environment = true;      // specprobe's own environment resolves the file's variables too
+  std::string engine;                   // "vllm" | "sglang" to override detection; "" = detected
+  std::string model;                    // checkpoint dir; "" = the plan's model, resolved (src/resolve/)
   std::vector<std::string> model_dirs;  // --model-dir ID=DIR: a local directory for a model named by id
   bool no_resolve = false;              // --no-resolve: local directories and the HF cache only
   double network_timeout_s = 60;        // --network-timeout: the Hub look-ups of one check, in all
-  std::string gpu = "auto";        // auto (the driver) | a name or arch from the known-GPU table
+  std::string gpu = "auto";             // auto (the driver) | a name or arch from the known-GPU table
   // Installed libraries.
   std::string python;                      // the deployment's interpreter
   std::vector<std::string> site_packages;  // directories to read distributions from
@@ -62,14 +62,14 @@ struct CheckRequest {
   // Sources of evidence whose absence makes the verdict unknown (--require engine,probes,stack);
   // by default a source that cannot run is a note and the verdict comes from what did run.
   std::vector<std::string> require;
-  bool matrix = true;                 // the what-if sweep
+  bool matrix = true;  // the what-if sweep
   // The plan's rules and advisories and the matrix's cells are evaluated on this many threads
   // (the CLI gives a file checked alone the machine's cores; files checked at once, one each).
   int threads = 1;
   // Gating.
-  std::string fail_on = "error";      // recorded in the report
-  std::vector<std::string> ignore;    // rule ids suppressed from the command line
-  bool suppression_file = true;       // .specprobe.yaml files' `ignore:` and inline `# specprobe: ignore` comments
+  std::string fail_on = "error";    // recorded in the report
+  std::vector<std::string> ignore;  // rule ids suppressed from the command line
+  bool suppression_file = true;     // .specprobe.yaml files' `ignore:` and inline `# specprobe: ignore` comments
   // The project settings the caller read for FILE (cli/check.cpp applies their gpu, lib, ...):
   // their `ignore:` entries are used instead of reading the files again. Unset: read here.
   std::optional<ProjectSettings> settings;

@@ -34,7 +34,8 @@ Json result_json(const RuleResult& res) {
   x["evidence"] = res.evidence;
   x["location"] = location_json(res.location, res.location_fact);
   x["references"] = res.references;
-  x["suppressed"] = res.suppressed ? Json{{"reason", res.suppressed->reason}, {"source", res.suppressed->source}} : Json(nullptr);
+  x["suppressed"] =
+      res.suppressed ? Json{{"reason", res.suppressed->reason}, {"source", res.suppressed->source}} : Json(nullptr);
   x["advisory"] = res.advisory;
   x["known_by"] = res.known_by;
   return x;
@@ -49,8 +50,10 @@ Json report_to_json(const Report& r, bool all_results) {
   j["$schema"] = "https://specprobe.dev/schema/report-1.json";
   j["schema_version"] = kReportSchemaVersion;
   j["tool"] = report_tool_json();
-  j["invocation"] = {{"argv", r.argv}, {"duration_ms", r.duration_ms}, {"exit_code", r.exit_code}, {"fail_on", r.fail_on}};
-  j["input"] = {{"path", r.input_path}, {"form", r.input_form}, {"engine", r.engine.empty() ? Json(nullptr) : Json(r.engine)}};
+  j["invocation"] = {
+      {"argv", r.argv}, {"duration_ms", r.duration_ms}, {"exit_code", r.exit_code}, {"fail_on", r.fail_on}};
+  j["input"] = {
+      {"path", r.input_path}, {"form", r.input_form}, {"engine", r.engine.empty() ? Json(nullptr) : Json(r.engine)}};
   j["verdict"] = r.verdict;
   Json summary = {{"pass", 0}, {"fail", 0}, {"skip", 0}, {"error", 0}, {"suppressed", 0}};
   Json by_sev = {{"error", 0}, {"warning", 0}, {"info", 0}};
@@ -71,9 +74,15 @@ Json report_to_json(const Report& r, bool all_results) {
   summary["findings"] = std::move(by_sev);
   // What the user cares about (the text summary line): blocking errors, at risk, warnings, notes.
   const FindingCounts fc = count_findings(r);
-  summary["counts"] = {{"errors", fc.errors},     {"at_risk", fc.at_risk},       {"warnings", fc.warnings},
-                       {"notes", fc.notes},       {"older_only", fc.older_only}, {"passed", fc.passed},
-                       {"not_applicable", fc.not_applicable}, {"undecided", fc.undecided}, {"suppressed", fc.suppressed}};
+  summary["counts"] = {{"errors", fc.errors},
+                       {"at_risk", fc.at_risk},
+                       {"warnings", fc.warnings},
+                       {"notes", fc.notes},
+                       {"older_only", fc.older_only},
+                       {"passed", fc.passed},
+                       {"not_applicable", fc.not_applicable},
+                       {"undecided", fc.undecided},
+                       {"suppressed", fc.suppressed}};
   j["summary"] = std::move(summary);
   j["results_listed"] = all_results ? "all" : "failing";
   j["results"] = std::move(results);
@@ -85,9 +94,15 @@ Json report_to_json(const Report& r, bool all_results) {
     mj["kv_cache_dtypes"] = m.kv_cache_dtypes;
     Json cells = Json::array();
     for (const auto& c : m.cells) {
-      cells.push_back({{"k", c.k}, {"backend", c.backend}, {"kv_cache_dtype", c.kv_cache_dtype}, {"verdict", c.verdict},
-                       {"indexer", c.indexer.empty() ? Json(nullptr) : Json(c.indexer)}, {"errors", c.errors},
-                       {"risks", c.risks}, {"warnings", c.warnings}, {"known_by", c.known_by}});
+      cells.push_back({{"k", c.k},
+                       {"backend", c.backend},
+                       {"kv_cache_dtype", c.kv_cache_dtype},
+                       {"verdict", c.verdict},
+                       {"indexer", c.indexer.empty() ? Json(nullptr) : Json(c.indexer)},
+                       {"errors", c.errors},
+                       {"risks", c.risks},
+                       {"warnings", c.warnings},
+                       {"known_by", c.known_by}});
       if (!c.evidence.empty()) cells.back()["evidence"] = c.evidence;
       if (!c.undecided.empty()) cells.back()["undecided"] = c.undecided;
     }
@@ -105,7 +120,8 @@ Json report_to_json(const Report& r, bool all_results) {
     notes.push_back({{"severity", n.severity}, {"message", n.message}, {"location", location_json(n.where, "")}});
   j["notes"] = std::move(notes);
   Json missing = Json::array();
-  for (const auto& m : r.missing) missing.push_back({{"fact", m.fact}, {"supply", m.supply}, {"needed_by", m.needed_by}});
+  for (const auto& m : r.missing)
+    missing.push_back({{"fact", m.fact}, {"supply", m.supply}, {"needed_by", m.needed_by}});
   j["missing"] = std::move(missing);
   j["assumptions"] = r.assumptions;
   j["facts"] = r.facts;

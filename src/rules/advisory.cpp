@@ -37,8 +37,10 @@ Json applicability(const Advisory& a) {
   if (!a.gpu.empty()) {
     Json any = Json::array();
     for (const auto& g : a.gpu) {
-      if (g.rfind("sm_", 0) == 0) any.push_back({{"==", Json::array({{{"cat", Json::array({"sm_", {{"var", "gpu.sm"}}})}}, g})}});
-      else any.push_back({{"==", Json::array({{{"var", "gpu.arch_family"}}, g})}});
+      if (g.rfind("sm_", 0) == 0)
+        any.push_back({{"==", Json::array({{{"cat", Json::array({"sm_", {{"var", "gpu.sm"}}})}}, g})}});
+      else
+        any.push_back({{"==", Json::array({{{"var", "gpu.arch_family"}}, g})}});
       any.push_back({{"==", Json::array({{{"var", "gpu.arch"}}, g})}});
     }
     all.push_back({{"or", any}});
@@ -62,8 +64,9 @@ Rule make_trigger_rule(const Advisory& a) {
                                                : std::string();
   r.category = "advisory";
   r.applies = applicability(a);
-  r.skip_reason = a.engine == "any" ? "not on an affected GPU"
-                                    : fmt::format("not a {} plan{}", a.engine, a.gpu.empty() ? "" : " on an affected GPU");
+  r.skip_reason = a.engine == "any"
+                      ? "not on an affected GPU"
+                      : fmt::format("not a {} plan{}", a.engine, a.gpu.empty() ? "" : " on an affected GPU");
   r.requires_facts = a.requires_facts;
   r.condition = a.trigger;
   compile_rule(r);
@@ -128,10 +131,10 @@ Expected<Advisory> parse_advisory(std::string_view text, const std::string& file
 Expected<Advisory> parse_advisory_json(const Json& d, const std::string& file, bool checked_at_build) {
   try {
     if (!d.is_object()) return input_error("an advisory file must be a mapping", {file, 1, 1});
-    static const std::set<std::string> kKeys = {"id", "summary", "details", "published", "engine", "trigger",
-                                                "requires", "request_dependent", "affected", "gpu", "stage",
-                                                "severity", "fix", "references", "modified", "aliases",
-                                                "certainty", "condition"};
+    static const std::set<std::string> kKeys = {
+        "id",       "summary",           "details",  "published", "engine",    "trigger",
+        "requires", "request_dependent", "affected", "gpu",       "stage",     "severity",
+        "fix",      "references",        "modified", "aliases",   "certainty", "condition"};
     for (auto it = d.begin(); it != d.end(); ++it)
       if (!kKeys.count(it.key())) return input_error(fmt::format("unknown field '{}'", it.key()), {file});
     Advisory a;
@@ -147,8 +150,7 @@ Expected<Advisory> parse_advisory_json(const Json& d, const std::string& file, b
     if (a.engine != "vllm" && a.engine != "sglang" && a.engine != "any")
       return input_error("engine must be vllm, sglang or any", {file});
     // YAML reads an unquoted date as text (the converter keeps non-numeric scalars as strings).
-    if (!d.contains("published") || !d["published"].is_string() ||
-        !is_iso_date(d["published"].get<std::string>()))
+    if (!d.contains("published") || !d["published"].is_string() || !is_iso_date(d["published"].get<std::string>()))
       return input_error("published must be a date YYYY-MM-DD", {file});
     a.published = d["published"].get<std::string>();
     if (!d.contains("trigger")) return input_error("missing field 'trigger'", {file});
@@ -211,7 +213,8 @@ Expected<Advisory> parse_advisory_json(const Json& d, const std::string& file, b
       if (!r.is_object() || !r.value("url", Json()).is_string() || !r.value("type", Json()).is_string())
         return input_error("each reference needs a type and a url", {file});
       const std::string url = r["url"].get<std::string>();
-      if (url.rfind("https://", 0) != 0) return input_error(fmt::format("reference '{}' is not a public https URL", url), {file});
+      if (url.rfind("https://", 0) != 0)
+        return input_error(fmt::format("reference '{}' is not a public https URL", url), {file});
       a.references.push_back({r["type"].get<std::string>(), url});
     }
     // Every fact the advisory reads must exist (checked at build for the built-in database).
@@ -235,7 +238,7 @@ Expected<Advisory> parse_advisory_json(const Json& d, const std::string& file, b
 
 Expected<std::vector<Advisory>> load_advisories(const std::string& dir) {
   std::vector<std::pair<std::string, std::string_view>> files;  // path, text
-  std::list<std::string> texts;                                // the texts read from DIR
+  std::list<std::string> texts;                                 // the texts read from DIR
   auto wanted = [](const std::string& p) {
     const std::string base = fs::path(p).filename().string();
     return base.rfind("SPA-", 0) == 0 && p.ends_with(".yaml") && !p.ends_with(".test.yaml");
@@ -270,7 +273,8 @@ Expected<std::vector<Advisory>> load_advisories(const std::string& dir) {
       std::optional<Json> compiled = dir.empty() ? embedded_document(path) : std::nullopt;
       parsed[i] = compiled ? parse_advisory_json(*compiled, path, true) : parse_advisory(text, path);
     } catch (const std::exception& e) {
-      parsed[i] = Expected<Advisory>(internal_error(fmt::format("{}: loading the advisory failed: {}", path, e.what())));
+      parsed[i] =
+          Expected<Advisory>(internal_error(fmt::format("{}: loading the advisory failed: {}", path, e.what())));
     }
   });
   std::vector<Advisory> out;
@@ -279,7 +283,8 @@ Expected<std::vector<Advisory>> load_advisories(const std::string& dir) {
     const std::string& path = files[i].first;
     auto& a = *parsed[i];
     if (!a) return a.error();
-    if (fs::path(path).stem().string() != a->id) return input_error(fmt::format("file name must be {}.yaml", a->id), {path});
+    if (fs::path(path).stem().string() != a->id)
+      return input_error(fmt::format("file name must be {}.yaml", a->id), {path});
     if (!ids.insert(a->id).second) return input_error(fmt::format("duplicate advisory id {}", a->id), {path});
     out.push_back(std::move(*a));
   }
@@ -306,8 +311,8 @@ ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* sev
   return ResultStatus::fail;
 }
 
-RuleResult evaluate_advisory(const Advisory& a, const Json& facts, const std::map<std::string, SourceLocation>& locations,
-                             const std::string& default_file) {
+RuleResult evaluate_advisory(const Advisory& a, const Json& facts,
+                             const std::map<std::string, SourceLocation>& locations, const std::string& default_file) {
   RuleResult r = evaluate_rule(*trigger_rule(a), facts, {}, "");
   r.references.clear();
   for (const auto& ref : a.references) r.references.push_back(ref.url);
@@ -322,8 +327,11 @@ RuleResult evaluate_advisory(const Advisory& a, const Json& facts, const std::ma
     }
     affected.push_back({{"package", ap.package}, {"ranges", ranges}});
   }
-  r.advisory = {{"url", a.primary_url()},   {"published", a.published}, {"affected", affected},
-                {"fixed_in", a.upgrade},    {"request_dependent", a.request_dependent},
+  r.advisory = {{"url", a.primary_url()},
+                {"published", a.published},
+                {"affected", affected},
+                {"fixed_in", a.upgrade},
+                {"request_dependent", a.request_dependent},
                 {"engine", a.engine}};
   for (const auto& ap : a.affected) {
     const Json* v = find_fact(facts, "lib." + ap.package + ".version");
@@ -365,8 +373,9 @@ RuleResult evaluate_advisory(const Advisory& a, const Json& facts, const std::ma
     case VersionVerdict::Kind::unknown_older:
       r.severity = Severity::info;
       r.only_before = v.older_than;
-      r.message = fmt::format("if you run {}: {} ({} version unknown: give --python, --site-packages or --lib {}=VERSION)",
-                              v.older_than, a.summary, v.unknown, v.unknown.substr(0, v.unknown.find(',')));
+      r.message =
+          fmt::format("if you run {}: {} ({} version unknown: give --python, --site-packages or --lib {}=VERSION)",
+                      v.older_than, a.summary, v.unknown, v.unknown.substr(0, v.unknown.find(',')));
       return r;
   }
   return r;

@@ -52,7 +52,8 @@ Expected<std::shared_ptr<const Catalog>> read_catalog(const CatalogSource& sourc
       return e;
     }
     for (auto& a : *advisories)
-      if (source.published_before.empty() || a.published < source.published_before) c->advisories.push_back(std::move(a));
+      if (source.published_before.empty() || a.published < source.published_before)
+        c->advisories.push_back(std::move(a));
   }
   return std::shared_ptr<const Catalog>(std::move(c));
 }

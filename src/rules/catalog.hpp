@@ -15,10 +15,10 @@
 namespace specprobe {
 
 struct Catalog {
-  std::vector<Rule> rules;            // in id order
-  std::vector<Advisory> advisories;   // in id order
-  std::string rules_dir;              // where the rules came from; empty = the built-in (embedded) catalog
-  std::string advisories_dir;         // likewise for the advisories
+  std::vector<Rule> rules;           // in id order
+  std::vector<Advisory> advisories;  // in id order
+  std::string rules_dir;             // where the rules came from; empty = the built-in (embedded) catalog
+  std::string advisories_dir;        // likewise for the advisories
 
   // The rule with ID (case-insensitive), or nullptr.
   const Rule* find(std::string_view id) const;
@@ -29,11 +29,11 @@ struct Catalog {
 };
 
 struct CatalogSource {
-  std::string rules_dir;        // empty: the built-in rules
-  std::string advisories_dir;   // empty: the built-in advisories, unless rules_dir is given (a
-                                // development catalog then has only the advisories given here)
-  std::string published_before; // YYYY-MM-DD: only advisories published before it (to measure how
-                                // the database generalizes to later reports); empty: all
+  std::string rules_dir;         // empty: the built-in rules
+  std::string advisories_dir;    // empty: the built-in advisories, unless rules_dir is given (a
+                                 // development catalog then has only the advisories given here)
+  std::string published_before;  // YYYY-MM-DD: only advisories published before it (to measure how
+                                 // the database generalizes to later reports); empty: all
 };
 
 // Loads the catalog. A built-in catalog that does not load is an internal error (exit 3); a

@@ -27,8 +27,7 @@ ResultStatus rule_status(const Rule& rule, const Json& facts, Severity* severity
 
 // Full evaluation of one rule. LOCATIONS maps fact names to places in the user's file;
 // DEFAULT_FILE anchors findings whose fact has no recorded place (line 1).
-RuleResult evaluate_rule(const Rule& rule, const Json& facts,
-                         const std::map<std::string, SourceLocation>& locations,
+RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std::string, SourceLocation>& locations,
                          const std::string& default_file);
 
 std::vector<RuleResult> evaluate_rules(const std::vector<Rule>& rules, const Json& facts,

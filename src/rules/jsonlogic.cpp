@@ -23,16 +23,55 @@ namespace detail {
 
 using json = nlohmann::json;
 
-constexpr int kMaxValueDepth = 256;  // nesting of data values walked by equality and ToString
+constexpr int kMaxValueDepth = 256;                     // nesting of data values walked by equality and ToString
 constexpr double kMaxSafeInteger = 9007199254740992.0;  // 2^53
 
 // ---------------------------------------------------------------------------------------------
 // Operators
 
 enum class Op {
-  var, missing, missing_some, if_, eq, strict_eq, ne, strict_ne, lt, le, gt, ge, not_, double_not,
-  and_, or_, in, cat, substr, add, sub, mul, div, mod, min, max, merge, all, some, none, map,
-  filter, reduce, log, ver_lt, ver_le, ver_gt, ver_ge, ver_eq, ver_ne, ver_in, ver_known,
+  var,
+  missing,
+  missing_some,
+  if_,
+  eq,
+  strict_eq,
+  ne,
+  strict_ne,
+  lt,
+  le,
+  gt,
+  ge,
+  not_,
+  double_not,
+  and_,
+  or_,
+  in,
+  cat,
+  substr,
+  add,
+  sub,
+  mul,
+  div,
+  mod,
+  min,
+  max,
+  merge,
+  all,
+  some,
+  none,
+  map,
+  filter,
+  reduce,
+  log,
+  ver_lt,
+  ver_le,
+  ver_gt,
+  ver_ge,
+  ver_eq,
+  ver_ne,
+  ver_in,
+  ver_known,
 };
 
 constexpr int kAny = -1;
@@ -101,8 +140,7 @@ const OpInfo* find_op(std::string_view name) {
 }
 
 bool is_scoped(Op op) {
-  return op == Op::all || op == Op::some || op == Op::none || op == Op::map || op == Op::filter ||
-         op == Op::reduce;
+  return op == Op::all || op == Op::some || op == Op::none || op == Op::map || op == Op::filter || op == Op::reduce;
 }
 
 // The argument list of an operation as written: {"op": [a, b]} or the unary shorthand {"op": a}.
@@ -169,8 +207,8 @@ std::optional<double> parse_decimal(std::string_view s) {
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), d, std::chars_format::general);
   if (ec == std::errc::result_out_of_range) {
     // Overflow or underflow: the sign of the magnitude decides, as in JavaScript.
-    const bool tiny = s.find_first_of("eE") != std::string_view::npos &&
-                      s.find('-', s.find_first_of("eE")) != std::string_view::npos;
+    const bool tiny =
+        s.find_first_of("eE") != std::string_view::npos && s.find('-', s.find_first_of("eE")) != std::string_view::npos;
     return tiny ? 0.0 : inf();
   }
   if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
@@ -996,10 +1034,10 @@ Val Evaluator::version_op(Op op, std::string_view name, const NodeArgs& args, co
   Val b = arg(args, 1, scope, depth);
   if (error_) return Val();
   if (op == Op::ver_in) {
-    if (!b.get().is_string()) return fail(fmt::format("json logic '{}' needs a specifier string as its second argument", name));
+    if (!b.get().is_string())
+      return fail(fmt::format("json logic '{}' needs a specifier string as its second argument", name));
     ParseCache::Specs scratch_specs;
-    const ParseCache::Specs& specs =
-        ParseCache::get().specifiers(b.get().get_ref<const std::string&>(), scratch_specs);
+    const ParseCache::Specs& specs = ParseCache::get().specifiers(b.get().get_ref<const std::string&>(), scratch_specs);
     if (!specs.set) return fail(fmt::format("json logic '{}': {}", name, specs.error));
     const Version* v = version_of(a.get(), scratch_a);
     return Val(json(v != nullptr && satisfies(*v, *specs.set)));
@@ -1232,9 +1270,9 @@ Status validate_node(const json& logic, const Limits& limits, int depth) {
       keys += keys.empty() ? "" : ", ";
       keys += it.key();
     }
-    return input_error(fmt::format(
-        "json logic object with {} keys ({}) is not an operation (an operation has exactly one key)",
-        logic.size(), keys));
+    return input_error(
+        fmt::format("json logic object with {} keys ({}) is not an operation (an operation has exactly one key)",
+                    logic.size(), keys));
   }
   const auto it = logic.begin();
   const OpInfo* info = find_op(it.key());
@@ -1242,11 +1280,12 @@ Status validate_node(const json& logic, const Limits& limits, int depth) {
   const Args args(it.value());
   const int n = static_cast<int>(args.size());
   if (n < info->min_args || (info->max_args != kAny && n > info->max_args)) {
-    const std::string want = info->max_args == kAny          ? fmt::format("at least {}", info->min_args)
-                             : info->min_args == info->max_args ? fmt::format("{}", info->min_args)
-                                                                : fmt::format("{} to {}", info->min_args, info->max_args);
-    return input_error(fmt::format("json logic '{}' takes {} argument{}, got {}", info->name, want,
-                                   want == "1" ? "" : "s", n));
+    const std::string want = info->max_args == kAny ? fmt::format("at least {}", info->min_args)
+                             : info->min_args == info->max_args
+                                 ? fmt::format("{}", info->min_args)
+                                 : fmt::format("{} to {}", info->min_args, info->max_args);
+    return input_error(
+        fmt::format("json logic '{}' takes {} argument{}, got {}", info->name, want, want == "1" ? "" : "s", n));
   }
   switch (info->op) {
     case Op::ver_lt:
@@ -1263,7 +1302,8 @@ Status validate_node(const json& logic, const Limits& limits, int depth) {
             Expected<SpecifierSet> set = parse_specifiers(a.get_ref<const std::string&>());
             if (!set) return input_error(fmt::format("json logic '{}': {}", info->name, set.error().message));
           } else if (!a.is_object()) {
-            return input_error(fmt::format("json logic '{}' needs a specifier string as its second argument", info->name));
+            return input_error(
+                fmt::format("json logic '{}' needs a specifier string as its second argument", info->name));
           }
         } else if (a.is_string() && !parse_version(a.get_ref<const std::string&>())) {
           return input_error(fmt::format("json logic '{}': '{}' is not a PEP 440 version", info->name,

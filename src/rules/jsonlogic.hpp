@@ -29,9 +29,9 @@ namespace specprobe::jsonlogic {
 
 // Bounds against hostile or runaway logic. Exceeding one is an error, never a crash.
 struct Limits {
-  int max_depth = 256;                  // nesting of operations (and of values walked)
-  std::size_t max_steps = 1'000'000;    // operations evaluated per evaluate() call
-  std::size_t max_size = 1'000'000;     // elements of a built array / bytes of a built string
+  int max_depth = 256;                // nesting of operations (and of values walked)
+  std::size_t max_steps = 1'000'000;  // operations evaluated per evaluate() call
+  std::size_t max_size = 1'000'000;   // elements of a built array / bytes of a built string
 };
 
 // Evaluates `logic` against `data` (normally the facts document; read in place, never copied
@@ -41,8 +41,7 @@ struct Limits {
 // "ver_in", "*" without arguments, a limit exceeded. Parsed version and specifier strings are
 // memoized per thread (at most 4096 of each), which is the only state kept between calls;
 // concurrent calls from several threads are safe.
-Expected<nlohmann::json> evaluate(const nlohmann::json& logic, const nlohmann::json& data,
-                                  const Limits& limits = {});
+Expected<nlohmann::json> evaluate(const nlohmann::json& logic, const nlohmann::json& data, const Limits& limits = {});
 
 // LOGIC compiled once: operators resolved and literal "var" paths split, so that logic evaluated
 // many times (a rule in every cell of the what-if sweep) pays for neither again. Evaluating a

@@ -25,9 +25,12 @@ namespace specprobe {
 
 std::string_view to_string(Severity s) {
   switch (s) {
-    case Severity::info: return "info";
-    case Severity::warning: return "warning";
-    case Severity::error: return "error";
+    case Severity::info:
+      return "info";
+    case Severity::warning:
+      return "warning";
+    case Severity::error:
+      return "error";
   }
   return "error";
 }
@@ -41,12 +44,18 @@ std::optional<Severity> parse_severity(std::string_view s) {
 
 std::string_view to_string(Stage s) {
   switch (s) {
-    case Stage::config: return "config";
-    case Stage::load: return "load";
-    case Stage::capture: return "capture";
-    case Stage::first_request: return "first-request";
-    case Stage::runtime: return "runtime";
-    case Stage::silent: return "silent";
+    case Stage::config:
+      return "config";
+    case Stage::load:
+      return "load";
+    case Stage::capture:
+      return "capture";
+    case Stage::first_request:
+      return "first-request";
+    case Stage::runtime:
+      return "runtime";
+    case Stage::silent:
+      return "silent";
   }
   return "config";
 }
@@ -71,9 +80,10 @@ std::optional<Certainty> parse_certainty(std::string_view s) {
 
 Status parse_certainty_fields(const Json& d, const std::string& file, Certainty& c, std::string& condition) {
   if (!d.contains("certainty"))
-    return input_error("missing field 'certainty' (deterministic: bites every time the plan runs; conditional: only "
-                       "under the `condition` it states)",
-                       {file});
+    return input_error(
+        "missing field 'certainty' (deterministic: bites every time the plan runs; conditional: only "
+        "under the `condition` it states)",
+        {file});
   const auto parsed = d["certainty"].is_string() ? parse_certainty(d["certainty"].get<std::string>()) : std::nullopt;
   if (!parsed) return input_error("certainty must be deterministic or conditional", {file});
   c = *parsed;
@@ -146,9 +156,9 @@ Status check_fact_names(const std::vector<std::string>& names, const FactRegistr
 static Expected<Rule> read_rule_fields(const Json& d, const std::string& file, bool checked_at_build) {
   if (!d.is_object()) return input_error("a rule file must be a mapping", {file, 1, 1});
   static const std::set<std::string> kKnownKeys = {
-      "id", "slug", "title", "description", "severity", "stage", "category", "location", "applies",
-      "skip_reason", "requires", "when", "params", "message", "remediation", "references", "versions",
-      "deprecated", "vendor", "certainty", "condition", "affected"};
+      "id",       "slug",        "title",    "description", "severity",  "stage",   "category",    "location",
+      "applies",  "skip_reason", "requires", "when",        "params",    "message", "remediation", "references",
+      "versions", "deprecated",  "vendor",   "certainty",   "condition", "affected"};
   for (auto it = d.begin(); it != d.end(); ++it)
     if (!kKnownKeys.count(it.key())) return input_error(fmt::format("unknown field '{}'", it.key()), {file});
 
@@ -274,7 +284,7 @@ Expected<Rule> parse_rule(std::string_view text, const std::string& file) {
 
 Expected<std::vector<Rule>> load_rules(const std::string& dir) {
   std::vector<std::pair<std::string, std::string_view>> files;  // path, text
-  std::list<std::string> texts;                                // the texts read from DIR
+  std::list<std::string> texts;                                 // the texts read from DIR
   if (dir.empty()) {
     for (const auto& f : embedded_files()) {
       const std::string p(f.path);
@@ -301,7 +311,8 @@ Expected<std::vector<Rule>> load_rules(const std::string& dir) {
       const bool in_data = std::any_of(rel.begin(), rel.end(), [](const fs::path& c) { return c == "data"; });
       if (e.is_regular_file(type_ec) && p.ends_with(".yaml") && !p.ends_with(".test.yaml") && !in_data) {
         std::ifstream in(e.path(), std::ios::binary);
-        if (!in) return input_error(fmt::format("--rules-dir: cannot open the rule file: {}", std::strerror(errno)), {p});
+        if (!in)
+          return input_error(fmt::format("--rules-dir: cannot open the rule file: {}", std::strerror(errno)), {p});
         std::string text;
         char buf[1 << 16];
         while (in.read(buf, sizeof buf) || in.gcount() > 0) {
@@ -312,7 +323,8 @@ Expected<std::vector<Rule>> load_rules(const std::string& dir) {
         if (in.bad()) return input_error("--rules-dir: cannot read the rule file", {p});
         // Named from the rules directory itself ("rules/3xxx/SP3001-....yaml"), whatever the cwd.
         texts.push_back(std::move(text));
-        files.emplace_back(fs::relative(fs::absolute(e.path()), fs::absolute(dir).parent_path()).string(), texts.back());
+        files.emplace_back(fs::relative(fs::absolute(e.path()), fs::absolute(dir).parent_path()).string(),
+                           texts.back());
       }
       // Stepping fails when the entry is a directory that cannot be opened, or when the
       // directory being listed cannot be read further: name whichever it was.

@@ -35,15 +35,15 @@ std::optional<Certainty> parse_certainty(std::string_view s);
 Status parse_certainty_fields(const Json& d, const std::string& file, Certainty& c, std::string& condition);
 
 struct Rule {
-  std::string id;        // "SP3001"
-  std::string slug;      // "dsa-indexer-next-n-sm90"
-  std::string title;     // one line; SARIF shortDescription
+  std::string id;           // "SP3001"
+  std::string slug;         // "dsa-indexer-next-n-sm90"
+  std::string title;        // one line; SARIF shortDescription
   std::string description;  // a paragraph; SARIF fullDescription
   Severity severity = Severity::error;
   Stage stage = Stage::config;
   Certainty certainty = Certainty::deterministic;
   std::string condition_text;  // when conditional: the condition, in words
-  std::string category;  // "speculative", "attention", "cudagraph", "checkpoint", "probe", ...
+  std::string category;        // "speculative", "attention", "cudagraph", "checkpoint", "probe", ...
   // Applicability: when it evaluates false the rule is "skip" with skip_reason.
   Json applies = true;
   std::string skip_reason;
@@ -53,10 +53,10 @@ struct Rule {
   // Facts that must be known (non-null) to decide; missing ones make the result "error"
   // ("could not determine") unless `unknown` below handles them.
   std::vector<std::string> requires_facts;
-  Json condition;        // fires when truthy
+  Json condition;                // fires when truthy
   Json params = Json::object();  // name -> JSON Logic expression, evaluated when the rule fires
-  std::string message;   // template: {name} from params, {fact.path} from facts
-  std::string remediation;  // one imperative sentence naming a working alternative
+  std::string message;           // template: {name} from params, {fact.path} from facts
+  std::string remediation;       // one imperative sentence naming a working alternative
   std::vector<std::string> references;
   std::string location;  // fact name whose source location anchors the finding ("spec.k")
   // The releases the failure lives in (rules/affected.hpp), applied as advisories apply theirs: a

@@ -19,10 +19,10 @@ struct MatrixCell {
   int k = 0;
   std::string backend;
   std::string kv_cache_dtype;
-  std::string verdict;               // "works" | "at-risk" (only conditional errors) | "fails" | "unknown"
-  std::string indexer;               // "native" | "flattened" | "blocked" | "" (no DSA indexer)
-  std::vector<std::string> errors;   // ids of error-severity findings that bite every time
-  std::vector<std::string> warnings; // ids of warning-severity findings
+  std::string verdict;                // "works" | "at-risk" (only conditional errors) | "fails" | "unknown"
+  std::string indexer;                // "native" | "flattened" | "blocked" | "" (no DSA indexer)
+  std::vector<std::string> errors;    // ids of error-severity findings that bite every time
+  std::vector<std::string> warnings;  // ids of warning-severity findings
   // Why the cell is unknown: ids of rules on its path that could not be decided, and the plan
   // facts it lacks (rules/plan_path.hpp: model.architecture, spec.k, attention.selected).
   std::vector<std::string> undecided;

@@ -99,10 +99,12 @@ TEST_CASE("jsonlogic fixture covers every operator", "[jsonlogic]") {
   for (const json& c : cases) {
     if (c.is_array()) walk(c[0]);
   }
-  for (const char* op : {"var", "missing", "missing_some", "if", "?:", "==", "===", "!=", "!==", "<", "<=", ">",
-                         ">=", "!", "!!", "and", "or", "in", "cat", "substr", "+", "-", "*", "/", "%", "min",
-                         "max", "merge", "all", "some", "none", "map", "filter", "reduce", "log", "ver<", "ver<=",
-                         "ver>", "ver>=", "ver==", "ver!=", "ver_in", "ver_known"}) {
+  for (const char* op : {"var",    "missing", "missing_some", "if",     "?:",    "==",   "===",   "!=",
+                         "!==",    "<",       "<=",           ">",      ">=",    "!",    "!!",    "and",
+                         "or",     "in",      "cat",          "substr", "+",     "-",    "*",     "/",
+                         "%",      "min",     "max",          "merge",  "all",   "some", "none",  "map",
+                         "filter", "reduce",  "log",          "ver<",   "ver<=", "ver>", "ver>=", "ver==",
+                         "ver!=",  "ver_in",  "ver_known"}) {
     INFO(op);
     CHECK(seen.count(op) == 1);
   }

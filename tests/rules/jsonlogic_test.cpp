@@ -154,7 +154,8 @@ TEST_CASE("jsonlogic work and size are bounded", "[jsonlogic]") {
   SECTION("doubling merge in reduce hits the size bound") {
     json xs = json::array();
     for (int i = 0; i < 40; ++i) xs.push_back(i);
-    const json logic = {{"reduce", {xs, {{"merge", {{{"var", "accumulator"}}, {{"var", "accumulator"}}}}}, json::array({1})}}};
+    const json logic = {
+        {"reduce", {xs, {{"merge", {{{"var", "accumulator"}}, {{"var", "accumulator"}}}}}, json::array({1})}}};
     CHECK(eval_error(logic).find("larger") != std::string::npos);
   }
   SECTION("doubling cat in reduce hits the size bound") {
@@ -172,7 +173,8 @@ TEST_CASE("jsonlogic NaN and Infinity results", "[jsonlogic]") {
   CHECK(is_nan(eval_ok({{"-", {"abc", 1}}})));
   CHECK(is_nan(eval_ok({{"%", {1, 0}}})));
   CHECK(is_nan(eval_ok({{"min", {1, "x"}}})));
-  CHECK(is_nan(eval_ok({{"reduce", {json::array({1, 2}), {{"+", {{{"var", "current"}}, {{"var", "accumulator"}}}}}}}})));
+  CHECK(
+      is_nan(eval_ok({{"reduce", {json::array({1, 2}), {{"+", {{{"var", "current"}}, {{"var", "accumulator"}}}}}}}})));
   CHECK(eval_ok({{"/", {1, 0}}}).get<double>() == std::numeric_limits<double>::infinity());
   CHECK(eval_ok({{"/", {-1, 0}}}).get<double>() == -std::numeric_limits<double>::infinity());
   CHECK(eval_ok({{"min", json::array()}}).get<double>() == std::numeric_limits<double>::infinity());
@@ -247,9 +249,9 @@ TEST_CASE("jsonlogic validate", "[jsonlogic]") {
 }
 
 TEST_CASE("jsonlogic referenced_vars", "[jsonlogic]") {
-  CHECK(jl::referenced_vars(sample_rule()) ==
-        std::vector<std::string>{"spec.enabled", "lib.vllm.version", "gpu.sm", "spec.next_n", "model.dsa.present",
-                                 "lib.deep_gemm.version"});
+  CHECK(jl::referenced_vars(sample_rule()) == std::vector<std::string>{"spec.enabled", "lib.vllm.version", "gpu.sm",
+                                                                       "spec.next_n", "model.dsa.present",
+                                                                       "lib.deep_gemm.version"});
   // Duplicates once, first-seen order; defaults are walked; "" and computed names are skipped.
   CHECK(jl::referenced_vars(json::parse(R"({"or": [{"var": "b"}, {"var": ["a", {"var": "c"}]}, {"var": "b"},
                                                    {"var": ""}, {"var": {"cat": ["x", {"var": "d"}]}}]})")) ==

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "inputs/checkpoint/analysis_internal.hpp"
 #include "common/ascii.hpp"
+#include "inputs/checkpoint/analysis_internal.hpp"
 
 namespace specprobe::checkpoint {
 
@@ -16,8 +16,10 @@ bool RegexCache::match(const std::string& pattern, const std::string& value) {
   if (it == cache_.end()) {
     std::optional<PyRegex> re;
     auto compiled = PyRegex::compile(pattern);
-    if (auto* why = std::get_if<std::string>(&compiled)) bad_.emplace(pattern, *why);
-    else re.emplace(std::move(std::get<PyRegex>(compiled)));
+    if (auto* why = std::get_if<std::string>(&compiled))
+      bad_.emplace(pattern, *why);
+    else
+      re.emplace(std::move(std::get<PyRegex>(compiled)));
     it = cache_.emplace(pattern, std::move(re)).first;
   }
   return it->second && it->second->match(value);
@@ -43,12 +45,14 @@ std::string text_model_name(const std::string& name) {
 
 bool Matcher::skip_entry_matches(const std::string& name, const std::string& entry) {
   switch (q.skip_match) {
-    case SkipMatch::exact_or_re: return ct_match(name, entry, sglang);
+    case SkipMatch::exact_or_re:
+      return ct_match(name, entry, sglang);
     case SkipMatch::exact_fused:
       if (name == entry) return true;
       return name.find("experts") != std::string::npos && entry.find("experts") != std::string::npos &&
              entry.find(name) != std::string::npos;
-    case SkipMatch::substring: return name.find(entry) != std::string::npos;
+    case SkipMatch::substring:
+      return name.find(entry) != std::string::npos;
     case SkipMatch::modelopt: {
       if (name == entry || name.find(entry) != std::string::npos) return true;
       const std::string stripped = starts_with(name, "language_model.") ? name.substr(15) : name;
@@ -75,7 +79,8 @@ bool Matcher::skip_entry_matches(const std::string& name, const std::string& ent
       }
       return false;
     }
-    case SkipMatch::none: return false;
+    case SkipMatch::none:
+      return false;
   }
   return false;
 }
@@ -108,8 +113,9 @@ bool Matcher::skipped(const std::string& name, const std::vector<std::string>& s
 }
 
 bool Matcher::target_matched(const std::string& name, Kind kind) {
-  const std::string cls = kind == Kind::moe ? "FusedMoE RoutedExperts" : kind == Kind::lm_head ? "ParallelLMHead"
-                                                                                                : "ReplicatedLinear";
+  const std::string cls = kind == Kind::moe       ? "FusedMoE RoutedExperts"
+                          : kind == Kind::lm_head ? "ParallelLMHead"
+                                                  : "ReplicatedLinear";
   for (const QuantGroup& g : q.groups)
     for (const std::string& t : g.targets) {
       if (ct_match(name, t, false)) return true;
