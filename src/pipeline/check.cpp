@@ -39,7 +39,6 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
   Report report;
   report.argv = req.invocation;
   report.fail_on = req.fail_on;
-  report.catalog = services.catalog;
 
   // The input facts (what each input stage wrote) and the derived document (inputs + what the
   // engine would do with them). The sweep varies the inputs and derives each variant again.
@@ -104,7 +103,8 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
   });
   facts = derived();  // probe, stack and engine answers take precedence over version knowledge
 
-  const Catalog& catalog = *services.catalog;
+  report.catalog = services.catalog.get();  // the built-in catalog loaded meanwhile (rules/catalog.hpp)
+  const Catalog& catalog = *report.catalog;
   phase("evaluating the rules and advisories");
   report.results = evaluate_catalog(catalog, facts, locations, report.input_path, req.threads);
   if (auto st = stages::add_suppressions(req, services, report); !st) return st.error();
@@ -145,7 +145,7 @@ Report no_server_report(const CheckRequest& req, const ServingFile& file, const 
   Report report;
   report.argv = req.invocation;
   report.fail_on = req.fail_on;
-  report.catalog = services.catalog;
+  report.catalog = services.catalog.get();
   report.input_path = file.path;
   report.input_form = "none";
   report.verdict = "unknown";

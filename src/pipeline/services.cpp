@@ -41,10 +41,10 @@ std::function<Expected<CheckpointAnalysis>(const std::string&, const Json&)> rem
 Expected<Services> system_services(const CatalogSource& source) {
   // The data tables (check_version_tables) are checked when the catalog is compiled, at build time
   // (tools/catalog/compile_catalog.cpp); at run time each is read when a check first needs it.
-  auto catalog = load_catalog(source);
+  auto catalog = start_loading_catalog(source);
   if (!catalog) return catalog.error();
   Services s;
-  s.catalog = *catalog;
+  s.catalog = std::move(*catalog);
   s.query_gpus = query_system_gpus;
   s.analyze_checkpoint = remembered_checkpoints();
   s.discover_python = [](const std::string& python) { return discover_python(python); };

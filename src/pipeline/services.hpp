@@ -23,7 +23,7 @@
 namespace specprobe {
 
 struct Services {
-  std::shared_ptr<const Catalog> catalog;
+  CatalogRef catalog;  // may still be loading: the first use waits (rules/catalog.hpp)
   // Where models named by Hub id are read from (null: the local disk only).
   std::shared_ptr<const resolve::Resolver> resolver;
   std::function<DriverReport()> query_gpus;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
 
 namespace specprobe {
 
@@ -67,6 +68,28 @@ Expected<std::shared_ptr<const Catalog>> load_catalog(const CatalogSource& sourc
   // few thousand nodes at exit is time a check does not need to spend).
   static const auto* const built_in = new Expected<std::shared_ptr<const Catalog>>(read_catalog(source));
   return *built_in;
+}
+
+CatalogRef::CatalogRef(std::shared_ptr<const Catalog> catalog) {
+  std::promise<Expected<std::shared_ptr<const Catalog>>> ready;
+  ready.set_value(std::move(catalog));
+  loading_ = ready.get_future().share();
+}
+
+std::shared_ptr<const Catalog> CatalogRef::get() const {
+  if (!loading_.valid()) return nullptr;
+  const auto& loaded = loading_.get();
+  if (!loaded) throw std::runtime_error("the built-in rule catalog did not load: " + loaded.error().str());
+  return *loaded;
+}
+
+Expected<CatalogRef> start_loading_catalog(const CatalogSource& source) {
+  if (!source.rules_dir.empty() || !source.advisories_dir.empty() || !source.published_before.empty()) {
+    auto catalog = load_catalog(source);
+    if (!catalog) return catalog.error();
+    return CatalogRef(*catalog);
+  }
+  return CatalogRef(std::async(std::launch::async, [] { return load_catalog(); }).share());
 }
 
 std::vector<RuleResult> evaluate_catalog(const Catalog& catalog, const Json& facts,

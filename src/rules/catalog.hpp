@@ -2,6 +2,7 @@
 // the printers that describe rules (SARIF's driver.rules) and the informational commands (`rules
 // list`, `explain`, "did you mean").
 #pragma once
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -39,6 +40,30 @@ struct CatalogSource {
 // Loads the catalog. A built-in catalog that does not load is an internal error (exit 3); a
 // --rules-dir or --advisories-dir one an input error.
 Expected<std::shared_ptr<const Catalog>> load_catalog(const CatalogSource& source = {});
+
+// A catalog that may still be loading on another thread: the built-in one loads while a check
+// reads its inputs, which need none of it (start-up, issue 49). The first use waits for it; a load
+// that failed throws std::runtime_error with its message there (the pipeline's stage guard makes it
+// an internal error). A CatalogRef made from a catalog is ready.
+class CatalogRef {
+ public:
+  using Loading = std::shared_future<Expected<std::shared_ptr<const Catalog>>>;
+  CatalogRef() = default;
+  CatalogRef(std::shared_ptr<const Catalog> catalog);  // NOLINT(google-explicit-constructor): ready
+  explicit CatalogRef(Loading loading) : loading_(std::move(loading)) {}
+
+  std::shared_ptr<const Catalog> get() const;
+  const Catalog& operator*() const { return *get(); }
+  const Catalog* operator->() const { return get().get(); }
+
+ private:
+  Loading loading_;
+};
+
+// The catalog SOURCE names, loading on a thread of its own when it is the built-in one (its errors
+// then surface at the first use); a development catalog (--rules-dir, --advisories-dir, a date)
+// loads now, so that its input errors are reported before the check starts.
+Expected<CatalogRef> start_loading_catalog(const CatalogSource& source = {});
 
 // Every rule (deprecated ones left out) and then every advisory of CATALOG evaluated on FACTS
 // (rules/evaluate.hpp evaluate_rule, rules/advisory.hpp evaluate_advisory), in that order, on up
