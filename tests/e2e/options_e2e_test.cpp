@@ -53,7 +53,7 @@ struct EnvVar {
 
 }  // namespace
 
-TEST_CASE("e2e: issue 35: mistyped flags are SP1014 errors with a did-you-mean, naming the table", "[e2e][options]") {
+TEST_CASE("e2e: mistyped flags are SP1014 errors with a did-you-mean, naming the table", "[e2e][options]") {
   // --speculative-confg and --kv-cache-dtpye used to pass as "option is not modelled".
   expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama +
              " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-confg '{\"method\":\"ngram\",\"num_speculative_tokens\":3}'"
@@ -75,7 +75,7 @@ TEST_CASE("e2e: issue 35: mistyped flags are SP1014 errors with a did-you-mean, 
          1, {"--speculative-num-step is accepted as an abbreviation of --speculative-num-steps", "[SP1016]"});
 }
 
-TEST_CASE("e2e: issue 35: keys inside --speculative-config are checked (num_speculative_token was silently k=1)", "[e2e][options]") {
+TEST_CASE("e2e: keys inside --speculative-config are checked (num_speculative_token was silently k=1)", "[e2e][options]") {
   const std::string dir = temp_dir();
   write_text(dir + "/serve.yaml",
              "model: meta-llama/Llama-3.1-8B-Instruct\n"
@@ -91,7 +91,7 @@ TEST_CASE("e2e: issue 35: keys inside --speculative-config are checked (num_spec
          {"vLLM ignores it silently, so the setting has no effect"});
 }
 
-TEST_CASE("e2e: issue 35: enumerated values against the release's list", "[e2e][options]") {
+TEST_CASE("e2e: enumerated values against the release's list", "[e2e][options]") {
   expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama +
              " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{\"method\":\"mpt\",\"num_speculative_tokens\":1}'"
              " --kv-cache-dtype fp9 --attention-backend FLASHINFERR -cc.cudagraph_mode FULL_DECODE --quantization fp9",
@@ -109,7 +109,7 @@ TEST_CASE("e2e: issue 35: enumerated values against the release's list", "[e2e][
   CHECK(r.out.find("[SP1016]") == std::string::npos);
 }
 
-TEST_CASE("e2e: issue 39: sizes and fractions out of range - a corrupt config.json names the file", "[e2e][options]") {
+TEST_CASE("e2e: sizes and fractions out of range - a corrupt config.json names the file", "[e2e][options]") {
   expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama +
              " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 0 --gpu-memory-utilization 1.5",
          1, {"--tensor-parallel-size 0: vLLM requires at least 1", "--gpu-memory-utilization 1.5: vLLM requires a fraction in (0, 1]"});
@@ -133,7 +133,7 @@ TEST_CASE("e2e: issue 39: sizes and fractions out of range - a corrupt config.js
         std::string::npos);
 }
 
-TEST_CASE("e2e: issue 39: MTP on a checkpoint without MTP layers is SP1017 with the reason", "[e2e][options]") {
+TEST_CASE("e2e: MTP on a checkpoint without MTP layers is SP1017 with the reason", "[e2e][options]") {
   expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama +
              " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'",
          1, {"speculative method mtp drafts with the checkpoint's own MTP layers, but its config.json declares none", "[SP1017]"});
@@ -144,7 +144,7 @@ TEST_CASE("e2e: issue 39: MTP on a checkpoint without MTP layers is SP1017 with 
   CHECK(r.out.find("[SP1017]") == std::string::npos);
 }
 
-TEST_CASE("e2e: issue 35 item 7: a metadata-only checkpoint - a repo id found in the local HF cache", "[e2e][options][hf_cache]") {
+TEST_CASE("e2e: a metadata-only checkpoint - a repo id found in the local HF cache", "[e2e][options][hf_cache]") {
   const std::string dir = temp_dir();
   const fs::path meta = fs::path(dir) / "meta";
   write_text(meta / "config.json",
@@ -185,7 +185,7 @@ TEST_CASE("e2e: issue 35 item 7: a metadata-only checkpoint - a repo id found in
   }
 }
 
-TEST_CASE("e2e: issue 52: the memory options' malformed values are input errors naming the option", "[e2e][options][memory]") {
+TEST_CASE("e2e: the memory options' malformed values are input errors naming the option", "[e2e][options][memory]") {
   for (const auto& [plan, want] : std::vector<std::pair<std::string, std::string>>{
            {"-- vllm serve m --kv-cache-memory-bytes lots",
             "<command line>:1:14: error: kv-cache-memory-bytes must be an integer, got 'lots'"},

@@ -307,7 +307,7 @@ TEST_CASE("options: SGLang options, abbreviations and case-sensitive choices", "
   CHECK(count(derived(p, "0.5.23"), "invalid") == 0);
 }
 
-TEST_CASE("issue 39: sizes and fractions out of range are SP1015 findings", "[options]") {
+TEST_CASE("options: sizes and fractions out of range are SP1015 findings", "[options]") {
   TempFile yaml("serve.yaml", "model: m\ntensor-parallel-size: 0\ngpu-memory-utilization: 1.5\n");
   auto p = from_file(yaml);
   Json f = derived(p);
