@@ -78,7 +78,9 @@ CatalogRef::CatalogRef(std::shared_ptr<const Catalog> catalog) {
 
 std::shared_ptr<const Catalog> CatalogRef::get() const {
   if (!loading_.valid()) return nullptr;
-  const auto& loaded = loading_.get();
+  // Each caller reads the shared state through its own copy (threads of `check -j` share one ref).
+  const Loading mine = loading_;
+  const auto& loaded = mine.get();
   if (!loaded) throw std::runtime_error("the built-in rule catalog did not load: " + loaded.error().str());
   return *loaded;
 }
