@@ -70,7 +70,7 @@ complete -c specprobe -n $ce -l results -x -a 'failing all' -d 'which results th
 complete -c specprobe -n $ce -l color -x -a 'auto always never' -d 'colour'
 complete -c specprobe -n $ce -s q -l quiet -d 'print only failures and the summary'
 complete -c specprobe -n $ce -l explain-memory -d 'print the memory breakdown per GPU rank'
-complete -c specprobe -n $ce -s j -l jobs -x -d 'check N files at once'
+complete -c specprobe -n $ce -s j -l jobs -x -d 'check N files at once (one file: N threads)'
 complete -c specprobe -n $ce -s v -l verbose -d 'print every fact and rule evaluation'
 complete -c specprobe -n $ce -l rules-dir -x -a '(__fish_complete_directories)' -d 'rules from DIR'
 complete -c specprobe -n $ce -l advisories-dir -x -a '(__fish_complete_directories)' -d 'advisories from DIR'

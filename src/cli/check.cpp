@@ -145,7 +145,7 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
   app.add_flag("--verbose,-v", o.verbose, "print every fact and every rule's evaluation");
   app.add_option("-j,--jobs", o.jobs,
                  "several files: check N at once (default: one per core; 1: one after the other); the reports "
-                 "keep the order of the files")
+                 "keep the order of the files. One file: its rules and matrix cells on N threads")
       ->check(CLI::Range(0, 256));
   app.add_flag("--explain-memory", o.explain_memory,
                "text: print the memory model's breakdown per GPU rank (weights, drafter, budget, activation, KV cache, "
