@@ -371,11 +371,7 @@ RuleResult evaluate_advisory(const Advisory& a, const Json& facts,
                               v.unknown, v.text.empty() ? "" : "; " + v.text);
       break;
     case VersionVerdict::Kind::unknown_older:
-      r.severity = Severity::info;
-      r.only_before = v.older_than;
-      r.message =
-          fmt::format("if you run {}: {} ({} version unknown: give --python, --site-packages or --lib {}=VERSION)",
-                      v.older_than, a.summary, v.unknown, v.unknown.substr(0, v.unknown.find(',')));
+      note_older_releases(r, v, a.summary);
       return r;
   }
   return r;

@@ -301,15 +301,15 @@ RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std
       r.certainty = Certainty::conditional;
       r.condition = std::move(c);
     }
-  if (placed.kind == VersionVerdict::Kind::unknown_older) {
-    // Only releases older than the newest have it, and the version is unknown: a note.
-    r.severity = Severity::info;
-    r.only_before = placed.older_than;
-    r.message =
-        fmt::format("if you run {}: {} ({} version unknown: give --python, --site-packages or --lib {}=VERSION)",
-                    placed.older_than, r.message, placed.unknown, placed.unknown.substr(0, placed.unknown.find(',')));
-  }
+  if (placed.kind == VersionVerdict::Kind::unknown_older) note_older_releases(r, placed, r.message);
   return r;
+}
+
+void note_older_releases(RuleResult& r, const VersionVerdict& placed, const std::string& what) {
+  r.severity = Severity::info;
+  r.only_before = placed.older_than;
+  r.message = fmt::format("if you run {}: {} ({} version unknown: give --python, --site-packages or --lib {}=VERSION)",
+                          placed.older_than, what, placed.unknown, placed.unknown.substr(0, placed.unknown.find(',')));
 }
 
 std::vector<RuleResult> evaluate_rules(const std::vector<Rule>& rules, const Json& facts,

@@ -30,6 +30,11 @@ ResultStatus rule_status(const Rule& rule, const Json& facts, Severity* severity
 RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std::string, SourceLocation>& locations,
                          const std::string& default_file);
 
+// Only releases older than the newest have the failure, and the installed version is unknown
+// (PLACED: unknown_older): R becomes a note "if you run <older releases>: WHAT (... version unknown:
+// how to give it)".
+void note_older_releases(RuleResult& r, const VersionVerdict& placed, const std::string& what);
+
 std::vector<RuleResult> evaluate_rules(const std::vector<Rule>& rules, const Json& facts,
                                        const std::map<std::string, SourceLocation>& locations,
                                        const std::string& default_file);
