@@ -14,6 +14,7 @@ import re
 import sys
 import time
 import traceback
+import types
 
 SCHEMA = "specprobe-engine/1"
 STATUSES = ("ok", "refused", "missing-input", "adapter-error")
@@ -117,6 +118,17 @@ def _is_str_list(v):
     return isinstance(v, list) and all(isinstance(x, str) for x in v)
 
 
+_ENV_SETTING = re.compile(r"(VLLM|SGLANG|SGL)_[A-Z0-9_]+|FLASH_ATTENTION_TRITON_AMD_ENABLE")
+_ENV_OWN = re.compile(r".*_(PATH|DIR|ROOT|HOME|FILE|PREFIX)|(VLLM|SGLANG)_(LOGGING|CONFIGURE_LOGGING|HOST_IP|PORT|RPC|"
+                      r"CACHE|CONFIG|ASSETS|USAGE|NO_USAGE|DO_NOT_TRACK|PLUGINS).*")
+
+
+def engine_setting_env(name):
+    """An environment variable the engine reads as a setting, which the deploy sets (the same rule as
+    specprobe's engine_setting_env): applied before the engine is imported."""
+    return bool(_ENV_SETTING.fullmatch(name)) and not _ENV_OWN.fullmatch(name)
+
+
 def validate_request(req):
     if not isinstance(req, dict):
         raise RequestError("the request is not a JSON object")
@@ -132,7 +144,11 @@ def validate_request(req):
         if not isinstance(gpu, dict):
             raise RequestError("gpu must be an object")
         cc = gpu.get("cc")
-        if gpu.get("declared", cc is not None):
+        amd = str(gpu.get("vendor") or "").lower() == "amd" or gpu.get("arch") is not None
+        if amd:
+            if not (isinstance(gpu.get("arch"), str) and re.fullmatch(r"gfx[0-9]{2,4}[0-9a-z]?", gpu["arch"])):
+                raise RequestError("a declared AMD gpu needs arch: a gfx target such as gfx942")
+        elif gpu.get("declared", cc is not None):
             if not (isinstance(cc, list) and len(cc) == 2 and all(isinstance(x, int) and 0 <= x < 100 for x in cc)):
                 raise RequestError("a declared gpu needs cc: [major, minor]")
         if gpu.get("count") is not None and not (isinstance(gpu["count"], int) and 1 <= gpu["count"] <= 4096):
@@ -153,6 +169,14 @@ def validate_request(req):
             raise RequestError("cell %r: model_dir must be an absolute path" % c["id"])
         if not isinstance(c.get("args_override", {}), dict):
             raise RequestError("cell %r: args_override must be an object" % c["id"])
+    env = req.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise RequestError("env must map variable names to strings")
+    bad = sorted(k for k in env if not engine_setting_env(k))
+    if bad:
+        raise RequestError("env: %s %s not an engine setting the adapter passes on (VLLM_*, SGLANG_*, SGL_* "
+                           "settings; not paths, caches, logging or networking)" % (", ".join(bad),
+                                                                                    "is" if len(bad) == 1 else "are"))
     md = req.get("model_dirs", {})
     if not isinstance(md, dict) or not all(isinstance(k, str) and isinstance(v, str) and os.path.isabs(v) for k, v in md.items()):
         raise RequestError("model_dirs must map model ids to absolute directories")
@@ -706,7 +730,8 @@ def parse_with(parser, argv):
 # Memory the declared platform reports when the request gives none (GiB), by name.
 KNOWN_MEMORY_GIB = (("H200", 141), ("H100 NVL", 94), ("H100", 80), ("H20", 96), ("GH200", 96), ("B200", 180),
                     ("B300", 270), ("GB200", 186), ("GB300", 279), ("A100-SXM4-40GB", 40), ("A100", 80),
-                    ("L40", 48), ("RTX PRO 6000", 96), ("L4", 24))
+                    ("L40", 48), ("RTX PRO 6000", 96), ("L4", 24), ("MI300X", 192), ("MI300A", 128),
+                    ("MI325X", 256), ("MI350X", 288), ("MI355X", 288), ("MI250", 128), ("MI210", 64))
 
 
 def declared_memory(gpu):
@@ -717,6 +742,83 @@ def declared_memory(gpu):
         if key.lower() in name.lower():
             return float(gib), "by name"
     return 80.0, "assumed (not given)"
+
+
+class HiddenPackages:
+    """Makes NAMES (and their submodules) not found, as on an install that does not have them: a
+    ROCm install has no CUDA-only kernel packages, so a ROCm platform declared in a CUDA environment
+    must not find them either. Every meta-path finder is wrapped so that it answers None for them
+    (an import raises ModuleNotFoundError, importlib.util.find_spec returns None)."""
+
+    def __init__(self, names):
+        self.names = tuple(names)
+        self.refused = set()
+
+    def hides(self, fullname):
+        for n in self.names:
+            if fullname == n or fullname.startswith(n + "."):
+                self.refused.add(n)
+                return True
+        return False
+
+
+class _HidingFinder:
+    def __init__(self, inner, hidden):
+        self._inner, self._hidden = inner, hidden
+
+    def find_spec(self, fullname, path=None, target=None):
+        if self._hidden.hides(fullname):
+            return None
+        return self._inner.find_spec(fullname, path, target)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def hide_packages(names):
+    """Wraps every finder in sys.meta_path with a HiddenPackages filter; returns it. Modules already
+    imported under those names are dropped from sys.modules so that a later import looks again."""
+    hidden = HiddenPackages(names)
+    for mod in list(sys.modules):
+        if any(mod == n or mod.startswith(n + ".") for n in hidden.names):
+            del sys.modules[mod]
+    sys.meta_path[:] = [_HidingFinder(f, hidden) if hasattr(f, "find_spec") else f for f in sys.meta_path]
+    return hidden
+
+
+def is_amd(gpu):
+    """A declared AMD GPU: vendor amd, or a gfx target as its arch."""
+    return str(gpu.get("vendor") or "").lower() == "amd" or str(gpu.get("arch") or "").startswith("gfx")
+
+
+def amd_capability(arch):
+    """(major, minor) of a gfx target as HIP reports it: gfx942 -> (9, 4), gfx1201 -> (12, 0)."""
+    digits = re.match(r"gfx(\d+)", arch).group(1)
+    return (int(digits[0]), int(digits[1])) if len(digits) <= 3 else (int(digits[:2]), int(digits[2]))
+
+
+def declare_amd_device(gpu):
+    """torch.cuda.get_device_properties / _capability / _name answering for the declared AMD GPU
+    (engines read the gfx target from gcnArchName; torch.cuda.is_available() stays False)."""
+    import torch
+
+    arch = gpu["arch"]
+    major, minor = amd_capability(arch)
+    props = types.SimpleNamespace(
+        name=gpu.get("name") or "declared %s GPU" % arch, gcnArchName=arch, major=major, minor=minor,
+        total_memory=int(declared_memory(gpu)[0] * (1 << 30)),
+        multi_processor_count=int(gpu.get("compute_units") or 304), is_integrated=False)
+    torch.cuda.get_device_properties = lambda device=None: props
+    torch.cuda.get_device_capability = lambda device=None: (major, minor)
+    torch.cuda.get_device_name = lambda device=None: props.name
+    return props
+
+
+# Kernel packages built for CUDA only, which ROCm installs of vLLM and SGLang do not have (their
+# ROCm code paths import flash_attn / aiter instead); hidden when a ROCm platform is declared.
+CUDA_ONLY_PACKAGES = ("flashinfer", "flashinfer_cubin", "flashinfer_jit_cache", "vllm.vllm_flash_attn",
+                      "vllm._flashmla_C", "vllm._flashmla_extension_C", "deep_gemm", "flash_mla", "cutlass",
+                      "nvidia_cutlass_dsl", "quack", "b12x", "tokenspeed_mla")
 
 
 def local_dir_or_missing(value, what, ctx, kind):
@@ -847,6 +949,11 @@ def run_adapter(engine, setup, check):
         if req.get("engine") not in (None, engine):
             raise RequestError("the request is for engine %r, this adapter is %r" % (req.get("engine"), engine))
         priv = private_dir()
+        # The deploy's engine settings first: the adapter's own (offline, private dirs) win.
+        for name, value in sorted(req.get("env", {}).items()):
+            os.environ[name] = value
+        if req.get("env"):
+            result["platform"]["deploy_env"] = dict(sorted(req["env"].items()))
         offline_environment(priv)
         install_guard([priv])
     except Exception as e:

@@ -29,6 +29,14 @@ FACT_FIELDS = (
 
 
 def platform_facts(gpu, torch_cuda):
+    if cm.is_amd(gpu):
+        major, minor = cm.amd_capability(gpu["arch"])
+        return {
+            "is_cuda": False, "is_hip": True, "is_npu": False, "is_xpu": False, "is_musa": False, "is_mps": False,
+            "is_sm90": False, "is_sm100": False, "is_sm100_or_sm110": False, "is_sm110": False, "is_sm120": False,
+            "is_blackwell": False, "is_hopper_with_cuda_12_3": False, "has_amx": False, "has_flashinfer": False,
+            "device_sm": major * 10 + minor, "device_capability": (major, minor),
+        }
     major, minor = gpu["cc"]
     cuda = tuple(int(x) for x in (torch_cuda or "0.0").split(".")[:2])
     return {
@@ -41,9 +49,27 @@ def platform_facts(gpu, torch_cuda):
     }
 
 
+def declare_amd_arch(gpu, sgc, plat, skipped):
+    """The gfx target for SGLang's own arch checks: utils.common.is_gfx95_supported (rebound wherever
+    it is bound) and torch.cuda.get_device_properties().gcnArchName for code that reads it directly."""
+    import torch
+
+    arch = gpu["arch"]
+    gfx95 = arch.startswith("gfx95")
+    n = cm.rebind("sglang", "is_gfx95_supported", sgc.is_gfx95_supported, lambda: gfx95)
+    plat["arch_bindings"] = "is_gfx95_supported -> %s (%d bindings); torch.cuda.get_device_properties().gcnArchName" \
+        " -> %s" % (gfx95, n, arch)
+    if getattr(torch.version, "hip", None) is None:
+        skipped.append({"what": "ROCm kernels (sgl_kernel for ROCm, aiter, HIP torch)",
+                        "why": "this interpreter's SGLang and torch are CUDA builds: SGLang's resolution runs its ROCm "
+                               "branches (get_platform().is_hip), but code that asks torch.version.hip or imports "
+                               "ROCm kernels at module level still sees a CUDA build"})
+
+
 def setup(req, result):
     gpu = dict(req.get("gpu") or {})
-    declared = bool(gpu.get("declared", gpu.get("cc") is not None))
+    amd = cm.is_amd(gpu)
+    declared = bool(gpu.get("declared", gpu.get("cc") is not None or amd))
     plat, skipped = result["platform"], result["skipped"]
     priv = cm.private_dir()
     os.environ["SGLANG_CACHE_DIR"] = os.path.join(priv, "cache", "sglang")
@@ -53,6 +79,12 @@ def setup(req, result):
     if driver != "real" and not declared:
         raise cm.MissingInput("the GPU: none is visible here and the request declares none "
                               "(gpu: {name, cc: [major, minor], count, declared: true})")
+    if amd and not gpu.get("arch"):
+        raise cm.MissingInput("the AMD GPU's gfx target (gpu: {vendor: amd, arch: gfx942, ...})")
+    if amd:
+        # A ROCm install has none of the CUDA-only kernel packages: hidden before SGLang imports them.
+        plat["hidden_packages"] = list(cm.hide_packages(cm.CUDA_ONLY_PACKAGES).names)
+        cm.declare_amd_device(gpu)  # before SGLang's modules read the arch at import
     import torch
 
     plat["torch"] = torch.__version__
@@ -76,11 +108,15 @@ def setup(req, result):
         import sglang.srt.server_args  # noqa: F401  (loads the resolution hooks that bind the probe)
         import sglang.srt.arg_groups.pipeline  # noqa: F401
         rebound = cm.rebind("sglang", "get_device_memory_capacity", original, declared_capacity)
+        if amd:
+            declare_amd_arch(gpu, sgc, plat, skipped)
         plat.update(kind="declared", mechanism="sglang.srt.runtime_context.override_platform(%s); "
                     "get_device_memory_capacity -> %.0f MiB (%d bindings)" % (
                         ", ".join("%s=%r" % kv for kv in facts.items()), mem_mib, rebound),
-                    name=gpu.get("name"), cc=list(gpu["cc"]), count=int(gpu.get("count") or 1),
+                    name=gpu.get("name"), cc=list(facts["device_capability"]), count=int(gpu.get("count") or 1),
                     memory_gib=mem_gib, memory_source=mem_src)
+        if amd:
+            plat.update(vendor="amd", arch=gpu["arch"])
         if driver != "real":
             skipped.extend([
                 {"what": "module-level device probes",

@@ -19,22 +19,29 @@ import common as cm  # noqa: E402
 ENGINE = "vllm"
 
 def make_declared_platform(base, gpu):
-    """A subclass of vLLM's CudaPlatformBase answering device queries from the declaration."""
+    """A subclass of vLLM's platform class BASE (CudaPlatformBase, or RocmPlatform for a declared AMD
+    GPU) answering device queries from the declaration. On ROCm the capability is left to vLLM,
+    which derives it from the gfx arch the declared device properties carry."""
     from vllm.platforms.interface import DeviceCapability
 
-    major, minor = gpu["cc"]
-    name = gpu.get("name") or "declared sm_%d%d GPU" % (major, minor)
+    rocm = cm.is_amd(gpu)
+    if rocm:
+        name = gpu.get("name") or "declared %s GPU" % gpu["arch"]
+    else:
+        major, minor = gpu["cc"]
+        name = gpu.get("name") or "declared sm_%d%d GPU" % (major, minor)
     count = int(gpu.get("count") or 1)
     mem_bytes = int(cm.declared_memory(gpu)[0] * (1 << 30))
     fully_connected = bool(gpu.get("nvlink", True))
 
-    class DeclaredCudaPlatform(base):
+    class DeclaredPlatform(base):
         specprobe_declared = True
         _selector_calls = []
 
-        @classmethod
-        def get_device_capability(cls, device_id=0):
-            return DeviceCapability(major=major, minor=minor)
+        if not rocm:
+            @classmethod
+            def get_device_capability(cls, device_id=0):
+                return DeviceCapability(major=major, minor=minor)
 
         @classmethod
         def get_device_name(cls, device_id=0):
@@ -77,12 +84,33 @@ def make_declared_platform(base, gpu):
             cls._selector_calls.append((selected_backend, args, kwargs))
             return super().get_attn_backend_cls(selected_backend, *args, **kwargs)
 
-    return DeclaredCudaPlatform
+    DeclaredPlatform.__name__ = DeclaredPlatform.__qualname__ = "DeclaredRocmPlatform" if rocm else "DeclaredCudaPlatform"
+    return DeclaredPlatform
+
+
+def rocm_skips(plat, skipped):
+    """What a declared ROCm platform cannot show when this interpreter's vLLM is a CUDA build."""
+    import importlib.util
+
+    import torch
+
+    plat["torch_hip"] = getattr(torch.version, "hip", None)
+    if plat["torch_hip"] is None:
+        skipped.append({"what": "ROCm kernels (vllm._rocm_C, HIP torch)",
+                        "why": "this interpreter's vLLM and torch are CUDA builds: the ROCm platform's own checks, "
+                               "defaults and backend selection are vLLM's, but no ROCm kernel library is loaded"})
+    plat["aiter"] = importlib.util.find_spec("aiter") is not None
+    if not plat["aiter"]:
+        skipped.append({"what": "AITER",
+                        "why": "the aiter package is not in this environment (the ROCm images ship it): backends "
+                               "and defaults vLLM gates on it (ROCM_AITER_*, VLLM_ROCM_USE_AITER) are answered as "
+                               "without AITER"})
 
 
 def setup(req, result):
     gpu = dict(req.get("gpu") or {})
-    declared = bool(gpu.get("declared", gpu.get("cc") is not None))
+    rocm = cm.is_amd(gpu)
+    declared = bool(gpu.get("declared", gpu.get("cc") is not None or rocm))
     plat = result["platform"]
     skipped = result["skipped"]
     os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
@@ -99,6 +127,14 @@ def setup(req, result):
     if driver != "real" and not declared:
         raise cm.MissingInput("the GPU: none is visible here and the request declares none "
                               "(gpu: {name, cc: [major, minor], count, declared: true})")
+    if rocm and not gpu.get("arch"):
+        raise cm.MissingInput("the AMD GPU's gfx target (gpu: {vendor: amd, arch: gfx942, ...})")
+    if rocm:
+        # Declared before vLLM is imported: vllm.platforms.rocm reads the arch at import, and the
+        # CUDA-only kernel packages a ROCm install lacks are hidden before anything imports them.
+        cm.declare_amd_device(gpu)
+        hidden = cm.hide_packages(cm.CUDA_ONLY_PACKAGES)
+        plat["hidden_packages"] = list(hidden.names)
 
     import vllm
     import vllm.platforms as vp
@@ -107,23 +143,40 @@ def setup(req, result):
     # vLLM decides HAS_TRITON at import from Triton's active drivers, which need a device; its own
     # leniency for distributed workers (CUDA_VISIBLE_DEVICES set and empty: "drivers may become active
     # later") keeps Triton on, as on the GPU machine. Set only while vLLM's modules are imported.
-    saved_cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if driver != "real":
-        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    # On the ROCm platform vLLM reads HIP_VISIBLE_DEVICES for the same leniency.
+    visible_var = "HIP_VISIBLE_DEVICES" if rocm else "CUDA_VISIBLE_DEVICES"
+    saved_cvd = os.environ.get(visible_var)
+    if driver != "real" or rocm:
+        os.environ[visible_var] = ""
     try:
-        if declared:
+        if declared and rocm:
+            from vllm.platforms import rocm as vrocm
+
+            cls = make_declared_platform(vrocm.RocmPlatform, gpu)
+            vp.current_platform = cls()
+        elif declared:
             from vllm.platforms import cuda as vcuda
 
             cls = make_declared_platform(vcuda.CudaPlatformBase, gpu)
             vp.current_platform = cls()
         import vllm.triton_utils  # noqa: F401  (HAS_TRITON decided here)
     finally:
-        if driver != "real":
+        if driver != "real" or rocm:
             if saved_cvd is None:
-                os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+                os.environ.pop(visible_var, None)
             else:
-                os.environ["CUDA_VISIBLE_DEVICES"] = saved_cvd
-    if declared:
+                os.environ[visible_var] = saved_cvd
+    if declared and rocm:
+        mem, mem_src = cm.declared_memory(gpu)
+        cap = vp.current_platform.get_device_capability()
+        plat.update(kind="declared", vendor="amd", mechanism="vllm.platforms.current_platform = DeclaredRocmPlatform "
+                    "(a vllm.platforms.rocm.RocmPlatform subclass answering from the request; the gfx arch given "
+                    "to vLLM through torch.cuda.get_device_properties().gcnArchName, as without amdsmi)",
+                    name=cls.get_device_name(), arch=gpu["arch"], cc=[cap.major, cap.minor] if cap else None,
+                    count=int(gpu.get("count") or 1), memory_gib=mem, memory_source=mem_src,
+                    fully_connected=bool(gpu.get("nvlink", True)))
+        rocm_skips(plat, skipped)
+    elif declared:
         mem, mem_src = cm.declared_memory(gpu)
         plat.update(kind="declared", mechanism="vllm.platforms.current_platform = DeclaredCudaPlatform "
                     "(a vllm.platforms.cuda.CudaPlatformBase subclass answering from the request)",
@@ -137,7 +190,7 @@ def setup(req, result):
                     count=p.device_count() if hasattr(p, "device_count") else None)
     import torch
 
-    if declared and driver != "real":
+    if declared and driver != "real" and not rocm:
         # Kernel packages ask torch itself for the capability (vllm_flash_attn's FA3 check calls
         # torch.cuda.get_device_capability at backend import); answer from the declaration rather than
         # initialising CUDA on the stub. torch.cuda.is_available() stays False.

@@ -64,6 +64,16 @@ bool any_unresolved(const Json& v) {
 
 std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
+// An environment variable the engine reads as a setting (VLLM_ROCM_USE_AITER, SGLANG_ENABLE_SPEC_V2,
+// ...), which the deploy sets and the engine check passes on. Names that point at files or
+// directories, or configure logging and networking, stay the adapter's own.
+bool engine_setting_env(const std::string& name) {
+  static const std::regex setting(R"((VLLM|SGLANG|SGL)_[A-Z0-9_]+|FLASH_ATTENTION_TRITON_AMD_ENABLE)");
+  static const std::regex own(
+      R"(.*_(PATH|DIR|ROOT|HOME|FILE|PREFIX)|(VLLM|SGLANG)_(LOGGING|CONFIGURE_LOGGING|HOST_IP|PORT|RPC|CACHE|CONFIG|ASSETS|USAGE|NO_USAGE|DO_NOT_TRACK|PLUGINS).*)");
+  return std::regex_match(name, setting) && !std::regex_match(name, own);
+}
+
 bool is_model_flag(const std::string& engine, std::string name) {
   while (!name.empty() && name[0] == '-') name.erase(0, 1);
   std::replace(name.begin(), name.end(), '_', '-');
@@ -237,13 +247,30 @@ Json engine_request(const Json& facts, const std::string& model_dir, const Json&
               {"model_id", model_id.empty() ? Json() : Json(model_id)},
               {"cells", cells.is_array() ? cells : Json::array()},
               {"allow_remote_code", false}};
-  if (fact_string(facts, "gpu.vendor").value_or("nvidia") == "nvidia" && fact_int(facts, "gpu.cc_major")) {
-    Json gpu = {{"name", fact_string(facts, "gpu.name").value_or("")},
-                {"cc", {*fact_int(facts, "gpu.cc_major"), fact_int(facts, "gpu.cc_minor").value_or(0)}},
-                {"declared", fact_string(facts, "gpu.source").value_or("declared") != "driver"},
-                {"count", std::clamp<int64_t>(fact_int(facts, "gpu.count").value_or(1), 1, 4096)}};
+  // The engine settings the deploy sets in the environment, as the engine will read them.
+  if (const Json* env = find_fact(facts, "env"); env && env->is_object()) {
+    Json e = Json::object();
+    for (const auto& [name, v] : env->items())
+      if (v.is_string() && engine_setting_env(name) && !unresolved_text(v.get<std::string>())) e[name] = v;
+    if (!e.empty()) req["env"] = e;
+  }
+  // The GPU as the adapter declares it to the engine: NVIDIA by compute capability, AMD by gfx target
+  // (the engine's ROCm platform derives the rest from it).
+  const std::string vendor = fact_string(facts, "gpu.vendor").value_or("nvidia");
+  const std::string arch = fact_string(facts, "gpu.arch").value_or("");
+  Json gpu;
+  if (vendor == "nvidia" && fact_int(facts, "gpu.cc_major"))
+    gpu = {{"cc", {*fact_int(facts, "gpu.cc_major"), fact_int(facts, "gpu.cc_minor").value_or(0)}}};
+  else if (vendor == "amd" && arch.rfind("gfx", 0) == 0)
+    gpu = {{"vendor", "amd"}, {"arch", arch}};
+  if (!gpu.is_null()) {
+    gpu["name"] = fact_string(facts, "gpu.name").value_or("");
+    // A GPU the driver reported is the one here: the adapter then asks the engine's own detection.
+    gpu["declared"] = vendor == "amd" || fact_string(facts, "gpu.source").value_or("declared") != "driver";
+    gpu["count"] = std::clamp<int64_t>(fact_int(facts, "gpu.count").value_or(1), 1, 4096);
     if (auto mem = fact_int(facts, "gpu.memory_bytes"); mem && *mem > 0)
       gpu["memory_gib"] = *mem / (1024.0 * 1024 * 1024);
+    if (auto sms = fact_int(facts, "gpu.sm_count"); vendor == "amd" && sms && *sms > 0) gpu["compute_units"] = *sms;
     req["gpu"] = gpu;
   }
   return req;

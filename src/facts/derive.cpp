@@ -546,17 +546,42 @@ void derive_attention(Json& f) {
   }
   if (requested) requested = ascii_upper(*requested);
   if (fact_string(f, "gpu.vendor").value_or("nvidia") == "amd") {
-    // ROCm backend selection is not emulated: only a requested backend is known.
+    // ROCm backend selection is not emulated: a requested backend is known, and what the installed
+    // engine's own ROCm selector chose when the engine check accepted the plan (engine_check.facts).
+    // An engine asked without AITER while the deploy turns AITER on chose for another install.
+    const std::string aiter_env = ascii_lower(fact_string(f, "env.VLLM_ROCM_USE_AITER").value_or(""));
+    const bool aiter_on = aiter_env == "1" || aiter_env == "true";  // vLLM's envs.py reading
+    const bool engine_ok = fact_bool(f, "engine_check.ran").value_or(false) &&
+                           fact_string(f, "engine_check.status").value_or("") == "ok" &&
+                           !(aiter_on && fact_bool(f, "engine_check.platform.aiter") == std::optional<bool>(false));
+    auto engine_said = [&](const char* key) -> std::optional<std::string> {
+      if (!engine_ok) return std::nullopt;
+      return fact_string(f, std::string("engine_check.facts.") + key);
+    };
     a.erase("env_honoured");
     a["effective_request"] = requested ? Json(*requested) : Json(nullptr);
-    a["selected"] = requested ? Json(*requested) : Json(nullptr);
-    a["selected_by"] = requested ? "requested" : "unknown";
+    if (requested) {
+      a["selected"] = *requested;
+      a["selected_by"] = "requested";
+    } else if (auto said = engine_said("attention_backend")) {
+      a["selected"] = *said;
+      a["selected_by"] = "engine";
+    } else {
+      a["selected"] = nullptr;
+      a["selected_by"] = "unknown";
+    }
     a["candidates"] = Json::array();
     a["offered"] = Json::array();
-    a["drafter"] = fact_string(f, "spec.attention_backend") ? Json(ascii_upper(*fact_string(f, "spec.attention_backend"))) : a["selected"];
+    if (auto d = fact_string(f, "spec.attention_backend"))
+      a["drafter"] = ascii_upper(*d);
+    else if (auto said = engine_said("drafter_attention_backend"))
+      a["drafter"] = *said;
+    else
+      a["drafter"] = a["selected"];
     for (const char* key : {"requested_known", "requested_valid", "invalid_reasons", "cg_support", "spec_as_decode"}) a.erase(key);
+    auto resolved = engine_said("cudagraph_mode");
     f["cudagraph"] = {{"requested", find_fact(f, "serve.cudagraph_mode") ? *find_fact(f, "serve.cudagraph_mode") : Json(nullptr)},
-                      {"resolved", nullptr}};
+                      {"resolved", resolved ? Json(*resolved) : Json(nullptr)}};
     return;
   }
   if (fact_string(f, "attention.requested_source").value_or("") == "env") {

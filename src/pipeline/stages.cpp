@@ -579,16 +579,6 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
     ec["deploy_version"] = deployed;
     report.notes.push_back({"warning", fmt::format("engine check: {}: the engine's answers are for {} (--engine-mismatch ask)", said, installed), {}});
   }
-  // The adapters declare CUDA platforms: an AMD GPU's plan cannot be shown to the engine as it
-  // would run (its ROCm platform and backend selectors), so the engine is not asked.
-  if (fact_string(facts, "gpu.vendor").value_or("nvidia") == "amd") {
-    not_asked("unsupported-platform",
-              fmt::format("the plan runs on {} (AMD, ROCm), and specprobe's {} adapter declares CUDA platforms only: "
-                          "the engine's ROCm platform and its backend selectors are not asked; the rules and advisories "
-                          "decide this plan",
-                          fact_string(facts, "gpu.name").value_or("an AMD GPU"), label));
-    return;
-  }
   // The matrix cells the installed engine re-evaluates: every k for the plan's backend and KV dtype,
   // and every backend and KV dtype for the plan's k (one adapter run answers them all).
   Json cells = Json::array();
@@ -607,6 +597,11 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
     for (int k : axes.ks) add(k, b0, kv0);
     for (const auto& b : axes.backends)
       for (const auto& kv : axes.kv_cache_dtypes) add(k0, b, kv);
+    // Without backend variants (SGLang, AMD GPUs) the matrix is one backend's row per KV dtype:
+    // every cell is asked.
+    if (!vllm_backends)
+      for (const auto& kv : axes.kv_cache_dtypes)
+        for (int k : axes.ks) add(k, b0, kv);
   }
   std::vector<std::string> unresolved;
   // The adapter trusts absolute directories only (a relative one would resolve against its private

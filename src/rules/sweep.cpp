@@ -266,9 +266,15 @@ void override_cell_inputs(Json& facts, int k, const std::string& backend, const 
       ec["outcome"] = st;
       ec["status"] = st == "ok" || st == "refused" ? Json(st) : Json();
       for (const char* key : {"stage", "message", "missing", "raised_at"}) ec[key] = answer->value(key, Json());
+      // What the engine resolved for this cell (the backends and CUDA-graph mode its selector chose).
+      Json resolved = Json::object();
+      for (const char* key : {"attention_backend", "drafter_attention_backend", "cudagraph_mode"})
+        if (answer->contains(key)) resolved[key] = (*answer)[key];
+      ec["facts"] = resolved;
     } else {
       ec["requested"] = false;
       ec["ran"] = false;
+      ec.erase("facts");
     }
   }
 }

@@ -71,8 +71,9 @@ EngineRun run_engine_check(const std::string& venv, const std::string& options, 
   const std::string cache_dir = cache.empty() ? temp_dir() : cache;
   setenv("XDG_CACHE_HOME", cache_dir.c_str(), 1);
   RunResult rr = run_specprobe("check --python " + shell_quote(venv_python(venv)) +
-                               " --gpu H100 --format json --stack-probes off --probes off --engine-timeout 400 " +
-                               options + " -- " + command);
+                               (options.find("--gpu ") == std::string::npos ? " --gpu H100" : "") +
+                               " --format json --stack-probes off --probes off --engine-timeout 400 " + options +
+                               " -- " + command);
   unsetenv("XDG_CACHE_HOME");
   EngineRun r;
   r.exit_code = rr.exit_code;
@@ -357,4 +358,57 @@ TEST_CASE(
   CHECK(m["facts"]["engine_check"]["outcome"] == "version-mismatch");
   CHECK(m["notes"].dump().find("has vLLM 0.33.0; the deploy runs 0.29.0") != std::string::npos);
   CHECK(m["verdict"] != "unknown");
+}
+
+// An AMD GPU: the adapter declares the engine's own ROCm platform (vLLM's RocmPlatform, SGLang's
+// get_platform().is_hip) for the gfx target, with the CUDA-only kernel packages hidden as on a ROCm
+// install; the engine's ROCm selector's choice becomes the plan's backend (there is no emulation of
+// it), and the advisories that depend on the ROCm default backend read it.
+TEST_CASE("vLLM 0.33.0 on a declared MI300X: its ROCm selector picks the backend, and refuses FlashInfer",
+          "[.engines][vllm]") {
+  if (!have("vllm-0.33.0")) return;
+  EngineRun r = run_engine_check("vllm-0.33.0", model() + " --gpu MI300X", llama_eagle3());
+  INFO(r.fact("engine_check.reason").dump() << r.message());
+  CHECK(r.fact("engine_check.status") == "ok");
+  CHECK(r.fact("engine_check.platform.vendor") == "amd");
+  CHECK(r.fact("engine_check.platform.arch") == "gfx942");
+  CHECK(r.fact("engine_check.platform.cc") == Json({9, 4}));
+  CHECK(r.fact("engine_check.facts.attention_backend") == "ROCM_ATTN");
+  CHECK(r.fact("attention.selected") == "ROCM_ATTN");
+  CHECK(r.fact("attention.selected_by") == "engine");
+  // EAGLE on ROCm's Triton backend (vllm#27619): not the backend this engine chose.
+  const Json* triton_eagle = r.result("SPA-VLLM-27619");
+  REQUIRE(triton_eagle != nullptr);
+  CHECK(triton_eagle->value("status", "") == "pass");
+  // Every cell of the one backend row was asked, both KV dtypes.
+  CHECK(r.fact("engine_check.cells").size() >= 16);
+  CHECK(r.fact("engine_check.cells.k2---fp8.status") == "ok");
+
+  EngineRun fi = run_engine_check("vllm-0.33.0", model() + " --gpu MI300X --no-matrix",
+                                  llama_eagle3("", "--attention-backend FLASHINFER"));
+  INFO(fi.message());
+  CHECK(fi.sp4100_status() == "fail");
+  CHECK(fi.message().find("FLASHINFER is not valid") != std::string::npos);
+  CHECK(fi.message().find("ImportError") != std::string::npos);
+
+  // The deploy turns AITER on and this environment has no aiter: the engine's choice is for another
+  // install, so the backend stays unknown (the setting did reach the engine).
+  EngineRun aiter = run_engine_check("vllm-0.33.0", model() + " --gpu MI300X --no-matrix",
+                                     "env VLLM_ROCM_USE_AITER=1 " + llama_eagle3());
+  CHECK(aiter.fact("engine_check.platform.deploy_env.VLLM_ROCM_USE_AITER") == "1");
+  CHECK(aiter.fact("engine_check.platform.aiter") == false);
+  CHECK(aiter.fact("attention.selected").is_null());
+  CHECK(aiter.fact("attention.selected_by") == "unknown");
+}
+
+TEST_CASE("SGLang 0.5.23 on a declared MI300X resolves its ROCm defaults", "[.engines][sglang]") {
+  if (!have("sglang-0.5.23")) return;
+  EngineRun r = run_engine_check("sglang-0.5.23", model() + " --gpu MI300X --no-matrix",
+                                 sglang_cmd("--speculative-algorithm EAGLE3 --speculative-eagle-topk 1"));
+  INFO(r.fact("engine_check.reason").dump() << r.message());
+  CHECK(r.fact("engine_check.status") == "ok");
+  CHECK(r.fact("engine_check.platform.vendor") == "amd");
+  CHECK(r.fact("engine_check.platform.cc") == Json({9, 4}));
+  // SGLang's own ROCm default (arg_groups: get_platform().is_hip), not its CUDA one (fa3).
+  CHECK(r.fact("engine_check.facts.attention_backend") == "aiter");
 }

@@ -446,6 +446,101 @@ def test_sglang_missing_inputs():
 
 
 # ------------------------------------------------------------------------------------------------
+# AMD GPUs: the engines' own ROCm platforms, declared by gfx target in these CUDA environments
+
+MI300X = {"name": "AMD Instinct MI300X", "vendor": "amd", "arch": "gfx942", "declared": True, "count": 8,
+          "memory_gib": 192}
+
+
+def vllm_rocm_request():
+    dsv3, dsv32, gptoss = (os.path.join(FIX, n) for n in ("deepseek-v3", "deepseek-v3.2", "gpt-oss-20b"))
+    cells = [
+        {"id": "flashinfer", "args_override": {"--attention-backend": "FLASHINFER"}},
+        {"id": "triton", "args_override": {"--attention-backend": "TRITON_ATTN"}},
+        {"id": "kv-fp8", "args_override": {"--kv-cache-dtype": "fp8"}},
+        {"id": "dsv3-flashmla", "model_dir": dsv3,
+         "args": ["deepseek-ai/DeepSeek-V3", "--tensor-parallel-size", "8", "--attention-backend", "FLASHMLA"]},
+        {"id": "dsv3-mtp", "model_dir": dsv3,
+         "args": ["deepseek-ai/DeepSeek-V3", "--tensor-parallel-size", "8",
+                  "--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": 1})]},
+        {"id": "dsv32-mtp", "model_dir": dsv32,
+         "args": ["deepseek-ai/DeepSeek-V3.2", "--tensor-parallel-size", "8",
+                  "--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": 2})]},
+        {"id": "gpt-oss", "model_dir": gptoss, "args": ["openai/gpt-oss-20b"]},
+    ]
+    return {"engine": "vllm", "args": llama_eagle3_args(), "model_dir": os.path.join(FIX, "llama-3.1-8b"),
+            "gpu": MI300X, "host": HOST, "cells": cells, "env": {"VLLM_ROCM_USE_AITER_MHA": "0"}}
+
+
+def test_vllm_rocm_platform_declared():
+    if FIX is None:
+        skip("no shared/fixtures/checkpoints")
+    if not have("vllm-0.33.0"):
+        skip("vllm-0.33.0 missing")
+    r, info = run_adapter("vllm-0.33.0", "vllm", vllm_rocm_request())
+    assert r is not None, info["stderr"][-3000:]
+    p = r["platform"]
+    assert p["kind"] == "declared" and p["vendor"] == "amd" and p["arch"] == "gfx942", p
+    assert p["cc"] == [9, 4], p  # vLLM's own reading of the gfx target
+    assert "DeclaredRocmPlatform" in p["mechanism"] and "flashinfer" in p["hidden_packages"], p
+    assert p["deploy_env"] == {"VLLM_ROCM_USE_AITER_MHA": "0"}, p
+    assert any(s["what"] == "AITER" for s in r["skipped"]) or p["aiter"], r["skipped"]
+    ok(r["plan"])
+    f = r["plan"]["facts"]
+    # vLLM's ROCm priorities, not its CUDA ones (FLASH_ATTN on this H100-class capability).
+    assert f["attention_backend"] == "ROCM_ATTN" and f["drafter_attention_backend"] == "ROCM_ATTN", f
+    # FlashInfer is a CUDA-only package: as on a ROCm install, it does not import.
+    refused(cell(r, "flashinfer"), "backend-selection", "FLASHINFER is not valid", "ImportError")
+    ok(cell(r, "triton"))
+    assert cell(r, "triton")["facts"]["attention_backend"] == "TRITON_ATTN"
+    ok(cell(r, "kv-fp8"))
+    refused(cell(r, "dsv3-flashmla"), "backend-selection", "FLASHMLA is not valid")
+    ok(cell(r, "dsv3-mtp"))
+    assert cell(r, "dsv3-mtp")["facts"]["attention_backend"] == "TRITON_MLA"
+    ok(cell(r, "dsv32-mtp"))
+    assert cell(r, "dsv32-mtp")["facts"]["attention_backend"] == "ROCM_AITER_MLA_SPARSE"
+    ok(cell(r, "gpt-oss"))
+    assert cell(r, "gpt-oss")["facts"]["attention_backend"] == "TRITON_ATTN"  # attention sinks
+    assert r["guard"]["network_attempts"] == [] and info["new_files"] == [], (r["guard"], info["new_files"][:10])
+
+
+def test_sglang_rocm_platform_declared():
+    if FIX is None:
+        skip("no shared/fixtures/checkpoints")
+    if not have("sglang-0.5.23"):
+        skip("sglang-0.5.23 missing")
+    req = sglang_request()
+    req["gpu"] = MI300X
+    req["cells"] = [c for c in req["cells"] if c["id"] in ("algo-typo", "dsv3-eagle-mtp")]
+    r, info = run_adapter("sglang-0.5.23", "sglang", req)
+    assert r is not None, info["stderr"][-3000:]
+    p = r["platform"]
+    assert p["vendor"] == "amd" and p["arch"] == "gfx942" and p["cc"] == [9, 4], p
+    assert "is_hip=True" in p["mechanism"] and "is_gfx95_supported -> False" in p["arch_bindings"], p
+    ok(r["plan"])
+    # SGLang's ROCm default (get_platform().is_hip), where on an H100 it resolves fa3.
+    assert r["plan"]["facts"]["attention_backend"] == "aiter", r["plan"]["facts"]
+    refused(cell(r, "algo-typo"), "config", "Unknown speculative algorithm name: EAGEL3")
+    ok(cell(r, "dsv3-eagle-mtp"))
+    assert cell(r, "dsv3-eagle-mtp")["facts"]["attention_backend"] == "aiter"
+
+
+def test_rocm_request_validation():
+    name = next((n for n in ("vllm-0.33.0", "sglang-0.5.23") if have(n)), None)
+    if name is None:
+        skip("no engine venv")
+    engine = name.split("-")[0]
+    bad_gpu = {"engine": engine, "args": [], "gpu": {"vendor": "amd", "declared": True, "count": 8}}
+    r, _ = run_adapter(name, engine, bad_gpu, timeout=120)
+    assert r["plan"]["status"] == "adapter-error" and "gfx target" in r["plan"]["message"], r["plan"]
+    bad_env = {"engine": engine, "args": [], "gpu": MI300X, "env": {"HF_TOKEN": "hf_x", "VLLM_CACHE_ROOT": "/x"}}
+    r, _ = run_adapter(name, engine, bad_env, timeout=120)
+    assert r["plan"]["status"] == "adapter-error" and "HF_TOKEN, VLLM_CACHE_ROOT are not an engine setting" \
+        in r["plan"]["message"], r["plan"]
+    assert "hf_x" not in json.dumps(r)
+
+
+# ------------------------------------------------------------------------------------------------
 # Both: guard, adapter errors
 
 def test_no_network_and_no_stray_writes():

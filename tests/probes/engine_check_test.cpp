@@ -243,6 +243,46 @@ TEST_CASE("the request carries the plan's arguments as read, leaving unresolved 
                     "auto")["args_override"]["--speculative-config"]["num_speculative_tokens"] == 3);
 }
 
+TEST_CASE("an AMD GPU is declared by its gfx target, and the deploy's engine settings travel with the request",
+          "[engine_check]") {
+  Json facts = {{"engine", {{"name", "vllm"}}},
+                {"model", {{"id", "meta-llama/Llama-3.1-8B-Instruct"}}},
+                {"gpu",
+                 {{"name", "AMD Instinct MI300X"},
+                  {"vendor", "amd"},
+                  {"arch", "gfx942"},
+                  {"source", "declared"},
+                  {"count", 8},
+                  {"sm_count", 304},
+                  {"memory_bytes", int64_t{192} << 30}}},
+                {"env",
+                 {{"VLLM_ROCM_USE_AITER", "1"},
+                  {"SGLANG_ENABLE_SPEC_V2", "true"},
+                  {"VLLM_CACHE_ROOT", "/data/cache"},      // a path: the adapter's own
+                  {"VLLM_LOGGING_LEVEL", "DEBUG"},         // logging: the adapter's own
+                  {"VLLM_ATTENTION_BACKEND", "$BACKEND"},  // unresolved: left out
+                  {"HF_TOKEN", "hf_secret"},               // not an engine setting
+                  {"CUDA_VISIBLE_DEVICES", "0,1"}}}};
+  std::vector<std::string> unresolved;
+  Json req = engine_request(facts, "/ckpt/llama", Json::array(), unresolved);
+  CHECK(req["gpu"] == Json({{"vendor", "amd"},
+                            {"arch", "gfx942"},
+                            {"name", "AMD Instinct MI300X"},
+                            {"declared", true},
+                            {"count", 8},
+                            {"memory_gib", 192.0},
+                            {"compute_units", 304}}));
+  CHECK(req["env"] == Json({{"VLLM_ROCM_USE_AITER", "1"}, {"SGLANG_ENABLE_SPEC_V2", "true"}}));
+  CHECK(req.dump().find("hf_secret") == std::string::npos);
+
+  // An AMD GPU without a gfx target, and no settings: neither is sent.
+  facts["gpu"].erase("arch");
+  facts.erase("env");
+  Json bare = engine_request(facts, "/ckpt/llama", Json::array(), unresolved);
+  CHECK(!bare.contains("gpu"));
+  CHECK(!bare.contains("env"));
+}
+
 TEST_CASE("a repeated check is answered from the cache - corrupt entries and --no-cache run the adapter",
           "[engine_check][cache]") {
   EngineTempDir cache;
@@ -466,10 +506,12 @@ TEST_CASE(
   CHECK(notes_of(a).find("the engine's answers are for 0.33.0") != std::string::npos);
   CHECK(a["verdict"] != "unknown");
 
+  // An AMD GPU is asked too (the adapter declares the engine's ROCm platform); this engine cannot
+  // be imported: a note, and the verdict from the rules and advisories.
   auto amd = test::run_specprobe(base + " --gpu MI300X --lib vllm=0.33.0" + cmd);
   Json m = Json::parse(amd.out, nullptr, false);
   REQUIRE(m.is_object());
-  CHECK(m["facts"]["engine_check"]["outcome"] == "unsupported-platform");
-  CHECK(notes_of(m).find("AMD, ROCm") != std::string::npos);
+  CHECK(m["facts"]["engine_check"]["outcome"] == "adapter-error");
+  CHECK(m["facts"]["engine_check"]["ran"] == true);
   CHECK(m["verdict"] != "unknown");
 }
