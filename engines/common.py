@@ -123,10 +123,13 @@ _ENV_OWN = re.compile(r".*_(PATH|DIR|ROOT|HOME|FILE|PREFIX)|(VLLM|SGLANG)_(LOGGI
                       r"CACHE|CONFIG|ASSETS|USAGE|NO_USAGE|DO_NOT_TRACK|PLUGINS).*")
 
 
+_ENV_SECRET = re.compile(r".*(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH).*")
+
+
 def engine_setting_env(name):
     """An environment variable the engine reads as a setting, which the deploy sets (the same rule as
-    specprobe's engine_setting_env): applied before the engine is imported."""
-    return bool(_ENV_SETTING.fullmatch(name)) and not _ENV_OWN.fullmatch(name)
+    specprobe's engine_setting_env): applied before the engine is imported. Never a credential."""
+    return bool(_ENV_SETTING.fullmatch(name)) and not _ENV_OWN.fullmatch(name) and not _ENV_SECRET.fullmatch(name)
 
 
 def validate_request(req):
@@ -175,7 +178,7 @@ def validate_request(req):
     bad = sorted(k for k in env if not engine_setting_env(k))
     if bad:
         raise RequestError("env: %s %s not an engine setting the adapter passes on (VLLM_*, SGLANG_*, SGL_* "
-                           "settings; not paths, caches, logging or networking)" % (", ".join(bad),
+                           "settings; not paths, caches, logging, networking or credentials)" % (", ".join(bad),
                                                                                     "is" if len(bad) == 1 else "are"))
     md = req.get("model_dirs", {})
     if not isinstance(md, dict) or not all(isinstance(k, str) and isinstance(v, str) and os.path.isabs(v) for k, v in md.items()):
@@ -614,6 +617,11 @@ def exception_message(exc):
     return clip(msg if msg else type(exc).__name__)
 
 
+# transformers' words when a tokenizer cannot be built from the files in the model directory.
+_TOKENIZER_FILE_PATTERNS = ("couldn't instantiate the backend tokenizer", "can't load tokenizer",
+                            "unable to load vocabulary from file", "tokenizer.model file not found")
+
+
 def classify(exc, stage, ctx):
     """The record fields for EXC raised at STAGE. CTX: {"engine_roots": [...], "mentions": {text:
     what-to-supply}, "remote_code_needed": bool}. Order: missing input (the adapter said so, the Hub
@@ -642,6 +650,14 @@ def classify(exc, stage, ctx):
             "the checkpoint's own code (trust_remote_code): specprobe never runs it; pass "
             "allow_remote_code: true in the request (with the checkpoint's *.py files in model_dir) to let the "
             "engine run it"))
+        return rec
+    if stage in ("config", "model-interface") and any(p in text for p in _TOKENIZER_FILE_PATTERNS):
+        # transformers could not build the tokenizer from the model directory: its tokenizer files
+        # (tokenizer.json, tokenizer.model, tiktoken vocabularies) are not in the metadata here,
+        # while the deployment downloads them with the weights.
+        rec.update(status="missing-input", missing=(
+            "the tokenizer files of the model (tokenizer.json, tokenizer.model or its tiktoken vocabulary): "
+            "the model directory here holds its metadata only; supply a directory with them"))
         return rec
     if "cpu memory" in text and not ctx.get("host_memory_declared") and stage == "config":
         rec.update(status="missing-input", missing=(

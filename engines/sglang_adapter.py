@@ -28,6 +28,20 @@ FACT_FIELDS = (
 )
 
 
+# SGLang's platform facts and the utils.common probe answering each (0.5.23's
+# runtime_context._PLATFORM_PROBES / _PLATFORM_VALUES): rebound one by one in releases without
+# override_platform.
+PLATFORM_PROBES = {
+    "is_cuda": "is_cuda", "is_hip": "is_hip", "is_npu": "is_npu", "is_xpu": "is_xpu", "is_musa": "is_musa",
+    "is_mps": "is_mps", "is_sm90": "is_sm90_supported", "is_sm100": "is_sm100_supported",
+    "is_sm100_or_sm110": "is_sm100_or_sm110_supported", "is_sm110": "is_sm110_supported",
+    "is_sm120": "is_sm120_supported", "is_blackwell": "is_blackwell_supported",
+    "is_hopper_with_cuda_12_3": "is_hopper_with_cuda_12_3", "has_amx": "cpu_has_amx_support",
+    "has_flashinfer": "is_flashinfer_available", "device_sm": "get_device_sm",
+    "device_capability": "get_device_capability",
+}
+
+
 def platform_facts(gpu, torch_cuda):
     if cm.is_amd(gpu):
         major, minor = cm.amd_capability(gpu["arch"])
@@ -91,28 +105,44 @@ def setup(req, result):
     plat["torch_cuda"] = torch.version.cuda
     override = None
     if declared:
-        from sglang.srt.runtime_context import override_platform
-
         facts = platform_facts(gpu, torch.version.cuda)
-        override = override_platform(**facts)
-        override.install()
-        mem_gib, mem_src = cm.declared_memory(gpu)
+        import sglang.srt.server_args  # noqa: F401  (loads the modules that bind the probes)
         from sglang.srt.utils import common as sgc
 
-        original = sgc.get_device_memory_capacity
+        try:
+            import sglang.srt.arg_groups.pipeline  # noqa: F401  (0.5.2x: the resolution hooks)
+        except ImportError:
+            pass
+        try:
+            from sglang.srt.runtime_context import override_platform
+        except ImportError:
+            override_platform = None
+        if override_platform is not None:
+            override = override_platform(**facts)
+            override.install()
+            how = "sglang.srt.runtime_context.override_platform(%s)" % ", ".join("%s=%r" % kv for kv in facts.items())
+        else:
+            # Releases before the platform context (0.5.17): the same facts through the probe
+            # functions themselves, rebound wherever a module bound them.
+            bound = {}
+            for fact, probe in PLATFORM_PROBES.items():
+                original = getattr(sgc, probe, None)
+                if original is not None and fact in facts:
+                    value = facts[fact]
+                    bound[probe] = cm.rebind("sglang", probe, original, lambda *a, _v=value, **k: _v)
+            how = "utils.common platform probes rebound (%s)" % ", ".join(
+                "%s -> %r (%d)" % (probe, facts[f], bound[probe]) for f, probe in PLATFORM_PROBES.items() if probe in bound)
+        mem_gib, mem_src = cm.declared_memory(gpu)
         mem_mib = mem_gib * 1024.0
 
         def declared_capacity(device=None):
             return mem_mib
 
-        import sglang.srt.server_args  # noqa: F401  (loads the resolution hooks that bind the probe)
-        import sglang.srt.arg_groups.pipeline  # noqa: F401
-        rebound = cm.rebind("sglang", "get_device_memory_capacity", original, declared_capacity)
+        rebound = cm.rebind("sglang", "get_device_memory_capacity", sgc.get_device_memory_capacity, declared_capacity)
         if amd:
             declare_amd_arch(gpu, sgc, plat, skipped)
-        plat.update(kind="declared", mechanism="sglang.srt.runtime_context.override_platform(%s); "
-                    "get_device_memory_capacity -> %.0f MiB (%d bindings)" % (
-                        ", ".join("%s=%r" % kv for kv in facts.items()), mem_mib, rebound),
+        plat.update(kind="declared", mechanism="%s; get_device_memory_capacity -> %.0f MiB (%d bindings)" % (
+                        how, mem_mib, rebound),
                     name=gpu.get("name"), cc=list(facts["device_capability"]), count=int(gpu.get("count") or 1),
                     memory_gib=mem_gib, memory_source=mem_src)
         if amd:
@@ -129,11 +159,11 @@ def setup(req, result):
                  "why": "no weights are loaded, no kernel runs or JIT-compiles, no graph is captured"},
             ])
     else:
-        from sglang.srt.runtime_context import get_platform
+        from sglang.srt.utils import common as sgc
 
-        p = get_platform()
+        cap = sgc.get_device_capability()
         plat.update(kind="queried", mechanism="SGLang's own platform probes",
-                    cc=list(p.device_capability) if p.device_capability else None, name=torch.cuda.get_device_name(0))
+                    cc=list(cap) if cap and cap[0] is not None else None, name=torch.cuda.get_device_name(0))
     import sglang
 
     result["version"] = getattr(sglang, "__version__", None)
@@ -148,6 +178,40 @@ def local_dir_or_missing(value, what, ctx):
     return cm.local_dir_or_missing(value, what, ctx, "model")
 
 
+def parse_args(argv, ctx):
+    """The argparse stage. SGLang 0.5.2x: prepare_server_args gives a ServerArgs whose resolution
+    is a separate step (resolve_once). Earlier releases resolve inside ServerArgs.__post_init__, so
+    only their parser runs here (prepare_server_args' own steps before from_cli_args) and the
+    Namespace goes on to the config stage."""
+    sa_mod = ctx["sa_mod"]
+    if hasattr(sa_mod.ServerArgs, "resolve_once"):
+        return sa_mod.prepare_server_args(argv)
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="sglang serve")
+    sa_mod.ServerArgs.add_cli_args(parser)
+    if "--config" in argv:
+        from sglang.srt.server_args_config_parser import ConfigArgumentMerger
+
+        argv = ConfigArgumentMerger(parser).merge_config_with_args(argv)
+    raw = parser.parse_args(argv)
+    if hasattr(sa_mod, "_apply_fuseep_mode_env_compat"):
+        sa_mod._apply_fuseep_mode_env_compat(raw, argv)
+    return raw
+
+
+def resolve(parsed, ctx):
+    """The config stage's resolution and checks; returns (ServerArgs, its resolved values)."""
+    sa_mod = ctx["sa_mod"]
+    if isinstance(parsed, sa_mod.ServerArgs):
+        parsed.resolve_once()
+        parsed.check_server_args()
+        return parsed, parsed.resolved_dict()
+    sa = sa_mod.ServerArgs.from_cli_args(parsed)  # __post_init__ resolves
+    sa.check_server_args()
+    return sa, dict(vars(sa))
+
+
 def check(rec, args, ctx):
     facts = rec["facts"]
     req = ctx["req"]
@@ -159,7 +223,7 @@ def check(rec, args, ctx):
         argv = list(args)
         with cm.capture_stderr() as buf:
             try:
-                sa = ctx["sa_mod"].prepare_server_args(argv)
+                sa = parse_args(argv, ctx)
             except SystemExit as e:
                 if e.code in (0, None):
                     raise cm.ArgparseError("the arguments asked for help/version output")
@@ -191,14 +255,18 @@ def check(rec, args, ctx):
         if ctx["declared"] and getattr(sa, "device", None) in (None, "auto"):
             sa.device = "cuda"
             rec["notes"].append("--device cuda set (the declared GPU; SGLang would detect it on the GPU machine)")
-        sa.resolve_once()
-        sa.check_server_args()
-        resolved = sa.resolved_dict()
+        sa, resolved = resolve(sa, ctx)
         for k in FACT_FIELDS:
             if k in resolved:
                 facts[k] = cm.plain(resolved[k])
     with cm.Stage(rec, "model-interface", ctx):
-        from sglang.srt.arg_groups.overrides import model_config_of
+        try:
+            from sglang.srt.arg_groups.overrides import model_config_of
+        except ImportError:  # before 0.5.2x
+            from sglang.srt.configs.model_config import ModelConfig
+
+            def model_config_of(server_args):
+                return ModelConfig.from_server_args(server_args)
 
         mc = model_config_of(sa)
         hf = getattr(mc, "hf_config", None)

@@ -66,12 +66,14 @@ std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string
 
 // An environment variable the engine reads as a setting (VLLM_ROCM_USE_AITER, SGLANG_ENABLE_SPEC_V2,
 // ...), which the deploy sets and the engine check passes on. Names that point at files or
-// directories, or configure logging and networking, stay the adapter's own.
+// directories, or configure logging and networking, stay the adapter's own; credentials stay out.
 bool engine_setting_env(const std::string& name) {
   static const std::regex setting(R"((VLLM|SGLANG|SGL)_[A-Z0-9_]+|FLASH_ATTENTION_TRITON_AMD_ENABLE)");
   static const std::regex own(
       R"(.*_(PATH|DIR|ROOT|HOME|FILE|PREFIX)|(VLLM|SGLANG)_(LOGGING|CONFIGURE_LOGGING|HOST_IP|PORT|RPC|CACHE|CONFIG|ASSETS|USAGE|NO_USAGE|DO_NOT_TRACK|PLUGINS).*)");
-  return std::regex_match(name, setting) && !std::regex_match(name, own);
+  // Credentials (VLLM_API_KEY, SGLANG_..._TOKEN) never leave the report's own redaction.
+  static const std::regex secret(R"(.*(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH).*)");
+  return std::regex_match(name, setting) && !std::regex_match(name, own) && !std::regex_match(name, secret);
 }
 
 bool is_model_flag(const std::string& engine, std::string name) {
@@ -206,6 +208,12 @@ Json engine_request(const Json& facts, const std::string& model_dir, const Json&
       }
       if (any_unresolved(value) || unresolved_text(flag)) {
         unresolved.push_back(flag + (value.is_boolean() ? "" : " " + value_text(value)));
+        // The model flag when nothing else names the model: kept as written (see below).
+        if (is_model_flag(engine, flag) && model_dir.empty() && model_id.empty() && value.is_string()) {
+          args.push_back(flag);
+          args.push_back(value_text(value));
+          model_given = true;
+        }
         continue;
       }
       if (is_model_flag(engine, flag)) model_given = true;
@@ -233,7 +241,9 @@ Json engine_request(const Json& facts, const std::string& model_dir, const Json&
   std::string model = model_id;
   if (model.empty() || unresolved_text(model)) {
     if (!model.empty()) unresolved.push_back("model " + model);
-    model = model_dir;
+    // With no --model directory either, the text as written goes to the engine: its check then names
+    // the value to supply (a missing input) instead of refusing a command without a model.
+    if (!model_dir.empty() || model.empty()) model = model_dir;
   }
   if (!model_given && !model.empty()) {
     if (engine == "sglang")

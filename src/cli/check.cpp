@@ -110,7 +110,8 @@ void add_check_options(CLI::App& app, CheckOptions& o) {
       "and build the stack probes' kernels in a private cache instead of $XDG_CACHE_HOME/specprobe/stack");
   app.add_option("--engine-env", r.engine_env,
                  "ask the engine in an environment instead of --python's: auto (the one of the release the deploy "
-                 "names, made by `specprobe engines install`), or a venv directory or its python");
+                 "names, made by `specprobe engines install`; the newest one when it names none), or a venv directory "
+                 "or its python");
   app.add_flag(
       "--install-engines", r.install_engines,
       "with --engine-env auto: make the missing environment of the deploy's engine release (from PyPI; minutes)");

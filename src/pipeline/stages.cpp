@@ -9,6 +9,7 @@
 
 #include "common/excerpt.hpp"
 #include "common/paths.hpp"
+#include "common/version.hpp"
 #include "facts/derive.hpp"
 #include "gpu/gpu_info.hpp"
 #include "inputs/checkpoint/checkpoint.hpp"
@@ -505,34 +506,55 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
     engine_site.clear();
     const std::string envs_dir = probes::engine_envs_dir(req.engines_dir);
     if (req.engine_env == "auto") {
+      std::optional<probes::EngineEnv> env;
       if (deployed.empty()) {
-        not_asked("no-environment", fmt::format("the deploy names no {} release, so --engine-env auto has none to pick: "
-                                                "state it (an image tag, a pin, --lib {}=VERSION) or pass --python",
-                                                label, engine));
-        return;
-      }
-      auto env = probes::find_engine_env(envs_dir, engine, deployed);
-      const std::string install_cmd = fmt::format("specprobe engines install {}=={}", engine, deployed);
-      if (!env && req.install_engines) {
-        probes::EngineInstallOptions io;
-        io.dir = envs_dir;
-        io.log = [&](const std::string& line) {
-          if (services.progress) services.progress("engines: " + line);
-        };
-        auto made = probes::install_engine_env({engine + "==" + deployed}, io);
-        if (!made) {
-          not_asked("no-environment", fmt::format("--install-engines could not make the {} {} environment: {}", label,
-                                                  deployed, made.error().message));
+        // No release named: the newest environment of the engine here, said so (a deploy that
+        // names none runs whatever its image or install brings, most often a recent release).
+        for (auto& e : probes::list_engine_envs(envs_dir))
+          if (e.engine == engine) {
+            const auto v = parse_version(e.version);
+            const auto best = env ? parse_version(env->version) : std::nullopt;
+            if (!env || (v && (!best || *v > *best))) env = e;
+          }
+        if (!env) {
+          not_asked("no-environment", fmt::format("the deploy names no {} release and {} holds no {} environment: "
+                                                  "`specprobe engines install {}==VERSION` makes one (or state the "
+                                                  "release: an image tag, a pin, --lib {}=VERSION; or pass --python)",
+                                                  label, envs_dir.empty() ? "specprobe's cache" : envs_dir, label,
+                                                  engine, engine));
           return;
         }
-        report.notes.push_back({"info", fmt::format("engine check: made the environment {} ({})", made->name, made->dir), {}});
-        env = *made;
-      }
-      if (!env) {
-        not_asked("no-environment", fmt::format("the deploy runs {} {} and there is no environment for it in {}: `{}` "
-                                                "makes one (or pass --install-engines)",
-                                                label, deployed, envs_dir.empty() ? "specprobe's cache" : envs_dir, install_cmd));
-        return;
+        report.notes.push_back(
+            {"info",
+             fmt::format("engine check: the deploy names no {} release; asked the newest environment here, {} "
+                         "(state the release, e.g. --lib {}=VERSION, to ask that one)",
+                         label, env->name, engine),
+             {}});
+        ec["environment_picked"] = "newest";
+      } else {
+        env = probes::find_engine_env(envs_dir, engine, deployed);
+        const std::string install_cmd = fmt::format("specprobe engines install {}=={}", engine, deployed);
+        if (!env && req.install_engines) {
+          probes::EngineInstallOptions io;
+          io.dir = envs_dir;
+          io.log = [&](const std::string& line) {
+            if (services.progress) services.progress("engines: " + line);
+          };
+          auto made = probes::install_engine_env({engine + "==" + deployed}, io);
+          if (!made) {
+            not_asked("no-environment", fmt::format("--install-engines could not make the {} {} environment: {}", label,
+                                                    deployed, made.error().message));
+            return;
+          }
+          report.notes.push_back({"info", fmt::format("engine check: made the environment {} ({})", made->name, made->dir), {}});
+          env = *made;
+        }
+        if (!env) {
+          not_asked("no-environment", fmt::format("the deploy runs {} {} and there is no environment for it in {}: `{}` "
+                                                  "makes one (or pass --install-engines)",
+                                                  label, deployed, envs_dir.empty() ? "specprobe's cache" : envs_dir, install_cmd));
+          return;
+        }
       }
       engine_python = env->python;
     } else {

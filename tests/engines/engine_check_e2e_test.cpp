@@ -412,3 +412,78 @@ TEST_CASE("SGLang 0.5.23 on a declared MI300X resolves its ROCm defaults", "[.en
   // SGLang's own ROCm default (arg_groups: get_platform().is_hip), not its CUDA one (fa3).
   CHECK(r.fact("engine_check.facts.attention_backend") == "aiter");
 }
+
+namespace {
+
+// specprobe check --engine-env auto with specprobe's engine environments in XDG_CACHE_HOME pointing
+// at BUILD_DIR/engines (tests/engines/setup_engines.sh stamps each venv as an engine environment).
+EngineRun run_engine_env_auto(const std::string& options, const std::string& command) {
+  const std::string cache = temp_dir();
+  const fs::path envs = fs::path(cache) / "specprobe" / "engines";
+  fs::create_directories(envs);
+  const fs::path built = fs::path(SPECPROBE_BINARY).parent_path() / "engines";
+  for (const auto& e : fs::directory_iterator(built))
+    if (fs::exists(e.path() / ".specprobe-engine.json"))
+      fs::create_directory_symlink(e.path(), envs / e.path().filename());
+  setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+  RunResult rr = run_specprobe(
+      "check --engine-env auto --gpu H100 --format json --stack-probes off --probes off "
+      "--no-matrix --engine-timeout 400 " +
+      options + " -- " + command);
+  unsetenv("XDG_CACHE_HOME");
+  EngineRun r;
+  r.exit_code = rr.exit_code;
+  r.err = rr.err;
+  r.report = Json::parse(rr.out, nullptr, false);
+  INFO("stderr: " << rr.err.substr(0, 2000));
+  REQUIRE(r.report.is_object());
+  return r;
+}
+
+bool stamped(const std::string& name) {
+  if (fs::exists(fs::path(venv_python(name)).parent_path().parent_path() / ".specprobe-engine.json")) return true;
+  WARN(name << " is missing or has no engine-environment stamp (tests/engines/setup_engines.sh BUILD_DIR): skipped");
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("--engine-env auto asks the vLLM release the deploy names: 0.25.1's parser, 0.33.0's config",
+          "[.engines][vllm]") {
+  if (!stamped("vllm-0.25.1") || !stamped("vllm-0.33.0")) return;
+  const std::string cmd = llama_eagle3("", "--kv-cache-dtype int8");
+  EngineRun mid = run_engine_env_auto(model() + " --lib vllm=0.25.1", cmd);
+  INFO(mid.message());
+  CHECK(mid.fact("engine_check.environment").get<std::string>().find("/vllm-0.25.1/") != std::string::npos);
+  CHECK(mid.fact("engine_check.version") == "0.25.1");
+  CHECK(mid.sp4100_status() == "fail");
+  CHECK(mid.fact("engine_check.stage") == "argparse");
+  CHECK(mid.message().find("invalid choice: 'int8'") != std::string::npos);
+
+  EngineRun newest = run_engine_env_auto(model() + " --lib vllm=0.33.0", cmd);
+  CHECK(newest.fact("engine_check.version") == "0.33.0");
+  CHECK(newest.fact("engine_check.stage") == "config");
+  CHECK(newest.message().find("Invalid kv_cache_dtype: 'int8'") != std::string::npos);
+
+  // No release named: the newest environment, said so.
+  EngineRun unnamed = run_engine_env_auto(model(), llama_eagle3());
+  CHECK(unnamed.fact("engine_check.version") == "0.33.0");
+  CHECK(unnamed.fact("engine_check.environment_picked") == "newest");
+  CHECK(unnamed.fact("engine_check.status") == "ok");
+}
+
+TEST_CASE("--engine-env auto asks SGLang 0.5.17, which refuses trtllm_mha on an H100 that 0.5.23 takes",
+          "[.engines][sglang]") {
+  if (!stamped("sglang-0.5.17") || !stamped("sglang-0.5.23")) return;
+  const std::string cmd =
+      sglang_cmd("--speculative-algorithm EAGLE3 --speculative-eagle-topk 1 --attention-backend trtllm_mha");
+  EngineRun old = run_engine_env_auto(model() + " --lib sglang=0.5.17", cmd);
+  INFO(old.message());
+  CHECK(old.fact("engine_check.version") == "0.5.17");
+  CHECK(old.sp4100_status() == "fail");
+  CHECK(old.message().find("TRTLLM MHA backend for prefill is only supported on Blackwell GPUs") != std::string::npos);
+  EngineRun now = run_engine_env_auto(model() + " --lib sglang=0.5.23", cmd);
+  INFO(now.fact("engine_check.message").dump());
+  CHECK(now.fact("engine_check.version") == "0.5.23");
+  CHECK(now.fact("engine_check.status") == "ok");
+}

@@ -2,7 +2,7 @@
 # Creates the engine venvs the engine-adapter tests run against (engines/README.md):
 #   BUILD_DIR/engines/<name>/   one venv per pinned engine release, from PyPI
 # Usage: tests/engines/setup_engines.sh BUILD_DIR [name...]
-#   names: vllm-0.33.0 vllm-0.15.1 sglang-0.5.23 (default: all three)
+#   names: vllm-0.33.0 vllm-0.25.1 vllm-0.15.1 sglang-0.5.23 sglang-0.5.17 (default: all five)
 # Idempotent: each venv holds a stamp file (.specprobe-stamp) with the pinned requirement set it was
 # built from; a venv whose stamp matches is left alone. A venv without a matching stamp (absent,
 # half-built, other pins) is removed and built again. Install time and size go into the venv's
@@ -20,14 +20,14 @@
 set -euo pipefail
 
 if [[ $# -lt 1 ]]; then
-  echo "usage: $0 BUILD_DIR [vllm-0.33.0|vllm-0.15.1|sglang-0.5.23 ...]" >&2
+  echo "usage: $0 BUILD_DIR [vllm-0.33.0|vllm-0.25.1|vllm-0.15.1|sglang-0.5.23|sglang-0.5.17 ...]" >&2
   exit 2
 fi
 BUILD_DIR=$1
 shift
 ROOT="$(mkdir -p "$BUILD_DIR/engines" && cd "$BUILD_DIR/engines" && pwd)"
 NAMES=("$@")
-[[ ${#NAMES[@]} -gt 0 ]] || NAMES=(vllm-0.33.0 vllm-0.15.1 sglang-0.5.23)
+[[ ${#NAMES[@]} -gt 0 ]] || NAMES=(vllm-0.33.0 vllm-0.25.1 vllm-0.15.1 sglang-0.5.23 sglang-0.5.17)
 UV_VERSION=0.13.9
 
 # Pinned requirement sets, one line each (the stamp is this text).
@@ -36,15 +36,21 @@ UV_VERSION=0.13.9
 #    overwrites cuda-bindings 13.x's files, and nvidia-cutlass-dsl then fails at import with
 #    "module 'cuda.bindings.runtime' has no attribute 'cudaLibrary_t'" (so FlashInfer, which vLLM
 #    imports while building the compilation config, is unusable).
+#  - vllm 0.25.1 (2026-07-14): the mid-2026 release (the bundled DeepSeek-V4 example names it).
 #  - vllm 0.15.1 (2026-02): the early-2026 release (0.14.1 installs too; 0.15.1 was picked as the
 #    later one of the two); torch 2.9.1 from its own pins.
 #  - sglang 0.5.23: as published.
+#  - sglang 0.5.17 (2026-08-08): as published. (0.5.18 and 0.5.20 pin cuda-tile==1.6.0rc5, a
+#    placeholder sdist on PyPI that refuses to build outside pypi.nvidia.com, so they do not
+#    install from PyPI alone.)
 requirements() {
   case "$1" in
     vllm-0.33.0) printf '%s\n' "vllm==0.33.0" "cuda-python>=13" ;;
     vllm-0.15.1) printf '%s\n' "vllm==0.15.1" ;;
+    vllm-0.25.1) printf '%s\n' "vllm==0.25.1" ;;
     vllm-0.14.1) printf '%s\n' "vllm==0.14.1" ;;
     sglang-0.5.23) printf '%s\n' "sglang==0.5.23" ;;
+    sglang-0.5.17) printf '%s\n' "sglang==0.5.17" ;;
     *) return 1 ;;
   esac
 }
@@ -73,16 +79,27 @@ get_uv() {
   echo "$tools/bin/uv"
 }
 
+# The stamp of specprobe's engine environments (probes/engine_envs.hpp), so that BUILD_DIR/engines
+# is also an engines dir `check --engine-env auto` can pick from (XDG_CACHE_HOME/specprobe/engines
+# pointing here, as tests/tools/engine_rate.py does).
+engine_stamp() {
+  local name=$1 venv=$2 reqs=$3
+  local engine=${name%%-*} version=${name#*-}
+  printf '{"schema": "specprobe-engine-env/1", "engine": "%s", "version": "%s", "requirements": [%s], "installer": "uv", "made_by": "tests/engines/setup_engines.sh"}\n' \
+    "$engine" "$version" "$(echo "$reqs" | sed 's/.*/"&"/' | paste -sd, -)" >"$venv/.specprobe-engine.json"
+}
+
 PY=$(pick_python)
 for name in "${NAMES[@]}"; do
   if ! reqs=$(requirements "$name"); then
-    echo "setup_engines: unknown engine venv '$name' (known: vllm-0.33.0 vllm-0.15.1 vllm-0.14.1 sglang-0.5.23)" >&2
+    echo "setup_engines: unknown engine venv '$name' (known: vllm-0.33.0 vllm-0.25.1 vllm-0.15.1 vllm-0.14.1 sglang-0.5.23 sglang-0.5.17)" >&2
     exit 2
   fi
   venv="$ROOT/$name"
   stamp="$venv/.specprobe-stamp"
   if [[ -f "$stamp" ]] && [[ "$(cat "$stamp")" == "$reqs" ]] && [[ -x "$venv/bin/python" ]]; then
     echo "setup_engines: $name is up to date ($stamp)"
+    [[ -f "$venv/.specprobe-engine.json" ]] || engine_stamp "$name" "$venv" "$reqs"
     continue
   fi
   UV=$(get_uv)
@@ -103,5 +120,6 @@ for name in "${NAMES[@]}"; do
   printf '{"name": "%s", "install_s": %d, "venv_mib": %d, "python": "%s", "uv": "%s"}\n' \
     "$name" "$secs" "$size" "$PY" "$("$UV" --version)" >"$venv/.specprobe-install.json"
   echo "$reqs" >"$stamp"
+  engine_stamp "$name" "$venv" "$reqs"
   echo "setup_engines: $name installed in ${secs}s, ${size} MiB ($venv)"
 done

@@ -63,7 +63,7 @@ def snapshot_dirs():
             os.path.expanduser("~/.triton")]
     if FIX:
         dirs.append(FIX)
-    for name in ("vllm-0.33.0", "vllm-0.15.1", "sglang-0.5.23"):
+    for name in ("vllm-0.33.0", "vllm-0.25.1", "vllm-0.15.1", "sglang-0.5.23", "sglang-0.5.17"):
         if have(name):
             dirs.append(os.path.join(VENVS, name))
     return [d for d in dirs if os.path.isdir(d)]
@@ -212,6 +212,11 @@ def vllm_request(gpu=H100):
         {"id": "tokenizer-on-hub", "args_override": {"--tokenizer": "meta-llama/Llama-3.1-8B-Instruct"}},
         {"id": "shell-var", "args_override": {"--port": "$PORT"}},
         {"id": "em-dash", "args": ["meta-llama/Llama-3.1-8B-Instruct", "\u2014tensor-parallel-size", "8"]},
+        # a tool/reasoning parser makes vLLM build the tokenizer at config: its files are not in
+        # the metadata (the corpus's MiniMax-M2.7 config only)
+        {"id": "tokenizer-files", "model_dir": os.path.join(REPO, "tests", "corpus", "models", "MiniMaxAI--MiniMax-M2.7"),
+         "args": ["MiniMaxAI/MiniMax-M2.7", "--tensor-parallel-size", "2", "--tool-call-parser", "minimax_m2",
+                  "--reasoning-parser", "minimax_m2", "--enable-auto-tool-choice"]},
         {"id": "remote-code", "model_dir": custom_code_checkpoint(),
          "args": ["example-org/custom-code-model", "--tensor-parallel-size", "1", "--trust-remote-code"]},
     ]
@@ -254,8 +259,10 @@ def result_for(key):
         skip("no shared/fixtures/checkpoints")
     venv, engine, req = {
         "vllm-0.33.0": ("vllm-0.33.0", "vllm", vllm_request),
+        "vllm-0.25.1": ("vllm-0.25.1", "vllm", vllm_request),
         "vllm-0.15.1": ("vllm-0.15.1", "vllm", vllm_request),
         "sglang-0.5.23": ("sglang-0.5.23", "sglang", sglang_request),
+        "sglang-0.5.17": ("sglang-0.5.17", "sglang", sglang_request),
     }[key]
     if not have(venv):
         skip("%s is not installed (tests/engines/setup_engines.sh BUILD_DIR; SPECPROBE_ENGINE_VENVS)" % venv)
@@ -267,6 +274,19 @@ def result_for(key):
                    % (key, t["import"], t["plan"], t["cells"], len(result["cells"]),
                       t["cells"] / max(1, len(result["cells"])), t["total"], info["wall"]))
     return result, info
+
+
+def each(*keys):
+    """[(key, result)] for the releases among KEYS whose venv is installed; skipped when none is."""
+    got = [(k, result_for(k)[0]) for k in keys if have(k)]
+    if not got:
+        skip("none of %s is installed (tests/engines/setup_engines.sh BUILD_DIR)" % ", ".join(keys))
+    return got
+
+
+def maybe(key):
+    """The release's result, or None when its venv is not installed."""
+    return result_for(key)[0] if have(key) else None
 
 
 def cell(result, cid):
@@ -310,39 +330,41 @@ def test_vllm_033_plan_facts():
 
 
 def test_vllm_spec_key_typo_refused_in_033_accepted_in_015():
-    r33, _ = result_for("vllm-0.33.0")
-    refused(cell(r33, "spec-key-typo"), "config", "num_speculative_tokenz", "Unexpected keyword argument")
-    r15, _ = result_for("vllm-0.15.1")
-    ok(cell(r15, "spec-key-typo"))  # 0.15.1 ignores the unknown key
+    for key, r in each("vllm-0.33.0", "vllm-0.25.1"):
+        refused(cell(r, "spec-key-typo"), "config", "num_speculative_tokenz", "Unexpected keyword argument")
+    r15 = maybe("vllm-0.15.1")
+    if r15:
+        ok(cell(r15, "spec-key-typo"))  # 0.15.1 ignores the unknown key
 
 
 def test_vllm_invalid_kv_dtype():
-    r33, _ = result_for("vllm-0.33.0")
-    refused(cell(r33, "kv-int8"), "config", "Invalid kv_cache_dtype: 'int8'", "Valid values are")
-    ok(cell(r33, "kv-fp8"))
-    r15, _ = result_for("vllm-0.15.1")
-    refused(cell(r15, "kv-int8"), "argparse", "invalid choice: 'int8'")
-    ok(cell(r15, "kv-fp8"))
+    r33 = maybe("vllm-0.33.0")
+    if r33:
+        refused(cell(r33, "kv-int8"), "config", "Invalid kv_cache_dtype: 'int8'", "Valid values are")
+    # Up to mid-2026 (0.25.1) the parser's choices refuse it.
+    for key, r in each("vllm-0.25.1", "vllm-0.15.1"):
+        refused(cell(r, "kv-int8"), "argparse", "invalid choice: 'int8'")
+    for key, r in each("vllm-0.33.0", "vllm-0.25.1", "vllm-0.15.1"):
+        ok(cell(r, "kv-fp8"))
 
 
-def test_vllm_fa_fp8_block8_refused_in_033_only():
-    r33, _ = result_for("vllm-0.33.0")
-    refused(cell(r33, "fa-fp8-block8"), "backend-selection", "FLASH_ATTN is not valid", "block_size not supported")
-    ok(cell(r33, "fa-fp8-block16"))
-    r15, _ = result_for("vllm-0.15.1")
-    ok(cell(r15, "fa-fp8-block8"))
-    assert cell(r15, "fa-fp8-block8")["facts"]["attention_backend"] == "FLASH_ATTN"
+def test_vllm_fa_fp8_block8_refused_from_025():
+    for key, r in each("vllm-0.33.0", "vllm-0.25.1"):
+        refused(cell(r, "fa-fp8-block8"), "backend-selection", "FLASH_ATTN is not valid", "block_size not supported")
+        ok(cell(r, "fa-fp8-block16"))
+    r15 = maybe("vllm-0.15.1")
+    if r15:
+        ok(cell(r15, "fa-fp8-block8"))
+        assert cell(r15, "fa-fp8-block8")["facts"]["attention_backend"] == "FLASH_ATTN"
 
 
 def test_vllm_mla_backend_on_gqa_model():
-    for key in ("vllm-0.33.0", "vllm-0.15.1"):
-        r, _ = result_for(key)
+    for key, r in each("vllm-0.33.0", "vllm-0.25.1", "vllm-0.15.1"):
         refused(cell(r, "flashmla-llama"), "backend-selection", "FLASHMLA is not valid", "non-MLA not supported")
 
 
 def test_vllm_mtp_needs_mtp_layers():
-    for key in ("vllm-0.33.0", "vllm-0.15.1"):
-        r, _ = result_for(key)
+    for key, r in each("vllm-0.33.0", "vllm-0.25.1", "vllm-0.15.1"):
         refused(cell(r, "mtp-llama"), "config", "Unsupported speculative method: 'mtp'")
         c = cell(r, "mtp-gqa16")
         ok(c)
@@ -350,26 +372,30 @@ def test_vllm_mtp_needs_mtp_layers():
 
 
 def test_vllm_tp0_and_draft_tp():
-    r33, _ = result_for("vllm-0.33.0")
-    refused(cell(r33, "tp0"), "config", "tensor_parallel_size", "greater than or equal to 1")
-    r15, _ = result_for("vllm-0.15.1")
-    refused(cell(r15, "tp0"), "config", "integer modulo by zero")  # 0.15.1: no validation message
-    for r in (r33, r15):
+    for key, r in each("vllm-0.33.0", "vllm-0.25.1"):
+        refused(cell(r, "tp0"), "config", "tensor_parallel_size", "greater than or equal to 1")
+    r15 = maybe("vllm-0.15.1")
+    if r15:
+        refused(cell(r15, "tp0"), "config", "integer modulo by zero")  # 0.15.1: no validation message
+    for key, r in each("vllm-0.33.0", "vllm-0.25.1", "vllm-0.15.1"):
         refused(cell(r, "draft-tp2"), "config", "cannot be other value than 1 or target model tensor_parallel_size")
         ok(cell(r, "draft-tp1"))
 
 
 def test_vllm_mamba_prefix_caching_needs_chunked_prefill():
-    r33, _ = result_for("vllm-0.33.0")
-    refused(cell(r33, "mamba-prefix-no-chunk"), "config", "Chunked prefill is required for Mamba prefix caching")
-    r15, _ = result_for("vllm-0.15.1")
-    refused(cell(r15, "mamba-prefix-no-chunk"), "config", "Chunked prefill is required for mamba cache mode 'align'")
+    r33 = maybe("vllm-0.33.0")
+    if r33:
+        refused(cell(r33, "mamba-prefix-no-chunk"), "config", "Chunked prefill is required for Mamba prefix caching")
+    # The message before 0.33.0.
+    for key, r in each("vllm-0.33.0", "vllm-0.25.1", "vllm-0.15.1"):
+        if key != "vllm-0.33.0":
+            refused(cell(r, "mamba-prefix-no-chunk"), "config",
+                    "Chunked prefill is required for mamba cache mode 'align'")
 
 
 def test_vllm_fp8_flash_attn_needs_sm90():
     # The same plan, two declared GPUs: FLASH_ATTN + fp8 KV is refused on A100 (FA2), taken on H100.
-    for key in ("vllm-0.33.0", "vllm-0.15.1"):
-        r, _ = result_for(key)
+    for key, r in each("vllm-0.33.0", "vllm-0.25.1", "vllm-0.15.1"):
         ok(cell(r, "fa-fp8-block16"))
     if not have("vllm-0.33.0"):
         skip("vllm-0.33.0 missing")
@@ -385,8 +411,7 @@ def test_vllm_fp8_flash_attn_needs_sm90():
 
 
 def test_vllm_max_len_and_unknown_flag():
-    for key in ("vllm-0.33.0", "vllm-0.15.1"):
-        r, _ = result_for(key)
+    for key, r in each("vllm-0.33.0", "vllm-0.25.1", "vllm-0.15.1"):
         refused(cell(r, "max-len"), "config", "User-specified max_model_len (10000000)")
         c = cell(r, "unknown-flag")
         assert c["status"] == "refused" and c["stage"] == "argparse", c
@@ -394,8 +419,7 @@ def test_vllm_max_len_and_unknown_flag():
 
 
 def test_vllm_missing_inputs():
-    for key in ("vllm-0.33.0", "vllm-0.15.1"):
-        r, _ = result_for(key)
+    for key, r in each("vllm-0.33.0", "vllm-0.25.1", "vllm-0.15.1"):
         missing(cell(r, "draft-on-hub"), "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "Hugging Face Hub")
         missing(cell(r, "draft-not-on-disk"), "/nonexistent/eagle3-draft", "not on disk")
         missing(cell(r, "tokenizer-on-hub"), "tokenizer")
@@ -403,6 +427,8 @@ def test_vllm_missing_inputs():
         missing(cell(r, "em-dash"), "EM DASH", "--tensor-parallel-size")
         missing(cell(r, "remote-code"), "trust_remote_code")
         assert cell(r, "remote-code")["stage"] == "config"
+    for key, r in each("vllm-0.33.0", "vllm-0.25.1"):
+        missing(cell(r, "tokenizer-files"), "the tokenizer files of the model")
 
 
 def test_vllm_flashinfer_spec_decode_cudagraph_downgrade():
@@ -434,6 +460,30 @@ def test_sglang_plan_and_refusals():
     refused(c, "argparse", "unrecognized arguments: --speculative-num-stepz")
     ok(cell(r, "dsv3-eagle-mtp"))
     assert cell(r, "dsv3-eagle-mtp")["facts"]["use_mla"] is True, cell(r, "dsv3-eagle-mtp")["facts"]
+    assert not info["other_stdout"], info["other_stdout"][:5]
+
+
+def test_sglang_0517_without_the_platform_context():
+    # SGLang 0.5.17 (2026-08) predates runtime_context.override_platform and ServerArgs.resolve_once:
+    # the declared GPU goes through its utils.common probes, resolution through __post_init__.
+    r, info = result_for("sglang-0.5.17")
+    assert r["version"] == "0.5.17"
+    assert "probes rebound" in r["platform"]["mechanism"] and "is_sm90_supported -> True" in r["platform"]["mechanism"]
+    ok(r["plan"])
+    f = r["plan"]["facts"]
+    assert f["attention_backend"] == "fa3" and f["method"] == "EAGLE3" and f["speculative_num_draft_tokens"] == 4, f
+    refused(cell(r, "algo-typo"), "config", "Unknown speculative algorithm name: EAGEL3")
+    # trtllm_mha on an H100: 0.5.17 refuses it for any topk ("only supported on Blackwell"); 0.5.23
+    # takes topk 1 (test_sglang_plan_and_refusals).
+    refused(cell(r, "trtllm-topk1"), "config", "TRTLLM MHA backend for prefill is only supported on Blackwell GPUs")
+    c = cell(r, "dp-attn-dp3")
+    assert c["status"] == "refused" and c["exception"] == "AssertionError", c
+    ok(cell(r, "dp-attn-dp2"))
+    refused(cell(r, "unknown-flag"), "argparse", "unrecognized arguments: --speculative-num-stepz")
+    ok(cell(r, "dsv3-eagle-mtp"))
+    assert cell(r, "dsv3-eagle-mtp")["facts"]["use_mla"] is True
+    missing(cell(r, "draft-on-hub"), "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B", "Hugging Face Hub")
+    missing(cell(r, "shell-var"), "${PORT}")
     assert not info["other_stdout"], info["other_stdout"][:5]
 
 
@@ -533,18 +583,19 @@ def test_rocm_request_validation():
     bad_gpu = {"engine": engine, "args": [], "gpu": {"vendor": "amd", "declared": True, "count": 8}}
     r, _ = run_adapter(name, engine, bad_gpu, timeout=120)
     assert r["plan"]["status"] == "adapter-error" and "gfx target" in r["plan"]["message"], r["plan"]
-    bad_env = {"engine": engine, "args": [], "gpu": MI300X, "env": {"HF_TOKEN": "hf_x", "VLLM_CACHE_ROOT": "/x"}}
+    bad_env = {"engine": engine, "args": [], "gpu": MI300X,
+               "env": {"HF_TOKEN": "hf_x", "VLLM_CACHE_ROOT": "/x", "VLLM_API_KEY": "sekrit"}}
     r, _ = run_adapter(name, engine, bad_env, timeout=120)
-    assert r["plan"]["status"] == "adapter-error" and "HF_TOKEN, VLLM_CACHE_ROOT are not an engine setting" \
-        in r["plan"]["message"], r["plan"]
-    assert "hf_x" not in json.dumps(r)
+    assert r["plan"]["status"] == "adapter-error" and \
+        "HF_TOKEN, VLLM_API_KEY, VLLM_CACHE_ROOT are not an engine setting" in r["plan"]["message"], r["plan"]
+    assert "hf_x" not in json.dumps(r) and "sekrit" not in json.dumps(r)
 
 
 # ------------------------------------------------------------------------------------------------
 # Both: guard, adapter errors
 
 def test_no_network_and_no_stray_writes():
-    for key in ("vllm-0.33.0", "vllm-0.15.1", "sglang-0.5.23"):
+    for key in ("vllm-0.33.0", "vllm-0.25.1", "vllm-0.15.1", "sglang-0.5.23", "sglang-0.5.17"):
         if not have(key):
             continue
         r, info = result_for(key)

@@ -235,6 +235,24 @@ TEST_CASE("the request carries the plan's arguments as read, leaving unresolved 
   Json s = engine_request(facts, "", Json::array(), unresolved);
   CHECK(s["args"] == Json({"--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--tp", "8"}));
   CHECK(s["model_dir"].is_null());
+  // A model left to the shell and no --model directory: the text goes to the engine, which names it
+  // as the input to supply (not a command without a model, which it would refuse).
+  facts["model"]["id"] = "${MODEL_PATH}";
+  unresolved.clear();
+  Json u = engine_request(facts, "", Json::array(), unresolved);
+  CHECK(u["args"] == Json({"--model-path", "${MODEL_PATH}", "--tp", "8"}));
+  CHECK(unresolved == std::vector<std::string>{"model ${MODEL_PATH}"});
+  Json d = engine_request(facts, "/ckpt/llama", Json::array(), unresolved);
+  CHECK(d["args"] == Json({"--model-path", "/ckpt/llama", "--tp", "8"}));
+  // The same through the model flag, with no model.id.
+  facts["model"].erase("id");
+  facts["options"]["given"] = {{{"flag", "--model"}, {"source", "command"}, {"value", "${LOCAL_PATH}"}},
+                               {{"flag", "--tp"}, {"source", "command"}, {"value", "8"}}};
+  Json f = engine_request(facts, "", Json::array(), unresolved);
+  CHECK(f["args"] == Json({"--model", "${LOCAL_PATH}", "--tp", "8"}));
+  Json g = engine_request(facts, "/ckpt/llama", Json::array(), unresolved);
+  CHECK(g["args"] == Json({"--model-path", "/ckpt/llama", "--tp", "8"}));
+  facts["model"]["id"] = "meta-llama/Llama-3.1-8B-Instruct";
   Json cell = engine_cell("sglang", 2, "", "fp8");
   CHECK(cell["id"] == "k2---fp8");
   CHECK(cell["args_override"]["--kv-cache-dtype"] == "fp8_e4m3");

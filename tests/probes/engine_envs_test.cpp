@@ -78,6 +78,29 @@ TEST_CASE("engines: install from a wheel directory, list, use with --engine-env 
   CHECK(n["notes"].dump().find("specprobe engines install vllm==0.30.0") != std::string::npos);
   CHECK(n["verdict"] != "unknown");
   CHECK(test::run_specprobe_env(env, check + " --lib vllm=0.30.0 --require engine -- vllm serve m").exit_code == 4);
+  // A deploy that names no release: the newest environment of the engine, by version (0.29.0 after
+  // 0.9.0, which sorts after it as text), and a note saying which.
+  fs::copy(envs + "/vllm-0.29.0", envs + "/vllm-0.9.0", fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  {
+    std::ifstream in(envs + "/vllm-0.9.0/.specprobe-engine.json");
+    Json stamp = Json::parse(in);
+    stamp["version"] = "0.9.0";
+    test::write_bytes(envs + "/vllm-0.9.0/.specprobe-engine.json", stamp.dump());
+  }
+  auto unnamed = test::run_specprobe_env(env, check + " -- vllm serve m");
+  const Json u = Json::parse(unnamed.out);
+  CHECK(u["facts"]["engine_check"]["environment"].get<std::string>().find("/specprobe/engines/vllm-0.29.0/") !=
+        std::string::npos);
+  CHECK(u["facts"]["engine_check"]["environment_picked"] == "newest");
+  CHECK(u["notes"].dump().find("names no vLLM release; asked the newest environment here, vllm-0.29.0") !=
+        std::string::npos);
+  CHECK(u["verdict"] != "unknown");
+  fs::remove_all(envs + "/vllm-0.9.0");
+  // No environment of the engine at all: not asked, naming the command.
+  auto sgl = test::run_specprobe_env(env, check + " -- python3 -m sglang.launch_server --model-path m");
+  const Json g = Json::parse(sgl.out);
+  CHECK(g["facts"]["engine_check"]["outcome"] == "no-environment");
+  CHECK(g["notes"].dump().find("specprobe engines install sglang==VERSION") != std::string::npos);
 
   CHECK(test::run_specprobe_env(env, "engines remove vllm-0.29.0").exit_code == 0);
   CHECK_FALSE(fs::exists(envs + "/vllm-0.29.0"));
