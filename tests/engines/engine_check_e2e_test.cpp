@@ -65,15 +65,12 @@ struct EngineRun {
   }
 };
 
-// specprobe check --python VENV --gpu H100 --format json [OPTIONS] -- COMMAND, with its own cache dir.
-EngineRun run_engine_check(const std::string& venv, const std::string& options, const std::string& command,
-                           const std::string& cache = "") {
-  const std::string cache_dir = cache.empty() ? temp_dir() : cache;
+// specprobe check ARGS --format json (engine timeout 400 s, no probes) -- COMMAND with XDG_CACHE_HOME
+// set to CACHE_DIR; the report parsed.
+EngineRun run_check_json(const std::string& cache_dir, const std::string& args, const std::string& command) {
   setenv("XDG_CACHE_HOME", cache_dir.c_str(), 1);
-  RunResult rr = run_specprobe("check --python " + shell_quote(venv_python(venv)) +
-                               (options.find("--gpu ") == std::string::npos ? " --gpu H100" : "") +
-                               " --format json --stack-probes off --probes off --engine-timeout 400 " + options +
-                               " -- " + command);
+  RunResult rr = run_specprobe("check " + args +
+                               " --format json --stack-probes off --probes off --engine-timeout 400 -- " + command);
   unsetenv("XDG_CACHE_HOME");
   EngineRun r;
   r.exit_code = rr.exit_code;
@@ -82,6 +79,15 @@ EngineRun run_engine_check(const std::string& venv, const std::string& options, 
   INFO("stderr: " << rr.err.substr(0, 2000));
   REQUIRE(r.report.is_object());
   return r;
+}
+
+// specprobe check --python VENV --gpu H100 --format json [OPTIONS] -- COMMAND, with its own cache dir.
+EngineRun run_engine_check(const std::string& venv, const std::string& options, const std::string& command,
+                           const std::string& cache = "") {
+  return run_check_json(cache.empty() ? temp_dir() : cache,
+                        "--python " + shell_quote(venv_python(venv)) +
+                            (options.find("--gpu ") == std::string::npos ? " --gpu H100 " : " ") + options,
+                        command);
 }
 
 std::string llama_eagle3(const std::string& spec_extra = "", const std::string& extra = "") {
@@ -425,19 +431,7 @@ EngineRun run_engine_env_auto(const std::string& options, const std::string& com
   for (const auto& e : fs::directory_iterator(built))
     if (fs::exists(e.path() / ".specprobe-engine.json"))
       fs::create_directory_symlink(e.path(), envs / e.path().filename());
-  setenv("XDG_CACHE_HOME", cache.c_str(), 1);
-  RunResult rr = run_specprobe(
-      "check --engine-env auto --gpu H100 --format json --stack-probes off --probes off "
-      "--no-matrix --engine-timeout 400 " +
-      options + " -- " + command);
-  unsetenv("XDG_CACHE_HOME");
-  EngineRun r;
-  r.exit_code = rr.exit_code;
-  r.err = rr.err;
-  r.report = Json::parse(rr.out, nullptr, false);
-  INFO("stderr: " << rr.err.substr(0, 2000));
-  REQUIRE(r.report.is_object());
-  return r;
+  return run_check_json(cache, "--engine-env auto --gpu H100 --no-matrix " + options, command);
 }
 
 bool stamped(const std::string& name) {

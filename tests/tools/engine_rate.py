@@ -21,9 +21,7 @@ usage: engine_rate.py BINARY [--engines BUILD_DIR/engines] [--jobs N] [--only A,
 import argparse
 import collections
 import concurrent.futures
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,23 +30,16 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from resolver_rate import CORPUS, reports_of, start_standin  # noqa: E402
+import resolver_rate  # noqa: E402
+from resolver_rate import CORPUS, start_standin  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 ANSWERED = ("ok", "refused")
 
 
 def run(binary, path, env, timeout, gpu):
-    cmd = [binary, "check", path, "--gpu", gpu, "--probes", "off", "--stack-probes", "off", "--no-matrix",
-           "--unknown-ok", "--format", "json", "--engine-env", "auto", "--engine-timeout", str(timeout)]
-    t0 = time.monotonic()
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout + 120)
-    took = time.monotonic() - t0
-    try:
-        doc = json.loads(p.stdout) if p.stdout.strip() else None
-    except ValueError:
-        doc = None
-    return p.returncode, reports_of(doc), took, p.stderr
+    extra = ["--stack-probes", "off", "--engine-env", "auto", "--engine-timeout", str(timeout)]
+    return resolver_rate.run(binary, path, env, extra, gpu=gpu, timeout=timeout + 120)
 
 
 def fact(report, dotted):

@@ -80,11 +80,11 @@ def start_standin(tmp):
     return proc, f"http://127.0.0.1:{port}", served
 
 
-def run(binary, path, env, extra=()):
-    cmd = [binary, "check", path, "--gpu", "H100", "--probes", "off", "--no-matrix", "--unknown-ok",
+def run(binary, path, env, extra=(), gpu="H100", timeout=300):
+    cmd = [binary, "check", path, "--gpu", gpu, "--probes", "off", "--no-matrix", "--unknown-ok",
            "--format", "json", *extra]
     t0 = time.monotonic()
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     took = time.monotonic() - t0
     try:
         doc = json.loads(p.stdout) if p.stdout.strip() else None
