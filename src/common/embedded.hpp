@@ -31,6 +31,11 @@ struct EmbeddedDocument {
 };
 std::span<const EmbeddedDocument> embedded_documents();
 
+// The built-in rules and advisories as flat images (rules/rule.hpp rule_image, rules/advisory.hpp
+// advisory_image), written by the catalog compiler from what it checked; empty in the compiler.
+std::string_view embedded_rule_image();
+std::string_view embedded_advisory_image();
+
 // PATH's document as the YAML reader (common/yaml_json.hpp) gives it, decoded from its CBOR; nullopt
 // when it is not compiled in (the loaders then parse the embedded YAML text).
 std::optional<Json> embedded_document(std::string_view path);

@@ -22,7 +22,133 @@ void flatten_into(const Json& v, const std::string& prefix, Json& out) {
   }
 }
 
+// Whether S is ASCII only (then the escapes below are all it needs; other text goes to nlohmann's
+// escaper, which validates UTF-8).
+bool plain_ascii(std::string_view s) {
+  for (const char c : s)
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  return true;
+}
+
+void dump_string(std::string_view s, std::string& out) {
+  if (!plain_ascii(s)) {
+    // UTF-8 validation and the replacement of invalid bytes exactly as nlohmann does them.
+    out += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+    return;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  size_t run = 0;  // start of the bytes not written yet
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    out += '\\';
+    switch (c) {
+      case '"':
+        out += '"';
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case '\b':
+        out += 'b';
+        break;
+      case '\t':
+        out += 't';
+        break;
+      case '\n':
+        out += 'n';
+        break;
+      case '\f':
+        out += 'f';
+        break;
+      case '\r':
+        out += 'r';
+        break;
+      default:
+        out += "u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xF];
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  out += '"';
+}
+
+void newline_indent(std::string& out, int indent, int depth) {
+  out += '\n';
+  out.append(static_cast<size_t>(indent) * static_cast<size_t>(depth), ' ');
+}
+
+void dump_value(const Json& v, std::string& out, int indent, int depth) {
+  char buf[24];
+  switch (v.type()) {
+    case Json::value_t::object: {
+      if (v.empty()) {
+        out += "{}";
+        return;
+      }
+      out += '{';
+      bool first = true;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!first) out += ',';
+        first = false;
+        if (indent >= 0) newline_indent(out, indent, depth + 1);
+        dump_string(it.key(), out);
+        out += indent >= 0 ? ": " : ":";
+        dump_value(it.value(), out, indent, depth + 1);
+      }
+      if (indent >= 0) newline_indent(out, indent, depth);
+      out += '}';
+      return;
+    }
+    case Json::value_t::array: {
+      if (v.empty()) {
+        out += "[]";
+        return;
+      }
+      out += '[';
+      bool first = true;
+      for (const auto& e : v) {
+        if (!first) out += ',';
+        first = false;
+        if (indent >= 0) newline_indent(out, indent, depth + 1);
+        dump_value(e, out, indent, depth + 1);
+      }
+      if (indent >= 0) newline_indent(out, indent, depth);
+      out += ']';
+      return;
+    }
+    case Json::value_t::string:
+      dump_string(v.get_ref<const std::string&>(), out);
+      return;
+    case Json::value_t::boolean:
+      out += v.get<bool>() ? "true" : "false";
+      return;
+    case Json::value_t::number_integer: {
+      auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v.get<int64_t>());
+      out.append(buf, p);
+      return;
+    }
+    case Json::value_t::number_unsigned: {
+      auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v.get<uint64_t>());
+      out.append(buf, p);
+      return;
+    }
+    case Json::value_t::null:
+      out += "null";
+      return;
+    default:  // floating point (nlohmann's shortest round-trip form), binary, discarded
+      out += v.dump(-1, ' ', false, Json::error_handler_t::replace);
+      return;
+  }
+}
+
 }  // namespace
+
+void dump_json(const Json& value, std::string& out, int indent) { dump_value(value, out, indent, 0); }
 
 const Json* find_fact(const Json& facts, std::string_view dotted) {
   const Json* cur = &facts;

@@ -2,6 +2,8 @@
 #include "report/emit.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 
 #include "common/output_file.hpp"
 #include "report/printers.hpp"
@@ -9,12 +11,38 @@
 namespace specprobe {
 namespace {
 
-std::string dump(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
+std::string dump(const Json& j) {
+  std::string out;
+  dump_json(j, out, 2);
+  out += '\n';
+  return out;
+}
 
 std::string render_text_format(const Report& r, const RenderOptions& o) {
   return render_text(r, TextStyle{o.color, o.verbose, o.quiet, o.width, o.explain_memory});
 }
-std::string render_json_format(const Report& r, const RenderOptions& o) { return dump(report_to_json(r, o.all_results)); }
+// Freeing a report's JSON document (a few thousand nodes) serves nothing when the process ends
+// next (start-up, issue 49): the latest one is kept to the end of the process (an earlier one is
+// freed then: in-process callers render many).
+void keep_document_until_exit(Json&& doc) {
+  static std::mutex mu;
+  static Json* kept = nullptr;
+  auto next = std::make_unique<Json>(std::move(doc));
+  Json* previous = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    previous = kept;
+    kept = next.release();
+  }
+  delete previous;
+}
+
+std::string render_json_format(const Report& r, const RenderOptions& o) {
+  Json doc = report_to_json(r, o.all_results);
+  std::string out = dump(doc);
+  keep_document_until_exit(std::move(doc));
+  return out;
+}
 // One SARIF run for every report of the invocation (the catalog is the same for all).
 std::string render_sarif_many(const std::vector<Report>& reports, const RenderOptions& o) {
   static const std::vector<Rule> kNoRules;

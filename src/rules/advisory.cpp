@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/byte_image.hpp"
 #include "common/embedded.hpp"
 #include "common/parallel.hpp"
 #include "common/version.hpp"
@@ -236,7 +237,103 @@ Expected<Advisory> parse_advisory_json(const Json& d, const std::string& file, b
   }
 }
 
+namespace {
+
+constexpr std::string_view kImageMagic = "specprobe-advisories-1";
+
+void write_record(ByteWriter& w, const Advisory& a) {
+  for (const std::string* s : {&a.id, &a.summary, &a.details, &a.published, &a.engine}) w.str(*s);
+  w.json(a.trigger);
+  w.strings(a.requires_facts);
+  w.u8(a.request_dependent ? 1 : 0);
+  write_affected(w, a.affected);
+  w.strings(a.gpu);
+  w.u8(static_cast<uint8_t>(a.stage));
+  w.u8(static_cast<uint8_t>(a.severity));
+  w.u8(static_cast<uint8_t>(a.certainty));
+  w.str(a.condition_text);
+  w.u32(static_cast<uint32_t>(a.upgrade.size()));
+  for (const auto& [pkg, ver] : a.upgrade) {
+    w.str(pkg);
+    w.str(ver);
+  }
+  w.str(a.fix_config);
+  w.u32(static_cast<uint32_t>(a.references.size()));
+  for (const auto& r : a.references) {
+    w.str(r.type);
+    w.str(r.url);
+  }
+  w.str(a.source_file);
+}
+
+std::optional<Advisory> read_record(std::string_view bytes) {
+  ByteReader r(bytes);
+  Advisory a;
+  for (std::string* s : {&a.id, &a.summary, &a.details, &a.published, &a.engine}) *s = r.str();
+  a.trigger = r.json();
+  a.requires_facts = r.strings();
+  a.request_dependent = r.u8() != 0;
+  a.affected = read_affected(r);
+  a.gpu = r.strings();
+  const uint8_t stage = r.u8(), severity = r.u8(), certainty = r.u8();
+  if (stage > static_cast<uint8_t>(Stage::silent) || severity > static_cast<uint8_t>(Severity::error) ||
+      certainty > static_cast<uint8_t>(Certainty::conditional))
+    return std::nullopt;
+  a.stage = static_cast<Stage>(stage);
+  a.severity = static_cast<Severity>(severity);
+  a.certainty = static_cast<Certainty>(certainty);
+  a.condition_text = r.str();
+  for (size_t n = r.count(); n > 0 && r.ok(); --n) {
+    std::string pkg = r.str();
+    a.upgrade[pkg] = r.str();
+  }
+  a.fix_config = r.str();
+  a.references.resize(r.count());
+  for (auto& ref : a.references) {
+    ref.type = r.str();
+    ref.url = r.str();
+  }
+  a.source_file = r.str();
+  if (!r.done()) return std::nullopt;
+  a.rule = std::make_shared<const Rule>(make_trigger_rule(a));
+  return a;
+}
+
+}  // namespace
+
+std::string advisory_image(const std::vector<Advisory>& advisories) {
+  ByteWriter w;
+  w.str(kImageMagic);
+  w.u32(static_cast<uint32_t>(advisories.size()));
+  for (const auto& a : advisories) {
+    ByteWriter record;
+    write_record(record, a);
+    w.str(record.bytes());
+  }
+  return w.bytes();
+}
+
+Expected<std::vector<Advisory>> read_advisory_image(std::string_view image) {
+  ByteReader r(image);
+  if (r.view() != kImageMagic) return internal_error("the built-in advisory image is not one this binary reads");
+  // The records are length-prefixed: found in one pass, decoded (and their rules compiled) on the cores.
+  std::vector<std::string_view> records(r.count());
+  for (auto& rec : records) rec = r.view();
+  if (!r.done()) return internal_error("the built-in advisory image is cut short or corrupt");
+  std::vector<std::optional<Advisory>> out(records.size());
+  parallel_for(records.size(), [&](size_t i) { out[i] = read_record(records[i]); });
+  std::vector<Advisory> advisories;
+  advisories.reserve(out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!out[i]) return internal_error(fmt::format("the built-in advisory image: record {} is corrupt", i + 1));
+    advisories.push_back(std::move(*out[i]));
+  }
+  return advisories;
+}
+
 Expected<std::vector<Advisory>> load_advisories(const std::string& dir) {
+  if (dir.empty())
+    if (const std::string_view image = embedded_advisory_image(); !image.empty()) return read_advisory_image(image);
   std::vector<std::pair<std::string, std::string_view>> files;  // path, text
   std::list<std::string> texts;                                 // the texts read from DIR
   auto wanted = [](const std::string& p) {

@@ -73,6 +73,13 @@ Expected<Advisory> parse_advisory_json(const Json& doc, const std::string& file,
 // fixtures, the ledger and proposals are skipped). Ids are unique and match their file names.
 Expected<std::vector<Advisory>> load_advisories(const std::string& dir = {});
 
+// The advisories as a flat byte image (common/byte_image.hpp): tools/catalog/compile_catalog writes
+// the built-in ones, checked by parse_advisory, and load_advisories reads them back without
+// decoding a document per file (start-up, issue 49). Reading gives exactly the advisories written,
+// their trigger rules built again; an image that is cut short or corrupt is an internal error.
+std::string advisory_image(const std::vector<Advisory>& advisories);
+Expected<std::vector<Advisory>> read_advisory_image(std::string_view image);
+
 // How the installed versions place the plan against the advisory's ranges (rules/affected.hpp).
 VersionVerdict place_versions(const Advisory& a, const Json& facts);
 

@@ -1,9 +1,32 @@
 // Affected version ranges and where the installed versions place a plan (see affected.hpp).
 #include "rules/affected.hpp"
 
+#include "common/byte_image.hpp"
 #include "common/version.hpp"
 
 namespace specprobe {
+
+void write_affected(ByteWriter& w, const std::vector<AffectedPackage>& affected) {
+  w.u32(static_cast<uint32_t>(affected.size()));
+  for (const auto& ap : affected) {
+    w.str(ap.package);
+    w.u32(static_cast<uint32_t>(ap.ranges.size()));
+    for (const auto& r : ap.ranges)
+      for (const std::string* s : {&r.introduced, &r.fixed, &r.introduced_commit, &r.fixed_commit}) w.str(*s);
+  }
+}
+
+std::vector<AffectedPackage> read_affected(ByteReader& r) {
+  std::vector<AffectedPackage> out(r.count());
+  for (auto& ap : out) {
+    ap.package = r.str();
+    ap.ranges.resize(r.count());
+    for (auto& range : ap.ranges)
+      for (std::string* s : {&range.introduced, &range.fixed, &range.introduced_commit, &range.fixed_commit})
+        *s = r.str();
+  }
+  return out;
+}
 
 Expected<std::string> version_text(const Json& v, const char* key, const std::string& file) {
   std::string s;

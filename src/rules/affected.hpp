@@ -30,6 +30,12 @@ Expected<std::vector<AffectedPackage>> parse_affected(const Json& list, const st
 // A version field: YAML may type 0.9 as a number; a version is text, "0" or a PEP 440 version.
 Expected<std::string> version_text(const Json& v, const char* key, const std::string& file);
 
+// AFFECTED in a catalog image (common/byte_image.hpp; rules/advisory.hpp advisory_image).
+class ByteWriter;
+class ByteReader;
+void write_affected(ByteWriter& w, const std::vector<AffectedPackage>& affected);
+std::vector<AffectedPackage> read_affected(ByteReader& r);
+
 // "< 0.12.0", ">= 0.11.0, < 0.12.0", "every release".
 std::string range_text(const VersionRange& r);
 

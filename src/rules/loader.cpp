@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/byte_image.hpp"
 #include "common/embedded.hpp"
 #include "common/parallel.hpp"
 #include "common/yaml_json.hpp"
@@ -282,7 +283,93 @@ Expected<Rule> parse_rule(std::string_view text, const std::string& file) {
   }
 }
 
+namespace {
+
+constexpr std::string_view kRuleImageMagic = "specprobe-rules-1";
+
+void write_rule(ByteWriter& w, const Rule& r) {
+  for (const std::string* s : {&r.id, &r.slug, &r.title, &r.description}) w.str(*s);
+  w.u8(static_cast<uint8_t>(r.severity));
+  w.u8(static_cast<uint8_t>(r.stage));
+  w.u8(static_cast<uint8_t>(r.certainty));
+  for (const std::string* s : {&r.condition_text, &r.category}) w.str(*s);
+  w.json(r.applies);
+  for (const std::string* s : {&r.skip_reason, &r.vendor}) w.str(*s);
+  w.strings(r.requires_facts);
+  w.json(r.condition);
+  w.json(r.params);
+  for (const std::string* s : {&r.message, &r.remediation}) w.str(*s);
+  w.strings(r.references);
+  w.str(r.location);
+  write_affected(w, r.affected);
+  w.json(r.versions);
+  w.u8(r.deprecated ? 1 : 0);
+  w.str(r.source_file);
+}
+
+std::optional<Rule> read_rule(std::string_view bytes) {
+  ByteReader in(bytes);
+  Rule r;
+  for (std::string* s : {&r.id, &r.slug, &r.title, &r.description}) *s = in.str();
+  const uint8_t severity = in.u8(), stage = in.u8(), certainty = in.u8();
+  if (stage > static_cast<uint8_t>(Stage::silent) || severity > static_cast<uint8_t>(Severity::error) ||
+      certainty > static_cast<uint8_t>(Certainty::conditional))
+    return std::nullopt;
+  r.severity = static_cast<Severity>(severity);
+  r.stage = static_cast<Stage>(stage);
+  r.certainty = static_cast<Certainty>(certainty);
+  for (std::string* s : {&r.condition_text, &r.category}) *s = in.str();
+  r.applies = in.json();
+  for (std::string* s : {&r.skip_reason, &r.vendor}) *s = in.str();
+  r.requires_facts = in.strings();
+  r.condition = in.json();
+  r.params = in.json();
+  for (std::string* s : {&r.message, &r.remediation}) *s = in.str();
+  r.references = in.strings();
+  r.location = in.str();
+  r.affected = read_affected(in);
+  r.versions = in.json();
+  r.deprecated = in.u8() != 0;
+  r.source_file = in.str();
+  if (!in.done()) return std::nullopt;
+  compile_rule(r);
+  return r;
+}
+
+}  // namespace
+
+std::string rule_image(const std::vector<Rule>& rules) {
+  ByteWriter w;
+  w.str(kRuleImageMagic);
+  w.u32(static_cast<uint32_t>(rules.size()));
+  for (const auto& r : rules) {
+    ByteWriter record;
+    write_rule(record, r);
+    w.str(record.bytes());
+  }
+  return w.bytes();
+}
+
+Expected<std::vector<Rule>> read_rule_image(std::string_view image) {
+  ByteReader in(image);
+  if (in.view() != kRuleImageMagic) return internal_error("the built-in rule image is not one this binary reads");
+  std::vector<std::string_view> records(in.count());
+  for (auto& rec : records) rec = in.view();
+  if (!in.done()) return internal_error("the built-in rule image is cut short or corrupt");
+  std::vector<std::optional<Rule>> out(records.size());
+  parallel_for(records.size(), [&](size_t i) { out[i] = read_rule(records[i]); });
+  std::vector<Rule> rules;
+  rules.reserve(out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!out[i]) return internal_error(fmt::format("the built-in rule image: record {} is corrupt", i + 1));
+    rules.push_back(std::move(*out[i]));
+  }
+  return rules;
+}
+
 Expected<std::vector<Rule>> load_rules(const std::string& dir) {
+  if (dir.empty())
+    if (const std::string_view image = embedded_rule_image(); !image.empty()) return read_rule_image(image);
   std::vector<std::pair<std::string, std::string_view>> files;  // path, text
   std::list<std::string> texts;                                 // the texts read from DIR
   if (dir.empty()) {

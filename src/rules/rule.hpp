@@ -95,6 +95,12 @@ std::vector<std::string> rule_fact_names(const Rule& rule);
 // The fact names JSON Logic LOGIC reads.
 std::vector<std::string> logic_fact_names(const Json& logic);
 
+// The rules as a flat byte image (common/byte_image.hpp), as rules/advisory.hpp advisory_image:
+// written by tools/catalog/compile_catalog from the rules it checked, read by load_rules with each
+// rule compiled again; a corrupt image is an internal error.
+std::string rule_image(const std::vector<Rule>& rules);
+Expected<std::vector<Rule>> read_rule_image(std::string_view image);
+
 class FactRegistry;
 // Input error naming the first name no module writes (with a did-you-mean).
 Status check_fact_names(const std::vector<std::string>& names, const FactRegistry& registry);

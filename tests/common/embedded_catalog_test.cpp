@@ -66,3 +66,70 @@ TEST_CASE("catalog ids and dates are checked by form", "[common][embedded]") {
   CHECK_FALSE(is_iso_date("26 May 2025"));
   CHECK_FALSE(is_iso_date("2026-08-31T00"));
 }
+
+// The advisories a check loads come from the compiled image: they are the ones the YAML gives,
+// field for field (an advisory written again gives the same bytes), each with its trigger rule.
+TEST_CASE("the built-in advisory image holds every advisory as its YAML gives it", "[common][embedded]") {
+  const std::string_view image = embedded_advisory_image();
+  REQUIRE_FALSE(image.empty());
+  auto from_image = read_advisory_image(image);
+  REQUIRE(from_image.has_value());
+  auto from_yaml = load_advisories(SPECPROBE_SOURCE_DIR "/advisories");
+  REQUIRE(from_yaml.has_value());
+  REQUIRE(from_image->size() == from_yaml->size());
+  for (size_t i = 0; i < from_yaml->size(); ++i) {
+    const Advisory& a = (*from_image)[i];
+    Advisory y = (*from_yaml)[i];
+    INFO(y.id);
+    // The YAML loader names a file by its path under the directory it was given; the image keeps
+    // the repository path the catalog compiler read.
+    const std::string root = SPECPROBE_SOURCE_DIR "/";
+    REQUIRE(y.source_file.rfind(root, 0) == 0);
+    y.source_file.erase(0, root.size());
+    CHECK(advisory_image({a}) == advisory_image({y}));
+    REQUIRE(a.rule);
+    CHECK(a.rule->applies == y.rule->applies);
+    CHECK(a.rule->condition == y.rule->condition);
+    CHECK(a.rule->skip_reason == y.rule->skip_reason);
+    REQUIRE(a.rule->compiled);
+    CHECK(a.rule->compiled->status_facts == y.rule->compiled->status_facts);
+  }
+}
+
+TEST_CASE("an advisory image cut short or corrupted is an error, never a crash", "[common][embedded]") {
+  const std::string image(embedded_advisory_image());
+  REQUIRE(image.size() > 1000);
+  for (size_t cut : {size_t{0}, size_t{3}, size_t{30}, image.size() / 2, image.size() - 1}) {
+    INFO("cut at " << cut);
+    auto r = read_advisory_image(image.substr(0, cut));
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().kind == ErrorKind::internal);
+  }
+  std::string flipped = image;
+  for (size_t i = 40; i < flipped.size(); i += 997) flipped[i] = static_cast<char>(flipped[i] ^ 0x5A);
+  auto r = read_advisory_image(flipped);  // may decode or not; must not crash or throw
+  if (!r) CHECK(r.error().kind == ErrorKind::internal);
+}
+
+TEST_CASE("the built-in rule image holds every rule as its YAML gives it", "[common][embedded]") {
+  auto from_image = read_rule_image(embedded_rule_image());
+  REQUIRE(from_image.has_value());
+  auto from_yaml = load_rules(SPECPROBE_SOURCE_DIR "/rules");
+  REQUIRE(from_yaml.has_value());
+  REQUIRE(from_image->size() == from_yaml->size());
+  for (size_t i = 0; i < from_yaml->size(); ++i) {
+    const Rule& r = (*from_image)[i];
+    const Rule& y = (*from_yaml)[i];
+    INFO(y.id);
+    CHECK(rule_image({r}) == rule_image({y}));
+    REQUIRE(r.compiled);
+    CHECK(r.compiled->evidence_facts == y.compiled->evidence_facts);
+    CHECK(r.compiled->closed == y.compiled->closed);
+  }
+  const std::string image(embedded_rule_image());
+  for (size_t cut : {size_t{0}, size_t{5}, image.size() / 3, image.size() - 1}) {
+    auto r = read_rule_image(image.substr(0, cut));
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().kind == ErrorKind::internal);
+  }
+}

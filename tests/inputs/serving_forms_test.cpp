@@ -53,7 +53,7 @@ std::string line_col(const ParsedServing& p, const std::string& name) {
   return it == p.locations.end() ? "<none>" : std::to_string(it->second.line) + ":" + std::to_string(it->second.column);
 }
 
-std::string temp_dir() {
+std::string forms_temp_dir() {
   std::string t = (fs::temp_directory_path() / "specprobe-forms-XXXXXX").string();
   REQUIRE(mkdtemp(t.data()));
   return t;
@@ -257,7 +257,7 @@ TEST_CASE("docker / podman / nerdctl run: image entrypoint, GPUs, env, version f
 }
 
 TEST_CASE("docker run --env-file is read when it sits next to the deploy file", "[inputs][forms][docker]") {
-  const std::string d = temp_dir();
+  const std::string d = forms_temp_dir();
   write_file(d, "vllm.env", "VLLM_ATTENTION_BACKEND=TRITON_ATTN\n# comment\n");
   const std::string script = write_file(d, "run.sh", "docker run --env-file vllm.env --env-file missing.env vllm/vllm-openai:v0.11.0 m\n");
   auto f = read_serving_plans(script, clean());
@@ -271,7 +271,7 @@ TEST_CASE("engine versions from pip lines and pins next to the file", "[inputs][
   CHECK(form_fact(one("pip install 'vllm==0.10.1'\nvllm serve m\n"), "deploy.engine_version") == "0.10.1");
   CHECK(form_fact(one("uv pip install \"sglang[all]==0.4.6.post1\"\npython -m sglang.launch_server --model-path m\n"),
              "deploy.engine_version") == "0.4.6.post1");
-  const std::string d = temp_dir();
+  const std::string d = forms_temp_dir();
   write_file(d, "requirements.txt", "# pins\nvllm==0.11.0\nflashinfer-python==0.4.1 ; sys_platform == 'linux'\nrequests>=2\n");
   write_file(d, "uv.lock", "[[package]]\nname = \"deep-gemm\"\nversion = \"2.5.0\"\n");
   auto f = read_serving_plans(write_file(d, "serve.sh", "vllm serve m\n"), clean());
@@ -541,7 +541,7 @@ TEST_CASE("a file that starts no server says why, without an error", "[inputs][f
   REQUIRE(r);
   CHECK(r->plans.empty());
   // read_serving_file keeps its contract: the first server, or an error.
-  const std::string d = temp_dir();
+  const std::string d = forms_temp_dir();
   auto e = read_serving_file(write_file(d, "none.sh", "echo hello\n"), clean());
   REQUIRE(!e);
   CHECK(e.error().message.find("no serve command found") != std::string::npos);

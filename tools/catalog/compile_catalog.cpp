@@ -1,8 +1,10 @@
 // The catalog compiler (issue 49), run by the build: checks every rule, advisory, the facts
 // registry and the engines' option tables with the loaders the binary uses, from the YAML embedded
 // in this tool (cmake/embed.cmake), then writes them as CBOR into a C++ file the product embeds
-// (common/embedded.hpp: embedded_documents). A data file the loaders refuse fails the build with
-// their message (file and field; file:line:col where the YAML reader knows it); nothing is written.
+// (common/embedded.hpp: embedded_documents), and the loaded rules and advisories as flat images
+// the binary reads without a parser (embedded_rule_image, embedded_advisory_image). A data file the loaders refuse
+// fails the build with their message (file and field; file:line:col where the YAML reader knows it); nothing is
+// written.
 //
 // usage: compile_catalog OUT.cpp
 //        compile_catalog --check RULES_DIR ADVISORIES_DIR   (the loaders on those directories; writes
@@ -42,10 +44,11 @@ int fail(const Error& e) {
 }
 
 // BYTES as a C++ string literal (octal escapes: never absorb the next character).
-std::string literal(const std::vector<uint8_t>& bytes) {
+std::string literal(std::string_view bytes) {
   std::string out = "\"";
   size_t col = 0;
-  for (uint8_t b : bytes) {
+  for (const char c : bytes) {
+    const auto b = static_cast<uint8_t>(c);
     char esc[8];
     std::snprintf(esc, sizeof esc, "\\%03o", b);
     out += esc;
@@ -69,8 +72,10 @@ int main(int argc, char** argv) {
   }
   // The loaders, on the YAML (this tool has no compiled documents: embedded_documents() is empty).
   if (auto r = fact_registry(); !r) return fail(r.error());
-  if (auto r = load_rules(); !r) return fail(r.error());
-  if (auto r = load_advisories(); !r) return fail(r.error());
+  auto rules = load_rules();
+  if (!rules) return fail(rules.error());
+  auto advisories = load_advisories();
+  if (!advisories) return fail(advisories.error());
   for (const char* engine : {"vllm", "sglang"})
     if (auto t = options::engine_table(engine); !t) return fail(t.error());
   if (auto st = check_version_tables(); !st) return fail(st.error());
@@ -88,13 +93,21 @@ int main(int argc, char** argv) {
       "#include \"common/embedded.hpp\"\n"
       "namespace specprobe {\nnamespace {\n";
   for (size_t i = 0; i < docs.size(); ++i)
-    out += "constexpr char kDoc" + std::to_string(i) + "[] =\n    " + literal(docs[i].second) + ";\n";
+    out += "constexpr char kDoc" + std::to_string(i) + "[] =\n    " +
+           literal({reinterpret_cast<const char*>(docs[i].second.data()), docs[i].second.size()}) + ";\n";
+  const std::string rules_image = rule_image(*rules), image = advisory_image(*advisories);
+  out += "constexpr char kRuleImage[] =\n    " + literal(rules_image) + ";\n";
+  out += "constexpr char kAdvisoryImage[] =\n    " + literal(image) + ";\n";
   out += "const EmbeddedDocument kDocs[] = {\n";
   for (size_t i = 0; i < docs.size(); ++i)
     out += "    {\"" + docs[i].first + "\", {kDoc" + std::to_string(i) + ", " + std::to_string(docs[i].second.size()) +
            "}},\n";
   out += "};\n}  // namespace\n";
-  out += "std::span<const EmbeddedDocument> embedded_documents() { return kDocs; }\n}  // namespace specprobe\n";
+  out += "std::span<const EmbeddedDocument> embedded_documents() { return kDocs; }\n";
+  out +=
+      "std::string_view embedded_rule_image() { return {kRuleImage, " + std::to_string(rules_image.size()) + "}; }\n";
+  out += "std::string_view embedded_advisory_image() { return {kAdvisoryImage, " + std::to_string(image.size()) +
+         "}; }\n}  // namespace specprobe\n";
   const std::string tmp = std::string(argv[1]) + ".tmp";
   {
     std::ofstream o(tmp, std::ios::binary | std::ios::trunc);

@@ -1,0 +1,95 @@
+// A flat byte image of loaded data, written once at build time and read at start-up without a
+// parser (issue 49): little-endian 32-bit lengths and counts, strings as length + bytes, JSON
+// values as length + CBOR. The reader never reads past its span: a short or corrupt image makes
+// ok() false, and every read after that returns empty values.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/json.hpp"
+
+namespace specprobe {
+
+class ByteWriter {
+ public:
+  void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  }
+  void str(std::string_view s) {
+    u32(static_cast<uint32_t>(s.size()));
+    out_.append(s);
+  }
+  void strings(const std::vector<std::string>& v) {
+    u32(static_cast<uint32_t>(v.size()));
+    for (const auto& s : v) str(s);
+  }
+  void json(const Json& j) {
+    const std::vector<uint8_t> cbor = Json::to_cbor(j);
+    str(std::string_view(reinterpret_cast<const char*>(cbor.data()), cbor.size()));
+  }
+  const std::string& bytes() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class ByteReader {
+ public:
+  explicit ByteReader(std::string_view bytes) : in_(bytes) {}
+  bool ok() const { return ok_; }
+  bool done() const { return ok_ && in_.empty(); }
+
+  uint8_t u8() {
+    if (!need(1)) return 0;
+    const auto v = static_cast<uint8_t>(in_[0]);
+    in_.remove_prefix(1);
+    return v;
+  }
+  uint32_t u32() {
+    if (!need(4)) return 0;
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(in_[i])) << (8 * i);
+    in_.remove_prefix(4);
+    return v;
+  }
+  std::string_view view() {
+    const uint32_t n = u32();
+    if (!need(n)) return {};
+    const std::string_view s = in_.substr(0, n);
+    in_.remove_prefix(n);
+    return s;
+  }
+  std::string str() { return std::string(view()); }
+  std::vector<std::string> strings() {
+    std::vector<std::string> out(count());
+    for (auto& s : out) s = str();
+    return out;
+  }
+  Json json() {
+    const std::string_view cbor = view();
+    if (!ok_) return nullptr;
+    Json j = Json::from_cbor(cbor.begin(), cbor.end(), true, false);
+    if (j.is_discarded()) ok_ = false;
+    return j;
+  }
+  // A count of items that each take at least one byte: never more than what is left.
+  size_t count() {
+    const uint32_t n = u32();
+    return need(n) ? n : 0;
+  }
+
+ private:
+  bool need(size_t n) {
+    if (ok_ && in_.size() >= n) return true;
+    ok_ = false;
+    in_ = {};
+    return false;
+  }
+  std::string_view in_;
+  bool ok_ = true;
+};
+
+}  // namespace specprobe

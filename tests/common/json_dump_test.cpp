@@ -1,0 +1,111 @@
+// dump_json (common/json.hpp) writes exactly what nlohmann's dump writes, pretty and compact.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "common/json.hpp"
+
+using specprobe::dump_json;
+using specprobe::Json;
+
+namespace {
+
+std::string reference(const Json& j, int indent) { return j.dump(indent, ' ', false, Json::error_handler_t::replace); }
+
+std::string ours(const Json& j, int indent) {
+  std::string out = "prefix:";  // appended to, never replaced
+  dump_json(j, out, indent);
+  return out.substr(7);
+}
+
+// Strings mixing plain text, every escape, control bytes, DEL, valid multi-byte UTF-8 and bytes
+// that are not UTF-8 (lone continuation bytes, truncated sequences, overlong forms).
+std::string random_string(std::mt19937& rng) {
+  static const std::vector<std::string> kPieces = {"a",        "Z",         " ",
+                                                   "0",        "\"",        "\\",
+                                                   "/",        "\b",        "\f",
+                                                   "\n",       "\r",        "\t",
+                                                   "\x01",     "\x1f",      std::string(1, '\0'),
+                                                   "\x7f",     "é",         "€",
+                                                   "𝄞",        "\x80",      "\xbf",
+                                                   "\xc3",     "\xe2\x82",  "\xf0\x9d\x84",
+                                                   "\xc0\xaf", "\xff",      "{}",
+                                                   "[1,2]",    "key: value"};
+  std::uniform_int_distribution<size_t> len(0, 12), pick(0, kPieces.size() - 1);
+  std::string s;
+  for (size_t n = len(rng); n > 0; --n) s += kPieces[pick(rng)];
+  return s;
+}
+
+Json random_value(std::mt19937& rng, int depth) {
+  std::uniform_int_distribution<int> kind(0, depth > 4 ? 5 : 7);
+  switch (kind(rng)) {
+    case 0:
+      return nullptr;
+    case 1:
+      return std::uniform_int_distribution<int>(0, 1)(rng) == 1;
+    case 2:
+      return std::uniform_int_distribution<int64_t>(std::numeric_limits<int64_t>::min(),
+                                                    std::numeric_limits<int64_t>::max())(rng);
+    case 3:
+      return std::uniform_int_distribution<uint64_t>(0, std::numeric_limits<uint64_t>::max())(rng);
+    case 4: {
+      static const double kFloats[] = {0.0,     -0.0,    0.5,  1.0,          1e300,
+                                       -2.5e-8, 3.14159, 1e16, std::nan(""), std::numeric_limits<double>::infinity()};
+      return kFloats[std::uniform_int_distribution<size_t>(0, std::size(kFloats) - 1)(rng)];
+    }
+    case 5:
+      return random_string(rng);
+    case 6: {
+      Json a = Json::array();
+      for (int n = std::uniform_int_distribution<int>(0, 4)(rng); n > 0; --n) a.push_back(random_value(rng, depth + 1));
+      return a;
+    }
+    default: {
+      Json o = Json::object();
+      for (int n = std::uniform_int_distribution<int>(0, 4)(rng); n > 0; --n)
+        o[random_string(rng)] = random_value(rng, depth + 1);
+      return o;
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("dump_json: the corners nlohmann's dump has", "[common][json]") {
+  const Json cases[] = {
+      Json::object(),
+      Json::array(),
+      Json::array({Json::object(), Json::array(), nullptr}),
+      {{"a", {{"b", Json::array({1, -2, 3.5})}}}, {"empty", Json::object()}},
+      "plain",
+      "tab\there \"quoted\" back\\slash \x01 \x1f \x7f",
+      "bad \xff utf-8 \xc3 and good é €",
+      std::nan(""),
+      -0.0,
+      1e-7,
+      static_cast<uint64_t>(18446744073709551615ULL),
+      static_cast<int64_t>(std::numeric_limits<int64_t>::min()),
+  };
+  for (const Json& j : cases) {
+    for (int indent : {-1, 0, 2, 4}) {
+      INFO(reference(j, -1) << " indent " << indent);
+      CHECK(ours(j, indent) == reference(j, indent));
+    }
+  }
+}
+
+TEST_CASE("dump_json equals nlohmann's dump on random documents", "[common][json]") {
+  std::mt19937 rng(20261129);
+  for (int i = 0; i < 3000; ++i) {
+    const Json j = random_value(rng, 0);
+    for (int indent : {-1, 2}) {
+      INFO("document " << i << " indent " << indent);
+      REQUIRE(ours(j, indent) == reference(j, indent));
+    }
+  }
+}
