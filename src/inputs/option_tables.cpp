@@ -7,12 +7,13 @@
 #include <cstdlib>
 #include <mutex>
 #include <set>
+#include <tuple>
 
+#include "common/ascii.hpp"
 #include "common/embedded.hpp"
 #include "common/suggest.hpp"
 #include "common/version.hpp"
 #include "inputs/serving_text.hpp"
-#include "common/ascii.hpp"
 
 namespace specprobe::options {
 namespace {
@@ -87,14 +88,18 @@ struct Loader {
       o.name_releases = *nr;
     }
     for (auto [key, out] : {std::pair<const char*, ReleaseSet*>{"negatable", &o.negatable},
-                            {"deprecated", &o.deprecated}, {"choices_dynamic", &o.choices_dynamic}}) {
+                            {"deprecated", &o.deprecated},
+                            {"choices_dynamic", &o.choices_dynamic}}) {
       auto f = flag_range(r, key, o.releases, name);
       if (!f) return f.error();
       *out = *f;
     }
     for (auto [key, out] : {std::pair<const char*, std::vector<Ranged>*>{"aliases", &o.aliases},
-                            {"type", &o.types}, {"choices", &o.choices}, {"known_values", &o.known_values},
-                            {"enum", &o.enum_names}, {"json_of", &o.json_of}}) {
+                            {"type", &o.types},
+                            {"choices", &o.choices},
+                            {"known_values", &o.known_values},
+                            {"enum", &o.enum_names},
+                            {"json_of", &o.json_of}}) {
       if (!r.contains(key)) continue;
       auto v = ranged(r[key], o.releases, name);
       if (!v) return v.error();
@@ -156,19 +161,30 @@ struct Loaded {
   Status status = Ok{};
 };
 
-void add_string(std::vector<OptionString>& out, std::string text, const std::string& option, const ReleaseSet& in,
-                bool negative) {
-  if (in.none()) return;
-  for (auto& s : out)
-    if (s.text == text && s.option == option && s.negative == negative) {
-      s.in |= in;
+// The spellings being collected, one entry per (text, option, negative): a spelling met again
+// adds its releases to the entry, found through an index (a linear search made building vLLM's
+// strings quadratic, issue 49).
+struct Spellings {
+  std::vector<OptionString> out;
+  std::map<std::tuple<std::string, std::string, bool>, size_t> index;
+
+  void add(std::string text, const std::string& option, const ReleaseSet& in, bool negative) {
+    if (in.none()) return;
+    auto [it, inserted] = index.try_emplace({text, option, negative}, out.size());
+    if (!inserted) {
+      out[it->second].in |= in;
       return;
     }
-  out.push_back({std::move(text), option, in, negative});
-}
+    out.push_back({std::move(text), option, in, negative});
+  }
+};
 
 std::vector<OptionString> build_strings(const EngineTable& t) {
-  std::vector<OptionString> out;
+  Spellings collected;
+  std::vector<OptionString>& out = collected.out;
+  auto add_string = [&](std::string text, const std::string& option, const ReleaseSet& in, bool negative) {
+    collected.add(std::move(text), option, in, negative);
+  };
   const bool vllm = t.engine == "vllm";
   // vLLM 0.33.0 registers argparse.BooleanOptionalAction as EnableDisableAction: every
   // --enable-X also accepts --disable-X (and the reverse) as its negation
@@ -182,19 +198,19 @@ std::vector<OptionString> build_strings(const EngineTable& t) {
     for (const auto& a : o.aliases)
       spellings.emplace_back((long_alias(t, a.value) ? "--" : "-") + a.value, a.in & o.releases);
     for (const auto& [text, in] : spellings) {
-      add_string(out, text, name, in, false);
+      add_string(text, name, in, false);
       // BooleanOptionalAction adds --no-X for every option string that starts with "--".
-      if (text.rfind("--", 0) == 0) add_string(out, "--no-" + text.substr(2), name, in & o.negatable, true);
+      if (text.rfind("--", 0) == 0) add_string("--no-" + text.substr(2), name, in & o.negatable, true);
       if (text.rfind("--enable-", 0) == 0)
-        add_string(out, "--disable-" + text.substr(9), name, in & o.negatable & inverses, true);
+        add_string("--disable-" + text.substr(9), name, in & o.negatable & inverses, true);
       else if (text.rfind("--disable-", 0) == 0)
-        add_string(out, "--enable-" + text.substr(10), name, in & o.negatable & inverses, true);
+        add_string("--enable-" + text.substr(10), name, in & o.negatable & inverses, true);
     }
   }
   std::sort(out.begin(), out.end(), [](const OptionString& a, const OptionString& b) {
     return std::tie(a.text, a.option) < std::tie(b.text, b.option);
   });
-  return out;
+  return std::move(out);
 }
 
 Loaded& loaded(std::string_view engine) {
@@ -267,9 +283,12 @@ std::string EngineTable::range_text(const ReleaseSet& s) const {
     size_t j = i;
     while (j + 1 < n && s.test(j + 1)) ++j;
     if (!out.empty()) out += ", ";
-    if (j + 1 == n && j != i) out += releases[i] + "-";
-    else if (i == j) out += releases[i];
-    else out += releases[i] + "-" + releases[j];
+    if (j + 1 == n && j != i)
+      out += releases[i] + "-";
+    else if (i == j)
+      out += releases[i];
+    else
+      out += releases[i] + "-" + releases[j];
     i = j + 1;
   }
   return out;
@@ -313,8 +332,9 @@ Selection select_releases(const EngineTable& t, const std::optional<std::string>
     s.exact = false;
     s.beyond = true;
     s.newest_decides = true;
-    s.label = fmt::format("{} {}, the newest table ({}; options and values of the releases {}-{} only are noted)",
-                          t.display, last, why, first, t.releases.size() > 1 ? t.releases[t.releases.size() - 2] : last);
+    s.label =
+        fmt::format("{} {}, the newest table ({}; options and values of the releases {}-{} only are noted)", t.display,
+                    last, why, first, t.releases.size() > 1 ? t.releases[t.releases.size() - 2] : last);
     s.short_label = fmt::format("any {} release", t.display);
     return s;
   };
@@ -333,8 +353,10 @@ Selection select_releases(const EngineTable& t, const std::optional<std::string>
       s.short_label = s.label;
       return s;
     }
-    if (*r < pub) below = i;
-    else if (!above) above = i;
+    if (*r < pub)
+      below = i;
+    else if (!above)
+      above = i;
   }
   if (!below) {
     s.releases.set(*above);
@@ -443,9 +465,12 @@ std::string did_you_mean(std::string_view written, const std::vector<std::string
     if (f.empty()) continue;
     size_t score;
     bool special = true;
-    if (f == w) score = 0;
-    else if (f.size() == w.size() && words(f) == w_words) score = 1;  // the same words joined: the same length
-    else if (f.size() > w.size() && f.compare(f.size() - w.size(), w.size(), w) == 0 && f[f.size() - w.size() - 1] == '-' &&
+    if (f == w)
+      score = 0;
+    else if (f.size() == w.size() && words(f) == w_words)
+      score = 1;  // the same words joined: the same length
+    else if (f.size() > w.size() && f.compare(f.size() - w.size(), w.size(), w) == 0 &&
+             f[f.size() - w.size() - 1] == '-' &&
              f.find('-') == f.size() - w.size() - 1)  // one word missing, not several ("version")
       score = 2;
     else if (w.size() < min_length)

@@ -19,16 +19,17 @@ struct Marker {
 const Marker kMarkers[] = {{"non-default args: {", false, '{'},
                            {"args: Namespace(", false, '('},
                            {"server_args=ServerArgs(", true, '('},
-                           {"ServerArgs(", true, '(' }};
+                           {"ServerArgs(", true, '('}};
 
 bool log_record_start(std::string_view line) {
   size_t i = line.find_first_not_of(" \t`");
   if (i == std::string_view::npos) return false;
   line = line.substr(i);
-  for (std::string_view p : {"INFO", "WARNING", "DEBUG", "ERROR", "CRITICAL", "(APIServer", "(EngineCore", "(Worker", "[20", "(VllmWorker"})
+  for (std::string_view p :
+       {"INFO", "WARNING", "DEBUG", "ERROR", "CRITICAL", "(APIServer", "(EngineCore", "(Worker", "[20", "(VllmWorker"})
     if (line.substr(0, p.size()) == p) return true;
-  return line.size() > 5 && std::isdigit(static_cast<unsigned char>(line[0])) && std::isdigit(static_cast<unsigned char>(line[1])) &&
-         (line[2] == '-' || line[4] == '-');
+  return line.size() > 5 && std::isdigit(static_cast<unsigned char>(line[0])) &&
+         std::isdigit(static_cast<unsigned char>(line[1])) && (line[2] == '-' || line[4] == '-');
 }
 
 // A Python repr reader over TEXT from a position; newlines inside are skipped (a wrapped paste)
@@ -92,7 +93,8 @@ class Repr {
   void skip_newlines() {
     while (i_ < t_.size() && (t_[i_] == '\n' || t_[i_] == '\r')) {
       const size_t e = t_.find('\n', i_ + 1);
-      const std::string_view line = t_.substr(i_ + 1, e == std::string_view::npos ? std::string_view::npos : e - i_ - 1);
+      const std::string_view line =
+          t_.substr(i_ + 1, e == std::string_view::npos ? std::string_view::npos : e - i_ - 1);
       if (t_[i_] == '\n' && log_record_start(line)) {
         t_ = t_.substr(0, i_);  // a new record: this one was cut
         return;
@@ -152,7 +154,8 @@ class Repr {
       return Json(dot == std::string::npos ? inner : inner.substr(dot + 1));
     }
     std::string word;
-    while (!at_end() && (std::isalnum(static_cast<unsigned char>(peek())) || std::string_view("._-+/:").find(peek()) != std::string_view::npos))
+    while (!at_end() && (std::isalnum(static_cast<unsigned char>(peek())) ||
+                         std::string_view("._-+/:").find(peek()) != std::string_view::npos))
       word += next();
     if (word.empty()) return std::nullopt;
     if (!at_end() && peek() == '(') {  // Class(k=v, ...)
@@ -202,8 +205,10 @@ class Repr {
       arr.push_back(std::move(*v));
       ws();
       if (at_end()) return std::nullopt;
-      if (peek() == ',') next();
-      else if (peek() != close) return std::nullopt;
+      if (peek() == ',')
+        next();
+      else if (peek() != close)
+        return std::nullopt;
     }
   }
 
@@ -214,14 +219,14 @@ class Repr {
 
 struct LogArgs {
   bool sglang = false;
-  size_t at = 0;                 // offset of the marker
+  size_t at = 0;  // offset of the marker
   std::vector<RawOption> options;
-  std::string model_tag;         // vLLM: the positional model
+  std::string model_tag;  // vLLM: the positional model
   SourceLocation model_tag_at;
   bool cut = false;
   SourceLocation cut_at;
-  std::string last_key;          // the last complete key before a cut
-  bool fragment = false;         // no `server_args=ServerArgs(` head: a piece of the repr
+  std::string last_key;   // the last complete key before a cut
+  bool fragment = false;  // no `server_args=ServerArgs(` head: a piece of the repr
 };
 
 // The engine version a log states ("vLLM API server version 0.11.0", "(v0.11.0)" in the engine
@@ -229,7 +234,8 @@ struct LogArgs {
 void log_version(const std::string& text, const ServeCollector& col, DeployInfo& info) {
   auto take = [&](size_t p, size_t b) {
     size_t e = b;
-    while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || std::string_view(".+").find(text[e]) != std::string_view::npos))
+    while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) ||
+                               std::string_view(".+").find(text[e]) != std::string_view::npos))
       ++e;
     std::string v = text.substr(b, e - b);
     while (!v.empty() && (v.back() == '.' || v.back() == '+')) v.pop_back();
@@ -240,7 +246,8 @@ void log_version(const std::string& text, const ServeCollector& col, DeployInfo&
     info.engine_version_where = col.loc(p);
     return true;
   };
-  for (const char* marker : {"vLLM API server version ", "Initializing a V1 LLM engine (v", "Initializing an LLM engine (v"}) {
+  for (const char* marker :
+       {"vLLM API server version ", "Initializing a V1 LLM engine (v", "Initializing an LLM engine (v"}) {
     const size_t p = text.find(marker);
     if (p != std::string::npos && take(p, p + std::string_view(marker).size())) return;
   }
@@ -324,9 +331,11 @@ std::string command_lines_only(const std::string& text) {
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
     const std::string_view line(text.data() + start, end - start);
-    const bool serve = line.find("vllm serve") != std::string_view::npos || line.find("-m vllm.entrypoints") != std::string_view::npos ||
+    const bool serve = line.find("vllm serve") != std::string_view::npos ||
+                       line.find("-m vllm.entrypoints") != std::string_view::npos ||
                        line.find("sglang.launch_server") != std::string_view::npos;
-    const bool keep = (continued || serve) && !log_record_start(line) && line.find("args: ") == std::string_view::npos &&
+    const bool keep = (continued || serve) && !log_record_start(line) &&
+                      line.find("args: ") == std::string_view::npos &&
                       line.find("ServerArgs(") == std::string_view::npos;
     if (keep) std::copy(line.begin(), line.end(), out.begin() + static_cast<long>(start));
     continued = keep && !line.empty() && line.back() == '\\';
@@ -349,6 +358,39 @@ void fill_from_command(ParsedServing& plan, const ParsedServing& cmd) {
     set_fact(plan.facts, name, it.value());
     plan.locations[name] = loc->second;
   }
+}
+
+// A cut arguments line gives no value for the keys after the cut: the engine defaults the builder
+// filled in for the settings it did not see (serve.*: parallel sizes, memory budget, KV dtype, ...)
+// are not known to be what ran, and are left unknown (a log cut before tensor_parallel_size is
+// not a TP-1 server). Facts the line or a pasted command states keep their values.
+void leave_cut_defaults_unknown(ParsedServing& plan, const SourceLocation& cut_at) {
+  Json* serve = plan.facts.contains("serve") ? &plan.facts["serve"] : nullptr;
+  if (!serve || !serve->is_object()) return;
+  std::vector<std::string> nulled;
+  for (auto it = serve->begin(); it != serve->end(); ++it) {
+    if (it.value().is_null()) continue;
+    const std::string name = "serve." + it.key();
+    auto loc = plan.locations.find(name);
+    if (loc != plan.locations.end() && loc->second.line > 0) continue;
+    bool stated_below = false;  // a part of it stated (serve.compilation_config.mode)
+    for (auto l = plan.locations.lower_bound(name + ".");
+         l != plan.locations.end() && l->first.rfind(name + ".", 0) == 0; ++l)
+      stated_below |= l->second.line > 0;
+    if (stated_below) continue;
+    it.value() = nullptr;
+    nulled.push_back(name);
+  }
+  if (nulled.empty()) return;
+  std::string list;
+  for (size_t i = 0; i < nulled.size() && i < 6; ++i) list += (list.empty() ? "" : ", ") + nulled[i];
+  if (nulled.size() > 6) list += fmt::format(" and {} more", nulled.size() - 6);
+  plan.notes.push_back(
+      {"warning",
+       fmt::format("the settings the cut line does not show are unknown, not the engine's defaults: {}; paste the "
+                   "whole line or the serve command",
+                   list),
+       cut_at});
 }
 
 }  // namespace
@@ -400,10 +442,11 @@ Expected<ServingFile> read_server_log(std::shared_ptr<const CollectorSource> src
     for (const ParsedServing& c : commands)
       if (a.cut && fact_string(c.facts, "engine.name").value_or("") == engine) {
         fill_from_command(*plan, c);
-        plan->notes.push_back({"info", "facts the cut log line does not give are read from the command pasted with it",
-                               a.cut_at});
+        plan->notes.push_back(
+            {"info", "facts the cut log line does not give are read from the command pasted with it", a.cut_at});
         break;
       }
+    if (a.cut || a.fragment) leave_cut_defaults_unknown(*plan, a.fragment ? SourceLocation{src->path} : a.cut_at);
     PlanWriter w(*plan);
     plan->server = fmt::format("log line {}", col.loc(a.at).line);
     w.set("deploy.server", plan->server, col.loc(a.at));

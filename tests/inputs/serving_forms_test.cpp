@@ -477,6 +477,17 @@ TEST_CASE("start-up logs: non-default args, Namespace, ServerArgs, cut lines", "
   CHECK(form_fact(n, "serve.dtype") == "bfloat16");
   CHECK(form_fact(n, "deploy.engine_version") == "0.8.2");
   CHECK(note(n, "cut short after 'kv_cache_dtype'"));
+  // The same line with no command: what the cut hides is unknown, not the engine's default (a
+  // log cut before tensor_parallel_size is no TP-1 server); what it shows keeps its value.
+  const ParsedServing cut = one("INFO 03-29 08:49:38 [api_server.py:982] args: Namespace(host='0.0.0.0', model='y', "
+                                "dtype='bfloat16', kv_cache_dtype='auto', ma",
+                                "cut.log");
+  CHECK(form_fact(cut, "serve.dtype") == "bfloat16");
+  CHECK(form_fact(cut, "serve.kv_cache_dtype") == "auto");
+  CHECK(form_fact(cut, "serve.tp").is_null());
+  CHECK(form_fact(cut, "serve.pp").is_null());
+  CHECK(form_fact(cut, "serve.enforce_eager").is_null());
+  CHECK(note(cut, "unknown, not the engine's defaults: "));
   // SGLang's ServerArgs.
   const ParsedServing s = one("server_args=ServerArgs(model_path='org/q', tp_size=4, speculative_algorithm='EAGLE', "
                               "speculative_num_steps=3, attention_backend=None, disable_cuda_graph=False)\n",
