@@ -42,8 +42,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> args;
   bool dump_last = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--dump") == 0) dump_last = true;
-    else args.emplace_back(argv[i]);
+    if (std::strcmp(argv[i], "--dump") == 0)
+      dump_last = true;
+    else
+      args.emplace_back(argv[i]);
   }
   if (args.size() == 2 && args[0] == "--analyze") {
     auto a = analyze_checkpoint(args[1], Json{{"engine", {{"name", "vllm"}}}});
@@ -70,7 +72,8 @@ int main(int argc, char** argv) {
     fp8(p + "self_attn.kv_a_proj_with_mqa", 576, 7168);
     fp8(p + "self_attn.kv_b_proj", 32768, 512);
     fp8(p + "self_attn.o_proj", 7168, 16384);
-    for (const char* n : {"input_layernorm", "post_attention_layernorm", "self_attn.q_a_layernorm", "self_attn.kv_a_layernorm"})
+    for (const char* n :
+         {"input_layernorm", "post_attention_layernorm", "self_attn.q_a_layernorm", "self_attn.kv_a_layernorm"})
       all.push_back({p + n + ".weight", "BF16", {7168}});
     if (l < 3) {
       for (const char* n : {"gate_proj", "up_proj"}) fp8(p + "mlp." + n, 18432, 7168);
@@ -130,9 +133,10 @@ int main(int argc, char** argv) {
   }
   std::sort(ms.begin(), ms.end());
   std::sort(cpu.begin(), cpu.end());
-  std::printf("checkpoint_bench: %d shards, %zu tensors, %zu problems, %d runs: median %.1f ms (min %.1f, max %.1f); "
-              "cpu median %.1f ms\n",
-              kShards, tensors, problems, runs, ms[ms.size() / 2], ms.front(), ms.back(), cpu[cpu.size() / 2]);
+  std::printf(
+      "checkpoint_bench: %d shards, %zu tensors, %zu problems, %d runs: median %.1f ms (min %.1f, max %.1f); "
+      "cpu median %.1f ms\n",
+      kShards, tensors, problems, runs, ms[ms.size() / 2], ms.front(), ms.back(), cpu[cpu.size() / 2]);
   if (dump_last) std::cout << last.dump(1, ' ', false, Json::error_handler_t::replace) << "\n";
   return 0;
 }

@@ -28,10 +28,10 @@
 // (10..10000000, default 20000; anything else: usage message, exit 2; no GPU: the CUDA error, exit 1).
 #include <cuda_runtime.h>
 
-#include <cstdint>
-#include <cstdio>
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -49,7 +49,8 @@ __global__ void __launch_bounds__(512, 1) overlap_kernel(uint32_t roles, int ste
   const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
   unsigned char* smem = smem_raw + (((raw + 1023u) & ~1023u) - raw);
   // A: 64 x 128 e4m3 (8 KB), B: 128 x 128 e4m3 (16 KB); small finite values (|x| <= 2).
-  for (int i = threadIdx.x; i < 32 * 1024; i += blockDim.x) smem[i] = static_cast<unsigned char>(((i * 37) & 0x3F) | ((i & 1) << 7));
+  for (int i = threadIdx.x; i < 32 * 1024; i += blockDim.x)
+    smem[i] = static_cast<unsigned char>(((i * 37) & 0x3F) | ((i & 1) << 7));
   __syncthreads();
   const int wg = __shfl_sync(0xffffffffu, threadIdx.x >> 7, 0);
   const int role = (roles >> (4 * wg)) & 0xF;  // index in " TFMEGPAHSL" (1 = T ... 10 = L)
@@ -134,13 +135,13 @@ __global__ void __launch_bounds__(512, 1) overlap_kernel(uint32_t roles, int ste
 #endif
 }
 
-#define CK(x)                                                                   \
-  do {                                                                          \
-    cudaError_t e_ = (x);                                                       \
-    if (e_ != cudaSuccess) {                                                    \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));             \
-      std::exit(1);                                                             \
-    }                                                                           \
+#define CK(x)                                                       \
+  do {                                                              \
+    cudaError_t e_ = (x);                                           \
+    if (e_ != cudaSuccess) {                                        \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                 \
+    }                                                               \
   } while (0)
 
 bool parse_steps(const char* s, int* out) {
@@ -171,19 +172,21 @@ int main(int argc, char** argv) {
   float* d_sink = nullptr;
   CK(cudaMalloc(&d_cycles, sizeof(long long) * sms * 4));
   CK(cudaMalloc(&d_sink, sizeof(float) * 512));
-  std::printf("%s, %d SMs; %d steps per warpgroup; one step: T = 4 x m64n128k32 e4m3 wgmma (1 M MAC), "
-              "F = 64 x (FADD |x| + FFMA), G = 64 x FFMA |x|, P / A = 128 x FFMA / FADD, H = 64 x FFMA, "
-              "S = 64 x (FMNMX + FFMA), L = 8 x LDS.128 + 16 FFMA per thread\n",
-              prop.name, sms, steps);
+  std::printf(
+      "%s, %d SMs; %d steps per warpgroup; one step: T = 4 x m64n128k32 e4m3 wgmma (1 M MAC), "
+      "F = 64 x (FADD |x| + FFMA), G = 64 x FFMA |x|, P / A = 128 x FFMA / FADD, H = 64 x FFMA, "
+      "S = 64 x (FMNMX + FFMA), L = 8 x LDS.128 + 16 FFMA per thread\n",
+      prop.name, sms, steps);
   std::printf("%-8s %-28s %9s %5s\n", "roles", "cycles/step per warpgroup", "kernel us", "GHz");
-  const char* configs[] = {"T", "TT", "TTT", "TTTT", "F", "FF", "FFF", "FFFF", "TF", "TFF", "TFFF",
-                           "TTF", "TTFF", "TTTF", "M", "MM", "MMM", "MMMM", "E", "EE", "EEE", "EEEE",
-                           "G", "GG", "TG", "TTG", "TTGG", "P", "PP", "TTPP", "A", "AA", "TTAA",
-                           "H", "HH", "TTHH", "S", "SS", "TTSS", "L", "LL", "TTLL", "TTL"};
+  const char* configs[] = {"T",   "TT",   "TTT",  "TTTT", "F",    "FF",   "FFF",  "FFFF", "TF",   "TFF", "TFFF",
+                           "TTF", "TTFF", "TTTF", "M",    "MM",   "MMM",  "MMMM", "E",    "EE",   "EEE", "EEEE",
+                           "G",   "GG",   "TG",   "TTG",  "TTGG", "P",    "PP",   "TTPP", "A",    "AA",  "TTAA",
+                           "H",   "HH",   "TTHH", "S",    "SS",   "TTSS", "L",    "LL",   "TTLL", "TTL"};
   for (const char* cfg : configs) {
     const std::string c(cfg);
     uint32_t roles = 0;
-    for (size_t i = 0; i < c.size(); ++i) roles |= static_cast<uint32_t>(std::string(" TFMEGPAHSL").find(c[i])) << (4 * i);
+    for (size_t i = 0; i < c.size(); ++i)
+      roles |= static_cast<uint32_t>(std::string(" TFMEGPAHSL").find(c[i])) << (4 * i);
     const int threads = 128 * static_cast<int>(c.size());
     CK(cudaMemset(d_cycles, 0, sizeof(long long) * sms * 4));
     overlap_kernel<<<sms, threads, kSmemBytes + 1024>>>(roles, steps / 10, d_cycles, d_sink);  // warm-up

@@ -38,8 +38,8 @@ inline constexpr int kMqaStages = 3;
 // Heads handled by one warp (the rest of H is split across warps): min(H, 64).
 inline constexpr int mqa_head_chunk(int heads) { return heads < 64 ? heads : 64; }
 inline constexpr int mqa_smem_bytes(int head_dim, int heads, int tasks) {
-  return kMqaStages * (kMqaTileTokens * (head_dim + 16) + kMqaTileTokens * 4) +
-         tasks * kMqaTileTokens * 4 + tasks * mqa_head_chunk(heads) * 4;
+  return kMqaStages * (kMqaTileTokens * (head_dim + 16) + kMqaTileTokens * 4) + tasks * kMqaTileTokens * 4 +
+         tasks * mqa_head_chunk(heads) * 4;
 }
 
 // sm_90a variants: 64-token tiles brought in by the copy engine through tensor maps into a
@@ -67,7 +67,7 @@ inline constexpr int kMqaWsProducerRegs = 40;
 inline constexpr int kMqaWsMaxStages = 3;
 struct alignas(64) MqaTmaParams {
   MqaLogitsParams p;
-  int stages;  // ring depth per math warpgroup, 2..kMqaTmaMaxStages
+  int stages;                             // ring depth per math warpgroup, 2..kMqaTmaMaxStages
   alignas(64) unsigned char kv_map[128];  // uint8 {head_dim, min(block_kv, 64), num_blocks}, strides {D, block bytes}
   alignas(64) unsigned char q_map[128];   // probes/mqa_logits.hpp mqa_q_map_geometry
 };
@@ -79,9 +79,15 @@ struct alignas(64) MqaTmaParams {
 // next_n 4 on an H100 and an H200, docs/perf/kernels.md#mqa-paired-rows).
 SPK_ABI_FN inline constexpr bool mqa_ws_paired_rows(int math_wgs, int rpc) { return math_wgs > 1 && rpc == 2; }
 // Query row within the chunk and head that B column c holds, paired or not (heads = H).
-SPK_ABI_FN inline constexpr int mqa_q_col_row(bool paired, int c, int heads) { return paired ? (c % 8) / 4 : c / heads; }
-SPK_ABI_FN inline constexpr int mqa_q_col_head(bool paired, int c, int heads) { return paired ? 4 * (c / 8) + c % 4 : c % heads; }
-SPK_ABI_FN inline constexpr int mqa_tma_threads(int math_wgs) { return math_wgs == 1 ? kMqaTmaThreads : 128 * (math_wgs + 1); }
+SPK_ABI_FN inline constexpr int mqa_q_col_row(bool paired, int c, int heads) {
+  return paired ? (c % 8) / 4 : c / heads;
+}
+SPK_ABI_FN inline constexpr int mqa_q_col_head(bool paired, int c, int heads) {
+  return paired ? 4 * (c / 8) + c % 4 : c % heads;
+}
+SPK_ABI_FN inline constexpr int mqa_tma_threads(int math_wgs) {
+  return math_wgs == 1 ? kMqaTmaThreads : 128 * (math_wgs + 1);
+}
 // Registers per math-warpgroup thread after setmaxnreg: the CTA's launch allocation (65,536 /
 // threads, in steps of 8) less the producer warpgroup's (kMqaWsProducerRegs, or 24 for the
 // held-weights kernel of one N = 192 chunk, kernels/mqa_logits.cu), shared out.
@@ -161,7 +167,9 @@ struct alignas(64) SpecVerifyTmaParams {
 // 16-token slice; 32 for two m-tiles (rows 17-32) and for head_dim 256, so a CTA's ring stays
 // small enough for three CTAs per SM (GQA 8, k 3, head_dim 128: 60.5 KB, 504 us = 73.7% of the
 // HBM roofline on an H100 against 534 us = 69.6% with 64-token tiles and two CTAs per SM).
-SPK_ABI_FN inline constexpr int spec_verify_tile_tokens(int head_dim, int rows) { return head_dim <= 128 && rows <= 16 ? 64 : 32; }
+SPK_ABI_FN inline constexpr int spec_verify_tile_tokens(int head_dim, int rows) {
+  return head_dim <= 128 && rows <= 16 ? 64 : 32;
+}
 inline constexpr int spec_verify_ring_bytes(int head_dim, bool fp8, int rows, int stages) {
   const int tn = spec_verify_tile_tokens(head_dim, rows);
   const int row_bf16 = (head_dim + 8) * 2;
@@ -204,7 +212,7 @@ struct SpecVerifyCombineParams {
   uint64_t partial_lse;
   uint64_t out;
   uint64_t seq_lens;  // int32 [batch]: a request's split count is recomputed from it
-  int rows;  // batch * num_q * heads_q
+  int rows;           // batch * num_q * heads_q
   int head_dim;
   int num_splits;
   int rows_per_request;  // num_q * heads_q

@@ -34,9 +34,9 @@ template <bool FP8>
 __device__ __forceinline__ void mla_verify_body(const MlaVerifyParams& p) {
   extern __shared__ __align__(16) unsigned char mv_smem[];
   const int rs = specprobe_kernels::mla_verify_row_stride(p.kv_dim);  // bf16 elements, 16-byte multiple
-  __nv_bfloat16* qs = reinterpret_cast<__nv_bfloat16*>(mv_smem);     // [kHeads][rs]
-  __nv_bfloat16* ks = qs + kHeads * rs;                              // [kTile][rs]
-  float* sp = reinterpret_cast<float*>(ks + kTile * rs);             // [kHeads][kTile] scores, then P
+  __nv_bfloat16* qs = reinterpret_cast<__nv_bfloat16*>(mv_smem);      // [kHeads][rs]
+  __nv_bfloat16* ks = qs + kHeads * rs;                               // [kTile][rs]
+  float* sp = reinterpret_cast<float*>(ks + kTile * rs);              // [kHeads][kTile] scores, then P
   float* m_run = sp + kHeads * kTile;
   float* l_run = m_run + kHeads;
   float* alpha = l_run + kHeads;
@@ -49,8 +49,8 @@ __device__ __forceinline__ void mla_verify_body(const MlaVerifyParams& p) {
   const int pos = seq_len - p.num_q + j;  // this row's position: it sees positions <= pos
   const bool sparse = p.topk > 0;
   const int n = sparse ? p.topk : pos + 1;  // entries of the row's token list
-  const int* idx = sparse ? reinterpret_cast<const int*>(p.topk_indices) + (static_cast<size_t>(b) * p.num_q + j) * p.topk
-                          : nullptr;
+  const int* idx =
+      sparse ? reinterpret_cast<const int*>(p.topk_indices) + (static_cast<size_t>(b) * p.num_q + j) * p.topk : nullptr;
   const int* btab = reinterpret_cast<const int*>(p.block_table) + static_cast<size_t>(b) * p.block_table_stride;
   const size_t row_q = static_cast<size_t>(b) * p.num_q + j;
 
@@ -97,7 +97,8 @@ __device__ __forceinline__ void mla_verify_body(const MlaVerifyParams& p) {
       uint4 v = make_uint4(0, 0, 0, 0);
       if (tok >= 0) {
         const size_t slot = static_cast<size_t>(btab[tok / p.block_size]) * p.block_size + tok % p.block_size;
-        v = *reinterpret_cast<const uint4*>(cache + (slot * p.kv_dim + static_cast<size_t>(col) * kElemsPerLoad) * (FP8 ? 1 : 2));
+        v = *reinterpret_cast<const uint4*>(cache + (slot * p.kv_dim + static_cast<size_t>(col) * kElemsPerLoad) *
+                                                        (FP8 ? 1 : 2));
       }
       __nv_bfloat16* dst = ks + r * rs + col * kElemsPerLoad;
       if constexpr (FP8) {

@@ -24,8 +24,8 @@ __device__ __forceinline__ void mqa_logits_body(const MqaLogitsParams& p) {
   constexpr int T = kMqaTileTokens;
   constexpr int RS = D + 16;  // smem row stride (bytes): conflict-free ldmatrix
   constexpr int kStageBytes = T * RS + T * 4;
-  constexpr int NT = HC / 8;   // n-tiles (8 heads each) per warp
-  constexpr int KS = D / 32;   // k-steps of 32 e4m3
+  constexpr int NT = HC / 8;  // n-tiles (8 heads each) per warp
+  constexpr int KS = D / 32;  // k-steps of 32 e4m3
   extern __shared__ __align__(128) unsigned char smem[];
 
   const int b = blockIdx.y;
@@ -139,18 +139,14 @@ __device__ __forceinline__ void mqa_logits_body(const MqaLogitsParams& p) {
 #ifdef SPK_HAS_FP8_MMA
             spk::mma_e4m3_16832(acc[j], a, qf[j][kk][0], qf[j][kk][1]);
 #else
-            spk::mma_f16_16816(acc[j], spk::e4m3x2_to_f16x2_div256(a[0], false),
-                               spk::e4m3x2_to_f16x2_div256(a[1], false),
-                               spk::e4m3x2_to_f16x2_div256(a[0], true),
-                               spk::e4m3x2_to_f16x2_div256(a[1], true),
-                               spk::e4m3x2_to_f16x2_div256(qf[j][kk][0], false),
-                               spk::e4m3x2_to_f16x2_div256(qf[j][kk][0], true));
-            spk::mma_f16_16816(acc[j], spk::e4m3x2_to_f16x2_div256(a[2], false),
-                               spk::e4m3x2_to_f16x2_div256(a[3], false),
-                               spk::e4m3x2_to_f16x2_div256(a[2], true),
-                               spk::e4m3x2_to_f16x2_div256(a[3], true),
-                               spk::e4m3x2_to_f16x2_div256(qf[j][kk][1], false),
-                               spk::e4m3x2_to_f16x2_div256(qf[j][kk][1], true));
+            spk::mma_f16_16816(
+                acc[j], spk::e4m3x2_to_f16x2_div256(a[0], false), spk::e4m3x2_to_f16x2_div256(a[1], false),
+                spk::e4m3x2_to_f16x2_div256(a[0], true), spk::e4m3x2_to_f16x2_div256(a[1], true),
+                spk::e4m3x2_to_f16x2_div256(qf[j][kk][0], false), spk::e4m3x2_to_f16x2_div256(qf[j][kk][0], true));
+            spk::mma_f16_16816(
+                acc[j], spk::e4m3x2_to_f16x2_div256(a[2], false), spk::e4m3x2_to_f16x2_div256(a[3], false),
+                spk::e4m3x2_to_f16x2_div256(a[2], true), spk::e4m3x2_to_f16x2_div256(a[3], true),
+                spk::e4m3x2_to_f16x2_div256(qf[j][kk][1], false), spk::e4m3x2_to_f16x2_div256(qf[j][kk][1], true));
 #endif
           }
         }
@@ -200,9 +196,9 @@ __device__ __forceinline__ void mqa_logits_body(const MqaLogitsParams& p) {
 #else
 #define SPK_MQA_MINB(HC) 2
 #endif
-#define SPK_MQA(D, HC)                                                                       \
+#define SPK_MQA(D, HC)                                                                                              \
   extern "C" __global__ void __launch_bounds__(256, SPK_MQA_MINB(HC)) mqa_logits_d##D##_hc##HC(MqaLogitsParams p) { \
-    mqa_logits_body<D, HC>(p);                                                               \
+    mqa_logits_body<D, HC>(p);                                                                                      \
   }
 SPK_MQA(64, 16)
 SPK_MQA(64, 32)
@@ -262,19 +258,23 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
 }
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* map, uint32_t bar, int c0, int c1) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
 }
 __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2) {
   asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
+          "r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
       : "memory");
 }
-__device__ __forceinline__ void tma_load_4d(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2, int c3) {
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2,
+                                            int c3) {
   asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+      "[%6];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
       : "memory");
 }
@@ -298,9 +298,13 @@ struct RingPos {
 // Named barrier of one math warpgroup (ids 1..NW; 0 is __syncthreads).
 __device__ __forceinline__ void wg_barrier(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
 template <int REGS>
-__device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
 template <int REGS>
-__device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
 
 // relu(x) as the epilogue multiplies it by a weight. In kReluAdd kernels the weights are stored
 // halved and relu(x) * w is computed as (x + |x|) * (w / 2): the same product bit for bit (the
@@ -444,8 +448,10 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
     int lo = 0, hi = p.batch - 1;
     while (lo < hi) {
       const int mid = (lo + hi + 1) >> 1;
-      if (prefix[mid] <= gpos) lo = mid;
-      else hi = mid - 1;
+      if (prefix[mid] <= gpos)
+        lo = mid;
+      else
+        hi = mid - 1;
     }
     const int tb = gpos - prefix[lo];
     return Segment{lo, tb, min(prefix[lo + 1] - prefix[lo], tb + (g_end - gpos))};
@@ -471,8 +477,10 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       if (seg > 0) mbar_wait(q_empty, (seg - 1) & 1);  // the previous request's q is no longer read
       mbar_expect_tx(q_full, nchunks * N * D);
       for (int c = 0; c < nchunks; ++c) {
-        if constexpr (kPaired) tma_load_4d(qs_addr + c * N * D, &P.q_map, q_full, 0, 0, b * n + c * RPC, 0);
-        else tma_load_2d(qs_addr + c * N * D, &P.q_map, q_full, 0, b * n * H + c * N);
+        if constexpr (kPaired)
+          tma_load_4d(qs_addr + c * N * D, &P.q_map, q_full, 0, 0, b * n + c * RPC, 0);
+        else
+          tma_load_2d(qs_addr + c * N * D, &P.q_map, q_full, 0, b * n * H + c * N);
       }
       const int* btab = reinterpret_cast<const int*>(p.block_table) + static_cast<size_t>(b) * p.block_table_stride;
       for (int tile = tb; tile < te; ++tile) {
@@ -483,16 +491,16 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
           const int blk = btab[tok0 / bkv], off = tok0 % bkv;
           mbar_expect_tx(full, T * D + T * 4);
           tma_load_3d(kv_addr + ring.stage * T * D, &P.kv_map, full, 0, off, blk);
-          bulk_load(sc_addr + ring.stage * T * 4, kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(bkv) * D + off * 4,
-                    T * 4, full);
+          bulk_load(sc_addr + ring.stage * T * 4,
+                    kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(bkv) * D + off * 4, T * 4, full);
         } else {  // 64 / block_kv blocks; those past the context are not read (rows never stored)
           const int parts = min(T / bkv, (ctx_max - tok0 + bkv - 1) / bkv);
           mbar_expect_tx(full, parts * bkv * (D + 4));
           for (int j = 0; j < parts; ++j) {
             const int blk = btab[tok0 / bkv + j];
             tma_load_3d(kv_addr + ring.stage * T * D + j * bkv * D, &P.kv_map, full, 0, 0, blk);
-            bulk_load(sc_addr + ring.stage * T * 4 + j * bkv * 4, kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(bkv) * D,
-                      bkv * 4, full);
+            bulk_load(sc_addr + ring.stage * T * 4 + j * bkv * 4,
+                      kv + static_cast<size_t>(blk) * block_bytes + static_cast<size_t>(bkv) * D, bkv * 4, full);
           }
         }
         ring.advance(S);
@@ -531,7 +539,8 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       const int row_i = chunk * RPC + specprobe_kernels::mqa_q_col_row(kPaired, cc, H),
                 h = specprobe_kernels::mqa_q_col_head(kPaired, cc, H);
       const float wv = row_i < n ? w[(static_cast<size_t>(b) * n + row_i) * H + h] : 0.f;
-      wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] = (relu_by_add<RPC, NW, HELD>(cc / 8) ? 0.5f : 1.f) * wv;  // see relu_term
+      wsm[(chunk * 4 + (cc % 8) / 2) * WS + 2 * (cc / 8) + (cc % 2)] =
+          (relu_by_add<RPC, NW, HELD>(cc / 8) ? 0.5f : 1.f) * wv;  // see relu_term
     }
     for (int r = wtid; r < n; r += 128) ctx_s[r] = ctx_all[b * n + r];
     wg_barrier(1 + mw);
@@ -557,7 +566,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
       const int tok0 = tile * T + t0, tok1 = tok0 + 8;
       const uint32_t a_base = kv_addr + ring.stage * T * D;
       // One chunk's wgmma into acc (asynchronous: committed as its own group).
-      auto issue = [&](float (&acc)[N / 2], int chunk) {
+      auto issue = [&](float(&acc)[N / 2], int chunk) {
         const uint32_t da = spk::smem_desc_lo(a_base), db = spk::smem_desc_lo(qs_addr + chunk * N * D);
 #pragma unroll
         for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
@@ -568,7 +577,7 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
         spk::wgmma_commit();
       };
       // The chunk's scores once its wgmma has completed: relu, weights, sum over heads, store.
-      auto epilogue = [&](float (&acc)[N / 2], int chunk) {
+      auto epilogue = [&](float(&acc)[N / 2], int chunk) {
 #pragma unroll
         for (int i = 0; i < N / 2; ++i) spk::reg_fence(acc[i]);
         if (chunk == nchunks - 1) mbar_arrive(bar0 + 8 * (S + ring.stage));  // tile read: the producer may refill
@@ -635,8 +644,10 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
         quad_round<2 * RP, RP == 1 ? 0 : 1>(v, w1, lb0, 1);
         constexpr int KO = RP == 1 ? 1 : RP / 2;
         float w2[KO];
-        if constexpr (RP == 1) w2[0] = w1[0] + __shfl_xor_sync(0xffffffffu, w1[0], 2);
-        else quad_round<RP, RP == 2 ? 0 : 1>(w1, w2, lb1, 2);
+        if constexpr (RP == 1)
+          w2[0] = w1[0] + __shfl_xor_sync(0xffffffffu, w1[0], 2);
+        else
+          quad_round<RP, RP == 2 ? 0 : 1>(w1, w2, lb1, 2);
 #pragma unroll
         for (int o = 0; o < KO; ++o) {
           const int row = RP == 1 ? 0 : RP == 2 ? int(lb0) : tig + 4 * (o >> 1);
@@ -673,25 +684,25 @@ __device__ __forceinline__ void mqa_logits_tma_body(const MqaTmaParams& P) {
 
 }  // namespace
 
-#define SPK_MQA_TMA(D, H, RPC)                                                                      \
-  extern "C" __global__ void __launch_bounds__(160, 2)                                              \
-      mqa_logits_tma_d##D##_h##H##_r##RPC(const __grid_constant__ MqaTmaParams p) {                 \
-    mqa_logits_tma_body<D, H, RPC, 1>(p);                                                           \
+#define SPK_MQA_TMA(D, H, RPC)                                                      \
+  extern "C" __global__ void __launch_bounds__(160, 2)                              \
+      mqa_logits_tma_d##D##_h##H##_r##RPC(const __grid_constant__ MqaTmaParams p) { \
+    mqa_logits_tma_body<D, H, RPC, 1>(p);                                           \
   }
-#define SPK_MQA_TMA_D(D)   \
-  SPK_MQA_TMA(D, 16, 1)    \
-  SPK_MQA_TMA(D, 16, 2)    \
-  SPK_MQA_TMA(D, 16, 4)    \
-  SPK_MQA_TMA(D, 16, 8)    \
-  SPK_MQA_TMA(D, 32, 1)    \
-  SPK_MQA_TMA(D, 32, 2)    \
-  SPK_MQA_TMA(D, 32, 4)    \
-  SPK_MQA_TMA(D, 32, 8)    \
-  SPK_MQA_TMA(D, 64, 1)    \
-  SPK_MQA_TMA(D, 64, 2)    \
-  SPK_MQA_TMA(D, 64, 3)    \
-  SPK_MQA_TMA(D, 64, 4)    \
-  SPK_MQA_TMA(D, 128, 1)   \
+#define SPK_MQA_TMA_D(D) \
+  SPK_MQA_TMA(D, 16, 1)  \
+  SPK_MQA_TMA(D, 16, 2)  \
+  SPK_MQA_TMA(D, 16, 4)  \
+  SPK_MQA_TMA(D, 16, 8)  \
+  SPK_MQA_TMA(D, 32, 1)  \
+  SPK_MQA_TMA(D, 32, 2)  \
+  SPK_MQA_TMA(D, 32, 4)  \
+  SPK_MQA_TMA(D, 32, 8)  \
+  SPK_MQA_TMA(D, 64, 1)  \
+  SPK_MQA_TMA(D, 64, 2)  \
+  SPK_MQA_TMA(D, 64, 3)  \
+  SPK_MQA_TMA(D, 64, 4)  \
+  SPK_MQA_TMA(D, 128, 1) \
   SPK_MQA_TMA(D, 128, 2)
 SPK_MQA_TMA_D(64)
 SPK_MQA_TMA_D(128)
@@ -700,10 +711,10 @@ SPK_MQA_TMA_D(128)
 // of 128) and only the variants that won a measurement somewhere in next_n 1-6 on an H100
 // (docs/perf/kernels.md#mqa-warp-specialized; probes/mqa_logits.cpp mqa_ws_variant picks among
 // them); every other shape runs the two-CTA kernels above.
-#define SPK_MQA_WS(NW, D, H, RPC)                                                                   \
-  extern "C" __global__ void __launch_bounds__(128 * (NW + 1), 1)                                   \
-      mqa_logits_ws##NW##_d##D##_h##H##_r##RPC(const __grid_constant__ MqaTmaParams p) {            \
-    mqa_logits_tma_body<D, H, RPC, NW>(p);                                                          \
+#define SPK_MQA_WS(NW, D, H, RPC)                                                        \
+  extern "C" __global__ void __launch_bounds__(128 * (NW + 1), 1)                        \
+      mqa_logits_ws##NW##_d##D##_h##H##_r##RPC(const __grid_constant__ MqaTmaParams p) { \
+    mqa_logits_tma_body<D, H, RPC, NW>(p);                                               \
   }
 SPK_MQA_WS(4, 128, 64, 1)
 SPK_MQA_WS(4, 128, 64, 2)
@@ -716,10 +727,10 @@ SPK_MQA_WS(3, 128, 64, 3)
 // ptxas still stores a few registers (64 bytes) but it runs 122 (H100) and 113.3 (H200, against
 // 120.0). The two-chunk kernel keeps 40: at 24 it ran 146.6 against 144.4
 // (docs/perf/kernels.md#mqa-held-weights).
-#define SPK_MQA_WS_HELD(NW, D, H, RPC, HELD, PR)                                                    \
-  extern "C" __global__ void __launch_bounds__(128 * (NW + 1), 1)                                   \
-      mqa_logits_ws##NW##_d##D##_h##H##_r##RPC##_c##HELD(const __grid_constant__ MqaTmaParams p) {  \
-    mqa_logits_tma_body<D, H, RPC, NW, HELD, PR>(p);                                                \
+#define SPK_MQA_WS_HELD(NW, D, H, RPC, HELD, PR)                                                   \
+  extern "C" __global__ void __launch_bounds__(128 * (NW + 1), 1)                                  \
+      mqa_logits_ws##NW##_d##D##_h##H##_r##RPC##_c##HELD(const __grid_constant__ MqaTmaParams p) { \
+    mqa_logits_tma_body<D, H, RPC, NW, HELD, PR>(p);                                               \
   }
 SPK_MQA_WS_HELD(3, 128, 64, 2, 2, 40)
 SPK_MQA_WS_HELD(3, 128, 64, 3, 1, 24)

@@ -53,7 +53,8 @@ __device__ __forceinline__ void sv_mbar_wait(uint32_t bar, uint32_t parity) {
 }
 __device__ __forceinline__ void sv_tma_4d(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2, int c3) {
   asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+      "[%6];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
       : "memory");
 }
@@ -63,15 +64,16 @@ __device__ __forceinline__ void sv_tma_4d(uint32_t dst, const void* map, uint32_
 
 // TMA: the bf16 copy-engine variant (SpecVerifyTmaParams); tp is null otherwise.
 template <int D, bool FP8, int MR, bool TMA = false>
-__device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p, const specprobe_kernels::SpecVerifyTmaParams* tp = nullptr) {
+__device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p,
+                                                 const specprobe_kernels::SpecVerifyTmaParams* tp = nullptr) {
   static_assert(!(TMA && FP8), "the copy-engine variant is bf16 only");
   constexpr int TN = specprobe_kernels::spec_verify_tile_tokens(D, MR);
-  constexpr int RB = D + 8;               // bf16 row stride (elements)
-  constexpr int MT = MR / 16;             // m-tiles
+  constexpr int RB = D + 8;                                        // bf16 row stride (elements)
+  constexpr int MT = MR / 16;                                      // m-tiles
   constexpr int WT = (4 / MT) < (TN / 16) ? (4 / MT) : (TN / 16);  // warps sharing an m-tile's tokens
-  constexpr int TPW = TN / WT;            // tokens per warp per tile
-  constexpr int NTS = TPW / 8;            // S n-tiles per warp
-  constexpr int NTO = D / 8;              // O n-tiles (full head_dim per warp)
+  constexpr int TPW = TN / WT;                                     // tokens per warp per tile
+  constexpr int NTS = TPW / 8;                                     // S n-tiles per warp
+  constexpr int NTO = D / 8;                                       // O n-tiles (full head_dim per warp)
   extern __shared__ __align__(1024) unsigned char sv_smem[];
   unsigned char* smem = sv_smem;
   const int S = p.stages;
@@ -229,14 +231,17 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p, cons
         const int chunks = (TN - valid_n) * 8;  // 16-byte chunks per half
         for (int c = tid; c < 2 * (D / 64) * chunks; c += kThreads) {
           const int part = c / chunks, rc = c % chunks;  // part = (K | V) x half
-          *reinterpret_cast<uint4*>(st + part * TN * 128 + (valid_n + rc / 8) * 128 + (rc % 8) * 16) = make_uint4(0, 0, 0, 0);
+          *reinterpret_cast<uint4*>(st + part * TN * 128 + (valid_n + rc / 8) * 128 + (rc % 8) * 16) =
+              make_uint4(0, 0, 0, 0);
         }
       }
     }
 #endif
     if constexpr (!TMA) {
-      if (S == 3) spk::cp_async_wait<1>();
-      else spk::cp_async_wait<0>();
+      if (S == 3)
+        spk::cp_async_wait<1>();
+      else
+        spk::cp_async_wait<0>();
     }
     __syncthreads();
     if (tile + S - 1 < tile_end) load_tile(tile + S - 1, (it + S - 1) % S);
@@ -395,7 +400,8 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p, cons
       }
 #pragma unroll
       for (int n = 0; n < NTO; ++n)
-        *reinterpret_cast<float2*>(ored + (ts * MR + r) * D + n * 8 + tig * 2) = make_float2(o[n][2 * h], o[n][2 * h + 1]);
+        *reinterpret_cast<float2*>(ored + (ts * MR + r) * D + n * 8 + tig * 2) =
+            make_float2(o[n][2 * h], o[n][2 * h + 1]);
     }
   }
   __syncthreads();
@@ -426,7 +432,8 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p, cons
           __floats2bfloat162_rn(x0 * inv, x1 * inv);
     } else {
       const size_t prow = static_cast<size_t>(split) * p.batch * p.num_q * p.heads_q + orow;
-      *reinterpret_cast<float2*>(reinterpret_cast<float*>(p.partial_o) + prow * D + col) = make_float2(x0 * inv, x1 * inv);
+      *reinterpret_cast<float2*>(reinterpret_cast<float*>(p.partial_o) + prow * D + col) =
+          make_float2(x0 * inv, x1 * inv);
       if (col == 0) reinterpret_cast<float*>(p.partial_lse)[prow] = L > 0.f ? M + log2f(L) : -INFINITY;
     }
   }
@@ -434,18 +441,18 @@ __device__ __forceinline__ void spec_verify_body(const SpecVerifyParams& p, cons
 
 }  // namespace
 
-#define SPK_SV(D, FP8, MR, NAME)                                                                   \
-  extern "C" __global__ void __launch_bounds__(kThreads) NAME(SpecVerifyParams p) {             \
-    spec_verify_body<D, FP8, MR>(p);                                                            \
-  }
+#define SPK_SV(D, FP8, MR, NAME) \
+  extern "C" __global__ void __launch_bounds__(kThreads) NAME(SpecVerifyParams p) { spec_verify_body<D, FP8, MR>(p); }
 #if SPK_SV_TMA
-#define SPK_SV_TMA_K(D, MR, NAME)                                                                              \
-  extern "C" __global__ void __launch_bounds__(kThreads) NAME(const __grid_constant__ specprobe_kernels::SpecVerifyTmaParams tp) { \
-    spec_verify_body<D, false, MR, true>(tp.p, &tp);                                                             \
+#define SPK_SV_TMA_K(D, MR, NAME)                                               \
+  extern "C" __global__ void __launch_bounds__(kThreads)                        \
+      NAME(const __grid_constant__ specprobe_kernels::SpecVerifyTmaParams tp) { \
+    spec_verify_body<D, false, MR, true>(tp.p, &tp);                            \
   }
 #else
-#define SPK_SV_TMA_K(D, MR, NAME) \
-  extern "C" __global__ void __launch_bounds__(kThreads) NAME(const __grid_constant__ specprobe_kernels::SpecVerifyTmaParams tp) {}
+#define SPK_SV_TMA_K(D, MR, NAME)                        \
+  extern "C" __global__ void __launch_bounds__(kThreads) \
+      NAME(const __grid_constant__ specprobe_kernels::SpecVerifyTmaParams tp) {}
 #endif
 SPK_SV_TMA_K(64, 16, spec_verify_d64_bf16_r16_tma)
 SPK_SV_TMA_K(64, 32, spec_verify_d64_bf16_r32_tma)
@@ -485,13 +492,13 @@ extern "C" __global__ void __launch_bounds__(128) spec_verify_combine(SpecVerify
       const float l = lse[static_cast<size_t>(s) * p.rows + row];
       const float w = l == -INFINITY ? 0.f : exp2f(l - mx);
       const float2 v = *reinterpret_cast<const float2*>(reinterpret_cast<const float*>(p.partial_o) +
-                                                         (static_cast<size_t>(s) * p.rows + row) * p.head_dim + d);
+                                                        (static_cast<size_t>(s) * p.rows + row) * p.head_dim + d);
       n0 += w * v.x;
       n1 += w * v.y;
       den += w;
     }
     const float inv = den > 0.f ? 1.f / den : 0.f;
-    *reinterpret_cast<__nv_bfloat162*>(reinterpret_cast<__nv_bfloat16*>(p.out) + static_cast<size_t>(row) * p.head_dim + d) =
-        __floats2bfloat162_rn(n0 * inv, n1 * inv);
+    *reinterpret_cast<__nv_bfloat162*>(reinterpret_cast<__nv_bfloat16*>(p.out) + static_cast<size_t>(row) * p.head_dim +
+                                       d) = __floats2bfloat162_rn(n0 * inv, n1 * inv);
   }
 }

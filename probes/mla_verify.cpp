@@ -31,7 +31,9 @@ SpecProblem mla_verify_spec_problem(const Json& spec) {
   auto error = [](const char* key, int v, const std::string& why) -> SpecProblem {
     return {kError, fmt::format("spec key '{}' is {}: {}", key, v, why)};
   };
-  auto skip = [](const std::string& why) -> SpecProblem { return {kSkip, "shape not supported by the probe kernel: " + why}; };
+  auto skip = [](const std::string& why) -> SpecProblem {
+    return {kSkip, "shape not supported by the probe kernel: " + why};
+  };
   const std::string dt = spec.value("kv_dtype", std::string("bf16"));
   if (s.k < 0) return error("k", s.k, "num_speculative_tokens is at least 0");
   if (s.heads < 1) return error("heads", s.heads, "a rank has at least one query head");
@@ -49,9 +51,10 @@ SpecProblem mla_verify_spec_problem(const Json& spec) {
   if (s.k > 15) return skip(fmt::format("k {} outside 0..15", s.k));
   if (s.heads > 128) return skip(fmt::format("heads {} > 128 query heads per rank", s.heads));
   if (kv_dim % 16 != 0 || kv_dim > specprobe_kernels::kMlaVerifyMaxDim)
-    return skip(fmt::format("kv_dim {} (latent_dim {} + rope_dim {}) is not a multiple of 16 up to {}", kv_dim, s.latent_dim,
-                            s.rope_dim, specprobe_kernels::kMlaVerifyMaxDim));
-  if (s.topk > kMaxProbeContext) return skip(fmt::format("topk {} > {} (the probes' context limit)", s.topk, kMaxProbeContext));
+    return skip(fmt::format("kv_dim {} (latent_dim {} + rope_dim {}) is not a multiple of 16 up to {}", kv_dim,
+                            s.latent_dim, s.rope_dim, specprobe_kernels::kMlaVerifyMaxDim));
+  if (s.topk > kMaxProbeContext)
+    return skip(fmt::format("topk {} > {} (the probes' context limit)", s.topk, kMaxProbeContext));
   if (s.block_size > 4096) return skip(fmt::format("block_size {} outside 1..4096", s.block_size));
   return {};
 }
@@ -88,15 +91,17 @@ MlaVerifyBytes bytes_for(const MlaVerifyShape& s, int batch, const PagedRequests
   const uint64_t rows = static_cast<uint64_t>(batch) * static_cast<uint64_t>(s.k + 1) * static_cast<uint64_t>(s.heads);
   MlaVerifyBytes b;
   b.q = rows * static_cast<uint64_t>(s.kv_dim()) * 2;
-  b.cache = static_cast<uint64_t>(paged.num_blocks) * static_cast<uint64_t>(s.block_size) * static_cast<uint64_t>(s.kv_dim()) *
-            (s.fp8 ? 1 : 2);
+  b.cache = static_cast<uint64_t>(paged.num_blocks) * static_cast<uint64_t>(s.block_size) *
+            static_cast<uint64_t>(s.kv_dim()) * (s.fp8 ? 1 : 2);
   b.block_table = static_cast<uint64_t>(batch) * static_cast<uint64_t>(paged.bt_stride) * 4;
   b.seq_lens = static_cast<uint64_t>(batch) * 4;
   b.topk_indices = static_cast<uint64_t>(batch) * static_cast<uint64_t>(s.k + 1) * static_cast<uint64_t>(s.topk) * 4;
   b.out = rows * static_cast<uint64_t>(s.v_dim) * 2;
   // mla_verify_reference: the scores of every head over a row's visible tokens, q in fp64, one row.
   const uint64_t tokens = static_cast<uint64_t>(s.topk > 0 ? std::min(s.topk, context) : context);
-  b.reference = (static_cast<uint64_t>(s.heads) * (tokens + static_cast<uint64_t>(s.kv_dim())) + static_cast<uint64_t>(s.kv_dim())) * 8;
+  b.reference = (static_cast<uint64_t>(s.heads) * (tokens + static_cast<uint64_t>(s.kv_dim())) +
+                 static_cast<uint64_t>(s.kv_dim())) *
+                8;
   return b;
 }
 
@@ -215,7 +220,8 @@ std::vector<double> mla_verify_reference(const MlaVerifyInputs& in, int b, int j
   return out;
 }
 
-ErrorStats check_mla_verify(const MlaVerifyInputs& in, const std::vector<uint16_t>& out, const std::vector<int>& requests) {
+ErrorStats check_mla_verify(const MlaVerifyInputs& in, const std::vector<uint16_t>& out,
+                            const std::vector<int>& requests) {
   ErrorStats st;
   const size_t per_row = static_cast<size_t>(in.heads) * in.v_dim;
   std::vector<std::pair<int, int>> rows;
@@ -239,7 +245,8 @@ MlaVerifyLaunch mla_verify_launch_config(const MlaVerifyInputs& in) {
   MlaVerifyLaunch l;
   l.kernel = in.fp8 ? "mla_verify_fp8" : "mla_verify_bf16";
   l.grid_x = static_cast<unsigned>(in.batch * in.num_q);
-  l.grid_y = static_cast<unsigned>((in.heads + specprobe_kernels::kMlaVerifyHeadsPerCta - 1) / specprobe_kernels::kMlaVerifyHeadsPerCta);
+  l.grid_y = static_cast<unsigned>((in.heads + specprobe_kernels::kMlaVerifyHeadsPerCta - 1) /
+                                   specprobe_kernels::kMlaVerifyHeadsPerCta);
   l.smem = static_cast<unsigned>(specprobe_kernels::mla_verify_smem_bytes(in.kv_dim));
   return l;
 }
@@ -256,10 +263,22 @@ Expected<MlaVerifyDevice> upload_mla_verify(GpuSession& s, const MlaVerifyInputs
   for (auto* a : {&q, &kv, &bt, &sl, &tk, &out})
     if (!*a) return a->error();
   if (auto st = poison_bf16(s, *out, in.out_elems()); !st) return st.error();
-  dev.params = {.q = *q, .kv_cache = *kv, .block_table = *bt, .seq_lens = *sl, .topk_indices = *tk, .out = *out,
-                .batch = in.batch, .num_q = in.num_q, .heads = in.heads, .kv_dim = in.kv_dim, .v_dim = in.v_dim,
-                .block_size = in.block_size, .block_table_stride = in.bt_stride, .topk = in.topk,
-                .sm_scale = in.sm_scale, .kv_scale = in.kv_scale};
+  dev.params = {.q = *q,
+                .kv_cache = *kv,
+                .block_table = *bt,
+                .seq_lens = *sl,
+                .topk_indices = *tk,
+                .out = *out,
+                .batch = in.batch,
+                .num_q = in.num_q,
+                .heads = in.heads,
+                .kv_dim = in.kv_dim,
+                .v_dim = in.v_dim,
+                .block_size = in.block_size,
+                .block_table_stride = in.bt_stride,
+                .topk = in.topk,
+                .sm_scale = in.sm_scale,
+                .kv_scale = in.kv_scale};
   return dev;
 }
 
@@ -271,7 +290,8 @@ Status launch_mla_verify(GpuSession& s, const MlaVerifyDevice& dev) {
 }
 
 Json run_mla_verify_probe(const Json& spec) {
-  if (const SpecProblem sp = mla_verify_spec_problem(spec); !sp.status.empty()) return make_result(spec, sp.status, sp.reason);
+  if (const SpecProblem sp = mla_verify_spec_problem(spec); !sp.status.empty())
+    return make_result(spec, sp.status, sp.reason);
   const MlaVerifyShape shape = mla_verify_shape(spec);
   const bool bench = spec.value("bench", false);
   const auto [batch, context] = mla_verify_probe_size(spec);
@@ -279,7 +299,8 @@ Json run_mla_verify_probe(const Json& spec) {
     return make_result(spec, kError, "request set not usable: " + why);
   const uint64_t seed = spec.value("seed", 1);
   const MlaVerifyBytes bytes = mla_verify_input_bytes(shape, batch, context, seed);
-  if (Json sk = host_memory_skip(spec, bytes.host(), "host memory for the inputs, the downloaded outputs and the reference");
+  if (Json sk =
+          host_memory_skip(spec, bytes.host(), "host memory for the inputs, the downloaded outputs and the reference");
       !sk.is_null())
     return sk;
   if (probe_kernels_fatbin().empty()) return make_result(spec, kSkip, kNoKernelsReason);
@@ -295,7 +316,9 @@ Json run_mla_verify_probe(const Json& spec) {
   auto dev = upload_mla_verify(s, in);
   if (!dev) return cuda_failure(s, spec, dev.error());
   std::vector<uint16_t> out(in.out_elems());
-  if (auto st = launch_and_download(s, [&] { return launch_mla_verify(s, *dev); }, dev->params.out, out); !st)
+  if (auto st = launch_and_download(
+          s, [&] { return launch_mla_verify(s, *dev); }, dev->params.out, out);
+      !st)
     return cuda_failure(s, spec, st.error());
   probe_phase(PhaseWhere::kHost, "check against the CPU reference");
   const ErrorStats err = check_mla_verify(in, out, bench ? std::vector<int>{0, in.batch - 1} : std::vector<int>{});
@@ -303,7 +326,8 @@ Json run_mla_verify_probe(const Json& spec) {
   res["metrics"]["max_abs_err"] = std::isfinite(err.max_abs_err) ? Json(err.max_abs_err) : Json(nullptr);
   res["metrics"]["kv_dim"] = in.kv_dim;
   res["metrics"]["v_dim"] = in.v_dim;
-  if (auto f = s.function(l.kernel)) res["evidence"] = s.kernel_evidence(*f, l.kernel, LaunchShape{l.grid_x, l.grid_y, 1, l.threads, l.smem});
+  if (auto f = s.function(l.kernel))
+    res["evidence"] = s.kernel_evidence(*f, l.kernel, LaunchShape{l.grid_x, l.grid_y, 1, l.threads, l.smem});
   res["evidence"]["gpu"] = s.gpu().name;
   if (spec.value("time", bench)) {
     probe_phase(PhaseWhere::kDevice, "time kernel");

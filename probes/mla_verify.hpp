@@ -86,7 +86,8 @@ inline constexpr double kMlaVerifyMaxRel = 1e-2;
 // values (e4m3 x kv_scale for fp8) and the row's visible positions, read through the block table.
 std::vector<double> mla_verify_reference(const MlaVerifyInputs& in, int b, int j);
 // Checks `out` (bf16 bits) for the given requests (all when empty).
-ErrorStats check_mla_verify(const MlaVerifyInputs& in, const std::vector<uint16_t>& out, const std::vector<int>& requests);
+ErrorStats check_mla_verify(const MlaVerifyInputs& in, const std::vector<uint16_t>& out,
+                            const std::vector<int>& requests);
 bool mla_verify_passes(const ErrorStats& e);
 
 struct MlaVerifyLaunch {

@@ -54,7 +54,8 @@ MqaInputs make_mqa_inputs(int batch, int next_n, int heads, int head_dim, int bl
   return in;
 }
 
-MqaBytes mqa_buffer_bytes(int batch, int next_n, int heads, int head_dim, int block_kv, int context, int64_t num_blocks) {
+MqaBytes mqa_buffer_bytes(int batch, int next_n, int heads, int head_dim, int block_kv, int context,
+                          int64_t num_blocks) {
   const uint64_t rows = static_cast<uint64_t>(batch) * static_cast<uint64_t>(next_n);
   const uint64_t logits_stride = static_cast<uint64_t>((context + 255) / 256 * 256 + 256);  // as make_mqa_inputs
   const uint64_t bt_stride = static_cast<uint64_t>((context + block_kv - 1) / block_kv + 1);
@@ -151,9 +152,12 @@ int mqa_rows_per_chunk(int next_n, int heads) {
   // Rows per wgmma (N = rpc * heads <= 256): fewest padded columns, each extra chunk costing
   // about 64 columns of issue and epilogue overhead.
   std::vector<int> cands;
-  if (heads == 64) cands = {1, 2, 3, 4};
-  else if (heads == 128) cands = {1, 2};
-  else cands = {1, 2, 4, 8};
+  if (heads == 64)
+    cands = {1, 2, 3, 4};
+  else if (heads == 128)
+    cands = {1, 2};
+  else
+    cands = {1, 2, 4, 8};
   int best = cands.front();
   long best_cost = -1;
   for (int r : cands) {
@@ -186,8 +190,8 @@ MqaWsVariant mqa_ws_variant(int batch, int next_n, int heads, int head_dim, int6
     int math_wgs, rpc, held;
     double floor_us, chunk_us;
   };
-  static constexpr Cand kCands[] = {{4, 1, 0, 112, 46}, {4, 2, 0, 112, 79}, {3, 3, 0, 124, 109}, {3, 2, 2, 124, 69},
-                                    {3, 3, 1, 122, 104}};
+  static constexpr Cand kCands[] = {
+      {4, 1, 0, 112, 46}, {4, 2, 0, 112, 79}, {3, 3, 0, 124, 109}, {3, 2, 2, 124, 69}, {3, 3, 1, 122, 104}};
   MqaWsVariant best;
   if (heads != 64 || head_dim != 128) return best;
   std::pair<double, double> best_cost;  // (modelled time, compute part)
@@ -253,7 +257,8 @@ bool mqa_tma_supported(int cc_major, int cc_minor, int heads, int head_dim, int 
 }
 
 double mqa_threshold(const std::string& kernel) {
-  return kernel.rfind("mqa_logits_tma_", 0) == 0 || kernel.rfind("mqa_logits_ws", 0) == 0 ? kMqaLogitsMaxRelFp8Tc : kMqaLogitsMaxRel;
+  return kernel.rfind("mqa_logits_tma_", 0) == 0 || kernel.rfind("mqa_logits_ws", 0) == 0 ? kMqaLogitsMaxRelFp8Tc
+                                                                                          : kMqaLogitsMaxRel;
 }
 
 MqaQMapGeometry mqa_q_map_geometry(const MqaInputs& in, const MqaLaunch& l) {
@@ -277,7 +282,8 @@ namespace {
 
 // The two CUtensorMaps of the sm_90a kernel (see MqaTmaParams); Error when the driver lacks
 // cuTensorMapEncodeTiled or rejects a map.
-Status encode_mqa_tensor_maps(GpuSession& s, const MqaInputs& in, const MqaLaunch& l, specprobe_kernels::MqaTmaParams& tp) {
+Status encode_mqa_tensor_maps(GpuSession& s, const MqaInputs& in, const MqaLaunch& l,
+                              specprobe_kernels::MqaTmaParams& tp) {
   auto& drv = s.driver();
   if (!drv.api().cuTensorMapEncodeTiled) return environment_error("the driver has no cuTensorMapEncodeTiled");
   const int swz = in.head_dim == 128 ? cu::kTensorMapSwizzle128B : cu::kTensorMapSwizzle64B;
@@ -287,13 +293,14 @@ Status encode_mqa_tensor_maps(GpuSession& s, const MqaInputs& in, const MqaLaunc
                               static_cast<uint64_t>(in.num_blocks)};
     const uint64_t strides[2] = {static_cast<uint64_t>(in.head_dim), in.block_bytes()};
     const unsigned box[3] = {static_cast<unsigned>(in.head_dim), static_cast<unsigned>(std::min(in.block_kv, 64)), 1};
-    SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.kv_map, cu::kTensorMapDataTypeUint8, 3, reinterpret_cast<void*>(tp.p.kv), dims,
-                                          strides, box, estr, 0, swz, cu::kTensorMapL2Promotion256B, 0));
+    SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.kv_map, cu::kTensorMapDataTypeUint8, 3, reinterpret_cast<void*>(tp.p.kv),
+                                          dims, strides, box, estr, 0, swz, cu::kTensorMapL2Promotion256B, 0));
   }
   {
     const MqaQMapGeometry g = mqa_q_map_geometry(in, l);
-    SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.q_map, cu::kTensorMapDataTypeUint8, g.rank, reinterpret_cast<void*>(tp.p.q),
-                                          g.dims, g.strides, g.box, estr, 0, swz, cu::kTensorMapL2Promotion256B, 0));
+    SP_CU_TRY(drv,
+              cuTensorMapEncodeTiled(tp.q_map, cu::kTensorMapDataTypeUint8, g.rank, reinterpret_cast<void*>(tp.p.q),
+                                     g.dims, g.strides, g.box, estr, 0, swz, cu::kTensorMapL2Promotion256B, 0));
   }
   return Ok{};
 }
@@ -316,10 +323,11 @@ ProbeSize mqa_probe_size(const Json& spec) {
 }
 
 Json run_mqa_logits_probe(const Json& spec) {
-  if (auto why = mqa_shape_problem(spec); !why.empty()) return make_result(spec, kSkip, "shape not supported by the probe kernel: " + why);
+  if (auto why = mqa_shape_problem(spec); !why.empty())
+    return make_result(spec, kSkip, "shape not supported by the probe kernel: " + why);
   // Kernel family (see below): the spec's "kernel", else SPECPROBE_MQA_KERNEL, else auto.
   const char* force = std::getenv("SPECPROBE_MQA_KERNEL");
-  const std::string want = !spec.contains("kernel")      ? std::string(force ? force : "auto")
+  const std::string want = !spec.contains("kernel")     ? std::string(force ? force : "auto")
                            : spec["kernel"].is_string() ? spec["kernel"].get<std::string>()
                                                         : spec["kernel"].dump();  // not a string: never a family
   if (want != "auto" && want != "tma" && want != "mma")
@@ -335,7 +343,8 @@ Json run_mqa_logits_probe(const Json& spec) {
   const uint64_t seed = spec.value("seed", 1);
   const bool full = spec.value("lengths", std::string("random")) == "full";
   const uint64_t need_host = mqa_input_bytes(batch, next_n, heads, head_dim, block_kv, context, seed, full).total();
-  if (Json sk = host_memory_skip(spec, need_host, "host memory for the inputs and the downloaded logits"); !sk.is_null())
+  if (Json sk = host_memory_skip(spec, need_host, "host memory for the inputs and the downloaded logits");
+      !sk.is_null())
     return sk;
   if (probe_kernels_fatbin().empty()) return make_result(spec, kSkip, kNoKernelsReason);
   probe_phase(PhaseWhere::kHost, "generate inputs");
@@ -350,13 +359,16 @@ Json run_mqa_logits_probe(const Json& spec) {
   // portable mma.sync one; within sm_90a the warp-specialized kernel where mqa_ws_variant has
   // one for the shape, else the two-CTA one. SPECPROBE_MQA_KERNEL (or the spec's "kernel") =
   // mma | tma (two-CTA) | auto forces a family (benchmarks compare them).
-  bool use_tma = want != "mma" && mqa_tma_supported(s.gpu().cc_major, s.gpu().cc_minor, in.heads, in.head_dim, in.block_kv) &&
+  bool use_tma = want != "mma" &&
+                 mqa_tma_supported(s.gpu().cc_major, s.gpu().cc_minor, in.heads, in.head_dim, in.block_kv) &&
                  s.driver().api().cuTensorMapEncodeTiled != nullptr;
   MqaLaunch l;
   if (use_tma) {
-    const MqaWsVariant ws = want == "tma" ? MqaWsVariant{}
-                                          : mqa_ws_variant(in.batch, in.next_n, in.heads, in.head_dim, s.gpu().smem_per_block_optin);
-    l = mqa_tma_launch_config(in.batch, in.next_n, in.heads, in.head_dim, s.gpu().smem_per_sm, s.gpu().smem_per_block_optin, ws);
+    const MqaWsVariant ws =
+        want == "tma" ? MqaWsVariant{}
+                      : mqa_ws_variant(in.batch, in.next_n, in.heads, in.head_dim, s.gpu().smem_per_block_optin);
+    l = mqa_tma_launch_config(in.batch, in.next_n, in.heads, in.head_dim, s.gpu().smem_per_sm,
+                              s.gpu().smem_per_block_optin, ws);
     if (static_cast<int64_t>(l.smem) > s.gpu().smem_per_block_optin) use_tma = false;
   }
   if (use_tma) {  // persistent grid: every resident CTA slot once
@@ -366,11 +378,13 @@ Json run_mqa_logits_probe(const Json& spec) {
     const int per_sm = std::max(1, ev.value("occupancy_blocks_per_sm", 1));
     l.grid_x = static_cast<unsigned>(std::max<int64_t>(1, s.gpu().sm_count) * per_sm);
   }
-  if (!use_tma) l = mqa_launch_config(in.batch, in.next_n, in.heads, in.head_dim, in.max_context, spec.value("tiles_per_cta", 4));
+  if (!use_tma)
+    l = mqa_launch_config(in.batch, in.next_n, in.heads, in.head_dim, in.max_context, spec.value("tiles_per_cta", 4));
   if (Json sk = smem_skip(s, spec, l.smem); !sk.is_null()) return sk;
   auto f = s.function(l.kernel);
   if (!f) return fail_cuda(f.error());
-  const uint64_t need_device = mqa_buffer_bytes(batch, next_n, heads, head_dim, block_kv, context, in.num_blocks).total();
+  const uint64_t need_device =
+      mqa_buffer_bytes(batch, next_n, heads, head_dim, block_kv, context, in.num_blocks).total();
   if (Json sk = device_memory_skip(s, spec, need_device); !sk.is_null()) return sk;
   const size_t logits_elems = static_cast<size_t>(in.batch) * in.next_n * in.logits_stride;
   auto d_q = s.alloc(in.q.size());
@@ -381,11 +395,11 @@ Json run_mqa_logits_probe(const Json& spec) {
   auto d_out = s.alloc(logits_elems * 4);
   for (auto* a : {&d_q, &d_kv, &d_w, &d_ctx, &d_bt, &d_out})
     if (!*a) return fail_cuda(a->error());
-  for (auto st : {s.upload(*d_q, in.q.data(), in.q.size()), s.upload(*d_kv, in.kv.data(), in.kv.size()),
-                  s.upload(*d_w, in.weights.data(), in.weights.size() * 4),
-                  s.upload(*d_ctx, in.context_lens.data(), in.context_lens.size() * 4),
-                  s.upload(*d_bt, in.block_table.data(), in.block_table.size() * 4),
-                  s.fill32(*d_out, kPoisonF32, logits_elems)})
+  for (auto st :
+       {s.upload(*d_q, in.q.data(), in.q.size()), s.upload(*d_kv, in.kv.data(), in.kv.size()),
+        s.upload(*d_w, in.weights.data(), in.weights.size() * 4),
+        s.upload(*d_ctx, in.context_lens.data(), in.context_lens.size() * 4),
+        s.upload(*d_bt, in.block_table.data(), in.block_table.size() * 4), s.fill32(*d_out, kPoisonF32, logits_elems)})
     if (!st) return fail_cuda(st.error());
   specprobe_kernels::MqaLogitsParams p{};
   p.q = *d_q;
@@ -430,8 +444,9 @@ Json run_mqa_logits_probe(const Json& spec) {
   if (use_tma) res["evidence"]["stages"] = l.stages;
   if (err.unwritten || err.nonfinite || err.out_of_range || !(err.max_rel() <= limit)) {
     res["status"] = kFail;
-    res["reason"] = fmt::format("max rel err {:.3g} (limit {:.0e}), {} unwritten, {} non-finite, {} out-of-range writes",
-                                err.max_rel(), limit, err.unwritten, err.nonfinite, err.out_of_range);
+    res["reason"] =
+        fmt::format("max rel err {:.3g} (limit {:.0e}), {} unwritten, {} non-finite, {} out-of-range writes",
+                    err.max_rel(), limit, err.unwritten, err.nonfinite, err.out_of_range);
   }
   if (spec.value("time", bench)) {
     probe_phase(PhaseWhere::kDevice, "time kernel");

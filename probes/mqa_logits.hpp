@@ -46,7 +46,8 @@ struct MqaBytes {
   uint64_t q = 0, kv = 0, weights = 0, context_lens = 0, block_table = 0, logits = 0;
   uint64_t total() const { return q + kv + weights + context_lens + block_table + logits; }
 };
-MqaBytes mqa_buffer_bytes(int batch, int next_n, int heads, int head_dim, int block_kv, int context, int64_t num_blocks);
+MqaBytes mqa_buffer_bytes(int batch, int next_n, int heads, int head_dim, int block_kv, int context,
+                          int64_t num_blocks);
 // The same for the request lengths make_mqa_inputs draws for these arguments (draws only the
 // lengths: cheap at any size). Sizes within probe_size_problem's limits.
 MqaBytes mqa_input_bytes(int batch, int next_n, int heads, int head_dim, int block_kv, int context, uint64_t seed,

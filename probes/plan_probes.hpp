@@ -10,11 +10,11 @@
 namespace specprobe::probes {
 
 struct PlanProbeOptions {
-  std::string mode = "auto";             // auto | off | all
-  double timeout_s = 20;                 // per probe
+  std::string mode = "auto";               // auto | off | all
+  double timeout_s = 20;                   // per probe
   std::vector<std::string> child_command;  // empty = self_child_command()
-  bool gpu_present = true;               // auto runs nothing without a GPU
-  std::string no_gpu_reason;             // why none is visible (all: each probe skips with it)
+  bool gpu_present = true;                 // auto runs nothing without a GPU
+  std::string no_gpu_reason;               // why none is visible (all: each probe skips with it)
 };
 
 struct ProbeRun {

@@ -17,7 +17,8 @@ namespace specprobe::probes {
 namespace {
 // The spec's "probe" when it is a string (a hostile spec's may be anything).
 std::string probe_kind(const Json& spec, const char* fallback) {
-  return spec.is_object() && spec.contains("probe") && spec["probe"].is_string() ? spec["probe"].get<std::string>() : fallback;
+  return spec.is_object() && spec.contains("probe") && spec["probe"].is_string() ? spec["probe"].get<std::string>()
+                                                                                 : fallback;
 }
 }  // namespace
 
@@ -156,8 +157,9 @@ Json comparison_result(const Json& spec, const ErrorStats& e, bool passes, doubl
   res["metrics"]["threshold_norm_rel_err"] = norm_limit;
   res["metrics"]["threshold_max_rel_err"] = max_limit;
   if (!passes)
-    res["reason"] = fmt::format("norm rel err {:.3g} (limit {:.0e}), max rel err {:.3g} (limit {:.0e}), {} unwritten, {} non-finite",
-                                e.norm_rel(), norm_limit, e.max_rel(), max_limit, e.unwritten, e.nonfinite);
+    res["reason"] = fmt::format(
+        "norm rel err {:.3g} (limit {:.0e}), max rel err {:.3g} (limit {:.0e}), {} unwritten, {} non-finite",
+        e.norm_rel(), norm_limit, e.max_rel(), max_limit, e.unwritten, e.nonfinite);
   return res;
 }
 
@@ -168,7 +170,8 @@ std::vector<int> make_block_table(Rng& rng, const std::vector<int>& blocks_per_s
   std::vector<int> table(blocks_per_seq.size() * static_cast<size_t>(stride), -1);
   size_t next = 0;
   for (size_t b = 0; b < blocks_per_seq.size(); ++b)
-    for (int j = 0; j < blocks_per_seq[b]; ++j) table[b * static_cast<size_t>(stride) + static_cast<size_t>(j)] = pool[next++];
+    for (int j = 0; j < blocks_per_seq[b]; ++j)
+      table[b * static_cast<size_t>(stride) + static_cast<size_t>(j)] = pool[next++];
   return table;
 }
 
@@ -190,18 +193,20 @@ PagedRequests make_paged_requests(Rng& rng, int batch, int min_len, int context,
 
 std::vector<int> draw_request_lengths(Rng& rng, int batch, int min_len, int context, bool full) {
   std::vector<int> lens(static_cast<size_t>(std::max(batch, 0)));
-  for (int b = 0; b < batch; ++b) lens[static_cast<size_t>(b)] = b == batch - 1 || full ? context : rng.range(min_len, context);
+  for (int b = 0; b < batch; ++b)
+    lens[static_cast<size_t>(b)] = b == batch - 1 || full ? context : rng.range(min_len, context);
   return lens;
 }
 
 std::string probe_size_problem(int batch, int context, int rows, const char* rows_name) {
   if (batch < 1) return fmt::format("batch {} < 1", batch);
   if (batch > kMaxProbeBatch) return fmt::format("batch {} > {} (the probes' limit)", batch, kMaxProbeBatch);
-  if (context < rows) return fmt::format("context {} < {} = {}: a request's context holds all its query rows", context, rows_name, rows);
+  if (context < rows)
+    return fmt::format("context {} < {} = {}: a request's context holds all its query rows", context, rows_name, rows);
   if (context > kMaxProbeContext) return fmt::format("context {} > {} (the probes' limit)", context, kMaxProbeContext);
   if (int64_t{batch} * context > kMaxProbeTokens)
-    return fmt::format("batch {} x context {} = {} tokens > {} (the probes' limit)", batch, context, int64_t{batch} * context,
-                       kMaxProbeTokens);
+    return fmt::format("batch {} x context {} = {} tokens > {} (the probes' limit)", batch, context,
+                       int64_t{batch} * context, kMaxProbeTokens);
   return "";
 }
 

@@ -26,10 +26,10 @@ class Rng {
  public:
   explicit Rng(uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull) {}
   uint64_t next();
-  double uniform();                        // [0, 1)
-  double uniform(double lo, double hi);    // [lo, hi)
-  int range(int lo, int hi);               // [lo, hi] inclusive
-  float nonzero(double lo, double hi);     // random sign, magnitude in [lo, hi)
+  double uniform();                      // [0, 1)
+  double uniform(double lo, double hi);  // [lo, hi)
+  int range(int lo, int hi);             // [lo, hi] inclusive
+  float nonzero(double lo, double hi);   // random sign, magnitude in [lo, hi)
  private:
   uint64_t s_;
 };
@@ -128,7 +128,8 @@ struct PagedRequests {
   std::vector<int> block_table;  // [batch, bt_stride]
   int bt_stride = 0, num_blocks = 0;
 };
-PagedRequests make_paged_requests(Rng& rng, int batch, int min_len, int context, int block_size, bool with_table = true);
+PagedRequests make_paged_requests(Rng& rng, int batch, int min_len, int context, int block_size,
+                                  bool with_table = true);
 
 // Reading a child's JSON record (stack probes, the engine check): OBJ[KEY] as a string cut to
 // MAX characters (+ "..."), or null when absent or null; false when it is anything else.

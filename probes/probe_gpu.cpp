@@ -12,9 +12,10 @@ Json cuda_failure(GpuSession& s, const Json& spec, const Error& e) {
   Json r = make_result(spec, kError, e.message);
   const auto code = s.driver().last_result();
   if (code == 2) {  // CUDA_ERROR_OUT_OF_MEMORY: another process holds the memory
-    r["reason"] = fmt::format("GPU busy: {} MiB free ({}); run specprobe before the server starts, or pass --probes "
-                              "off to accept the rules' answer",
-                              s.device_free_bytes() >> 20, e.message);
+    r["reason"] = fmt::format(
+        "GPU busy: {} MiB free ({}); run specprobe before the server starts, or pass --probes "
+        "off to accept the rules' answer",
+        s.device_free_bytes() >> 20, e.message);
     r["gpu_busy"] = true;
   }
   if (code != 0) {
@@ -56,8 +57,9 @@ Status launch_and_download(GpuSession& s, const std::function<Status()>& launch,
 
 Json smem_skip(GpuSession& s, const Json& spec, unsigned smem) {
   if (static_cast<int64_t>(smem) <= s.gpu().smem_per_block_optin) return nullptr;
-  return make_result(spec, kSkip, fmt::format("needs {} KB shared memory per block, device allows {} KB",
-                                              (smem + 1023) / 1024, s.gpu().smem_per_block_optin / 1024));
+  return make_result(spec, kSkip,
+                     fmt::format("needs {} KB shared memory per block, device allows {} KB", (smem + 1023) / 1024,
+                                 s.gpu().smem_per_block_optin / 1024));
 }
 
 Json device_memory_skip(GpuSession& s, const Json& spec, uint64_t need) {
@@ -69,10 +71,11 @@ Json device_memory_skip(GpuSession& s, const Json& spec, uint64_t need) {
   // probe's evidence is missing, not absent by design (an error: the plan is unknown, issue 39).
   const auto total = static_cast<uint64_t>(std::max<int64_t>(0, s.gpu().memory_bytes));
   if (total != 0 && need > total) return make_result(spec, kSkip, why);
-  Json r = make_result(spec, kError,
-                       fmt::format("GPU busy: {} MiB free, the probe needs {} MiB ({}); run specprobe before the server "
-                                   "starts, or pass --probes off to accept the rules' answer",
-                                   free >> 20, (need + (1 << 20) - 1) >> 20, why));
+  Json r =
+      make_result(spec, kError,
+                  fmt::format("GPU busy: {} MiB free, the probe needs {} MiB ({}); run specprobe before the server "
+                              "starts, or pass --probes off to accept the rules' answer",
+                              free >> 20, (need + (1 << 20) - 1) >> 20, why));
   r["gpu_busy"] = true;
   return r;
 }

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <chrono>
 #include <climits>
 #include <cstdint>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <tuple>
@@ -26,10 +26,15 @@ namespace specprobe::probes {
 
 const std::vector<ProbeKind>& probe_kinds() {
   static const std::vector<ProbeKind> kKinds = {
-      {"mqa_logits", "paged MQA logits (DSA indexer) for one next_n / heads / head_dim / block_kv", run_mqa_logits_probe},
-      {"spec_verify", "spec-verify attention over a paged KV cache for one k / GQA / head_dim / KV dtype", run_spec_verify_probe},
-      {"graph_replay", "CUDA-graph capture + replay of spec-verify with new seq lens and block tables", run_graph_replay_probe},
-      {"mla_verify", "MLA verify attention over a paged latent cache for one k / heads / latent + rope dims / KV dtype, dense or top-k sparse",
+      {"mqa_logits", "paged MQA logits (DSA indexer) for one next_n / heads / head_dim / block_kv",
+       run_mqa_logits_probe},
+      {"spec_verify", "spec-verify attention over a paged KV cache for one k / GQA / head_dim / KV dtype",
+       run_spec_verify_probe},
+      {"graph_replay", "CUDA-graph capture + replay of spec-verify with new seq lens and block tables",
+       run_graph_replay_probe},
+      {"mla_verify",
+       "MLA verify attention over a paged latent cache for one k / heads / latent + rope dims / KV dtype, dense or "
+       "top-k sparse",
        run_mla_verify_probe},
   };
   return kKinds;
@@ -42,30 +47,34 @@ namespace {
 // out-of-range number is an error result naming the key, never a json exception or a float
 // converted to int out of range.
 std::string spec_type_problem(const Json& spec) {
-  static const char* const kInts[] = {"next_n", "heads", "head_dim", "block_kv", "batch", "context", "seed",
-                                      "k", "gqa", "heads_kv", "block_size", "splits", "tiles_per_cta",
-                                      "latent_dim", "rope_dim", "v_dim", "topk"};
+  static const char* const kInts[] = {"next_n",        "heads",      "head_dim", "block_kv", "batch",      "context",
+                                      "seed",          "k",          "gqa",      "heads_kv", "block_size", "splits",
+                                      "tiles_per_cta", "latent_dim", "rope_dim", "v_dim",    "topk"};
   static const char* const kBools[] = {"bench", "time"};
   static const char* const kStrings[] = {"probe", "lengths", "kv_dtype"};
   for (const char* key : kInts)
     if (spec.contains(key)) {
       const Json& v = spec[key];
       // is_number_integer() is true for unsigned values too, whose get<int64_t>() would wrap.
-      const bool ok = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(INT32_MAX)
-                                             : v.is_number_integer() && v.get<int64_t>() >= INT32_MIN && v.get<int64_t>() <= INT32_MAX;
+      const bool ok = v.is_number_unsigned()
+                          ? v.get<uint64_t>() <= static_cast<uint64_t>(INT32_MAX)
+                          : v.is_number_integer() && v.get<int64_t>() >= INT32_MIN && v.get<int64_t>() <= INT32_MAX;
       if (!ok) return fmt::format("spec key '{}' is {}, not a 32-bit integer", key, v.dump());
     }
   for (const char* key : kBools)
-    if (spec.contains(key) && !spec[key].is_boolean()) return fmt::format("spec key '{}' is {}, not true or false", key, spec[key].dump());
+    if (spec.contains(key) && !spec[key].is_boolean())
+      return fmt::format("spec key '{}' is {}, not true or false", key, spec[key].dump());
   for (const char* key : kStrings)
-    if (spec.contains(key) && !spec[key].is_string()) return fmt::format("spec key '{}' is {}, not a string", key, spec[key].dump());
+    if (spec.contains(key) && !spec[key].is_string())
+      return fmt::format("spec key '{}' is {}, not a string", key, spec[key].dump());
   return "";
 }
 
 }  // namespace
 
 Json run_probe_in_process(const Json& spec, const std::vector<ProbeKind>& kinds) {
-  if (!spec.is_object()) return make_result(Json::object(), kError, "a probe spec is not a JSON object: " + spec.dump().substr(0, 200));
+  if (!spec.is_object())
+    return make_result(Json::object(), kError, "a probe spec is not a JSON object: " + spec.dump().substr(0, 200));
   if (auto why = spec_type_problem(spec); !why.empty()) return make_result(spec, kError, why);
   const std::string kind = spec.value("probe", "");
   for (const auto& k : kinds)

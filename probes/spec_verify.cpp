@@ -53,16 +53,18 @@ namespace {
 
 SpecVerifyBytes buffer_bytes(int batch, int num_q, int heads_q, int heads_kv, int head_dim, bool fp8, int block_size,
                              int64_t bt_stride, int64_t num_blocks, int num_splits) {
-  const uint64_t rows_out = static_cast<uint64_t>(batch) * static_cast<uint64_t>(num_q) * static_cast<uint64_t>(heads_q);
+  const uint64_t rows_out =
+      static_cast<uint64_t>(batch) * static_cast<uint64_t>(num_q) * static_cast<uint64_t>(heads_q);
   SpecVerifyBytes b;
   b.q = rows_out * static_cast<uint64_t>(head_dim) * 2;
-  b.caches = 2 * static_cast<uint64_t>(num_blocks) * static_cast<uint64_t>(block_size) * static_cast<uint64_t>(heads_kv) *
-             static_cast<uint64_t>(head_dim) * (fp8 ? 1 : 2);
+  b.caches = 2 * static_cast<uint64_t>(num_blocks) * static_cast<uint64_t>(block_size) *
+             static_cast<uint64_t>(heads_kv) * static_cast<uint64_t>(head_dim) * (fp8 ? 1 : 2);
   b.block_table = static_cast<uint64_t>(batch) * static_cast<uint64_t>(bt_stride) * 4;
   b.seq_lens = static_cast<uint64_t>(batch) * 4;
   b.out = b.q;
   const uint64_t splits = static_cast<uint64_t>(std::max(num_splits, 0));
-  b.partials = splits > 1 ? splits * rows_out * (static_cast<uint64_t>(head_dim) + 1) * 4 : 32;  // as upload_spec_verify
+  b.partials =
+      splits > 1 ? splits * rows_out * (static_cast<uint64_t>(head_dim) + 1) * 4 : 32;  // as upload_spec_verify
   return b;
 }
 
@@ -72,7 +74,8 @@ SpecVerifyBytes spec_verify_input_bytes(int batch, int k, int gqa, int heads_kv,
                                         int context, uint64_t seed) {
   Rng rng(seed);
   const PagedRequests paged = make_paged_requests(rng, batch, k + 1, context, block_size, false);
-  return buffer_bytes(batch, k + 1, heads_kv * gqa, heads_kv, head_dim, fp8, block_size, paged.bt_stride, paged.num_blocks, 0);
+  return buffer_bytes(batch, k + 1, heads_kv * gqa, heads_kv, head_dim, fp8, block_size, paged.bt_stride,
+                      paged.num_blocks, 0);
 }
 
 SpecVerifyBytes spec_verify_buffer_bytes(const SpecVerifyInputs& in, int num_splits) {
@@ -105,7 +108,8 @@ std::vector<double> spec_verify_scores(const SpecVerifyInputs& in, int b, int j,
   for (int t = 0; t <= pos; ++t) {
     const size_t base = spec_verify_cache_offset(in, b, t, kvh);
     double dot = 0;
-    for (int d = 0; d < D; ++d) dot += bf16_to_float(q[d]) * static_cast<double>(cache_value(in, in.k_cache, base + d, 1.f));
+    for (int d = 0; d < D; ++d)
+      dot += bf16_to_float(q[d]) * static_cast<double>(cache_value(in, in.k_cache, base + d, 1.f));
     s[static_cast<size_t>(t)] = dot * scale * in.k_scale;
   }
   return s;
@@ -128,7 +132,8 @@ std::vector<double> spec_verify_reference(const SpecVerifyInputs& in, int b, int
   return out;
 }
 
-ErrorStats check_spec_verify(const SpecVerifyInputs& in, const std::vector<uint16_t>& out, const std::vector<int>& requests) {
+ErrorStats check_spec_verify(const SpecVerifyInputs& in, const std::vector<uint16_t>& out,
+                             const std::vector<int>& requests) {
   ErrorStats st;
   for (int b : requests_or_all(requests, in.batch))
     for (int j = 0; j < in.num_q; ++j)
@@ -200,7 +205,8 @@ std::string spec_verify_shape_problem(const Json& spec) {
   if (gqa < 1 || gqa > 16) return fmt::format("gqa {} outside 1..16", gqa);
   if (d != 64 && d != 128 && d != 256) return fmt::format("head_dim {} not in {{64, 128, 256}}", d);
   if (bs < 1 || bs > 4096) return fmt::format("block_size {} outside 1..4096", bs);
-  if (const int hkv = spec.value("heads_kv", 2); hkv < 1 || hkv > 128) return fmt::format("heads_kv {} outside 1..128", hkv);
+  if (const int hkv = spec.value("heads_kv", 2); hkv < 1 || hkv > 128)
+    return fmt::format("heads_kv {} outside 1..128", hkv);
   if (dt != "bf16" && dt != "fp8") return "kv_dtype " + dt + " not in {bf16, fp8}";
   return "";
 }
@@ -210,7 +216,8 @@ namespace {
 // The K and V maps of the copy-engine variant: uint8 {head_dim * 2, heads_kv, block_size,
 // num_blocks}, one box = 128 bytes of one head's row for box_tokens tokens of one block,
 // 128-byte swizzle (the layout spec_verify.cu's `at` reads back).
-Status encode_spec_verify_tensor_maps(GpuSession& s, const SpecVerifyInputs& in, specprobe_kernels::SpecVerifyTmaParams& tp) {
+Status encode_spec_verify_tensor_maps(GpuSession& s, const SpecVerifyInputs& in,
+                                      specprobe_kernels::SpecVerifyTmaParams& tp) {
   auto& drv = s.driver();
   const uint64_t row = static_cast<uint64_t>(in.head_dim) * 2;
   const uint64_t dims[4] = {row, static_cast<uint64_t>(in.heads_kv), static_cast<uint64_t>(in.block_size),
@@ -218,20 +225,24 @@ Status encode_spec_verify_tensor_maps(GpuSession& s, const SpecVerifyInputs& in,
   const uint64_t strides[3] = {row, row * in.heads_kv, row * in.heads_kv * in.block_size};
   const unsigned box[4] = {128, 1, static_cast<unsigned>(tp.box_tokens), 1};
   const unsigned estr[4] = {1, 1, 1, 1};
-  SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.k_map, cu::kTensorMapDataTypeUint8, 4, reinterpret_cast<void*>(tp.p.k_cache), dims,
-                                        strides, box, estr, 0, cu::kTensorMapSwizzle128B, cu::kTensorMapL2Promotion256B, 0));
-  SP_CU_TRY(drv, cuTensorMapEncodeTiled(tp.v_map, cu::kTensorMapDataTypeUint8, 4, reinterpret_cast<void*>(tp.p.v_cache), dims,
-                                        strides, box, estr, 0, cu::kTensorMapSwizzle128B, cu::kTensorMapL2Promotion256B, 0));
+  SP_CU_TRY(
+      drv, cuTensorMapEncodeTiled(tp.k_map, cu::kTensorMapDataTypeUint8, 4, reinterpret_cast<void*>(tp.p.k_cache), dims,
+                                  strides, box, estr, 0, cu::kTensorMapSwizzle128B, cu::kTensorMapL2Promotion256B, 0));
+  SP_CU_TRY(
+      drv, cuTensorMapEncodeTiled(tp.v_map, cu::kTensorMapDataTypeUint8, 4, reinterpret_cast<void*>(tp.p.v_cache), dims,
+                                  strides, box, estr, 0, cu::kTensorMapSwizzle128B, cu::kTensorMapL2Promotion256B, 0));
   return Ok{};
 }
 
 }  // namespace
 
-Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInputs& in, int num_splits, bool allow_copy_engine) {
+Expected<SpecVerifyDevice> upload_spec_verify(GpuSession& s, const SpecVerifyInputs& in, int num_splits,
+                                              bool allow_copy_engine) {
   SpecVerifyDevice dev;
-  const bool copy_engine = allow_copy_engine && s.gpu().cc_major >= 9 && s.driver().api().cuTensorMapEncodeTiled != nullptr;
-  dev.launch = spec_verify_launch_config(in, num_splits, s.gpu().sm_count, static_cast<int>(s.gpu().smem_per_block_optin),
-                                         copy_engine);
+  const bool copy_engine =
+      allow_copy_engine && s.gpu().cc_major >= 9 && s.driver().api().cuTensorMapEncodeTiled != nullptr;
+  dev.launch = spec_verify_launch_config(in, num_splits, s.gpu().sm_count,
+                                         static_cast<int>(s.gpu().smem_per_block_optin), copy_engine);
   auto& p = dev.params;
   const size_t rows_out = static_cast<size_t>(in.batch) * in.num_q * in.heads_q;
   auto up = [&](const void* data, size_t bytes) { return upload_buffer(s, data, bytes); };
@@ -314,7 +325,7 @@ namespace {
 // Hopper run can still measure and check it. Sets `copy_engine`; an error message otherwise.
 std::string spec_verify_family(const Json& spec, bool& copy_engine) {
   const char* force = std::getenv("SPECPROBE_SV_KERNEL");
-  const std::string want = !spec.contains("kernel")      ? std::string(force ? force : "auto")
+  const std::string want = !spec.contains("kernel")     ? std::string(force ? force : "auto")
                            : spec["kernel"].is_string() ? spec["kernel"].get<std::string>()
                                                         : spec["kernel"].dump();  // not a string: never a family
   copy_engine = want == "auto";
@@ -339,9 +350,9 @@ Json host_precheck(const Json& spec, int input_sets, int outputs) {
   const int k = spec.value("k", 3);
   if (auto why = probe_size_problem(batch, context, k + 1, "k + 1"); !why.empty())
     return make_result(spec, kError, "request set not usable: " + why);
-  const SpecVerifyBytes b = spec_verify_input_bytes(batch, k, spec.value("gqa", 8), spec.value("heads_kv", bench ? 8 : 2),
-                                                    spec.value("head_dim", 128), spec.value("kv_dtype", "bf16") == "fp8",
-                                                    spec.value("block_size", 16), context, spec.value("seed", 1));
+  const SpecVerifyBytes b = spec_verify_input_bytes(
+      batch, k, spec.value("gqa", 8), spec.value("heads_kv", bench ? 8 : 2), spec.value("head_dim", 128),
+      spec.value("kv_dtype", "bf16") == "fp8", spec.value("block_size", 16), context, spec.value("seed", 1));
   const uint64_t need = b.inputs() * static_cast<uint64_t>(input_sets) + b.out * static_cast<uint64_t>(outputs);
   return host_memory_skip(spec, need, "host memory for the inputs and the downloaded outputs");
 }
@@ -374,7 +385,9 @@ Json run_spec_verify_probe(const Json& spec) {
   if (!dev) return cuda_failure(s, spec, dev.error());
   if (Json sk = smem_skip(s, spec, dev->launch.smem); !sk.is_null()) return sk;
   std::vector<uint16_t> out(in.out_elems());
-  if (auto st = launch_and_download(s, [&] { return launch_spec_verify(s, *dev); }, dev->d_out, out); !st)
+  if (auto st = launch_and_download(
+          s, [&] { return launch_spec_verify(s, *dev); }, dev->d_out, out);
+      !st)
     return cuda_failure(s, spec, st.error());
   probe_phase(PhaseWhere::kHost, "check against the CPU reference");
   const ErrorStats err = check_spec_verify(in, out, bench ? std::vector<int>{0, in.batch - 1} : std::vector<int>{});
@@ -383,7 +396,8 @@ Json run_spec_verify_probe(const Json& spec) {
   res["metrics"]["tiles_per_split"] = dev->launch.tiles_per_split;
   res["metrics"]["stages"] = dev->launch.stages;
   const auto& l = dev->launch;
-  if (auto f = s.function(l.kernel)) res["evidence"] = s.kernel_evidence(*f, l.kernel, LaunchShape{l.grid_x, l.grid_y, l.grid_z, l.threads, l.smem});
+  if (auto f = s.function(l.kernel))
+    res["evidence"] = s.kernel_evidence(*f, l.kernel, LaunchShape{l.grid_x, l.grid_y, l.grid_z, l.threads, l.smem});
   res["evidence"]["gpu"] = s.gpu().name;
   if (spec.value("time", bench)) {
     probe_phase(PhaseWhere::kDevice, "time kernel");
@@ -432,7 +446,8 @@ Json run_graph_replay_probe(const Json& spec) {
   cu::CUgraphExec exec = nullptr;
   auto fail = [&](const Error& e) { return cuda_failure(s, spec, e); };
   // Capture (no execution happens during capture).
-  if (auto st = SP_CU(d, cuStreamBeginCapture(s.stream(), cu::kStreamCaptureModeThreadLocal)); !st) return fail(st.error());
+  if (auto st = SP_CU(d, cuStreamBeginCapture(s.stream(), cu::kStreamCaptureModeThreadLocal)); !st)
+    return fail(st.error());
   Status launched = launch_spec_verify(s, *dev);
   if (auto st = SP_CU(d, cuStreamEndCapture(s.stream(), &graph)); !st) return fail(st.error());
   if (!launched) return fail(launched.error());
@@ -466,8 +481,7 @@ Json run_graph_replay_probe(const Json& spec) {
   probe_phase(PhaseWhere::kDevice, "replay with the second step's inputs");
   for (auto st : {s.upload(dev->d_seq_lens, b.seq_lens.data(), b.seq_lens.size() * 4),
                   s.upload(dev->d_block_table, b.block_table.data(), b.block_table.size() * 4),
-                  s.upload(dev->d_q, b.q.data(), b.q.size() * 2),
-                  poison_bf16(s, dev->d_out, b.out_elems())})
+                  s.upload(dev->d_q, b.q.data(), b.q.size() * 2), poison_bf16(s, dev->d_out, b.out_elems())})
     if (!st) return fail(st.error());
   std::vector<uint16_t> eager_b(b.out_elems()), replay_b(b.out_elems());
   if (auto st = run_both(b, eager_b, replay_b); !st) return fail(st.error());
@@ -483,12 +497,14 @@ Json run_graph_replay_probe(const Json& spec) {
   res["metrics"]["replayed_output_changed"] = replay != replay_b;
   if (!same_a || !same_b || !spec_verify_passes(err)) {
     res["status"] = kFail;
-    res["reason"] = fmt::format("graph replay vs eager bit-identical: first {}, after new seq lens/block table {}; "
-                                "replayed result vs reference: norm rel err {:.3g}, {} unwritten",
-                                same_a, same_b, err.norm_rel(), err.unwritten);
+    res["reason"] = fmt::format(
+        "graph replay vs eager bit-identical: first {}, after new seq lens/block table {}; "
+        "replayed result vs reference: norm rel err {:.3g}, {} unwritten",
+        same_a, same_b, err.norm_rel(), err.unwritten);
   }
   const auto& l = dev->launch;
-  if (auto f = s.function(l.kernel)) res["evidence"] = s.kernel_evidence(*f, l.kernel, LaunchShape{l.grid_x, l.grid_y, l.grid_z, l.threads, l.smem});
+  if (auto f = s.function(l.kernel))
+    res["evidence"] = s.kernel_evidence(*f, l.kernel, LaunchShape{l.grid_x, l.grid_y, l.grid_z, l.threads, l.smem});
   res["evidence"]["gpu"] = s.gpu().name;
   return res;
 }

@@ -31,10 +31,10 @@ struct SpecVerifyInputs {
   bool fp8 = false;
   float k_scale = 1, v_scale = 1;
   int bt_stride = 0, num_blocks = 0;
-  std::vector<int> seq_lens;       // [batch]
-  std::vector<int> block_table;    // [batch, bt_stride]
-  std::vector<uint16_t> q;         // bf16 [batch, num_q, heads_q, head_dim]
-  std::vector<uint8_t> k_cache;    // bf16 (2 bytes) or e4m3 [num_blocks, block_size, heads_kv, head_dim]
+  std::vector<int> seq_lens;     // [batch]
+  std::vector<int> block_table;  // [batch, bt_stride]
+  std::vector<uint16_t> q;       // bf16 [batch, num_q, heads_q, head_dim]
+  std::vector<uint8_t> k_cache;  // bf16 (2 bytes) or e4m3 [num_blocks, block_size, heads_kv, head_dim]
   std::vector<uint8_t> v_cache;
   size_t out_elems() const { return static_cast<size_t>(batch) * num_q * heads_q * head_dim; }
 };
@@ -66,7 +66,8 @@ std::vector<double> spec_verify_scores(const SpecVerifyInputs& in, int b, int j,
 std::vector<double> spec_verify_reference(const SpecVerifyInputs& in, int b, int j, int hq);
 
 // Checks `out` (bf16 bits) for the given requests (all when empty).
-ErrorStats check_spec_verify(const SpecVerifyInputs& in, const std::vector<uint16_t>& out, const std::vector<int>& requests);
+ErrorStats check_spec_verify(const SpecVerifyInputs& in, const std::vector<uint16_t>& out,
+                             const std::vector<int>& requests);
 bool spec_verify_passes(const ErrorStats& e);
 
 struct SpecVerifyLaunch {

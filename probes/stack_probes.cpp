@@ -12,13 +12,13 @@
 #include <regex>
 #include <set>
 
+#include "common/ascii.hpp"
 #include "common/embedded.hpp"
 #include "common/run_cleanup.hpp"
 #include "inputs/python_env.hpp"
 #include "probes/answer_cache.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
-#include "common/ascii.hpp"
 
 extern char** environ;
 
@@ -28,7 +28,7 @@ namespace specprobe::probes {
 
 namespace {
 
-constexpr size_t kMaxAdapterText = 4000;   // longest string kept from an adapter
+constexpr size_t kMaxAdapterText = 4000;  // longest string kept from an adapter
 constexpr size_t kMaxCases = 64;
 constexpr const char* kStackCommon = "stack_common.py";  // imported by every adapter
 constexpr const char* kAnswerSchema = "specprobe-stack-cache/1";
@@ -44,15 +44,24 @@ Json run_spec(const std::string& lib, Json params) {
 std::string display_name(const Json& spec) {
   std::string name = "stack " + spec.value("library", std::string("?"));
   if (spec.contains("params"))
-    for (const auto& [k, v] : spec["params"].items()) name += " " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    for (const auto& [k, v] : spec["params"].items())
+      name += " " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   return name;
 }
 
 Json base_record(const Json& spec, const std::string& status, const std::string& reason) {
   const std::string lib = spec.value("library", "");
-  return {{"probe", spec.value("probe", "stack_" + lib)}, {"name", display_name(spec)}, {"library", lib},
-          {"adapter", "stack_" + lib}, {"status", status}, {"reason", reason}, {"error_text", nullptr},
-          {"version", nullptr}, {"device", nullptr}, {"cases", Json::array()}, {"spec", spec}};
+  return {{"probe", spec.value("probe", "stack_" + lib)},
+          {"name", display_name(spec)},
+          {"library", lib},
+          {"adapter", "stack_" + lib},
+          {"status", status},
+          {"reason", reason},
+          {"error_text", nullptr},
+          {"version", nullptr},
+          {"device", nullptr},
+          {"cases", Json::array()},
+          {"spec", spec}};
 }
 
 bool is_state(const Json& j) {
@@ -61,13 +70,16 @@ bool is_state(const Json& j) {
   return s == kPass || s == kFail || s == kSkip || s == kError;
 }
 
-bool text_or_null(const Json& obj, const char* key, Json& out) { return clipped_text_or_null(obj, key, kMaxAdapterText, out); }
+bool text_or_null(const Json& obj, const char* key, Json& out) {
+  return clipped_text_or_null(obj, key, kMaxAdapterText, out);
+}
 
 std::string validate_case(const Json& c, const std::string& lib, Json& out) {
   if (!c.is_object()) return "a case is not an object";
   if (!c.contains("name") || !c["name"].is_string()) return "a case has no name";
   if (!c.contains("key") || !c["key"].is_string() ||
-      !std::regex_match(c["key"].get<std::string>(), std::regex("[a-z0-9_]+(\\.[a-z0-9_]+)*")) || c["key"].get<std::string>().size() > 64)
+      !std::regex_match(c["key"].get<std::string>(), std::regex("[a-z0-9_]+(\\.[a-z0-9_]+)*")) ||
+      c["key"].get<std::string>().size() > 64)
     return "case '" + c["name"].get<std::string>() + "' has no valid key";
   if (!is_state(c.value("status", Json()))) return "case '" + c["name"].get<std::string>() + "' has an invalid status";
   out = {{"name", c["name"]}, {"key", c["key"]}, {"status", c["status"]}};
@@ -84,9 +96,11 @@ std::string validate_case(const Json& c, const std::string& lib, Json& out) {
   if (c.contains("api") && c["api"].is_string()) out["api"] = c["api"];
   if (lib == "deep_gemm") {
     const Json p = c.value("params", Json::object());
-    if (!p.contains("next_n") || !p["next_n"].is_number_integer() || p["next_n"].get<int>() < 1 || p["next_n"].get<int>() > 64)
+    if (!p.contains("next_n") || !p["next_n"].is_number_integer() || p["next_n"].get<int>() < 1 ||
+        p["next_n"].get<int>() > 64)
       return "a DeepGEMM case has no next_n";
-    if (c["key"] != fmt::format("next_n.{}", p["next_n"].get<int>())) return "a DeepGEMM case key does not match its next_n";
+    if (c["key"] != fmt::format("next_n.{}", p["next_n"].get<int>()))
+      return "a DeepGEMM case key does not match its next_n";
   }
   return "";
 }
@@ -97,7 +111,8 @@ std::string phase_from_stderr(const std::string& err) {
   const size_t at = err.rfind(kMarker);
   if (at == std::string::npos || (at > 0 && err[at - 1] != '\n')) return "";
   const size_t end = err.find('\n', at);
-  return clean_child_text(err.substr(at + kMarker.size(), end == std::string::npos ? std::string::npos : end - at - kMarker.size()));
+  return clean_child_text(
+      err.substr(at + kMarker.size(), end == std::string::npos ? std::string::npos : end - at - kMarker.size()));
 }
 
 std::string format_seconds(double s) { return fmt::format("{:g} s", s); }
@@ -112,8 +127,8 @@ const std::vector<std::string>& stack_libraries() {
 std::vector<std::string> stack_child_env(const std::string& private_dir, const std::vector<std::string>& parent,
                                          const std::string& cache_root) {
   const std::string cache = cache_root.empty() ? private_dir + "/cache" : cache_root;
-  std::set<std::string> pass = {"PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_VISIBLE_DEVICES",
-                                "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH"};
+  std::set<std::string> pass = {
+      "PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH"};
   for (const auto& e : parent)
     if (e.rfind("SPECPROBE_STACK_PASS_ENV=", 0) == 0) {
       std::string list = e.substr(25);
@@ -161,7 +176,8 @@ std::vector<std::string> stack_child_env(const std::string& private_dir, const s
 std::vector<Json> stack_probe_specs(const Json& facts, const StackProbeOptions& opts) {
   std::vector<Json> specs;
   auto wanted = [&](const std::string& lib) {
-    return opts.libraries.empty() || std::find(opts.libraries.begin(), opts.libraries.end(), lib) != opts.libraries.end();
+    return opts.libraries.empty() ||
+           std::find(opts.libraries.begin(), opts.libraries.end(), lib) != opts.libraries.end();
   };
   auto forced = [&](const std::string& lib) { return !opts.libraries.empty() && wanted(lib); };
   const int next_n = static_cast<int>(int_fact(facts, "spec.next_n").value_or(1));
@@ -182,10 +198,13 @@ std::vector<Json> stack_probe_specs(const Json& facts, const StackProbeOptions& 
       specs.push_back(run_spec("deep_gemm", {{"next_n", std::vector<int>(ns.begin(), ns.end())},
                                              {"heads", *heads},
                                              {"head_dim", int_fact(facts, "model.dsa.index_head_dim").value_or(128)},
-                                             {"block_kv", block_kv}, {"batch", 2}, {"context", 200},
+                                             {"block_kv", block_kv},
+                                             {"batch", 2},
+                                             {"context", 200},
                                              {"arch_family", fam}}));
     } else {
-      specs.push_back(skip_spec("deep_gemm", "the model has no DSA indexer: DeepGEMM's paged MQA logits are not on its path"));
+      specs.push_back(
+          skip_spec("deep_gemm", "the model has no DSA indexer: DeepGEMM's paged MQA logits are not on its path"));
     }
   }
   const auto heads = int_fact(facts, "model.num_attention_heads");
@@ -197,26 +216,39 @@ std::vector<Json> stack_probe_specs(const Json& facts, const StackProbeOptions& 
 
   if (wanted("flashinfer")) {
     const bool on_path = backend == "FLASHINFER";
-    if (mla) specs.push_back(skip_spec("flashinfer", "MLA model: FlashInfer's paged GQA wrappers are not on its path"));
+    if (mla)
+      specs.push_back(skip_spec("flashinfer", "MLA model: FlashInfer's paged GQA wrappers are not on its path"));
     else if (!on_path && !forced("flashinfer"))
-      specs.push_back(skip_spec("flashinfer", fmt::format("attention backend {} is not FlashInfer", backend.empty() ? "unknown" : backend)));
-    else if (!shapes_known) specs.push_back(skip_spec("flashinfer", "model heads / head_dim unknown (give --model)"));
+      specs.push_back(skip_spec(
+          "flashinfer", fmt::format("attention backend {} is not FlashInfer", backend.empty() ? "unknown" : backend)));
+    else if (!shapes_known)
+      specs.push_back(skip_spec("flashinfer", "model heads / head_dim unknown (give --model)"));
     else {
-      const int kvh = static_cast<int>(std::clamp<int64_t>(*kv_heads, 1, 8));  // per-GPU heads do not change the kernel's tile
-      specs.push_back(run_spec("flashinfer", {{"q_heads", kvh * *gqa}, {"kv_heads", kvh}, {"head_dim", *head_dim},
+      const int kvh =
+          static_cast<int>(std::clamp<int64_t>(*kv_heads, 1, 8));  // per-GPU heads do not change the kernel's tile
+      specs.push_back(run_spec("flashinfer", {{"q_heads", kvh * *gqa},
+                                              {"kv_heads", kvh},
+                                              {"head_dim", *head_dim},
                                               {"kv_dtype", kv_fp8 ? "fp8" : "bf16"},
                                               {"page_size", int_fact(facts, "serve.block_size").value_or(16)},
-                                              {"q_len", k + 1}, {"batch", 2}, {"context", 200}}));
+                                              {"q_len", k + 1},
+                                              {"batch", 2},
+                                              {"context", 200}}));
     }
   }
   if (wanted("triton")) {
-    const bool on_path = backend.find("TRITON") != std::string::npos || fact_bool(facts, "kv.turboquant").value_or(false);
-    if (mla) specs.push_back(skip_spec("triton", "MLA model: the spec-verify tile probe models GQA attention only"));
+    const bool on_path =
+        backend.find("TRITON") != std::string::npos || fact_bool(facts, "kv.turboquant").value_or(false);
+    if (mla)
+      specs.push_back(skip_spec("triton", "MLA model: the spec-verify tile probe models GQA attention only"));
     else if (!on_path && !forced("triton"))
-      specs.push_back(skip_spec("triton", fmt::format("attention backend {} is not Triton-based", backend.empty() ? "unknown" : backend)));
-    else if (!shapes_known) specs.push_back(skip_spec("triton", "model heads / head_dim unknown (give --model)"));
+      specs.push_back(skip_spec(
+          "triton", fmt::format("attention backend {} is not Triton-based", backend.empty() ? "unknown" : backend)));
+    else if (!shapes_known)
+      specs.push_back(skip_spec("triton", "model heads / head_dim unknown (give --model)"));
     else
-      specs.push_back(run_spec("triton", {{"k", k}, {"gqa", *gqa}, {"head_dim", *head_dim}, {"dtype", kv_fp8 ? "fp8" : "bf16"}}));
+      specs.push_back(
+          run_spec("triton", {{"k", k}, {"gqa", *gqa}, {"head_dim", *head_dim}, {"dtype", kv_fp8 ? "fp8" : "bf16"}}));
   }
   return specs;
 }
@@ -239,10 +271,11 @@ Json validate_stack_result(const Json& raw, const Json& spec) {
     if (raw.contains("timeout_s") && raw["timeout_s"].is_number()) {
       // Usually a first-use JIT build (FlashInfer, DeepGEMM, Triton compile on the first call).
       const double t = raw["timeout_s"].get<double>();
-      reason = fmt::format("the {} adapter timed out after {}{} and was killed (a first run JIT-compiles the "
-                           "library's kernels, which can take minutes: rerun with a larger --stack-timeout, e.g. "
-                           "--stack-timeout {:g})",
-                           lib, format_seconds(t), in_phase, std::max(600.0, 2 * t));
+      reason = fmt::format(
+          "the {} adapter timed out after {}{} and was killed (a first run JIT-compiles the "
+          "library's kernels, which can take minutes: rerun with a larger --stack-timeout, e.g. "
+          "--stack-timeout {:g})",
+          lib, format_seconds(t), in_phase, std::max(600.0, 2 * t));
     } else {
       reason = (st == kCrash ? "the adapter process failed" + in_phase + ": " : "") + why;
     }
@@ -283,13 +316,15 @@ Json validate_stack_result(const Json& raw, const Json& spec) {
   for (const auto& c : raw["cases"]) {
     Json out;
     if (auto why = validate_case(c, lib, out); !why.empty()) return invalid(why);
-    if (!keys.insert(out["key"].get<std::string>()).second) return invalid("duplicate case key " + out["key"].get<std::string>());
+    if (!keys.insert(out["key"].get<std::string>()).second)
+      return invalid("duplicate case key " + out["key"].get<std::string>());
     fails += out["status"] == kFail;
     passes += out["status"] == kPass;
     r["cases"].push_back(out);
   }
   const std::string st = r["status"];
-  if (st == kPass && (passes == 0 || fails > 0)) return invalid("status pass without a passing case, or with a failing one");
+  if (st == kPass && (passes == 0 || fails > 0))
+    return invalid("status pass without a passing case, or with a failing one");
   if (st == kFail && fails == 0) return invalid("status fail without a failing case");
   if ((st == kSkip || st == kError) && r["reason"].get<std::string>().empty()) return invalid(st + " without a reason");
   if (st == kPass && r["device"].is_null()) return invalid("pass without the device it ran on");
@@ -452,8 +487,10 @@ Json stack_facts_patch(const std::vector<Json>& results, const std::string& pyth
       set_fact(f, cp + ".status", c["status"]);
       set_fact(f, cp + ".reason", c.value("reason", ""));
       set_fact(f, cp + ".error_text", c.value("error_text", Json()));
-      if (lib == "triton" && c["key"] == "unpadded" && c.contains("params")) set_fact(f, "stack.triton.m", c["params"].value("m", Json()));
-      if (lib == "triton" && c["key"] == "padded" && c.contains("params")) set_fact(f, "stack.triton.padded_m", c["params"].value("m", Json()));
+      if (lib == "triton" && c["key"] == "unpadded" && c.contains("params"))
+        set_fact(f, "stack.triton.m", c["params"].value("m", Json()));
+      if (lib == "triton" && c["key"] == "padded" && c.contains("params"))
+        set_fact(f, "stack.triton.padded_m", c["params"].value("m", Json()));
     }
     if (st == kError) errors += (errors.empty() ? "" : "; ") + lib + ": " + r.value("reason", "");
   }
@@ -467,7 +504,8 @@ StackRun run_stack_specs(const std::vector<Json>& specs, const StackProbeOptions
   StackRun run;
   StackProbeOptions o = opts;
   std::string asked_note;
-  const bool any_runs = std::any_of(specs.begin(), specs.end(), [](const Json& s) { return !s.contains("skip_reason"); });
+  const bool any_runs =
+      std::any_of(specs.begin(), specs.end(), [](const Json& s) { return !s.contains("skip_reason"); });
   if (o.ask_interpreter && any_runs) {
     // Run what the interpreter says it is (a pyenv shim resolves to the selected version's python).
     if (auto env = inspect_python(o.python, std::min(o.timeout_s, 30.0), o.env_program)) {

@@ -29,13 +29,13 @@ inline constexpr const char* kStackSchema = "specprobe-stack/1";
 const std::vector<std::string>& stack_libraries();
 
 struct StackProbeOptions {
-  std::string python;                 // interpreter path, or a name looked up on PATH ("python3")
-  bool ask_interpreter = true;        // run_stack_specs: run inspect_python(python) first and use its
-                                      // sys.executable; false when python already is that
-  double timeout_s = 600;             // per adapter (a JIT build of the kernel happens inside)
-  std::vector<std::string> libraries; // empty = every library the plan implies
-  std::vector<int> next_n;            // DeepGEMM next_n values; empty = every next_n the what-if sweep
-                                      // shows (1 .. kStackSweepMaxNextN) and the plan's
+  std::string python;                  // interpreter path, or a name looked up on PATH ("python3")
+  bool ask_interpreter = true;         // run_stack_specs: run inspect_python(python) first and use its
+                                       // sys.executable; false when python already is that
+  double timeout_s = 600;              // per adapter (a JIT build of the kernel happens inside)
+  std::vector<std::string> libraries;  // empty = every library the plan implies
+  std::vector<int> next_n;             // DeepGEMM next_n values; empty = every next_n the what-if sweep
+                                       // shows (1 .. kStackSweepMaxNextN) and the plan's
   // The libraries' JIT caches (DeepGEMM, Triton, torch extensions) persist across runs under
   // CACHE_DIR/<interpreter and library key>, so a second run does not build the kernels again;
   // "" = $XDG_CACHE_HOME/specprobe/stack (else ~/.cache/specprobe/stack). The libraries key
@@ -50,9 +50,9 @@ struct StackProbeOptions {
   // editable. An error or skip is never kept.
   bool use_cache = true;
   std::string cache_dir;
-  std::vector<std::string> site_packages;  // empty: the interpreter's own answer (run_stack_specs)
-  std::string machine;                     // "" = answers are not cached
-  std::string adapter_dir;            // tests: read stack_<library>.py from here, not the binary
+  std::vector<std::string> site_packages;    // empty: the interpreter's own answer (run_stack_specs)
+  std::string machine;                       // "" = answers are not cached
+  std::string adapter_dir;                   // tests: read stack_<library>.py from here, not the binary
   std::string env_program = "/usr/bin/env";  // starts the interpreter with exactly the child env
   // "stack probe deep_gemm: <phase>" as each adapter starts and reports its phases (a JIT build
   // on first use can take minutes); empty = silent.

@@ -67,15 +67,19 @@ TEST_CASE("layers include only layers below them", "[layering]") {
         if (target == "build_info.hpp") continue;  // generated into the build tree, no code
         // Includes are relative to src/ or the repository root (probes/, kernels/).
         std::string to;
-        if (target.rfind("probes/", 0) == 0 || target.rfind("kernels/", 0) == 0) to = layer_of(target);
-        else if (fs::exists(root / "src" / target)) to = layer_of("src/" + target);
-        else if (fs::exists(e.path().parent_path() / target)) to = from;
+        if (target.rfind("probes/", 0) == 0 || target.rfind("kernels/", 0) == 0)
+          to = layer_of(target);
+        else if (fs::exists(root / "src" / target))
+          to = layer_of("src/" + target);
+        else if (fs::exists(e.path().parent_path() / target))
+          to = from;
         else {
           violations.push_back(rel + ": cannot resolve \"" + target + "\"");
           continue;
         }
         ++edges;
-        if (to != from && !allowed().at(from).count(to)) violations.push_back(rel + " (" + from + ") includes " + target + " (" + to + ")");
+        if (to != from && !allowed().at(from).count(to))
+          violations.push_back(rel + " (" + from + ") includes " + target + " (" + to + ")");
       }
     }
   }

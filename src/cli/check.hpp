@@ -14,40 +14,40 @@ namespace CLI {
 class App;
 class Option;
 class Validator;
-}
+}  // namespace CLI
 
 namespace specprobe {
 
 struct CheckOptions {
-  CheckRequest request;               // what to check (file/argv, model, gpu, libraries, evidence, gating)
-  std::vector<std::string> files;     // FILE...: one report per server of each ("-": stdin)
-  int jobs = 0;                       // -j/--jobs: files checked at once (0: one per core)
-  std::string rules_dir;              // --rules-dir (development)
-  std::string advisories_dir;         // --advisories-dir (development)
-  std::string advisories_before;      // --advisories-before DATE: only advisories published before it
+  CheckRequest request;            // what to check (file/argv, model, gpu, libraries, evidence, gating)
+  std::vector<std::string> files;  // FILE...: one report per server of each ("-": stdin)
+  int jobs = 0;                    // -j/--jobs: files checked at once (0: one per core)
+  std::string rules_dir;           // --rules-dir (development)
+  std::string advisories_dir;      // --advisories-dir (development)
+  std::string advisories_before;   // --advisories-before DATE: only advisories published before it
   // Output
-  std::string format = "text";        // one of report_formats()
-  std::string output;                 // --output FILE (the --format output)
-  std::string fail_on = "error";      // error | warning | info | none
-  std::string color = "auto";         // auto | always | never
-  std::string results;                // --results failing | all; empty: all for one file, failing for several
+  std::string format = "text";    // one of report_formats()
+  std::string output;             // --output FILE (the --format output)
+  std::string fail_on = "error";  // error | warning | info | none
+  std::string color = "auto";     // auto | always | never
+  std::string results;            // --results failing | all; empty: all for one file, failing for several
   bool quiet = false;
   bool verbose = false;
   bool explain_memory = false;  // --explain-memory: the memory model's breakdown per GPU rank
-  bool progress = false;              // --progress: the progress line also when stderr is no terminal
+  bool progress = false;        // --progress: the progress line also when stderr is no terminal
   // Further reports written next to the --format output (see docs/ci.md).
-  std::string sarif_file;             // --sarif FILE
-  std::string junit_file;             // --junit FILE
-  std::string codequality_file;       // --codequality FILE (GitLab Code Quality)
-  std::string json_file;              // --json FILE
-  bool github = false;                // --github: workflow annotations on stdout + $GITHUB_STEP_SUMMARY
-  std::string source_root;            // --source-root DIR: report paths relative to it (cli/source_root.hpp)
-  std::string sarif_category;         // --sarif-category: the code-scanning category
-  bool exit_zero = false;             // --exit-zero: findings and an unknown verdict never fail the exit code
-  bool unknown_ok = false;            // --unknown-ok: an unknown verdict exits 0 (still reported)
-  bool no_suppressions = false;       // --no-suppressions: ignore .specprobe.yaml
-  bool no_matrix = false;             // --no-matrix
-  bool offline = false;               // --offline: the Hub only through specprobe's cache, no network
+  std::string sarif_file;        // --sarif FILE
+  std::string junit_file;        // --junit FILE
+  std::string codequality_file;  // --codequality FILE (GitLab Code Quality)
+  std::string json_file;         // --json FILE
+  bool github = false;           // --github: workflow annotations on stdout + $GITHUB_STEP_SUMMARY
+  std::string source_root;       // --source-root DIR: report paths relative to it (cli/source_root.hpp)
+  std::string sarif_category;    // --sarif-category: the code-scanning category
+  bool exit_zero = false;        // --exit-zero: findings and an unknown verdict never fail the exit code
+  bool unknown_ok = false;       // --unknown-ok: an unknown verdict exits 0 (still reported)
+  bool no_suppressions = false;  // --no-suppressions: ignore .specprobe.yaml
+  bool no_matrix = false;        // --no-matrix
+  bool offline = false;          // --offline: the Hub only through specprobe's cache, no network
   // The options a project's .specprobe.yaml may set (pipeline/project_settings.hpp), to tell
   // whether the command line gave them: the command line wins. Set by add_check_options.
   const CLI::Option* gpu_option = nullptr;

@@ -137,8 +137,9 @@ int run_command(int argc, char** argv) {
       break;
     }
 
-  CLI::App app{"specprobe: will this speculative-decoding serving configuration work on this GPU, with this "
-               "checkpoint and these libraries?"};
+  CLI::App app{
+      "specprobe: will this speculative-decoding serving configuration work on this GPU, with this "
+      "checkpoint and these libraries?"};
   app.footer(kTopExitCodes);
   app.set_version_flag("--version,-V", fmt::format("specprobe {} ({})", kToolVersion, kGitSha));
   app.require_subcommand(1);
@@ -161,18 +162,25 @@ int run_command(int argc, char** argv) {
   rules_list->add_option("--rules-dir", rules_dir, "load rules from DIR instead of the built-in catalog");
 
   std::string facts_format = "text";
-  CLI::App* facts_cmd = app.add_subcommand("facts", "the facts rules and advisories read: name, type, the module that writes it, meaning");
+  CLI::App* facts_cmd = app.add_subcommand(
+      "facts", "the facts rules and advisories read: name, type, the module that writes it, meaning");
   facts_cmd->add_option("--format", facts_format, "text, json or markdown (docs/facts.md)")
       ->check(CLI::IsMember({"text", "json", "markdown"}));
 
   AdvisoriesOptions adv;
-  CLI::App* adv_cmd = app.add_subcommand("advisories", "the known-issues database: public failure reports with their versions, filtered");
-  adv_cmd->add_option("--engine", adv.engine, "only advisories for vllm or sglang deployments")->check(CLI::IsMember({"vllm", "sglang"}));
-  adv_cmd->add_option("--lib", adv.libs, "NAME=VERSION (repeatable): only advisories that affect these versions, e.g. --lib vllm=0.25.1")
+  CLI::App* adv_cmd = app.add_subcommand(
+      "advisories", "the known-issues database: public failure reports with their versions, filtered");
+  adv_cmd->add_option("--engine", adv.engine, "only advisories for vllm or sglang deployments")
+      ->check(CLI::IsMember({"vllm", "sglang"}));
+  adv_cmd
+      ->add_option("--lib", adv.libs,
+                   "NAME=VERSION (repeatable): only advisories that affect these versions, e.g. --lib vllm=0.25.1")
       ->check(lib_name_validator());
-  adv_cmd->add_option("--gpu", adv.gpu, "only advisories for this GPU's architecture (or any GPU): H100, B200, GB10, MI300X, sm_90 ...");
+  adv_cmd->add_option("--gpu", adv.gpu,
+                      "only advisories for this GPU's architecture (or any GPU): H100, B200, GB10, MI300X, sm_90 ...");
   adv_cmd->add_option("--format", adv.format, "text or json")->check(CLI::IsMember({"text", "json"}));
-  adv_cmd->add_option("--advisories-dir", adv.advisories_dir, "load advisories from DIR instead of the built-in database (development)");
+  adv_cmd->add_option("--advisories-dir", adv.advisories_dir,
+                      "load advisories from DIR instead of the built-in database (development)");
 
   std::string explain_id;
   CLI::App* explain_cmd = app.add_subcommand("explain", "print a rule's documentation (offline)");
@@ -196,7 +204,9 @@ int run_command(int argc, char** argv) {
   matrix_cmd->footer(kMatrixExitCodes);
   probe_cmd->footer(kProbeExitCodes);
   for (CLI::App* info : {rules_cmd, rules_list, facts_cmd, adv_cmd, explain_cmd}) info->footer(kInfoExitCodes);
-  engines_cmd->footer("Exit codes: 0 done; 2 usage or input error (no such environment); 3 the venv or the install failed (its log is named)");
+  engines_cmd->footer(
+      "Exit codes: 0 done; 2 usage or input error (no such environment); 3 the venv or the install failed (its log is "
+      "named)");
 
   std::vector<const char*> cargs;
   for (const auto& a : args) cargs.push_back(a.c_str());

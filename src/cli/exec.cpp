@@ -1,10 +1,10 @@
 // `specprobe exec` (see exec.hpp).
 #include "cli/exec.hpp"
 
+#include <unistd.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -14,7 +14,9 @@ namespace {
 std::string shell_words(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) {
-    const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == std::string::npos;
+    const bool plain =
+        !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
+                          std::string::npos;
     std::string w = plain ? a : "'";
     if (!plain) {
       for (char c : a) w += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -39,7 +41,9 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& o) {
 int run_exec_command(const ExecOptions& o) {
   const std::vector<std::string>& argv = o.check.request.argv;
   if (argv.empty()) {
-    std::fprintf(stderr, "specprobe: error: exec needs the serving command after `--` (specprobe exec -- vllm serve MODEL ...)\n");
+    std::fprintf(
+        stderr,
+        "specprobe: error: exec needs the serving command after `--` (specprobe exec -- vllm serve MODEL ...)\n");
     return 2;
   }
   auto services = cli_services(o.check);
@@ -67,10 +71,11 @@ int run_exec_command(const ExecOptions& o) {
     return report->exit_code;
   }
   if (report->exit_code != 0) {
-    std::fprintf(stderr,
-                 "specprobe: refusing to start %s: findings at or above --fail-on %s (fix them, or suppress them with a "
-                 "reason in .specprobe.yaml)\n",
-                 argv[0].c_str(), file_request->fail_on.c_str());
+    std::fprintf(
+        stderr,
+        "specprobe: refusing to start %s: findings at or above --fail-on %s (fix them, or suppress them with a "
+        "reason in .specprobe.yaml)\n",
+        argv[0].c_str(), file_request->fail_on.c_str());
     return report->exit_code;
   }
   if (o.dry_run) {

@@ -2,15 +2,15 @@
 #include "cli/info_commands.hpp"
 
 #include <algorithm>
-#include <map>
 #include <cstdio>
+#include <map>
 
 #include "cli/check.hpp"
 #include "common/embedded.hpp"
 #include "common/json.hpp"
-#include "gpu/driver.hpp"
 #include "common/version.hpp"
 #include "facts/registry.hpp"
+#include "gpu/driver.hpp"
 #include "gpu/gpu_info.hpp"
 #include "rules/catalog.hpp"
 
@@ -32,7 +32,8 @@ int run_gpu_command(const std::string& format) {
   const DriverReport dr = query_system_gpus();
   if (format == "json") {
     Json j = Json::object();
-    j["driver"] = {{"loaded", dr.loaded}, {"library", dr.library_path},
+    j["driver"] = {{"loaded", dr.loaded},
+                   {"library", dr.library_path},
                    {"version", dr.driver_version > 0 ? Json(dr.driver_version) : Json(nullptr)}};
     Json gpus = Json::array();
     for (const auto& g : dr.gpus) {
@@ -44,17 +45,23 @@ int run_gpu_command(const std::string& format) {
     j["problem"] = dr.problem ? Json(dr.problem->message) : Json(nullptr);
     Json calls = Json::array();
     for (const auto& c : dr.failed_calls)
-      calls.push_back({{"call", c.call}, {"site", c.site}, {"result", c.result}, {"name", c.result_name}, {"string", c.result_string}});
+      calls.push_back({{"call", c.call},
+                       {"site", c.site},
+                       {"result", c.result},
+                       {"name", c.result_name},
+                       {"string", c.result_string}});
     j["failed_calls"] = calls;
     print(j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
   } else {
     if (dr.loaded)
-      print(fmt::format("CUDA driver {}.{} ({})\n", dr.driver_version / 1000, (dr.driver_version % 1000) / 10, dr.library_path));
+      print(fmt::format("CUDA driver {}.{} ({})\n", dr.driver_version / 1000, (dr.driver_version % 1000) / 10,
+                        dr.library_path));
     for (const auto& g : dr.gpus) {
       print(fmt::format("\nDevice {}: \"{}\"\n", g.ordinal, g.name));
       print(fmt::format("  compute capability          {}.{} ({})\n", g.cc_major, g.cc_minor, g.arch_family()));
       print(fmt::format("  multiprocessors             {}\n", g.sm_count));
-      print(fmt::format("  shared memory per block     {} opt-in ({} B)\n", human_bytes(g.smem_per_block_optin), g.smem_per_block_optin));
+      print(fmt::format("  shared memory per block     {} opt-in ({} B)\n", human_bytes(g.smem_per_block_optin),
+                        g.smem_per_block_optin));
       print(fmt::format("  shared memory per SM        {}\n", human_bytes(g.smem_per_sm)));
       print(fmt::format("  L2 cache                    {}\n", human_bytes(g.l2_bytes)));
       print(fmt::format("  global memory               {}\n", human_bytes(g.memory_bytes)));
@@ -68,8 +75,7 @@ int run_gpu_command(const std::string& format) {
                    c.result_string.c_str());
   }
   if (!dr.loaded || dr.gpus.empty()) {
-    std::fprintf(stderr, "specprobe: error: %s\n",
-                 dr.problem ? dr.problem->message.c_str() : "no CUDA device found");
+    std::fprintf(stderr, "specprobe: error: %s\n", dr.problem ? dr.problem->message.c_str() : "no CUDA device found");
     return 3;
   }
   return 0;
@@ -97,10 +103,16 @@ int run_rules_list_command(const std::string& format, const std::string& rules_d
   if (format == "json") {
     Json a = Json::array();
     for (const auto& r : *rules)
-      a.push_back({{"id", r.id}, {"slug", r.slug}, {"title", r.title}, {"severity", to_string(r.severity)},
-                   {"stage", to_string(r.stage)}, {"certainty", to_string(r.certainty)},
+      a.push_back({{"id", r.id},
+                   {"slug", r.slug},
+                   {"title", r.title},
+                   {"severity", to_string(r.severity)},
+                   {"stage", to_string(r.stage)},
+                   {"certainty", to_string(r.certainty)},
                    {"condition", r.condition_text.empty() ? Json(nullptr) : Json(r.condition_text)},
-                   {"category", r.category}, {"deprecated", r.deprecated}, {"references", r.references}});
+                   {"category", r.category},
+                   {"deprecated", r.deprecated},
+                   {"references", r.references}});
     print(a.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
     return 0;
   }
@@ -159,7 +171,8 @@ std::string describe_advisory(const Advisory& a) {
       "{} ({}, stage {}, {}, published {})\n{}\n{}\n{}\n\nAffected ({}):\n", a.id, to_string(a.severity),
       to_string(a.stage), to_string(c), a.published, a.summary,
       c == Certainty::conditional
-          ? fmt::format("Bites only {}.\n", a.condition_text.empty() ? "when requests use the feature it names" : a.condition_text)
+          ? fmt::format("Bites only {}.\n",
+                        a.condition_text.empty() ? "when requests use the feature it names" : a.condition_text)
           : std::string(),
       a.details, a.engine == "any" ? "any engine" : a.engine + " deployments");
   for (const auto& ap : a.affected)
@@ -214,8 +227,10 @@ int run_advisories_command(const AdvisoriesOptions& o) {
     if (!o.engine.empty() && a.engine != "any" && a.engine != o.engine) continue;
     if (!gpu.is_null() && !a.gpu.empty()) {
       const std::string fam = gpu.value("arch_family", "");
-      const std::string arch = gpu.contains("arch") ? gpu["arch"].get<std::string>() : gpu_arch_label(Json{{"gpu", gpu}});
-      if (std::find(a.gpu.begin(), a.gpu.end(), fam) == a.gpu.end() && std::find(a.gpu.begin(), a.gpu.end(), arch) == a.gpu.end())
+      const std::string arch =
+          gpu.contains("arch") ? gpu["arch"].get<std::string>() : gpu_arch_label(Json{{"gpu", gpu}});
+      if (std::find(a.gpu.begin(), a.gpu.end(), fam) == a.gpu.end() &&
+          std::find(a.gpu.begin(), a.gpu.end(), arch) == a.gpu.end())
         continue;
     }
     // --lib: the advisory affects that version of the package (packages it does not name pass).
@@ -235,26 +250,37 @@ int run_advisories_command(const AdvisoriesOptions& o) {
       Json ranges = Json::array();
       for (const auto& ap : a.affected)
         for (const auto& r : ap.ranges)
-          ranges.push_back({{"package", ap.package}, {"introduced", r.introduced}, {"fixed", r.fixed.empty() ? Json(nullptr) : Json(r.fixed)}});
-      list.push_back({{"id", a.id}, {"summary", a.summary}, {"engine", a.engine}, {"published", a.published},
-                      {"severity", to_string(a.severity)}, {"stage", to_string(a.stage)},
+          ranges.push_back({{"package", ap.package},
+                            {"introduced", r.introduced},
+                            {"fixed", r.fixed.empty() ? Json(nullptr) : Json(r.fixed)}});
+      list.push_back({{"id", a.id},
+                      {"summary", a.summary},
+                      {"engine", a.engine},
+                      {"published", a.published},
+                      {"severity", to_string(a.severity)},
+                      {"stage", to_string(a.stage)},
                       {"certainty", to_string(certainty_of(a))},
-                      {"condition", a.condition_text.empty() ? Json(nullptr) : Json(a.condition_text)}, {"affected", ranges},
-                      {"gpu", a.gpu}, {"url", a.primary_url()}});
+                      {"condition", a.condition_text.empty() ? Json(nullptr) : Json(a.condition_text)},
+                      {"affected", ranges},
+                      {"gpu", a.gpu},
+                      {"url", a.primary_url()}});
     } else {
       std::string ranges;
       for (const auto& ap : a.affected)
         for (const auto& r : ap.ranges)
           ranges += fmt::format("{}{} {}", ranges.empty() ? "" : "; ", ap.package,
-                                r.introduced == "0" && r.fixed.empty() ? "all" :
-                                r.introduced == "0" ? "<" + r.fixed :
-                                r.fixed.empty() ? ">=" + r.introduced : r.introduced + ".." + "<" + r.fixed);
+                                r.introduced == "0" && r.fixed.empty() ? "all"
+                                : r.introduced == "0"                  ? "<" + r.fixed
+                                : r.fixed.empty()                      ? ">=" + r.introduced
+                                                                       : r.introduced + ".." + "<" + r.fixed);
       text += fmt::format("{:<20} {:<7} {:<13} {:<13} {}  {}\n{:<20} {}\n", a.id, to_string(a.severity),
                           to_string(a.stage), to_string(certainty_of(a)), a.published, a.summary, "", ranges);
     }
   }
-  if (o.format == "json") print(list.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
-  else print(text + fmt::format("{} of {} advisories\n", shown, (*catalog)->advisories.size()));
+  if (o.format == "json")
+    print(list.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+  else
+    print(text + fmt::format("{} of {} advisories\n", shown, (*catalog)->advisories.size()));
   return 0;
 }
 
@@ -270,8 +296,12 @@ int run_facts_command(const std::string& format) {
   } else if (format == "json") {
     Json a = Json::array();
     for (const auto& f : reg.facts())
-      a.push_back({{"name", f.name}, {"type", f.type}, {"unit", f.unit.empty() ? Json(nullptr) : Json(f.unit)},
-                   {"writer", f.writer}, {"input", reg.writer(f.writer)->input}, {"doc", f.doc}});
+      a.push_back({{"name", f.name},
+                   {"type", f.type},
+                   {"unit", f.unit.empty() ? Json(nullptr) : Json(f.unit)},
+                   {"writer", f.writer},
+                   {"input", reg.writer(f.writer)->input},
+                   {"doc", f.doc}});
     print(a.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
   } else {
     for (const auto& w : reg.writers()) {

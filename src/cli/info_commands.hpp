@@ -11,11 +11,11 @@ int run_explain_command(const std::string& id, const std::string& rules_dir);
 // `advisories`: the known-issues database, filtered by engine, library versions (the advisories
 // that affect them) and GPU.
 struct AdvisoriesOptions {
-  std::string engine;               // vllm | sglang
-  std::vector<std::string> libs;    // NAME=VERSION: only advisories affecting these versions
-  std::string gpu;                  // a declared GPU: only advisories for its arch (or any GPU)
-  std::string format = "text";      // text | json
-  std::string advisories_dir;       // development: load from DIR
+  std::string engine;             // vllm | sglang
+  std::vector<std::string> libs;  // NAME=VERSION: only advisories affecting these versions
+  std::string gpu;                // a declared GPU: only advisories for its arch (or any GPU)
+  std::string format = "text";    // text | json
+  std::string advisories_dir;     // development: load from DIR
 };
 int run_advisories_command(const AdvisoriesOptions& o);
 

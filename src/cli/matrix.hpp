@@ -15,14 +15,14 @@ class App;
 namespace specprobe {
 
 struct MatrixOptions {
-  CheckOptions check;        // model, engine, libs, probes, rules_dir, quiet (gpu/file set per run)
-  std::string config;        // --config FILE: the serving config whose other options hold
-  std::string gpus = "auto"; // --gpu H100,H200,...: comma-separated
-  std::string format = "text";  // text | json | nfd
-  std::string output;        // --output FILE
-  std::string junit_file;    // --junit FILE: one testsuite per GPU
-  std::string model_name;    // --model-name: the model's name in NFD labels (default: DIR's basename)
-  std::string nfd_expiry = "24h";  // --nfd-expiry: how long NFD keeps the labels ("0": no expiry)
+  CheckOptions check;                 // model, engine, libs, probes, rules_dir, quiet (gpu/file set per run)
+  std::string config;                 // --config FILE: the serving config whose other options hold
+  std::string gpus = "auto";          // --gpu H100,H200,...: comma-separated
+  std::string format = "text";        // text | json | nfd
+  std::string output;                 // --output FILE
+  std::string junit_file;             // --junit FILE: one testsuite per GPU
+  std::string model_name;             // --model-name: the model's name in NFD labels (default: DIR's basename)
+  std::string nfd_expiry = "24h";     // --nfd-expiry: how long NFD keeps the labels ("0": no expiry)
   bool nfd_include_warnings = false;  // --nfd-include-warnings: "ok with warnings" cells count as working
 };
 

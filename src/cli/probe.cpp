@@ -4,12 +4,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "inputs/python_env.hpp"
 #include "probes/mla_verify.hpp"
 #include "probes/mqa_logits.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
 #include "probes/spec_verify.hpp"
-#include "inputs/python_env.hpp"
 #include "probes/stack_probes.hpp"
 
 namespace specprobe {
@@ -45,7 +45,8 @@ Expected<std::vector<int>> parse_int_list(const std::string& text) {
   return out;
 }
 
-Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o, const std::vector<probes::ProbeKind>& table) {
+Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o,
+                                                     const std::vector<probes::ProbeKind>& table) {
   auto ns = parse_int_list(o.next_n);
   if (!ns) return ns.error();
   std::vector<std::string> kinds;
@@ -92,7 +93,8 @@ Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o, cons
           for (int k : o.k)
             for (int d : o.sv_head_dim)
               for (int bs : o.block_size) {
-                Json s = common({{"probe", kind}, {"k", k}, {"gqa", g}, {"head_dim", d}, {"kv_dtype", dt}, {"block_size", bs}});
+                Json s = common(
+                    {{"probe", kind}, {"k", k}, {"gqa", g}, {"head_dim", d}, {"kv_dtype", dt}, {"block_size", bs}});
                 if (o.heads_kv > 0) s["heads_kv"] = o.heads_kv;
                 if (o.splits >= 0) s["splits"] = o.splits;
                 const auto [batch, context] = probes::spec_verify_probe_size(s);
@@ -109,8 +111,14 @@ Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o, cons
               for (int topk : o.mla_topk)
                 for (int k : o.k)
                   for (int bs : o.block_size) {
-                    Json s = common({{"probe", kind}, {"k", k}, {"heads", h}, {"latent_dim", latent}, {"rope_dim", rope},
-                                     {"v_dim", o.mla_v_dim > 0 ? o.mla_v_dim : latent}, {"topk", topk}, {"kv_dtype", dt},
+                    Json s = common({{"probe", kind},
+                                     {"k", k},
+                                     {"heads", h},
+                                     {"latent_dim", latent},
+                                     {"rope_dim", rope},
+                                     {"v_dim", o.mla_v_dim > 0 ? o.mla_v_dim : latent},
+                                     {"topk", topk},
+                                     {"kv_dtype", dt},
                                      {"block_size", bs}});
                     // A shape no model has is a usage error naming the key; one past the kernel's
                     // limits stays a skip at run time, as for the other probes.
@@ -139,14 +147,26 @@ Expected<std::vector<Json>> stack_specs_from_options(const ProbeOptions& o) {
   for (const auto& lib : o.stack_libs) {
     Json params;
     if (lib == "deep_gemm")
-      params = {{"next_n", *ns}, {"heads", first(o.heads, 64)}, {"head_dim", first(o.head_dim, 128)},
-                {"block_kv", first(o.block_kv, 64)}, {"batch", batch}, {"context", context}};
+      params = {{"next_n", *ns},
+                {"heads", first(o.heads, 64)},
+                {"head_dim", first(o.head_dim, 128)},
+                {"block_kv", first(o.block_kv, 64)},
+                {"batch", batch},
+                {"context", context}};
     else if (lib == "flashinfer")
-      params = {{"q_heads", kvh * gqa}, {"kv_heads", kvh}, {"head_dim", first(o.sv_head_dim, 128)},
-                {"kv_dtype", first(o.kv_dtype, std::string("bf16"))}, {"page_size", first(o.block_size, 16)},
-                {"q_len", k + 1}, {"batch", batch}, {"context", context}};
+      params = {{"q_heads", kvh * gqa},
+                {"kv_heads", kvh},
+                {"head_dim", first(o.sv_head_dim, 128)},
+                {"kv_dtype", first(o.kv_dtype, std::string("bf16"))},
+                {"page_size", first(o.block_size, 16)},
+                {"q_len", k + 1},
+                {"batch", batch},
+                {"context", context}};
     else if (lib == "triton")
-      params = {{"k", k}, {"gqa", gqa}, {"head_dim", first(o.sv_head_dim, 128)}, {"dtype", first(o.kv_dtype, std::string("bf16"))}};
+      params = {{"k", k},
+                {"gqa", gqa},
+                {"head_dim", first(o.sv_head_dim, 128)},
+                {"dtype", first(o.kv_dtype, std::string("bf16"))}};
     else
       return usage_error("unknown stack library '" + lib + "' (deep_gemm, flashinfer, triton)");
     specs.push_back({{"probe", "stack_" + lib}, {"library", lib}, {"params", params}});
@@ -173,17 +193,21 @@ int run_stack_probe_command(const ProbeOptions& o) {
   so.timeout_s = o.stack_timeout_s;
   probes::StackRun run = probes::run_stack_specs(*specs, so);
   if (o.format == "json") {
-    std::printf("%s\n", Json({{"results", run.results}, {"facts", run.facts_patch}}).dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+    std::printf("%s\n", Json({{"results", run.results}, {"facts", run.facts_patch}})
+                            .dump(2, ' ', false, Json::error_handler_t::replace)
+                            .c_str());
   } else {
     for (const auto& r : run.results) {
       std::printf("%-10s %-12s %-6s %s\n", r.value("library", "?").c_str(),
                   r.value("version", Json()).is_string() ? r["version"].get<std::string>().c_str() : "-",
                   r.value("status", "?").c_str(), r.value("reason", "").c_str());
-      if (r.value("error_text", Json()).is_string()) std::printf("           error_text: %s\n", r["error_text"].get<std::string>().c_str());
+      if (r.value("error_text", Json()).is_string())
+        std::printf("           error_text: %s\n", r["error_text"].get<std::string>().c_str());
       for (const auto& c : r.value("cases", Json::array()))
-        std::printf("    %-6s %s%s%s\n", c.value("status", "?").c_str(), c.value("name", "?").c_str(),
-                    c.value("reason", "").empty() ? "" : (" -- " + c["reason"].get<std::string>()).c_str(),
-                    c.value("error_text", Json()).is_string() ? (": " + c["error_text"].get<std::string>()).c_str() : "");
+        std::printf(
+            "    %-6s %s%s%s\n", c.value("status", "?").c_str(), c.value("name", "?").c_str(),
+            c.value("reason", "").empty() ? "" : (" -- " + c["reason"].get<std::string>()).c_str(),
+            c.value("error_text", Json()).is_string() ? (": " + c["error_text"].get<std::string>()).c_str() : "");
     }
   }
   int code = 0;
@@ -222,13 +246,17 @@ std::string format_probe_table(const std::vector<Json>& results) {
     };
     std::string why = r.value("reason", "");
     if (r.contains("cuda_error")) why = r["cuda_error"].get<std::string>() + ": " + why;
-    if (m.contains("pct_of_roofline")) why = fmt::format("{:.1f}% of HBM roofline (copy ceiling {:.2f} TB/s) {}", m["pct_of_roofline"].get<double>(),
-                                                         m.value("copy_ceiling_bytes_per_s", 0.0) / 1e12, why);
-    const double smem_kb = e.contains("dynamic_smem_bytes") ? (e.value("dynamic_smem_bytes", 0.0) + e.value("static_smem_bytes", 0.0)) / 1024.0 : NAN;
-    out += fmt::format("{:<72} {:<6} {:>9} {:>10} {:>5} {:>7} {:>4}  {}\n", r.value("name", "?"), r.value("status", "?"),
-                       num(m, "max_rel_err", "{:.2e}"), num(m, "time_us_median", "{:.1f}"), num(e, "registers", "{:.0f}"),
-                       std::isnan(smem_kb) ? std::string("-") : fmt::format("{:.1f}", smem_kb),
-                       num(e, "occupancy_blocks_per_sm", "{:.0f}"), why.substr(0, 200));
+    if (m.contains("pct_of_roofline"))
+      why = fmt::format("{:.1f}% of HBM roofline (copy ceiling {:.2f} TB/s) {}", m["pct_of_roofline"].get<double>(),
+                        m.value("copy_ceiling_bytes_per_s", 0.0) / 1e12, why);
+    const double smem_kb = e.contains("dynamic_smem_bytes")
+                               ? (e.value("dynamic_smem_bytes", 0.0) + e.value("static_smem_bytes", 0.0)) / 1024.0
+                               : NAN;
+    out +=
+        fmt::format("{:<72} {:<6} {:>9} {:>10} {:>5} {:>7} {:>4}  {}\n", r.value("name", "?"), r.value("status", "?"),
+                    num(m, "max_rel_err", "{:.2e}"), num(m, "time_us_median", "{:.1f}"), num(e, "registers", "{:.0f}"),
+                    std::isnan(smem_kb) ? std::string("-") : fmt::format("{:.1f}", smem_kb),
+                    num(e, "occupancy_blocks_per_sm", "{:.0f}"), why.substr(0, 200));
   }
   return out;
 }
@@ -262,7 +290,8 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
   cmd->add_option("--k", o.k, "spec-verify and MLA verify num_speculative_tokens (query rows = k+1)")->delimiter(',');
   cmd->add_option("--sv-head-dim", o.sv_head_dim, "spec-verify head_dim: 64,128,256")->delimiter(',');
   cmd->add_option("--block-size", o.block_size, "spec-verify and MLA verify KV block size: 1,16,64")->delimiter(',');
-  cmd->add_option("--mla-heads", o.mla_heads, "MLA verify query heads per rank (1-128; default 16,128)")->delimiter(',');
+  cmd->add_option("--mla-heads", o.mla_heads, "MLA verify query heads per rank (1-128; default 16,128)")
+      ->delimiter(',');
   cmd->add_option("--mla-latent-dim", o.mla_latent_dim, "MLA verify latent dims (kv_lora_rank: 512; DeepSeek-V4: 448)")
       ->delimiter(',');
   cmd->add_option("--mla-rope-dim", o.mla_rope_dim, "MLA verify rope dims (qk_rope_head_dim: 64)")->delimiter(',');
@@ -272,7 +301,8 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
   cmd->add_option("--mla-topk", o.mla_topk, "MLA verify top-k per row: 0 = dense, else sparse (index_topk: 2048, 512)")
       ->delimiter(',');
   // Sizes are checked here (exit 2): 0 or a negative value is a typing error, not "the default".
-  cmd->add_option("--heads-kv", o.heads_kv, "spec-verify KV heads (default 2, 8 with --bench)")->check(CLI::Range(1, 128));
+  cmd->add_option("--heads-kv", o.heads_kv, "spec-verify KV heads (default 2, 8 with --bench)")
+      ->check(CLI::Range(1, 128));
   cmd->add_option("--batch", o.batch, "requests (default: tiny; 256 / 64 with --bench)")
       ->check(CLI::Range(1, probes::kMaxProbeBatch));
   cmd->add_option("--context", o.context, "longest request's context (default: 300; 8192 with --bench)")
@@ -281,14 +311,16 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
   cmd->add_flag("--bench", o.bench, "time at realistic sizes and print % of the HBM roofline");
   cmd->add_option("--tiles-per-cta", o.tiles_per_cta, "MQA logits, mma.sync kernel: 128-token tiles per CTA (tuning)")
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--lengths", o.lengths, "MQA logits request lengths: random (in [next_n, context]) or full (all = context)")
+  cmd->add_option("--lengths", o.lengths,
+                  "MQA logits request lengths: random (in [next_n, context]) or full (all = context)")
       ->check(CLI::IsMember({"random", "full"}));
   cmd->add_option("--splits", o.splits, "spec-verify KV splits (0 = auto)")->check(CLI::Range(0, 4096));
   cmd->add_option("--timeout", o.timeout_s, "seconds a probe may run before it is killed (default 30)")
       ->check(seconds_validator());
   cmd->add_option("--format", o.format, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--in-process", o.in_process, "run probes in this process (debugging; no isolation)");
-  cmd->add_flag("--stack", o.stack, "ask the installed DeepGEMM / FlashInfer / Triton of --python instead of specprobe's kernels");
+  cmd->add_flag("--stack", o.stack,
+                "ask the installed DeepGEMM / FlashInfer / Triton of --python instead of specprobe's kernels");
   cmd->add_option("--python", o.python, "with --stack: the deployment's Python (default python3 on PATH)");
   cmd->add_option("--stack-lib", o.stack_libs, "with --stack: deep_gemm, flashinfer, triton")->delimiter(',');
   cmd->add_option("--stack-timeout", o.stack_timeout_s, "with --stack: seconds one library's probe may run")
@@ -316,7 +348,8 @@ int run_probe_command(const ProbeOptions& o, const std::vector<probes::ProbeKind
     std::printf("%s\n", Json(results).dump(2, ' ', false, Json::error_handler_t::replace).c_str());
   } else if (const std::string why = common_error(results); !why.empty()) {
     // Every probe stopped on the same thing (no driver, no GPU): one line, not a row per probe.
-    std::fprintf(stderr, "specprobe: error: %s (%zu probe%s not run)\n", why.c_str(), results.size(), results.size() == 1 ? "" : "s");
+    std::fprintf(stderr, "specprobe: error: %s (%zu probe%s not run)\n", why.c_str(), results.size(),
+                 results.size() == 1 ? "" : "s");
   } else {
     std::fputs(format_probe_table(results).c_str(), stdout);
   }

@@ -71,8 +71,8 @@ CLI::Validator seconds_validator();
 // "1-8" / "1,2,4" / "3" -> values; error message when malformed.
 Expected<std::vector<int>> parse_int_list(const std::string& text);
 // The cross product the options describe, over the probes in `kinds`.
-Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& opts,
-                                                     const std::vector<probes::ProbeKind>& kinds = probes::probe_kinds());
+Expected<std::vector<Json>> probe_specs_from_options(
+    const ProbeOptions& opts, const std::vector<probes::ProbeKind>& kinds = probes::probe_kinds());
 // The stack-probe specs `probe --stack` runs (one per library in stack_libs).
 Expected<std::vector<Json>> stack_specs_from_options(const ProbeOptions& opts);
 // The reason every record gives when all of them are errors with the same reason (no driver, no

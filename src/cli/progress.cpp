@@ -16,7 +16,9 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-double seconds_since(SteadyClock::time_point t) { return std::chrono::duration<double>(SteadyClock::now() - t).count(); }
+double seconds_since(SteadyClock::time_point t) {
+  return std::chrono::duration<double>(SteadyClock::now() - t).count();
+}
 
 // A terminal line redrawn by a ticker thread while a phase lasts, so that a long phase (a probe
 // run, a JIT build) shows its elapsed time going up. The thread ends with the last copy of the sink.
@@ -36,8 +38,10 @@ class TerminalLine {
     std::lock_guard<std::mutex> lock(mu_);
     line_ = line;
     since_ = SteadyClock::now();
-    if (line.empty()) clear_locked();
-    else if (shown_) draw_locked();  // already on screen: show the new phase at once
+    if (line.empty())
+      clear_locked();
+    else if (shown_)
+      draw_locked();  // already on screen: show the new phase at once
   }
 
  private:

@@ -13,11 +13,11 @@ namespace specprobe {
 using ProgressSink = std::function<void(const std::string& line)>;  // "" clears the line
 
 struct ProgressOptions {
-  bool quiet = false;        // --quiet: never
-  bool forced = false;       // --progress: also when stderr is not a terminal
+  bool quiet = false;   // --quiet: never
+  bool forced = false;  // --progress: also when stderr is not a terminal
   std::FILE* out = stderr;
-  bool terminal = false;     // whether OUT is a terminal (progress_sink fills it in from isatty)
-  double delay_s = 1.0;      // a phase is shown on a terminal once it has lasted this long
+  bool terminal = false;  // whether OUT is a terminal (progress_sink fills it in from isatty)
+  double delay_s = 1.0;   // a phase is shown on a terminal once it has lasted this long
 };
 
 // The sink for OPTIONS, or an empty function when nothing is to be shown.

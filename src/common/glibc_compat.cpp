@@ -1,7 +1,7 @@
 // glibc compatibility shim for the release binary: lets `specprobe`, built on Debian 12
 // (glibc 2.36) with a static libstdc++/libgcc, run on glibc 2.28 and later (RHEL/Rocky/Alma 8,
-// Debian 10+, Ubuntu 18.10+; tested down to Ubuntu 18.04's 2.27). Linked into the executable only (cmake/glibc_compat.cmake), never into
-// specprobe_lib or the test binaries, and not into sanitizer or fuzz builds.
+// Debian 10+, Ubuntu 18.10+; tested down to Ubuntu 18.04's 2.27). Linked into the executable only
+// (cmake/glibc_compat.cmake), never into specprobe_lib or the test binaries, and not into sanitizer or fuzz builds.
 //
 // Three kinds of symbol would otherwise carry a glibc version newer than 2.28:
 //  1. Symbols that only exist in newer glibc; they are defined here on older interfaces, and the
@@ -196,8 +196,8 @@ static void specprobe_csu_init(int argc, char** argv, char** envp) {
 int specprobe_old___libc_start_main(specprobe_main_fn main, int argc, char** argv, specprobe_init_fn init,
                                     void (*fini)(void), void (*rtld_fini)(void), void* stack_end);
 SPECPROBE_OLD(specprobe_old___libc_start_main, __libc_start_main);
-int __wrap___libc_start_main(specprobe_main_fn main, int argc, char** argv, specprobe_init_fn init,
-                             void (*fini)(void), void (*rtld_fini)(void), void* stack_end) {
+int __wrap___libc_start_main(specprobe_main_fn main, int argc, char** argv, specprobe_init_fn init, void (*fini)(void),
+                             void (*rtld_fini)(void), void* stack_end) {
   return specprobe_old___libc_start_main(main, argc, argv, init ? init : specprobe_csu_init, fini, rtld_fini,
                                          stack_end);
 }
@@ -212,9 +212,7 @@ int __wrap_stat(const char* path, struct stat* st) {
 int __wrap_lstat(const char* path, struct stat* st) {
   return specprobe_syscall_result(syscall(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW));
 }
-int __wrap_fstat(int fd, struct stat* st) {
-  return specprobe_syscall_result(syscall(SYS_fstat, fd, st));
-}
+int __wrap_fstat(int fd, struct stat* st) { return specprobe_syscall_result(syscall(SYS_fstat, fd, st)); }
 int __wrap_fstat64(int fd, struct stat* st) { return __wrap_fstat(fd, st); }
 int __wrap_stat64(const char* path, struct stat* st) { return __wrap_stat(path, st); }
 int __wrap_lstat64(const char* path, struct stat* st) { return __wrap_lstat(path, st); }

@@ -1,13 +1,13 @@
 // The isolated runner (see isolated_runner.hpp).
 #include "common/isolated_runner.hpp"
 
-#include <algorithm>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <cerrno>
 #include <charconv>
@@ -27,7 +27,8 @@ namespace specprobe {
 
 Json basic_runner_record(const Json& spec, const std::string& status, const std::string& reason) {
   Json r;
-  const std::string kind = spec.is_object() && spec.value("probe", Json()).is_string() ? spec["probe"].get<std::string>() : "";
+  const std::string kind =
+      spec.is_object() && spec.value("probe", Json()).is_string() ? spec["probe"].get<std::string>() : "";
   r["probe"] = kind;
   r["name"] = kind;
   r["spec"] = spec;
@@ -38,15 +39,24 @@ Json basic_runner_record(const Json& spec, const std::string& status, const std:
 
 std::string signal_name(int sig) {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGPIPE: return "SIGPIPE";
-    default: return "signal " + std::to_string(sig);
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGPIPE:
+      return "SIGPIPE";
+    default:
+      return "signal " + std::to_string(sig);
   }
 }
 
@@ -178,7 +188,8 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
     Child c;
     if (!spawn(argv, env, c)) {
       for (size_t i = next; i < specs.size(); ++i)
-        results[i] = opts.record(specs[i], "error", std::string("cannot start the probe child: ") + std::strerror(errno));
+        results[i] =
+            opts.record(specs[i], "error", std::string("cannot start the probe child: ") + std::strerror(errno));
       break;
     }
     long current = -1;  // index into specs of the probe in progress
@@ -190,7 +201,8 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
     // probe timeout or kStartGraceS, whichever is longer; each probe then gets its own timeout.
     constexpr double kStartGraceS = 10.0;
     Clock::time_point deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(opts.timeout_s, kStartGraceS)));
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(std::max(opts.timeout_s, kStartGraceS)));
     bool timed_out = false;
     bool out_open = true, err_open = true;
     while ((out_open || err_open) && interrupted_signal() == 0) {
@@ -199,7 +211,8 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
         timed_out = true;
         break;
       }
-      pollfd fds[3] = {{out_open ? c.out : -1, POLLIN, 0}, {err_open ? c.err : -1, POLLIN, 0}, {interrupt_wake_fd(), POLLIN, 0}};
+      pollfd fds[3] = {
+          {out_open ? c.out : -1, POLLIN, 0}, {err_open ? c.err : -1, POLLIN, 0}, {interrupt_wake_fd(), POLLIN, 0}};
       const int pr = poll(fds, 3, static_cast<int>(std::min<long long>(left, 1000)));
       if (pr < 0 && errno != EINTR) break;
       char buf[4096];
@@ -224,7 +237,8 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
                 current = static_cast<long>(next + i);
                 phase.clear();
                 phase_on_host = false;
-                deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opts.timeout_s));
+                deadline = Clock::now() +
+                           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opts.timeout_s));
               }
             } else if (line.rfind("@@specprobe phase ", 0) == 0 && current >= 0) {
               std::tie(phase_on_host, phase) = parse_phase_marker(line.substr(18));
@@ -232,8 +246,10 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
             } else if (line.rfind("@@specprobe result ", 0) == 0 && current >= 0 &&
                        current < static_cast<long>(specs.size())) {
               Json r = Json::parse(line.substr(19), nullptr, false);
-              results[static_cast<size_t>(current)] =
-                  r.is_discarded() || !r.is_object() ? opts.record(specs[static_cast<size_t>(current)], "error", "unreadable result from the probe child") : r;
+              results[static_cast<size_t>(current)] = r.is_discarded() || !r.is_object()
+                                                          ? opts.record(specs[static_cast<size_t>(current)], "error",
+                                                                        "unreadable result from the probe child")
+                                                          : r;
               current = -1;
               phase.clear();
               phase_on_host = false;
@@ -243,8 +259,10 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
       }
       if (err_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
         const ssize_t n = read(c.err, buf, sizeof buf);
-        if (n <= 0) err_open = false;
-        else err_buf = tail(err_buf + std::string(buf, static_cast<size_t>(n)), 2000);
+        if (n <= 0)
+          err_open = false;
+        else
+          err_buf = tail(err_buf + std::string(buf, static_cast<size_t>(n)), 2000);
       }
     }
     const int wstatus = finish_child(c, deadline, timed_out);
@@ -255,19 +273,23 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
       const Json& spec = specs[static_cast<size_t>(current)];
       // In a host phase the kernel is not what stopped: the probe could not determine (error).
       Json r = opts.record(spec, phase_on_host ? "error" : "crash", "");
-      const std::string in_phase = phase.empty() ? "" : fmt::format(" in {}phase '{}'", phase_on_host ? "host " : "", phase);
+      const std::string in_phase =
+          phase.empty() ? "" : fmt::format(" in {}phase '{}'", phase_on_host ? "host " : "", phase);
       if (timed_out) {
-        r["reason"] = phase_on_host ? fmt::format("no result within {:g} s: still{} (host work, not the kernel) when "
-                                                  "its process was killed; a shape this large needs a longer --timeout",
-                                                  opts.timeout_s, in_phase)
-                                    : fmt::format("no result within {:g} s: the probe hung{} and its process was killed",
-                                                  opts.timeout_s, in_phase);
+        r["reason"] = phase_on_host
+                          ? fmt::format(
+                                "no result within {:g} s: still{} (host work, not the kernel) when "
+                                "its process was killed; a shape this large needs a longer --timeout",
+                                opts.timeout_s, in_phase)
+                          : fmt::format("no result within {:g} s: the probe hung{} and its process was killed",
+                                        opts.timeout_s, in_phase);
         r["timeout_s"] = opts.timeout_s;
       } else if (WIFSIGNALED(wstatus)) {
         r["signal"] = signal_name(WTERMSIG(wstatus));
         r["reason"] = "the probe process died with " + signal_name(WTERMSIG(wstatus)) + in_phase;
       } else {
-        r["reason"] = fmt::format("the probe process exited with status {}{} before reporting", WEXITSTATUS(wstatus), in_phase);
+        r["reason"] =
+            fmt::format("the probe process exited with status {}{} before reporting", WEXITSTATUS(wstatus), in_phase);
       }
       if (!phase.empty()) r["phase"] = phase;
       if (!err_buf.empty()) r["stderr_tail"] = tail(err_buf, 500);
@@ -278,10 +300,13 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
     size_t progressed = next;
     while (progressed < specs.size() && !results[progressed].is_null()) ++progressed;
     if (progressed == next) {
-      Json r = opts.record(specs[next], "error",
-                           timed_out ? "the probe child did not start a probe in time"
-                                     : (WIFSIGNALED(wstatus) ? "the probe child died with " + signal_name(WTERMSIG(wstatus))
-                                                             : fmt::format("the probe child exited with status {} without running a probe", WEXITSTATUS(wstatus))));
+      Json r = opts.record(
+          specs[next], "error",
+          timed_out
+              ? "the probe child did not start a probe in time"
+              : (WIFSIGNALED(wstatus) ? "the probe child died with " + signal_name(WTERMSIG(wstatus))
+                                      : fmt::format("the probe child exited with status {} without running a probe",
+                                                    WEXITSTATUS(wstatus))));
       if (!err_buf.empty()) r["stderr_tail"] = tail(err_buf, 500);
       results[next] = r;
       ++progressed;

@@ -49,14 +49,30 @@ bool JsonScanner::string(std::string_view& out) {
     if (pos_ >= n_) break;
     c = s_[pos_++];
     switch (c) {
-      case '"': s_[w++] = '"'; break;
-      case '\\': s_[w++] = '\\'; break;
-      case '/': s_[w++] = '/'; break;
-      case 'b': s_[w++] = '\b'; break;
-      case 'f': s_[w++] = '\f'; break;
-      case 'n': s_[w++] = '\n'; break;
-      case 'r': s_[w++] = '\r'; break;
-      case 't': s_[w++] = '\t'; break;
+      case '"':
+        s_[w++] = '"';
+        break;
+      case '\\':
+        s_[w++] = '\\';
+        break;
+      case '/':
+        s_[w++] = '/';
+        break;
+      case 'b':
+        s_[w++] = '\b';
+        break;
+      case 'f':
+        s_[w++] = '\f';
+        break;
+      case 'n':
+        s_[w++] = '\n';
+        break;
+      case 'r':
+        s_[w++] = '\r';
+        break;
+      case 't':
+        s_[w++] = '\t';
+        break;
       case 'u': {
         uint32_t cp = 0;
         if (!hex4(cp)) return false;
@@ -76,7 +92,8 @@ bool JsonScanner::string(std::string_view& out) {
         put_utf8(w, cp);  // 6 (or 12) escape bytes become at most 3 (or 4)
         break;
       }
-      default: return fail("invalid escape");
+      default:
+        return fail("invalid escape");
     }
   }
   if (pos_ >= n_) return fail("unterminated string");
@@ -164,10 +181,14 @@ bool JsonScanner::hex4(uint32_t& out) {
   for (int i = 0; i < 4; ++i) {
     const char h = s_[pos_++];
     out <<= 4;
-    if (h >= '0' && h <= '9') out |= static_cast<uint32_t>(h - '0');
-    else if (h >= 'a' && h <= 'f') out |= static_cast<uint32_t>(h - 'a' + 10);
-    else if (h >= 'A' && h <= 'F') out |= static_cast<uint32_t>(h - 'A' + 10);
-    else return fail("invalid \\u escape");
+    if (h >= '0' && h <= '9')
+      out |= static_cast<uint32_t>(h - '0');
+    else if (h >= 'a' && h <= 'f')
+      out |= static_cast<uint32_t>(h - 'a' + 10);
+    else if (h >= 'A' && h <= 'F')
+      out |= static_cast<uint32_t>(h - 'A' + 10);
+    else
+      return fail("invalid \\u escape");
   }
   return true;
 }

@@ -13,7 +13,9 @@
 namespace specprobe {
 namespace {
 
-Status failed(const std::string& what, int err) { return io_error(fmt::format("cannot write {}: {}", what, std::strerror(err))); }
+Status failed(const std::string& what, int err) {
+  return io_error(fmt::format("cannot write {}: {}", what, std::strerror(err)));
+}
 
 // write(2) until done; false with errno set on failure (a zero-byte write counts as ENOSPC).
 bool write_all(int fd, std::string_view content) {

@@ -26,7 +26,7 @@ bool is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 struct Node {
   enum Kind { empty, ch, any, cls, assert_, cat, alt, rep } kind = empty;
   unsigned char c = 0;
-  uint32_t set = 0;  // cls: index into the class table
+  uint32_t set = 0;      // cls: index into the class table
   int min = 0, max = 0;  // rep; max -1: unbounded
   std::vector<std::unique_ptr<Node>> kids;
 };
@@ -146,12 +146,24 @@ class Parser {
       const auto u = static_cast<unsigned char>(b);
       bool in = false;
       switch (e) {
-        case 'd': in = is_ascii_digit(u); break;
-        case 'D': in = !is_ascii_digit(u); break;
-        case 'w': in = is_word(u); break;
-        case 'W': in = !is_word(u); break;
-        case 's': in = is_space(u); break;
-        case 'S': in = !is_space(u); break;
+        case 'd':
+          in = is_ascii_digit(u);
+          break;
+        case 'D':
+          in = !is_ascii_digit(u);
+          break;
+        case 'w':
+          in = is_word(u);
+          break;
+        case 'W':
+          in = !is_word(u);
+          break;
+        case 's':
+          in = is_space(u);
+          break;
+        case 'S':
+          in = !is_space(u);
+          break;
       }
       if (in) set[b] = true;
     }
@@ -160,14 +172,22 @@ class Parser {
   // The byte an escape \e stands for, for escapes that are one byte (inside and outside classes).
   std::optional<unsigned char> escaped_byte(char e) {
     switch (e) {
-      case 't': return '\t';
-      case 'n': return '\n';
-      case 'r': return '\r';
-      case 'f': return '\f';
-      case 'v': return '\v';
-      case 'a': return '\a';
+      case 't':
+        return '\t';
+      case 'n':
+        return '\n';
+      case 'r':
+        return '\r';
+      case 'f':
+        return '\f';
+      case 'v':
+        return '\v';
+      case 'a':
+        return '\a';
       case 'x': {
-        auto hex = [](char h) { return is_ascii_digit(h) ? h - '0' : (h | 0x20) >= 'a' && (h | 0x20) <= 'f' ? (h | 0x20) - 'a' + 10 : -1; };
+        auto hex = [](char h) {
+          return is_ascii_digit(h) ? h - '0' : (h | 0x20) >= 'a' && (h | 0x20) <= 'f' ? (h | 0x20) - 'a' + 10 : -1;
+        };
         const int h1 = hex(peek()), h2 = hex(peek(1));
         if (h1 < 0 || h2 < 0) fail("incomplete escape \\x");
         i_ += 2;
@@ -181,14 +201,21 @@ class Parser {
   NodeP atom(int depth) {
     const char c = p_[i_++];
     switch (c) {
-      case '(': return group(depth);
-      case '[': return klass();
-      case '.': return leaf(Node::any);
-      case '^': return leaf(Node::assert_, '^');
-      case '$': return leaf(Node::assert_, '$');
+      case '(':
+        return group(depth);
+      case '[':
+        return klass();
+      case '.':
+        return leaf(Node::any);
+      case '^':
+        return leaf(Node::assert_, '^');
+      case '$':
+        return leaf(Node::assert_, '$');
       case '*':
       case '+':
-      case '?': --i_; fail("nothing to repeat");
+      case '?':
+        --i_;
+        fail("nothing to repeat");
       case '{': {
         --i_;
         int lo = 0, hi = 0;
@@ -216,7 +243,8 @@ class Parser {
     auto n = std::make_unique<Node>();
     n->kind = Node::cat;
     n->kids.push_back(leaf(Node::ch, lead));
-    while (more() && (static_cast<unsigned char>(peek()) & 0xC0) == 0x80) n->kids.push_back(leaf(Node::ch, static_cast<unsigned char>(p_[i_++])));
+    while (more() && (static_cast<unsigned char>(peek()) & 0xC0) == 0x80)
+      n->kids.push_back(leaf(Node::ch, static_cast<unsigned char>(p_[i_++])));
     return n;
   }
 
@@ -311,11 +339,20 @@ class Compiler {
   void emit(const Node& n) {
     using I = PyRegex::Inst;
     switch (n.kind) {
-      case Node::empty: return;
-      case Node::ch: push({I::ch, n.c}); return;
-      case Node::any: push({I::any}); return;
-      case Node::cls: push({I::cls, 0, n.set}); return;
-      case Node::assert_: push({I::assert_, n.c}); return;
+      case Node::empty:
+        return;
+      case Node::ch:
+        push({I::ch, n.c});
+        return;
+      case Node::any:
+        push({I::any});
+        return;
+      case Node::cls:
+        push({I::cls, 0, n.set});
+        return;
+      case Node::assert_:
+        push({I::assert_, n.c});
+        return;
       case Node::cat:
         for (const NodeP& k : n.kids) emit(*k);
         return;
@@ -358,7 +395,8 @@ class Compiler {
   }
 
   size_t push(PyRegex::Inst inst) {
-    if (prog_.size() >= kMaxProgram) throw Refused{fmt::format("pattern compiles to over {} instructions", kMaxProgram)};
+    if (prog_.size() >= kMaxProgram)
+      throw Refused{fmt::format("pattern compiles to over {} instructions", kMaxProgram)};
     prog_.push_back(inst);
     return prog_.size() - 1;
   }
@@ -391,9 +429,12 @@ bool PyRegex::match(std::string_view v) const {
   auto holds = [&](unsigned char a, size_t pos) {
     switch (a) {
       case '^':
-      case 'A': return pos == 0;
-      case '$': return pos == n || (pos + 1 == n && v[pos] == '\n');
-      case 'Z': return pos == n;
+      case 'A':
+        return pos == 0;
+      case '$':
+        return pos == n || (pos + 1 == n && v[pos] == '\n');
+      case 'Z':
+        return pos == n;
       case 'b':
       case 'B': {
         const bool before = pos > 0 && is_word(static_cast<unsigned char>(v[pos - 1]));
@@ -414,7 +455,9 @@ bool PyRegex::match(std::string_view v) const {
       mark[p] = pos;
       const Inst& in = prog_[p];
       switch (in.op) {
-        case Inst::jmp: stack.push_back(in.x); break;
+        case Inst::jmp:
+          stack.push_back(in.x);
+          break;
         case Inst::split:
           stack.push_back(in.y);
           stack.push_back(in.x);
@@ -422,8 +465,10 @@ bool PyRegex::match(std::string_view v) const {
         case Inst::assert_:
           if (holds(in.c, pos)) stack.push_back(p + 1);
           break;
-        case Inst::done: return true;
-        default: list.push_back(p);
+        case Inst::done:
+          return true;
+        default:
+          list.push_back(p);
       }
     }
     return false;

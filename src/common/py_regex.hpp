@@ -36,7 +36,7 @@ class PyRegex {
 
   struct Inst {
     enum Op : uint8_t { ch, any, cls, split, jmp, assert_, done } op;
-    uint8_t c = 0;        // ch: the byte; assert_: one of '^', '$', 'A', 'Z', 'b', 'B'
+    uint8_t c = 0;          // ch: the byte; assert_: one of '^', '$', 'A', 'Z', 'b', 'B'
     uint32_t x = 0, y = 0;  // split: both targets; jmp: x; cls: index into classes_
   };
 

@@ -23,8 +23,10 @@ Json plain_scalar(const std::string& s) {
     // Floats: digits with '.', or exponent. std::from_chars for double is in g++ 11+.
     bool has_digit = false, ok = true;
     for (char c : s) {
-      if (std::isdigit(static_cast<unsigned char>(c))) has_digit = true;
-      else if (c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-') ok = false;
+      if (std::isdigit(static_cast<unsigned char>(c)))
+        has_digit = true;
+      else if (c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-')
+        ok = false;
     }
     if (ok && has_digit) {
       double d = 0;

@@ -17,13 +17,16 @@ struct Ctx {
   bool mla = false, sparse = false, v4 = false;
   int64_t head_dim = 0;
   int64_t q_heads = 0, kv_heads = 0;
-  std::string kv;  // serve.kv_cache_dtype as given ("auto", "fp8", ...)
+  std::string kv;     // serve.kv_cache_dtype as given ("auto", "fp8", ...)
   int64_t block = 0;  // 0 = unset
 };
 
 Ctx read_ctx(const Json& f) {
   Ctx c;
-  if (auto v = fact_int(f, "gpu.cc_major")) { c.cc_major = static_cast<int>(*v); c.gpu_known = true; }
+  if (auto v = fact_int(f, "gpu.cc_major")) {
+    c.cc_major = static_cast<int>(*v);
+    c.gpu_known = true;
+  }
   if (auto v = fact_int(f, "gpu.cc_minor")) c.cc_minor = static_cast<int>(*v);
   c.mla = fact_bool(f, "model.mla").value_or(false);
   c.sparse = fact_bool(f, "model.dsa.present").value_or(false);
@@ -95,8 +98,8 @@ BackendVerdict validate(const Ctx& c, const std::string& name) {
     v.spec_as_decode = trt;
   } else if (name == "TRITON_ATTN") {
     if (c.mla) reject("not an MLA backend");
-    need_kv({"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "int8_per_token_head",
-             "fp8_per_token_head"});
+    need_kv(
+        {"auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "int8_per_token_head", "fp8_per_token_head"});
     if (c.head_dim > 0 && c.head_dim < 32) reject(fmt::format("head size {} is below 32", c.head_dim));
     need_block_mult16();
     v.cg_support = CgSupport::always;
@@ -190,12 +193,33 @@ std::vector<std::string> priorities(const Ctx& c, const Json& f) {
   return {"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TURBOQUANT"};
 }
 
-constexpr std::array<std::string_view, 27> kVllmBackends = {
-    "FLASH_ATTN", "FLASH_ATTN_DIFFKV", "TRITON_ATTN", "ROCM_ATTN", "ROCM_AITER_MLA", "ROCM_AITER_TRITON_MLA",
-    "ROCM_AITER_FA", "ROCM_AITER_MLA_SPARSE", "XPU_MLA_SPARSE", "TORCH_SDPA", "FLASHINFER", "FLASHINFER_MLA",
-    "FLASHINFER_MLA_SPARSE", "TRITON_MLA", "TRITON_MLA_SPARSE", "CUTLASS_MLA", "FLASHMLA", "FLASHMLA_SPARSE",
-    "FLASH_ATTN_MLA", "NO_ATTENTION", "FLEX_ATTENTION", "TREE_ATTN", "ROCM_AITER_UNIFIED_ATTN", "CPU_ATTN",
-    "TURBOQUANT", "CUSTOM", "TOKENSPEED_MLA"};
+constexpr std::array<std::string_view, 27> kVllmBackends = {"FLASH_ATTN",
+                                                            "FLASH_ATTN_DIFFKV",
+                                                            "TRITON_ATTN",
+                                                            "ROCM_ATTN",
+                                                            "ROCM_AITER_MLA",
+                                                            "ROCM_AITER_TRITON_MLA",
+                                                            "ROCM_AITER_FA",
+                                                            "ROCM_AITER_MLA_SPARSE",
+                                                            "XPU_MLA_SPARSE",
+                                                            "TORCH_SDPA",
+                                                            "FLASHINFER",
+                                                            "FLASHINFER_MLA",
+                                                            "FLASHINFER_MLA_SPARSE",
+                                                            "TRITON_MLA",
+                                                            "TRITON_MLA_SPARSE",
+                                                            "CUTLASS_MLA",
+                                                            "FLASHMLA",
+                                                            "FLASHMLA_SPARSE",
+                                                            "FLASH_ATTN_MLA",
+                                                            "NO_ATTENTION",
+                                                            "FLEX_ATTENTION",
+                                                            "TREE_ATTN",
+                                                            "ROCM_AITER_UNIFIED_ATTN",
+                                                            "CPU_ATTN",
+                                                            "TURBOQUANT",
+                                                            "CUSTOM",
+                                                            "TOKENSPEED_MLA"};
 
 // Mode -> (mixed, decode) components: 0 none, 1 piecewise, 2 full.
 struct ModePair {
@@ -213,10 +237,14 @@ ModePair split_mode(std::string_view m) {
 
 std::string_view to_string(CgSupport s) {
   switch (s) {
-    case CgSupport::never: return "NEVER";
-    case CgSupport::uniform_single_token_decode: return "UNIFORM_SINGLE_TOKEN_DECODE";
-    case CgSupport::uniform_batch: return "UNIFORM_BATCH";
-    case CgSupport::always: return "ALWAYS";
+    case CgSupport::never:
+      return "NEVER";
+    case CgSupport::uniform_single_token_decode:
+      return "UNIFORM_SINGLE_TOKEN_DECODE";
+    case CgSupport::uniform_batch:
+      return "UNIFORM_BATCH";
+    case CgSupport::always:
+      return "ALWAYS";
   }
   return "NEVER";
 }
@@ -340,12 +368,18 @@ void derive_vllm_attention(Json& facts) {
                          to_string(min_support));
   }
   std::string resolved;
-  if (m.mixed == 0 && m.decode == 0) resolved = "NONE";
-  else if (m.mixed == 1 && m.decode == 1) resolved = "PIECEWISE";
-  else if (m.mixed == 2 && m.decode == 2) resolved = "FULL";
-  else if (m.mixed == 0 && m.decode == 2) resolved = "FULL_DECODE_ONLY";
-  else if (m.mixed == 1 && m.decode == 2) resolved = "FULL_AND_PIECEWISE";
-  else resolved = "PIECEWISE";
+  if (m.mixed == 0 && m.decode == 0)
+    resolved = "NONE";
+  else if (m.mixed == 1 && m.decode == 1)
+    resolved = "PIECEWISE";
+  else if (m.mixed == 2 && m.decode == 2)
+    resolved = "FULL";
+  else if (m.mixed == 0 && m.decode == 2)
+    resolved = "FULL_DECODE_ONLY";
+  else if (m.mixed == 1 && m.decode == 2)
+    resolved = "FULL_AND_PIECEWISE";
+  else
+    resolved = "PIECEWISE";
   cg["resolved"] = resolved;
   cg["downgraded"] = resolved != requested_mode;
   cg["downgrade_reason"] = reason.empty() ? Json(nullptr) : Json(reason);

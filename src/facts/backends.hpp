@@ -20,7 +20,7 @@ struct BackendVerdict {
   bool valid = false;
   std::vector<std::string> reasons;  // why it is not valid here
   CgSupport cg_support = CgSupport::never;
-  bool spec_as_decode = false;       // verify batches routed as uniform decodes
+  bool spec_as_decode = false;  // verify batches routed as uniform decodes
 };
 
 // Every backend vLLM would consider for this model on this GPU, in its priority order, each

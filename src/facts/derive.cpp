@@ -5,17 +5,17 @@
 #include <algorithm>
 #include <mutex>
 
+#include "common/ascii.hpp"
 #include "common/embedded.hpp"
 #include "common/version.hpp"
 #include "facts/backends.hpp"
 #include "facts/derive_dsa_shapes.hpp"
-#include "facts/derive_sglang.hpp"
 #include "facts/derive_memory.hpp"
+#include "facts/derive_sglang.hpp"
 #include "facts/derive_spec_validation.hpp"
 #include "gpu/gpu_info.hpp"
 #include "inputs/option_check.hpp"
 #include "inputs/option_tables.hpp"
-#include "common/ascii.hpp"
 
 namespace specprobe {
 namespace {
@@ -64,7 +64,8 @@ struct Tables {
 
 NextNSet read_set(const Json& n) {
   NextNSet s;
-  if (n.is_string() && n.get<std::string>() == "any") s.any = true;
+  if (n.is_string() && n.get<std::string>() == "any")
+    s.any = true;
   else if (n.is_array())
     for (const auto& v : n) s.values.push_back(v.get<int>());
   return s;
@@ -95,7 +96,8 @@ const Json& list(const Json& root, const char* key) {
   static const Json kEmpty = Json::array();
   const auto it = root.find(key);
   if (it == root.end()) return kEmpty;
-  if (!it->is_array() && !it->is_object()) throw std::runtime_error(fmt::format("`{}` must be a list or a mapping", key));
+  if (!it->is_array() && !it->is_object())
+    throw std::runtime_error(fmt::format("`{}` must be a list or a mapping", key));
   return *it;
 }
 
@@ -278,11 +280,16 @@ void derive_sglang_attention(Json& f) {
   const int64_t topk = fact_int(f, "spec.topk").value_or(1);
   const bool spec = fact_bool(f, "spec.enabled").value_or(false);
   std::string sel;
-  if (dsa) sel = "dsa";
-  else if (mla) sel = fam == "sm90" ? "fa3" : fam == "sm100" ? "flashinfer" : "triton";
-  else if (fam == "sm90" && (!spec || topk == 1)) sel = "fa3";
-  else if (fam == "sm100" && (!spec || topk == 1)) sel = "trtllm_mha";
-  else sel = "flashinfer";
+  if (dsa)
+    sel = "dsa";
+  else if (mla)
+    sel = fam == "sm90" ? "fa3" : fam == "sm100" ? "flashinfer" : "triton";
+  else if (fam == "sm90" && (!spec || topk == 1))
+    sel = "fa3";
+  else if (fam == "sm100" && (!spec || topk == 1))
+    sel = "trtllm_mha";
+  else
+    sel = "flashinfer";
   f["attention"]["selected"] = sel;
   f["attention"]["selected_by"] = "auto";
 }
@@ -331,8 +338,8 @@ void derive_deep_gemm_line(Json& f, std::vector<std::string>& candidates, std::s
       for (const auto& pin : t.pins)
         if (version_satisfies(*ev, pin.versions)) {
           candidates = {pin.line};
-          source = fmt::format("pinned by vLLM {} ({}{})", *ev, pin.commit,
-                               pin.evidence == "inference" ? ", inferred" : "");
+          source =
+              fmt::format("pinned by vLLM {} ({}{})", *ev, pin.commit, pin.evidence == "inference" ? ", inferred" : "");
           return;
         }
     }
@@ -425,7 +432,8 @@ void derive_dsa(Json& f) {
       const NextNSet& s = rule->native.for_family(fam);
       engine_native = s.to_json();
       handling = s.contains(next_n) ? "native" : "flatten";
-      handling_source = fmt::format("vLLM {} ({}{})", ev, rule->note, rule->evidence == "inference" ? "; inferred" : "");
+      handling_source =
+          fmt::format("vLLM {} ({}{})", ev, rule->note, rule->evidence == "inference" ? "; inferred" : "");
     } else {
       handling = "unknown";
       handling_source = fmt::format("vLLM {} predates the DSA next_n handling specprobe knows", ev);
@@ -485,7 +493,8 @@ void derive_dsa(Json& f) {
     const int n = k + 1;
     const bool kernel_ok = accepts(n).value_or(false);
     bool engine_ok = false;
-    if (engine_native.is_string()) engine_ok = true;
+    if (engine_native.is_string())
+      engine_ok = true;
     else if (engine_native.is_array())
       engine_ok = std::find(engine_native.begin(), engine_native.end(), Json(n)) != engine_native.end();
     if (kernel_ok) kernel_k.push_back(k);
@@ -506,7 +515,8 @@ void derive_defaults(Json& f) {
   const auto version = fact_string(f, "engine.version");
   const bool hybrid = fact_bool(f, "model.hybrid").value_or(false);
   auto at_least = [&](const char* v) { return !version || version_satisfies(*version, std::string(">=") + v); };
-  const std::string unknown_note = version ? "engine default" : "default of the newest release (engine version unknown)";
+  const std::string unknown_note =
+      version ? "engine default" : "default of the newest release (engine version unknown)";
   if (auto given = fact_bool(f, "serve.enable_prefix_caching")) {
     e["prefix_caching"] = *given;
     e["prefix_caching_source"] = "given";
@@ -578,10 +588,12 @@ void derive_attention(Json& f) {
       a["drafter"] = *said;
     else
       a["drafter"] = a["selected"];
-    for (const char* key : {"requested_known", "requested_valid", "invalid_reasons", "cg_support", "spec_as_decode"}) a.erase(key);
+    for (const char* key : {"requested_known", "requested_valid", "invalid_reasons", "cg_support", "spec_as_decode"})
+      a.erase(key);
     auto resolved = engine_said("cudagraph_mode");
-    f["cudagraph"] = {{"requested", find_fact(f, "serve.cudagraph_mode") ? *find_fact(f, "serve.cudagraph_mode") : Json(nullptr)},
-                      {"resolved", resolved ? Json(*resolved) : Json(nullptr)}};
+    f["cudagraph"] = {
+        {"requested", find_fact(f, "serve.cudagraph_mode") ? *find_fact(f, "serve.cudagraph_mode") : Json(nullptr)},
+        {"resolved", resolved ? Json(*resolved) : Json(nullptr)}};
     return;
   }
   if (fact_string(f, "attention.requested_source").value_or("") == "env") {

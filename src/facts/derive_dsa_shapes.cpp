@@ -61,8 +61,10 @@ void derive_dsa_shapes(Json& f) {
     if (no && !yes) s["heads_ok"] = false;
   }
   s["heads_ok_lines"] = ok_lines;
-  if (auto d = fact_int(f, "model.dsa.index_head_dim")) s["head_dim_ok"] = *d == 32 || *d == 64 || *d == 128;
-  else s["head_dim_ok"] = nullptr;
+  if (auto d = fact_int(f, "model.dsa.index_head_dim"))
+    s["head_dim_ok"] = *d == 32 || *d == 64 || *d == 128;
+  else
+    s["head_dim_ok"] = nullptr;
   const bool fp4 = fact_bool(f, "attention.use_fp4_indexer_cache")
                        .value_or(fact_bool(f, "serve.attention_config.use_fp4_indexer_cache").value_or(false));
   s["fp4_cache_ok"] = !fp4 || fam == "sm100";

@@ -68,8 +68,10 @@ void derive_spec_validation(Json& f) {
   if (method == "mtp")
     if (auto d = fact_int(f, "model.mtp_depth"); d && *d > 0) n_predict = *d;
   v["n_predict"] = n_predict ? Json(*n_predict) : Json(nullptr);
-  if (n_predict && k) v["k_divisible"] = *k <= *n_predict || *k % *n_predict == 0;
-  else v["k_divisible"] = nullptr;
+  if (n_predict && k)
+    v["k_divisible"] = *k <= *n_predict || *k % *n_predict == 0;
+  else
+    v["k_divisible"] = nullptr;
 
   const auto draft_tp = fact_int(f, "spec.draft_tp");
   v["draft_tp_ok"] = !draft_tp || *draft_tp == 1 || *draft_tp == tp;
@@ -85,8 +87,10 @@ void derive_spec_validation(Json& f) {
 
   const auto spec_len = fact_int(f, "spec.max_model_len");
   const auto target_len = fact_int(f, "serve.max_model_len");
-  if (spec_len && target_len) v["max_model_len_ok"] = *spec_len <= *target_len;
-  else v["max_model_len_ok"] = nullptr;
+  if (spec_len && target_len)
+    v["max_model_len_ok"] = *spec_len <= *target_len;
+  else
+    v["max_model_len_ok"] = nullptr;
 
   // The drafter's own backend name (speculative-config attention_backend), checked against the enum.
   std::string draft_backend = fact_string(f, "spec.attention_backend").value_or("");
@@ -114,7 +118,10 @@ void derive_spec_validation(Json& f) {
   const auto tokens = tokens_given ? tokens_given : def_tokens;
   v["max_num_seqs"] = seqs ? Json(*seqs) : Json(nullptr);
   v["max_num_batched_tokens"] = tokens ? Json(*tokens) : Json(nullptr);
-  v["scheduler_defaults"] = seqs_given && tokens_given ? "given" : seqs_given ? "tokens" : tokens_given ? "seqs" : "both";
+  v["scheduler_defaults"] = seqs_given && tokens_given ? "given"
+                            : seqs_given               ? "tokens"
+                            : tokens_given             ? "seqs"
+                                                       : "both";
   v["scheduled_budget"] = seqs && tokens ? Json(*tokens - slots * *seqs) : Json(nullptr);
 
   // Sequence parallelism (PR #29036): FULL decode capture sizes must be multiples of k+1 and of TP.
@@ -127,16 +134,19 @@ void derive_spec_validation(Json& f) {
   }
 
   // Explicit async scheduling accepts only EAGLE-type, MTP, draft_model and ngram_gpu drafters.
-  v["async_ok"] = method.empty() || one_of(method, {"eagle", "eagle3", "extract_hidden_states", "mtp", "dflash", "dspark",
-                                                     "draft_model", "ngram_gpu"});
+  v["async_ok"] = method.empty() || one_of(method, {"eagle", "eagle3", "extract_hidden_states", "mtp", "dflash",
+                                                    "dspark", "draft_model", "ngram_gpu"});
 
   // ngram window: both unset -> 5/5; one set -> the other copies it.
   if (method == "ngram") {
     auto lo = fact_int(f, "spec.prompt_lookup_min");
     auto hi = fact_int(f, "spec.prompt_lookup_max");
-    if (!lo && !hi) lo = hi = 5;
-    else if (!lo) lo = hi;
-    else if (!hi) hi = lo;
+    if (!lo && !hi)
+      lo = hi = 5;
+    else if (!lo)
+      lo = hi;
+    else if (!hi)
+      hi = lo;
     v["prompt_lookup_min"] = *lo;
     v["prompt_lookup_max"] = *hi;
     v["prompt_lookup_ok"] = *lo <= *hi;

@@ -114,8 +114,10 @@ const FactSpec* FactRegistry::find(std::string_view dotted) const {
   // Both lists in registry order, merged, so that ties go as they did over the whole list.
   size_t a = 0, b = 0;
   while (a < named.size() || b < wild.size()) {
-    if (b == wild.size() || (a < named.size() && named[a] < wild[b])) consider(named[a++]);
-    else consider(wild[b++]);
+    if (b == wild.size() || (a < named.size() && named[a] < wild[b]))
+      consider(named[a++]);
+    else
+      consider(wild[b++]);
   }
   return best;
 }
@@ -125,8 +127,10 @@ std::vector<std::string> FactRegistry::write_violations(std::string_view writer,
   std::vector<std::string> out;
   for (const auto& p : changed_fact_paths(before, after)) {
     const FactSpec* f = find(p);
-    if (!f) out.push_back(p + " (not registered)");
-    else if (f->writer != writer) out.push_back(fmt::format("{} (registered to {})", p, f->writer));
+    if (!f)
+      out.push_back(p + " (not registered)");
+    else if (f->writer != writer)
+      out.push_back(fmt::format("{} (registered to {})", p, f->writer));
   }
   return out;
 }
@@ -146,8 +150,9 @@ Expected<FactRegistry> FactRegistry::from_json(const Json& document, const std::
   for (const auto& w : (*doc)["writers"]) {
     if (!w.is_object() || !w.value("name", Json()).is_string() || !w.value("what", Json()).is_string())
       return input_error("a writer needs `name` and `what`", {file});
-    reg.writers_.push_back({w["name"].get<std::string>(), w["what"].get<std::string>(), w.value("input", false),
-                            w.value("supply", Json("")).is_string() ? w.value("supply", std::string()) : std::string()});
+    reg.writers_.push_back(
+        {w["name"].get<std::string>(), w["what"].get<std::string>(), w.value("input", false),
+         w.value("supply", Json("")).is_string() ? w.value("supply", std::string()) : std::string()});
   }
   std::set<std::string> names;
   for (const auto& f : (*doc)["facts"]) {
@@ -161,8 +166,10 @@ Expected<FactRegistry> FactRegistry::from_json(const Json& document, const std::
     s.writer = f["writer"].get<std::string>();
     s.doc = f["doc"].get<std::string>();
     s.unit = f.value("unit", Json("")).is_string() ? f.value("unit", std::string()) : std::string();
-    if (!known_types().count(s.type)) return input_error(fmt::format("fact {}: unknown type '{}'", s.name, s.type), {file});
-    if (!reg.writer(s.writer)) return input_error(fmt::format("fact {}: unknown writer '{}'", s.name, s.writer), {file});
+    if (!known_types().count(s.type))
+      return input_error(fmt::format("fact {}: unknown type '{}'", s.name, s.type), {file});
+    if (!reg.writer(s.writer))
+      return input_error(fmt::format("fact {}: unknown writer '{}'", s.name, s.writer), {file});
     if (!names.insert(s.name).second) return input_error(fmt::format("fact {} is registered twice", s.name), {file});
     reg.facts_.push_back(std::move(s));
   }
@@ -175,8 +182,10 @@ Expected<const FactRegistry*> fact_registry() {
   static std::once_flag once;
   std::call_once(once, [] {
     auto doc = embedded_yaml_document(kRegistryFile);
-    if (doc) reg = FactRegistry::from_json(*doc, kRegistryFile);
-    else reg = doc.error();
+    if (doc)
+      reg = FactRegistry::from_json(*doc, kRegistryFile);
+    else
+      reg = doc.error();
     if (!reg) {
       Error e = reg.error();
       e.kind = ErrorKind::internal;
@@ -190,7 +199,8 @@ Expected<const FactRegistry*> fact_registry() {
 std::string FactRegistry::markdown() const {
   std::string out =
       "# Facts\n\n"
-      "<!-- Generated from src/facts/registry.yaml by `specprobe facts --format markdown`; a test keeps it current. -->\n\n"
+      "<!-- Generated from src/facts/registry.yaml by `specprobe facts --format markdown`; a test keeps it current. "
+      "-->\n\n"
       "Every stage of a check writes into one JSON document addressed by stable dotted names; rules and\n"
       "advisories read it with JSON Logic (`{\"var\": \"spec.next_n\"}`). Each fact has exactly one writer.\n"
       "Unknown values are absent or null, never guessed. `specprobe check --verbose` prints every fact of\n"

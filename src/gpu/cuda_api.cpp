@@ -11,32 +11,58 @@ namespace specprobe::cu {
 
 std::string builtin_result_name(CUresult r) {
   switch (r) {
-    case 0: return "CUDA_SUCCESS";
-    case 1: return "CUDA_ERROR_INVALID_VALUE";
-    case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
-    case 3: return "CUDA_ERROR_NOT_INITIALIZED";
-    case 4: return "CUDA_ERROR_DEINITIALIZED";
-    case 34: return "CUDA_ERROR_STUB_LIBRARY";
-    case 35: return "CUDA_ERROR_INSUFFICIENT_DRIVER";
-    case 46: return "CUDA_ERROR_DEVICE_UNAVAILABLE";
-    case 100: return "CUDA_ERROR_NO_DEVICE";
-    case 101: return "CUDA_ERROR_INVALID_DEVICE";
-    case 200: return "CUDA_ERROR_INVALID_IMAGE";
-    case 201: return "CUDA_ERROR_INVALID_CONTEXT";
-    case 209: return "CUDA_ERROR_NO_BINARY_FOR_GPU";
-    case 218: return "CUDA_ERROR_INVALID_PTX";
-    case 222: return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
-    case 400: return "CUDA_ERROR_INVALID_HANDLE";
-    case 500: return "CUDA_ERROR_NOT_FOUND";
-    case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
-    case 701: return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
-    case 702: return "CUDA_ERROR_LAUNCH_TIMEOUT";
-    case 715: return "CUDA_ERROR_ILLEGAL_INSTRUCTION";
-    case 716: return "CUDA_ERROR_MISALIGNED_ADDRESS";
-    case 719: return "CUDA_ERROR_LAUNCH_FAILED";
-    case 900: return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
-    case 999: return "CUDA_ERROR_UNKNOWN";
-    default: return "CUDA_ERROR_" + std::to_string(r);
+    case 0:
+      return "CUDA_SUCCESS";
+    case 1:
+      return "CUDA_ERROR_INVALID_VALUE";
+    case 2:
+      return "CUDA_ERROR_OUT_OF_MEMORY";
+    case 3:
+      return "CUDA_ERROR_NOT_INITIALIZED";
+    case 4:
+      return "CUDA_ERROR_DEINITIALIZED";
+    case 34:
+      return "CUDA_ERROR_STUB_LIBRARY";
+    case 35:
+      return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+    case 46:
+      return "CUDA_ERROR_DEVICE_UNAVAILABLE";
+    case 100:
+      return "CUDA_ERROR_NO_DEVICE";
+    case 101:
+      return "CUDA_ERROR_INVALID_DEVICE";
+    case 200:
+      return "CUDA_ERROR_INVALID_IMAGE";
+    case 201:
+      return "CUDA_ERROR_INVALID_CONTEXT";
+    case 209:
+      return "CUDA_ERROR_NO_BINARY_FOR_GPU";
+    case 218:
+      return "CUDA_ERROR_INVALID_PTX";
+    case 222:
+      return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+    case 400:
+      return "CUDA_ERROR_INVALID_HANDLE";
+    case 500:
+      return "CUDA_ERROR_NOT_FOUND";
+    case 700:
+      return "CUDA_ERROR_ILLEGAL_ADDRESS";
+    case 701:
+      return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+    case 702:
+      return "CUDA_ERROR_LAUNCH_TIMEOUT";
+    case 715:
+      return "CUDA_ERROR_ILLEGAL_INSTRUCTION";
+    case 716:
+      return "CUDA_ERROR_MISALIGNED_ADDRESS";
+    case 719:
+      return "CUDA_ERROR_LAUNCH_FAILED";
+    case 900:
+      return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    case 999:
+      return "CUDA_ERROR_UNKNOWN";
+    default:
+      return "CUDA_ERROR_" + std::to_string(r);
   }
 }
 
@@ -117,7 +143,7 @@ Expected<std::shared_ptr<Driver>> Driver::load_system() {
   need(a.cuEventSynchronize, "cuEventSynchronize");
   need(a.cuEventElapsedTime, "cuEventElapsedTime");
   bind(handle, a.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");  // optional
-  bind(handle, a.cuMemGetInfo, "cuMemGetInfo_v2");                    // optional
+  bind(handle, a.cuMemGetInfo, "cuMemGetInfo_v2");                   // optional
   if (!missing.empty()) {
     dlclose(handle);
     return environment_error("libcuda.so.1 lacks " + missing + " (driver too old?)");
@@ -158,8 +184,7 @@ Status Driver::check(CUresult result, const char* call, const char* file, int li
   c.result_name = result_name(result);
   c.result_string = result_string(result);
   last_result_ = result;
-  Error e = environment_error(fmt::format("{} failed: {} ({}) at {}", c.call, c.result_name,
-                                          c.result_string, c.site));
+  Error e = environment_error(fmt::format("{} failed: {} ({}) at {}", c.call, c.result_name, c.result_string, c.site));
   failed_.push_back(std::move(c));
   return e;
 }

@@ -46,7 +46,7 @@ inline constexpr CUresult kErrorUnknown = 999;
 inline constexpr int kAttrMultiprocessorCount = 16;
 inline constexpr int kAttrPciBusId = 33;
 inline constexpr int kAttrPciDeviceId = 34;
-inline constexpr int kAttrMemoryClockRate = 36;  // kHz
+inline constexpr int kAttrMemoryClockRate = 36;       // kHz
 inline constexpr int kAttrGlobalMemoryBusWidth = 37;  // bits
 inline constexpr int kAttrL2CacheSize = 38;
 inline constexpr int kAttrMaxThreadsPerMultiprocessor = 39;
@@ -91,15 +91,15 @@ struct Api {
   CUresult (*cuFuncGetAttribute)(int*, int, CUfunction) = nullptr;
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int) = nullptr;
   CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t) = nullptr;
-  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;                      // _v2
-  CUresult (*cuMemFree)(CUdeviceptr) = nullptr;                                // _v2
-  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;        // _v2
-  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;              // _v2
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;                               // _v2
+  CUresult (*cuMemFree)(CUdeviceptr) = nullptr;                                         // _v2
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;                 // _v2
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;                       // _v2
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream) = nullptr;  // _v2
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;  // _v2
-  CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, size_t) = nullptr;          // _v2
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, CUstream, void**, void**) = nullptr;
+  CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, size_t) = nullptr;                     // _v2
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void**, void**) = nullptr;
   CUresult (*cuStreamCreate)(CUstream*, unsigned) = nullptr;
   CUresult (*cuStreamDestroy)(CUstream) = nullptr;  // _v2
   CUresult (*cuStreamSynchronize)(CUstream) = nullptr;
@@ -173,8 +173,8 @@ const char* short_site(const char* file);
 // One Driver API call through the wrapper: SP_CU(drv, cuDeviceGetCount(&n)) -> Status.
 #define SP_CU(drv, expr) ((drv).check((drv).api().expr, #expr, __FILE__, __LINE__))
 // Returns the Error from the enclosing function (its return type must accept an Error).
-#define SP_CU_TRY(drv, expr)                        \
-  do {                                              \
-    auto sp_cu_status_ = SP_CU(drv, expr);          \
+#define SP_CU_TRY(drv, expr)                          \
+  do {                                                \
+    auto sp_cu_status_ = SP_CU(drv, expr);            \
     if (!sp_cu_status_) return sp_cu_status_.error(); \
   } while (0)

@@ -89,13 +89,13 @@ std::optional<Error> driver_without_device(const DriverReport& r) {
     const char* v = std::getenv(name);
     return v ? fmt::format("{}=\"{}\"", name, excerpt(v)) : fmt::format("{} unset", name);
   };
-  return environment_error(fmt::format(
-      "the CUDA driver loaded ({}) but shows no usable GPU: {} ({}, {}). A container started without "
-      "GPUs (docker run --gpus, the NVIDIA container runtime, a Kubernetes nvidia.com/gpu limit) or a "
-      "CUDA_VISIBLE_DEVICES that names no device hides them: make the GPU visible, or pass --gpu NAME "
-      "(e.g. H100, B200, sm_90) to evaluate for a declared GPU",
-      r.library_path, r.problem ? r.problem->message : "no device", env("CUDA_VISIBLE_DEVICES"),
-      env("NVIDIA_VISIBLE_DEVICES")));
+  return environment_error(
+      fmt::format("the CUDA driver loaded ({}) but shows no usable GPU: {} ({}, {}). A container started without "
+                  "GPUs (docker run --gpus, the NVIDIA container runtime, a Kubernetes nvidia.com/gpu limit) or a "
+                  "CUDA_VISIBLE_DEVICES that names no device hides them: make the GPU visible, or pass --gpu NAME "
+                  "(e.g. H100, B200, sm_90) to evaluate for a declared GPU",
+                  r.library_path, r.problem ? r.problem->message : "no device", env("CUDA_VISIBLE_DEVICES"),
+                  env("NVIDIA_VISIBLE_DEVICES")));
 }
 
 Json driver_report_json(const DriverReport& r) {
@@ -123,8 +123,11 @@ Json driver_report_json(const DriverReport& r) {
   j["problem"] = r.problem ? Json(r.problem->message) : Json(nullptr);
   j["failed_calls"] = Json::array();
   for (const auto& c : r.failed_calls)
-    j["failed_calls"].push_back({{"call", c.call}, {"site", c.site}, {"result", c.result},
-                                 {"result_name", c.result_name}, {"result_string", c.result_string}});
+    j["failed_calls"].push_back({{"call", c.call},
+                                 {"site", c.site},
+                                 {"result", c.result},
+                                 {"result_name", c.result_name},
+                                 {"result_string", c.result_string}});
   return j;
 }
 

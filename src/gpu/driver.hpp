@@ -15,20 +15,20 @@ namespace specprobe {
 
 // One recorded Driver API call that failed (or, with tracing on, every call).
 struct DriverCall {
-  std::string call;       // "cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_..., 0)"
-  std::string site;       // "src/gpu/driver.cpp:123"
-  int result = 0;         // CUresult
+  std::string call;           // "cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_..., 0)"
+  std::string site;           // "src/gpu/driver.cpp:123"
+  int result = 0;             // CUresult
   std::string result_name;    // "CUDA_ERROR_NO_DEVICE"
   std::string result_string;  // driver's description
 };
 
 // What `specprobe gpu` and `check --gpu auto` get from the driver.
 struct DriverReport {
-  bool loaded = false;          // libcuda.so.1 was found and cuInit succeeded
-  std::string library_path;     // the libcuda actually loaded (dladdr on cuInit)
-  int driver_version = 0;       // cuDriverGetVersion, e.g. 13000
+  bool loaded = false;       // libcuda.so.1 was found and cuInit succeeded
+  std::string library_path;  // the libcuda actually loaded (dladdr on cuInit)
+  int driver_version = 0;    // cuDriverGetVersion, e.g. 13000
   std::vector<GpuInfo> gpus;
-  std::optional<Error> problem; // why there is no GPU (no library, cuInit failed, no device)
+  std::optional<Error> problem;  // why there is no GPU (no library, cuInit failed, no device)
   std::vector<DriverCall> failed_calls;
 };
 

@@ -41,18 +41,23 @@ constexpr int64_t drv(double gib) { return static_cast<int64_t>(gib * 1024 + 0.5
 const KnownGpu kKnownGpus[] = {
     {"v100|v100sxm2", "Tesla V100-SXM2-32GB", 7, 0, 80, 98304, 98304, 6 * kMiB, drv(31.74), 900 * kGBps},
     {"t4", "Tesla T4", 7, 5, 40, 65536, 65536, 4 * kMiB, drv(14.75), 320 * kGBps},
-    {"a100|a100sxm|a10080gb|a100sxm480gb", "NVIDIA A100-SXM4-80GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, drv(79.15), 2039 * kGBps},
-    {"a800|a800sxm4|a800sxm480gb", "NVIDIA A800-SXM4-80GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, drv(79.33), 2039 * kGBps},
+    {"a100|a100sxm|a10080gb|a100sxm480gb", "NVIDIA A100-SXM4-80GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, drv(79.15),
+     2039 * kGBps},
+    {"a800|a800sxm4|a800sxm480gb", "NVIDIA A800-SXM4-80GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, drv(79.33),
+     2039 * kGBps},
     {"a10040gb|a100pcie", "NVIDIA A100-PCIE-40GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, 42298834944, 1555 * kGBps},
     {"a10|a10g", "NVIDIA A10", 8, 6, 72, kSmem99, 102400, 6 * kMiB, drv(21.99), 600 * kGBps},
-    {"rtx3090|3090|geforcertx3090", "NVIDIA GeForce RTX 3090", 8, 6, 82, kSmem99, 102400, 6 * kMiB, drv(23.70), 936 * kGBps},
+    {"rtx3090|3090|geforcertx3090", "NVIDIA GeForce RTX 3090", 8, 6, 82, kSmem99, 102400, 6 * kMiB, drv(23.70),
+     936 * kGBps},
     {"a4000|rtxa4000", "NVIDIA RTX A4000", 8, 6, 48, kSmem99, 102400, 4 * kMiB, drv(15.61), 448 * kGBps},
     {"a5000|rtxa5000", "NVIDIA RTX A5000", 8, 6, 64, kSmem99, 102400, 6 * kMiB, 24 * kGiB, 768 * kGBps},
     {"a6000|rtxa6000", "NVIDIA RTX A6000", 8, 6, 84, kSmem99, 102400, 6 * kMiB, drv(47.53), 768 * kGBps},
     {"l4", "NVIDIA L4", 8, 9, 58, kSmem99, 102400, 48 * kMiB, drv(22.03), 300 * kGBps},
     {"l40s", "NVIDIA L40S", 8, 9, 142, kSmem99, 102400, 96 * kMiB, 48 * kGiB, 864 * kGBps},
-    {"rtx4090|4090|geforcertx4090", "NVIDIA GeForce RTX 4090", 8, 9, 128, kSmem99, 102400, 72 * kMiB, drv(23.64), 1008 * kGBps},
-    {"h100|h100sxm|h100sxm5|h10080gbhbm3", "NVIDIA H100 80GB HBM3", 9, 0, 132, kSmem227, 233472, 50 * kMiB, drv(79.11), 3350 * kGBps},
+    {"rtx4090|4090|geforcertx4090", "NVIDIA GeForce RTX 4090", 8, 9, 128, kSmem99, 102400, 72 * kMiB, drv(23.64),
+     1008 * kGBps},
+    {"h100|h100sxm|h100sxm5|h10080gbhbm3", "NVIDIA H100 80GB HBM3", 9, 0, 132, kSmem227, 233472, 50 * kMiB, drv(79.11),
+     3350 * kGBps},
     {"h800|h800sxm|h800sxm5", "NVIDIA H800", 9, 0, 132, kSmem227, 233472, 50 * kMiB, 80 * kGiB, 3350 * kGBps},
     {"h100pcie", "NVIDIA H100 PCIe", 9, 0, 114, kSmem227, 233472, 50 * kMiB, 80 * kGiB, 2000 * kGBps},
     {"h100nvl", "NVIDIA H100 NVL", 9, 0, 132, kSmem227, 233472, 50 * kMiB, drv(93.00), 3900 * kGBps},
@@ -62,8 +67,10 @@ const KnownGpu kKnownGpus[] = {
     {"b200", "NVIDIA B200", 10, 0, 148, kSmem227, 233472, 126 * kMiB, drv(178.35), 8000 * kGBps},
     {"gb200", "NVIDIA GB200", 10, 0, 148, kSmem227, 233472, 126 * kMiB, 186 * kGiB, 8000 * kGBps},
     {"b300|gb300", "NVIDIA B300", 10, 3, 148, kSmem227, 233472, 126 * kMiB, 288 * kGiB, 8000 * kGBps},
-    {"rtx5090|5090|geforcertx5090", "NVIDIA GeForce RTX 5090", 12, 0, 170, kSmem99, 102400, 96 * kMiB, drv(31.36), 1792 * kGBps},
-    {"rtxpro6000|rtxpro6000blackwell|pro6000", "NVIDIA RTX PRO 6000 Blackwell", 12, 0, 188, kSmem99, 102400, 128 * kMiB, drv(94.97), 1792 * kGBps},
+    {"rtx5090|5090|geforcertx5090", "NVIDIA GeForce RTX 5090", 12, 0, 170, kSmem99, 102400, 96 * kMiB, drv(31.36),
+     1792 * kGBps},
+    {"rtxpro6000|rtxpro6000blackwell|pro6000", "NVIDIA RTX PRO 6000 Blackwell", 12, 0, 188, kSmem99, 102400, 128 * kMiB,
+     drv(94.97), 1792 * kGBps},
     {"gb10|dgxspark|spark", "NVIDIA GB10", 12, 1, 48, kSmem99, 102400, 24 * kMiB, drv(121.69), 273 * kGBps},
 };
 
@@ -95,14 +102,15 @@ struct ArchDefault {
   int64_t smem_optin;
 };
 const ArchDefault kArchDefaults[] = {
-    {7, 0, 98304}, {7, 5, 65536}, {8, 0, kSmem163}, {8, 6, kSmem99}, {8, 7, kSmem163}, {8, 9, kSmem99},
+    {7, 0, 98304},    {7, 5, 65536},     {8, 0, kSmem163},  {8, 6, kSmem99},   {8, 7, kSmem163}, {8, 9, kSmem99},
     {9, 0, kSmem227}, {10, 0, kSmem227}, {10, 3, kSmem227}, {11, 0, kSmem227}, {12, 0, kSmem99}, {12, 1, kSmem99},
 };
 
 std::string squash(std::string_view s) {
   std::string out;
   for (char c : s)
-    if (c != ' ' && c != '-' && c != '_' && c != '.') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (c != ' ' && c != '-' && c != '_' && c != '.')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -210,24 +218,24 @@ Expected<GpuInfo> declared_gpu(const std::string& name) {
   const std::string key0 = squash(name);
   if (key0.empty()) return usage_error("--gpu needs a GPU name or an arch such as sm_90");
   for (const std::string& key : lookup_keys(name)) {
-  for (const auto& k : kKnownGpus) {
-    std::string_view aliases = k.aliases;
-    while (!aliases.empty()) {
-      const size_t bar = aliases.find('|');
-      if (aliases.substr(0, bar) == key || squash(k.name) == key) return from_known(k);
-      if (bar == std::string_view::npos) break;
-      aliases.remove_prefix(bar + 1);
+    for (const auto& k : kKnownGpus) {
+      std::string_view aliases = k.aliases;
+      while (!aliases.empty()) {
+        const size_t bar = aliases.find('|');
+        if (aliases.substr(0, bar) == key || squash(k.name) == key) return from_known(k);
+        if (bar == std::string_view::npos) break;
+        aliases.remove_prefix(bar + 1);
+      }
     }
-  }
-  for (const auto& k : kKnownAmdGpus) {
-    std::string_view aliases = k.aliases;
-    while (true) {
-      const size_t bar = aliases.find('|');
-      if (aliases.substr(0, bar) == key || squash(k.name) == key) return from_known_amd(k);
-      if (bar == std::string_view::npos) break;
-      aliases.remove_prefix(bar + 1);
+    for (const auto& k : kKnownAmdGpus) {
+      std::string_view aliases = k.aliases;
+      while (true) {
+        const size_t bar = aliases.find('|');
+        if (aliases.substr(0, bar) == key || squash(k.name) == key) return from_known_amd(k);
+        if (bar == std::string_view::npos) break;
+        aliases.remove_prefix(bar + 1);
+      }
     }
-  }
   }
   const std::string& key = key0;
   if (key.rfind("gfx", 0) == 0 && key.size() >= 5 && key.size() <= 8) {
@@ -255,7 +263,8 @@ Expected<GpuInfo> declared_gpu(const std::string& name) {
   }
   std::string names;
   for (const auto& n : known_gpu_names()) names += (names.empty() ? "" : ", ") + n;
-  return usage_error(fmt::format("unknown GPU '{}'; known: {}, or an arch such as sm_90, sm_121 or gfx942", name, names));
+  return usage_error(
+      fmt::format("unknown GPU '{}'; known: {}, or an arch such as sm_90, sm_121 or gfx942", name, names));
 }
 
 std::optional<std::string> gpu_name_from_label(std::string_view label) {
@@ -274,8 +283,8 @@ std::optional<std::string> gpu_name_from_label(std::string_view label) {
   // GKE's nvidia-tesla-a100 is the 40 GB part (nvidia-a100-80gb the 80 GB one).
   if (words == std::vector<std::string>{"nvidia", "tesla", "a100"}) return std::string("NVIDIA A100-PCIE-40GB");
   size_t first = 0;
-  while (first < words.size() && (words[first] == "nvidia" || words[first] == "tesla" || words[first] == "amd" ||
-                                  words[first] == "instinct"))
+  while (first < words.size() &&
+         (words[first] == "nvidia" || words[first] == "tesla" || words[first] == "amd" || words[first] == "instinct"))
     ++first;
   auto lookup = [](const std::string& key) -> std::optional<std::string> {
     auto in = [&](std::string_view aliases, const char* name) {

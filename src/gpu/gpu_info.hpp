@@ -13,7 +13,7 @@ namespace specprobe {
 
 struct GpuInfo {
   int ordinal = -1;
-  std::string name;           // "NVIDIA H200", "NVIDIA GB10"
+  std::string name;  // "NVIDIA H200", "NVIDIA GB10"
   int cc_major = 0;
   int cc_minor = 0;
   int sm_count = 0;
@@ -24,11 +24,11 @@ struct GpuInfo {
   int64_t memory_bandwidth_bytes_per_s = 0;  // datasheet for declared GPUs; derived from clocks for real ones
   int max_threads_per_sm = 0;
   int regs_per_sm = 0;
-  std::string uuid_hash;       // hashed, never the raw UUID
+  std::string uuid_hash;  // hashed, never the raw UUID
   std::string pci_bus_id;
-  std::string source;          // "driver" | "declared"
+  std::string source;             // "driver" | "declared"
   std::string vendor = "nvidia";  // "nvidia" | "amd"
-  std::string arch;            // AMD: the gfx target ("gfx942"); NVIDIA: empty (cc_major/minor say it)
+  std::string arch;               // AMD: the gfx target ("gfx942"); NVIDIA: empty (cc_major/minor say it)
 
   int sm() const { return cc_major * 10 + cc_minor; }  // 90, 100, 121 (0 for AMD)
   // "sm90", "sm100" (10.x datacenter), "sm12x" (12.x), "sm8x", "sm7x"; AMD: "gfx9" (CDNA:

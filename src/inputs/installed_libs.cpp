@@ -17,9 +17,15 @@ struct Tracked {
   const char* key;
 };
 const Tracked kTracked[] = {
-    {"vllm", "vllm"},           {"sglang", "sglang"},         {"torch", "torch"},
-    {"triton", "triton"},       {"flashinfer-python", "flashinfer"}, {"flashinfer", "flashinfer"},
-    {"deep-gemm", "deep_gemm"}, {"deepgemm", "deep_gemm"},    {"flash-attn", "flash_attn"},
+    {"vllm", "vllm"},
+    {"sglang", "sglang"},
+    {"torch", "torch"},
+    {"triton", "triton"},
+    {"flashinfer-python", "flashinfer"},
+    {"flashinfer", "flashinfer"},
+    {"deep-gemm", "deep_gemm"},
+    {"deepgemm", "deep_gemm"},
+    {"flash-attn", "flash_attn"},
     {"vllm-flash-attn", "flash_attn"},
 };
 
@@ -47,8 +53,10 @@ bool read_metadata(const fs::path& file, std::string& name, std::string& version
   while (std::getline(in, line) && lines++ < 200) {
     if (line.empty() || line == "\r") break;  // end of headers
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.rfind("Name:", 0) == 0) name = line.substr(5);
-    else if (line.rfind("Version:", 0) == 0) version = line.substr(8);
+    if (line.rfind("Name:", 0) == 0)
+      name = line.substr(5);
+    else if (line.rfind("Version:", 0) == 0)
+      version = line.substr(8);
   }
   auto trim = [](std::string& s) {
     s.erase(0, s.find_first_not_of(" \t"));
@@ -80,10 +88,12 @@ Expected<std::vector<LibVersion>> read_site_packages(const std::string& dir) {
     if (++seen > 100000) break;  // bound the walk
     const std::string name = e.path().filename().string();
     fs::path meta;
-    if (name.size() > 10 && name.ends_with(".dist-info")) meta = e.path() / "METADATA";
+    if (name.size() > 10 && name.ends_with(".dist-info"))
+      meta = e.path() / "METADATA";
     else if (name.size() > 9 && name.ends_with(".egg-info"))
       meta = fs::is_directory(e.path(), ec) ? e.path() / "PKG-INFO" : e.path();
-    else continue;
+    else
+      continue;
     // Cheap filter on the directory name before opening the file.
     const std::string stem = name.substr(0, name.find('-') == std::string::npos ? name.size() : name.find('-'));
     if (lib_key(stem).empty() && lib_key(name.substr(0, name.rfind('.'))).empty()) {
@@ -113,7 +123,8 @@ Expected<LibVersion> parse_lib_arg(const std::string& arg) {
         "--lib: unknown library '{}' (tracked: vllm, sglang, torch, triton, flashinfer, deep_gemm, flash_attn)", name));
   const std::string version = arg.substr(eq + 1);
   if (!parse_version(version))
-    return usage_error(fmt::format("--lib {}: '{}' is not a version (PEP 440, e.g. 0.25.1 or 2.5.0+a6b593d)", name, version));
+    return usage_error(
+        fmt::format("--lib {}: '{}' is not a version (PEP 440, e.g. 0.25.1 or 2.5.0+a6b593d)", name, version));
   return LibVersion{key, version, "--lib"};
 }
 

@@ -88,7 +88,8 @@ Expected<RelaxedJson> read_json_relaxed_file(const std::string& path) {
     in.read(buf, sizeof buf);
     text.append(buf, static_cast<size_t>(in.gcount()));
     if (text.size() > kMaxBytes)
-      return input_error(fmt::format("file is larger than {} MiB; not a model config", kMaxBytes >> 20), SourceLocation{path});
+      return input_error(fmt::format("file is larger than {} MiB; not a model config", kMaxBytes >> 20),
+                         SourceLocation{path});
   }
   if (in.bad()) return input_error("cannot read file", SourceLocation{path});
   return parse_json_relaxed(text, path);

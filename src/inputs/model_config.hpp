@@ -22,8 +22,8 @@ struct ModelConfig {
   std::string snapshot;         // revision directory name inside snapshots/, else ""
   std::string snapshot_choice;  // "refs/main" | "only" | "newest" | ""
 
-  Json raw;           // the whole config.json
-  Json text;          // text_config of multimodal wrappers, else == raw
+  Json raw;   // the whole config.json
+  Json text;  // text_config of multimodal wrappers, else == raw
   bool has_text_config = false;
 
   std::optional<std::string> architecture;  // architectures[0]
@@ -45,12 +45,12 @@ struct ModelConfig {
 
   // Quantization config as vLLM finds it: config.json quantization_config -> text_config's ->
   // compression_config -> hf_quant_config.json (ModelOpt).
-  Json quant_config;               // the dict found (null when none)
-  std::string quant_config_source; // "quantization_config" | "text_config.quantization_config" |
-                                   // "compression_config" | "hf_quant_config.json" | ""
-  std::string quant_config_file;   // file it was read from
+  Json quant_config;                        // the dict found (null when none)
+  std::string quant_config_source;          // "quantization_config" | "text_config.quantization_config" |
+                                            // "compression_config" | "hf_quant_config.json" | ""
+  std::string quant_config_file;            // file it was read from
   std::optional<std::string> quant_method;  // lower-cased quant_method ("modelopt" for hf_quant_config.json)
-  bool kv_cache_scheme = false;    // kv_cache_scheme (or ModelOpt kv_cache_quant_algo) set
+  bool kv_cache_scheme = false;             // kv_cache_scheme (or ModelOpt kv_cache_quant_algo) set
 
   std::vector<NonFiniteToken> non_finite;  // bare NaN/Infinity tokens met in config.json
   std::vector<std::string> notes;          // e.g. which HF snapshot was chosen

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "common/ascii.hpp"
 #include "common/excerpt.hpp"
 #include "inputs/option_tables.hpp"
 #include "inputs/serving_text.hpp"
-#include "common/ascii.hpp"
 
 namespace specprobe {
 namespace {
@@ -148,9 +148,8 @@ struct Checker {
   void finish_narrowing() {
     if (narrowing.empty()) return;
     // With the version unknown the newest release decides: nothing to say while it accepts it all.
-    if (sel.newest_decides &&
-        std::all_of(narrowing.begin(), narrowing.end(),
-                    [&](const Narrowing& n) { return n.accepted.test(t.releases.size() - 1); }))
+    if (sel.newest_decides && std::all_of(narrowing.begin(), narrowing.end(),
+                                          [&](const Narrowing& n) { return n.accepted.test(t.releases.size() - 1); }))
       return;
     ReleaseSet together = sel.releases;
     std::vector<std::string> items;
@@ -159,8 +158,9 @@ struct Checker {
       items.push_back(fmt::format("{} ({})", n.what, where_text(n.accepted)));
     }
     if (together.none())
-      unknown.push_back({narrowing.front().flag, narrowing.front().at,
-                         fmt::format("no {} release accepts all of these together: {}", t.display, join(items, ", ", 8))});
+      unknown.push_back(
+          {narrowing.front().flag, narrowing.front().at,
+           fmt::format("no {} release accepts all of these together: {}", t.display, join(items, ", ", 8))});
     else
       notes.insert(notes.begin(), Problem{narrowing.front().flag, narrowing.front().at,
                                           fmt::format("only {} {} accepts the plan as written: {}", t.display,
@@ -180,8 +180,8 @@ struct Checker {
 
   // Releases (within IN) that accept every text as a value of O: argparse choices where the
   // parser enforces them, enum members, and the two lists vLLM checks after parsing.
-  ReleaseSet values_ok(const OptionSpec& o, const std::vector<std::string>& texts, const ReleaseSet& in,
-                       bool int_typed, bool with_known_values = true) const {
+  ReleaseSet values_ok(const OptionSpec& o, const std::vector<std::string>& texts, const ReleaseSet& in, bool int_typed,
+                       bool with_known_values = true) const {
     ReleaseSet ok = in;
     if (!o.choices.empty() && (o.choices_enforced & in).any())
       for (const auto& text : texts) {
@@ -206,7 +206,8 @@ struct Checker {
     // vLLM validates these after parsing: CacheConfig._validate_cache_dtype (vllm/config/cache.py
     // L470 @v0.33.0) and ModelConfig._verify_quantization ("Unknown quantization method",
     // vllm/config/model.py L1465 @v0.33.0); the table lists them as known_values there.
-    if (with_known_values && vllm && (o.name == "kv-cache-dtype" || o.name == "quantization" || o.name == "kv_cache_dtype"))
+    if (with_known_values && vllm &&
+        (o.name == "kv-cache-dtype" || o.name == "quantization" || o.name == "kv_cache_dtype"))
       if (!o.known_values.empty()) {
         ReleaseSet kr;
         for (const auto& k : o.known_values) kr |= k.in;
@@ -255,8 +256,10 @@ struct Checker {
       if (r.none()) continue;
       // A number in a JSON config is typed already (pydantic coerces numeric strings too).
       const bool ok = (from_json && (value.is_number() || ty.value == "str")) || type_accepts(ty.value, *texts, vllm);
-      if (ok) typed |= r;
-      else expected = type_words(ty.value);
+      if (ok)
+        typed |= r;
+      else
+        expected = type_words(ty.value);
       int_typed |= ty.value == "int" || ty.value == "list[int]";
     }
     const std::string shown = join(*texts, " ");
@@ -271,11 +274,13 @@ struct Checker {
       for (const auto& text : *texts)
         if (values_ok(o, {text}, typed, int_typed).none()) bad = text;
       const std::string near = did_you_mean(bad, values, 2);
-      std::string msg = fmt::format("{} {}: '{}' is not a value {} accepts", what, shown, excerpt(bad), sel.short_label);
-      if (!near.empty()) msg += fmt::format(" (did you mean '{}'?)", near);
-      else if (!values.empty() && values.size() <= 16) msg += fmt::format("; accepted: {}", join(values, ", "));
-      if (vllm && (o.name == "quantization" || o.name == "kv-cache-dtype"))
-        msg += " (a plugin may register more)";
+      std::string msg =
+          fmt::format("{} {}: '{}' is not a value {} accepts", what, shown, excerpt(bad), sel.short_label);
+      if (!near.empty())
+        msg += fmt::format(" (did you mean '{}'?)", near);
+      else if (!values.empty() && values.size() <= 16)
+        msg += fmt::format("; accepted: {}", join(values, ", "));
+      if (vllm && (o.name == "quantization" || o.name == "kv-cache-dtype")) msg += " (a plugin may register more)";
       // vLLM replaces --quantization by the method a checkpoint's quantization_config overrides it
       // with before it checks the name (ModelConfig._verify_quantization: INCConfig turns
       // quant_method auto-round into inc whatever was given, vllm/config/model.py L1383-L1464
@@ -296,9 +301,10 @@ struct Checker {
       // A value close to none the tables list, for an engine that may be newer than the tables:
       // perhaps a new value, not a wrong one.
       if (near.empty() && sel.beyond) {
-        notes.push_back({flag, at, msg + fmt::format("; not in any release the tables read (up to {}): a later "
-                                                     "release may accept it",
-                                                     t.releases.back())});
+        notes.push_back({flag, at,
+                         msg + fmt::format("; not in any release the tables read (up to {}): a later "
+                                           "release may accept it",
+                                           t.releases.back())});
         return;
       }
       invalid.push_back({flag, at, msg});
@@ -330,13 +336,17 @@ struct Checker {
       }
       const ReleaseSet strict = in & ~lenient, quiet = in & lenient;
       std::string effect;
-      if (quiet.none()) effect = "vLLM stops at startup (unknown keys are rejected)";
-      else if (strict.none()) effect = "vLLM ignores it silently, so the setting has no effect";
-      else effect = fmt::format("rejected at startup by {} {}, silently ignored by {}", t.display, range(strict), range(quiet));
+      if (quiet.none())
+        effect = "vLLM stops at startup (unknown keys are rejected)";
+      else if (strict.none())
+        effect = "vLLM ignores it silently, so the setting has no effect";
+      else
+        effect =
+            fmt::format("rejected at startup by {} {}, silently ignored by {}", t.display, range(strict), range(quiet));
       std::string msg;
       if (it != section.end() && it->second.releases.any()) {
-        msg = fmt::format("{} key '{}' is not a {} field in {} ({} has it {}); {}", option, excerpt(key), cls, sel.short_label,
-                          t.display, where_text(it->second.releases), effect);
+        msg = fmt::format("{} key '{}' is not a {} field in {} ({} has it {}); {}", option, excerpt(key), cls,
+                          sel.short_label, t.display, where_text(it->second.releases), effect);
       } else {
         std::vector<std::string> keys;
         for (const auto& [k, o] : section)
@@ -345,9 +355,10 @@ struct Checker {
         msg = fmt::format("{} key '{}' is not a {} field{}; {}", option, excerpt(key), cls,
                           near.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", near), effect);
         if (near.empty() && sel.beyond) {
-          notes.push_back({flag, at, msg + fmt::format(" (not in any release the tables read, up to {}: a later "
-                                                       "release may have it)",
-                                                       t.releases.back())});
+          notes.push_back({flag, at,
+                           msg + fmt::format(" (not in any release the tables read, up to {}: a later "
+                                             "release may have it)",
+                                             t.releases.back())});
           return;
         }
       }
@@ -373,7 +384,8 @@ struct Checker {
     confident = true;
     const Resolution everywhere = resolve_flag(t, flag, t.all);
     if (r.ambiguous.any())
-      return fmt::format("{} is ambiguous in {}: it abbreviates {}{}", shown, sel.short_label, join(r.candidates, ", ", 8),
+      return fmt::format("{} is ambiguous in {}: it abbreviates {}{}", shown, sel.short_label,
+                         join(r.candidates, ", ", 8),
                          everywhere.accepted.any() ? fmt::format(" (unambiguous {})", where_text(everywhere.accepted))
                                                    : std::string());
     if (everywhere.accepted.any() && !everywhere.option.empty())
@@ -387,7 +399,9 @@ struct Checker {
       std::string sb = ascii_lower(s.text.substr(s.text.find_first_not_of('-')));
       if (sb != bare) continue;
       const size_t dashes = flag.find_first_not_of('-');
-      if (config) return msg + fmt::format(" ({} is a command-line alias of --{}; write {} in a config file)", s.text, s.option, s.option);
+      if (config)
+        return msg + fmt::format(" ({} is a command-line alias of --{}; write {} in a config file)", s.text, s.option,
+                                 s.option);
       if (dashes > 2) return msg + fmt::format(" (written with {} dashes; did you mean {}?)", dashes, s.text);
       return msg + fmt::format(" (did you mean {}?)", s.text);
     }
@@ -408,8 +422,8 @@ struct Checker {
   std::string unknown_message_memo(const std::string& shown, const std::string& flag, const Resolution& r, bool config,
                                    bool& confident) {
     thread_local std::unordered_map<std::string, std::pair<std::string, bool>> memo;
-    std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", static_cast<const void*>(&t), sel.releases.to_string(),
-                                  sel.short_label, shown, flag, config);
+    std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", static_cast<const void*>(&t),
+                                  sel.releases.to_string(), sel.short_label, shown, flag, config);
     if (const auto it = memo.find(key); it != memo.end()) {
       confident = it->second.second;
       return it->second.first;
@@ -434,7 +448,7 @@ struct Checker {
     const std::string at = fmt::format("options.given.{}", i);
     const Json value = g.contains("value") ? g["value"] : Json(nullptr);
     if (flag.empty() || flag.find('$') != std::string::npos) return;  // a name left to the shell
-    if (config) flag = "--" + flag;  // a config-file key is read as --key
+    if (config) flag = "--" + flag;                                   // a config-file key is read as --key
     std::string path;
     if (flag.rfind("-", 0) == 0 && (vllm || config)) {
       // vLLM (FlexibleArgumentParser.parse_args) folds '_' to '-' between "--" and the first '.',
@@ -454,9 +468,10 @@ struct Checker {
       bool confident = true;
       std::string msg = unknown_message_memo(shown, flag, r, config, confident);
       if (!confident && sel.beyond)
-        notes.push_back({shown, at, msg + fmt::format(" in any release the tables read (up to {}): a later release "
-                                                      "may have added it",
-                                                      t.releases.back())});
+        notes.push_back({shown, at,
+                         msg + fmt::format(" in any release the tables read (up to {}): a later release "
+                                           "may have added it",
+                                           t.releases.back())});
       else
         unknown.push_back({shown, at, std::move(msg)});
       return;
@@ -481,8 +496,9 @@ struct Checker {
     if (!path.empty()) {
       if (path.back() == '+') path.pop_back();
       if (!json_typed) {
-        invalid.push_back({shown, at, fmt::format("{}: --{} does not take a JSON value, so vLLM cannot set its key '{}'",
-                                                  shown, r.option, excerpt(path))});
+        invalid.push_back({shown, at,
+                           fmt::format("{}: --{} does not take a JSON value, so vLLM cannot set its key '{}'", shown,
+                                       r.option, excerpt(path))});
         return;
       }
       if (keyed) {
@@ -514,9 +530,11 @@ struct Checker {
     };
     static const Range kRanges[] = {
         {"serve.tp", "--tensor-parallel-size", "--tp-size", false, "ParallelConfig tensor_parallel_size: Field(ge=1)"},
-        {"serve.pp", "--pipeline-parallel-size", "--pp-size", false, "ParallelConfig pipeline_parallel_size: Field(ge=1)"},
+        {"serve.pp", "--pipeline-parallel-size", "--pp-size", false,
+         "ParallelConfig pipeline_parallel_size: Field(ge=1)"},
         {"serve.dp", "--data-parallel-size", "--dp-size", false, "ParallelConfig data_parallel_size: Field(ge=1)"},
-        {"serve.max_num_seqs", "--max-num-seqs", "--max-running-requests", false, "SchedulerConfig max_num_seqs: Field(ge=1)"},
+        {"serve.max_num_seqs", "--max-num-seqs", "--max-running-requests", false,
+         "SchedulerConfig max_num_seqs: Field(ge=1)"},
         {"serve.max_num_batched_tokens", "--max-num-batched-tokens", nullptr, false,
          "SchedulerConfig max_num_batched_tokens: Field(ge=1)"},
         {"serve.block_size", "--block-size", "--page-size", false, "CacheConfig block_size: Field(gt=0)"},
@@ -536,12 +554,12 @@ struct Checker {
                            fmt::format("{} {}: vLLM requires {} ({})", option, shown,
                                        r.fraction ? "a fraction in (0, 1]" : "at least 1", r.why_vllm)});
       else
-        invalid.push_back({option, r.fact,
-                           fmt::format("{} {}: SGLang needs {}{}", option, shown,
-                                       r.fraction ? "a fraction in (0, 1]" : "at least 1",
-                                       r.fraction ? " (0 or less leaves no KV cache: `Not enough memory`)"
-                                                  : " (it does not check at parsing; a size of 0 leaves no worker "
-                                                    "or page and fails at load)")});
+        invalid.push_back(
+            {option, r.fact,
+             fmt::format("{} {}: SGLang needs {}{}", option, shown, r.fraction ? "a fraction in (0, 1]" : "at least 1",
+                         r.fraction ? " (0 or less leaves no KV cache: `Not enough memory`)"
+                                    : " (it does not check at parsing; a size of 0 leaves no worker "
+                                      "or page and fails at load)")});
     }
     // SGLang EAGLE-style drafting: at least one step and one candidate per step
     // (speculative_hook.py rejects steps < 1 for UNO; the EAGLE worker needs both >= 1).

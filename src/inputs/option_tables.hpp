@@ -30,10 +30,10 @@ struct Ranged {
 
 // One option (or one key of a JSON config): the table row.
 struct OptionSpec {
-  std::string name;           // long name without dashes (config keys: the field name)
-  ReleaseSet releases;        // releases in which the option exists
-  ReleaseSet name_releases;   // releases in which `name` itself is a valid spelling
-  ReleaseSet negatable;       // BooleanOptionalAction: --no-<name> accepted
+  std::string name;          // long name without dashes (config keys: the field name)
+  ReleaseSet releases;       // releases in which the option exists
+  ReleaseSet name_releases;  // releases in which `name` itself is a valid spelling
+  ReleaseSet negatable;      // BooleanOptionalAction: --no-<name> accepted
   ReleaseSet deprecated;
   ReleaseSet choices_enforced;  // releases in which `choices` are enforced by the parser
   ReleaseSet choices_dynamic;   // choices filled at import time (not listed; never flagged)
@@ -46,8 +46,8 @@ struct OptionSpec {
 };
 
 struct EngineTable {
-  std::string engine;   // "vllm" | "sglang"
-  std::string display;  // "vLLM" | "SGLang"
+  std::string engine;                 // "vllm" | "sglang"
+  std::string display;                // "vLLM" | "SGLang"
   std::vector<std::string> releases;  // oldest first
   ReleaseSet all;
   std::map<std::string, OptionSpec, std::less<>> options;
@@ -78,7 +78,7 @@ struct Selection {
   // The version is unknown: every release is read, but the newest decides; an option, key or value
   // the newest accepts is fine, one only older releases accept is a note (SP1016).
   bool newest_decides = false;
-  std::string label;   // "vLLM 0.20.0", "vLLM 0.33.0, the newest table (the engine version is unknown; ...)"
+  std::string label;        // "vLLM 0.20.0", "vLLM 0.33.0, the newest table (the engine version is unknown; ...)"
   std::string short_label;  // "vLLM 0.20.0", "any vLLM release", "vLLM 0.21.0 or 0.22.0"
 };
 Selection select_releases(const EngineTable& t, const std::optional<std::string>& version);
@@ -97,11 +97,11 @@ const std::vector<OptionString>& option_strings(const EngineTable& t);
 // How a flag as written resolves in a set of releases, the way argparse resolves it in each
 // release: an exact spelling first, else an unambiguous prefix (allow_abbrev).
 struct Resolution {
-  std::string option;      // the option it names (in the newest release where it resolves); empty: none
+  std::string option;  // the option it names (in the newest release where it resolves); empty: none
   bool negative = false;
   bool abbreviation = false;
-  ReleaseSet accepted;     // releases (within the selection) that accept the flag
-  ReleaseSet ambiguous;    // releases in which it is a prefix of several options
+  ReleaseSet accepted;                  // releases (within the selection) that accept the flag
+  ReleaseSet ambiguous;                 // releases in which it is a prefix of several options
   std::vector<std::string> candidates;  // the options it abbreviates where ambiguous
 };
 // FLAG with its dashes and without `=value` ("--tensor-parallel", "-tp"). vLLM folds `_` to `-`
@@ -112,8 +112,7 @@ Resolution resolve_flag(const EngineTable& t, std::string_view flag, const Relea
 // another order, a missing leading word), or empty when none is close. Case-insensitive; `_` and
 // `-` compare equal.
 // Edit-distance suggestions need at least MIN_LENGTH characters (short names match too much).
-std::string did_you_mean(std::string_view written, const std::vector<std::string>& candidates,
-                         size_t min_length = 4);
+std::string did_you_mean(std::string_view written, const std::vector<std::string>& candidates, size_t min_length = 4);
 
 // Whether TEXT is an integer the way the engine's int parser reads it (vLLM accepts its
 // human-readable ints, "8k", "1M"; SGLang only Python int()).

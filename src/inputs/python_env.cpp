@@ -42,7 +42,6 @@ print("@@specprobe result " + json.dumps({"specprobe_python": 1, "executable": s
       "version": "%d.%d.%d" % tuple(sys.version_info[:3]), "site_packages": seen}))
 )py";
 
-
 }  // namespace
 
 std::vector<std::string> process_env() {
@@ -129,7 +128,9 @@ Expected<PythonEnv> inspect_python(const std::string& python, double timeout_s, 
     }
     return fail(why);
   }
-  auto str = [&](const char* key) { return r.value(key, Json()).is_string() ? r[key].get<std::string>() : std::string(); };
+  auto str = [&](const char* key) {
+    return r.value(key, Json()).is_string() ? r[key].get<std::string>() : std::string();
+  };
   PythonEnv env;
   env.given = py;
   env.executable = str("executable");
@@ -189,9 +190,10 @@ Expected<PythonDiscovery> discover_python(const std::string& python) {
   if (env) {
     d.site_packages = env->site_packages;
     d.executable = env->executable;
-    d.facts = {{"given", env->given}, {"executable", env->executable}, {"prefix", env->prefix},
-               {"base_prefix", env->base_prefix}, {"version", env->version},
-               {"site_packages", env->site_packages}, {"found_by", "interpreter"}};
+    d.facts = {{"given", env->given},      {"executable", env->executable},
+               {"prefix", env->prefix},    {"base_prefix", env->base_prefix},
+               {"version", env->version},  {"site_packages", env->site_packages},
+               {"found_by", "interpreter"}};
     return d;
   }
   auto resolved = resolve_python(python);  // "python3" is looked up on PATH
@@ -201,7 +203,8 @@ Expected<PythonDiscovery> discover_python(const std::string& python) {
   for (const auto& dir : *sp) list += (list.empty() ? "" : ", ") + dir;
   d.site_packages = *sp;
   d.warning = fmt::format("{}; read site-packages from the path instead: {}", env.error().message, list);
-  d.facts = {{"given", resolved ? *resolved : python}, {"executable", nullptr}, {"site_packages", *sp}, {"found_by", "path"}};
+  d.facts = {
+      {"given", resolved ? *resolved : python}, {"executable", nullptr}, {"site_packages", *sp}, {"found_by", "path"}};
   return d;
 }
 

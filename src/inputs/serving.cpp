@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "inputs/serving_forms.hpp"
 #include "common/ascii.hpp"
+#include "inputs/serving_forms.hpp"
 
 namespace fs = std::filesystem;
 
@@ -17,9 +17,11 @@ using namespace serving;
 
 // A non-comment line that runs a serve command or a container (not a YAML `key: value` holding one).
 bool looks_like_command(std::string_view text) {
-  static constexpr std::string_view kMarkers[] = {"vllm serve", "vllm.entrypoints.openai.api_server",
-                                                  "sglang.launch_server", "sglang serve", "docker run", "podman run",
-                                                  "nerdctl run", "dynamo.vllm", "dynamo.sglang"};
+  static constexpr std::string_view kMarkers[] = {"vllm serve",           "vllm.entrypoints.openai.api_server",
+                                                  "sglang.launch_server", "sglang serve",
+                                                  "docker run",           "podman run",
+                                                  "nerdctl run",          "dynamo.vllm",
+                                                  "dynamo.sglang"};
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
@@ -84,11 +86,13 @@ Expected<ServingFile> dispatch(const std::shared_ptr<const CollectorSource>& src
   const size_t first = s.find_first_not_of(" \t\r\n");
   const char c = first == std::string::npos ? '\0' : s[first];
   const bool yaml_ext = ext == ".yaml" || ext == ".yml";
-  const bool shell_ext = ext == ".sh" || ext == ".bash" || ext == ".zsh" || ext == ".cmd" || ext == ".txt" || ext == ".ps1";
+  const bool shell_ext =
+      ext == ".sh" || ext == ".bash" || ext == ".zsh" || ext == ".cmd" || ext == ".txt" || ext == ".ps1";
   if (looks_like_dockerfile(src->path, s)) return read_dockerfile(src);
   if (c == '{' || c == '[' || ext == ".json") {
     const auto shared = src->index;
-    auto doc = parse_json(s, [shared](size_t off) { return shared->at(off); }, "JSON file");
+    auto doc = parse_json(
+        s, [shared](size_t off) { return shared->at(off); }, "JSON file");
     if (doc && looks_like_benchmark_json(*doc)) return read_benchmark_json(src, *doc);
     if (doc || !yaml_ext) {
       if (!doc) return doc.error();
@@ -130,7 +134,8 @@ void add_pinned_versions(ServingFile& f, const std::string& path) {
   }
 }
 
-Expected<ServingFile> read_text_impl(std::string text, const std::string& path, bool from_file, const ReadOptions& options) {
+Expected<ServingFile> read_text_impl(std::string text, const std::string& path, bool from_file,
+                                     const ReadOptions& options) {
   auto src = std::make_shared<CollectorSource>();
   src->path = path;
   src->from_file = from_file;
@@ -161,17 +166,28 @@ auto guarded(const std::string& where, F&& f) -> decltype(f()) {
 
 std::string_view to_string(InputForm form) {
   switch (form) {
-    case InputForm::vllm_yaml: return "vllm-yaml";
-    case InputForm::vllm_json: return "vllm-json";
-    case InputForm::vllm_command: return "vllm-command";
-    case InputForm::sglang_command: return "sglang-command";
-    case InputForm::docker_run: return "docker-run";
-    case InputForm::compose: return "compose";
-    case InputForm::kubernetes: return "kubernetes";
-    case InputForm::dockerfile: return "dockerfile";
-    case InputForm::vllm_log: return "vllm-log";
-    case InputForm::sglang_log: return "sglang-log";
-    case InputForm::vllm_benchmark_json: return "vllm-benchmark-json";
+    case InputForm::vllm_yaml:
+      return "vllm-yaml";
+    case InputForm::vllm_json:
+      return "vllm-json";
+    case InputForm::vllm_command:
+      return "vllm-command";
+    case InputForm::sglang_command:
+      return "sglang-command";
+    case InputForm::docker_run:
+      return "docker-run";
+    case InputForm::compose:
+      return "compose";
+    case InputForm::kubernetes:
+      return "kubernetes";
+    case InputForm::dockerfile:
+      return "dockerfile";
+    case InputForm::vllm_log:
+      return "vllm-log";
+    case InputForm::sglang_log:
+      return "sglang-log";
+    case InputForm::vllm_benchmark_json:
+      return "vllm-benchmark-json";
   }
   return "unknown";
 }

@@ -20,8 +20,17 @@
 namespace specprobe {
 
 enum class InputForm {
-  vllm_yaml, vllm_json, vllm_command, sglang_command, docker_run, compose, kubernetes, dockerfile, vllm_log,
-  sglang_log, vllm_benchmark_json
+  vllm_yaml,
+  vllm_json,
+  vllm_command,
+  sglang_command,
+  docker_run,
+  compose,
+  kubernetes,
+  dockerfile,
+  vllm_log,
+  sglang_log,
+  vllm_benchmark_json
 };
 // "vllm-yaml", "vllm-json", "vllm-command", "sglang-command", "docker-run", "compose",
 // "kubernetes", "dockerfile", "vllm-log", "sglang-log", "vllm-benchmark-json"
@@ -29,8 +38,8 @@ std::string_view to_string(InputForm form);
 
 // An option specprobe does not model: kept and reported as info, never dropped.
 struct UnknownOption {
-  std::string name;   // as written, without leading dashes
-  Json value;         // parsed value (string when it was a bare token)
+  std::string name;  // as written, without leading dashes
+  Json value;        // parsed value (string when it was a bare token)
   SourceLocation where;
 };
 
@@ -68,7 +77,7 @@ struct ParsedServing {
 // How to resolve what a deploy file leaves to its environment.
 struct ReadOptions {
   std::map<std::string, std::string> env;  // --env NAME=VALUE: the environment the file runs in
-  bool process_environment = true;          // specprobe's own environment, under --env
+  bool process_environment = true;         // specprobe's own environment, under --env
   // --engine: "vllm" | "sglang" to read a file that lists serve options without a command as that
   // engine's; "" = decided from the option names.
   std::string engine;

@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <memory>
 
+#include "common/ascii.hpp"
 #include "common/excerpt.hpp"
 #include "common/paths.hpp"
 #include "inputs/option_tables.hpp"
 #include "inputs/serving_forms.hpp"
-#include "common/ascii.hpp"
 #include "inputs/serving_text.hpp"
 
 namespace specprobe::serving {
@@ -132,7 +132,8 @@ class ArgsReader {
     for (size_t k = sc_.args_begin; k < words.size(); ++k) {  // "<MODEL>" quoted: still a placeholder
       std::string& t = words[k].text;
       if (t.size() > 2 && t.front() == '<' && t.back() == '>' && t.find_first_of("<> \t", 1) == t.size() - 1) {
-        placeholders.push_back({"warning", fmt::format("{} looks like a placeholder to fill in: its value is unknown", t),
+        placeholders.push_back({"warning",
+                                fmt::format("{} looks like a placeholder to fill in: its value is unknown", t),
                                 loc(words[k].start)});
         t = unresolved_mark(t);
       }
@@ -191,7 +192,8 @@ class ArgsReader {
   SourceLocation loc(size_t off) const { return col_.loc(off); }
 
   PosMap pos_map(const ShellWord& w, size_t skip) const {
-    std::vector<uint32_t> offs(w.offsets.begin() + static_cast<long>(std::min(skip, w.offsets.size())), w.offsets.end());
+    std::vector<uint32_t> offs(w.offsets.begin() + static_cast<long>(std::min(skip, w.offsets.size())),
+                               w.offsets.end());
     auto index = col_.source().index;
     const SourceLocation fallback = loc(w.start);
     return [index, offs = std::move(offs), fallback](size_t off) {
@@ -229,8 +231,8 @@ class ArgsReader {
         !dotted && (vllm ? (vllm_flag_option(root) || (o.short_form && root == "ep")) : sglang_flag_option(root));
     const bool list = !dotted && (vllm ? vllm_list_option(root) : sglang_list_option(root));
     auto takes = [&](size_t j) {
-      return j < words.size() && (words[j].text.empty() || words[j].text[0] != '-' || is_number(words[j].text) ||
-                                  words[j].text == "-");
+      return j < words.size() &&
+             (words[j].text.empty() || words[j].text[0] != '-' || is_number(words[j].text) || words[j].text == "-");
     };
     if (flag) {
       o.value = true;
@@ -261,7 +263,8 @@ class ArgsReader {
     }
     std::vector<fs::path> candidates{fs::path(given)};
     const bool from_file = col_.source().from_file;
-    if (from_file && fs::path(given).is_relative()) candidates.push_back(fs::path(col_.source().path).parent_path() / given);
+    if (from_file && fs::path(given).is_relative())
+      candidates.push_back(fs::path(col_.source().path).parent_path() / given);
     std::error_code ec;
     for (const fs::path& p : candidates) {
       if (!fs::is_regular_file(p, ec)) continue;
@@ -289,9 +292,10 @@ class ArgsReader {
       out.insert(out.end(), opts->begin(), opts->end());
       return Ok{};
     }
-    ctx.notes.push_back({"warning",
-                         fmt::format("--config {} cannot be read here; the options it may set are unknown", excerpt_name(given)),
-                         o.where});
+    ctx.notes.push_back(
+        {"warning",
+         fmt::format("--config {} cannot be read here; the options it may set are unknown", excerpt_name(given)),
+         o.where});
     ctx.options_file_unknown = o.where;
     return Ok{};
   }
@@ -317,7 +321,8 @@ void prefix_env(const std::vector<ShellWord>& words, size_t from, size_t to, con
     if (eq == std::string::npos || eq == 0) return false;
     name = t.substr(0, eq);
     value = t.substr(eq + 1);
-    return std::all_of(name.begin(), name.end(), [](char c) { return shell_name_char(c); }) && shell_name_start(name[0]);
+    return std::all_of(name.begin(), name.end(), [](char c) { return shell_name_char(c); }) &&
+           shell_name_start(name[0]);
   };
   std::string name, value;
   const bool env_cmd = from < words.size() && base_name(words[from].text) == "env";
@@ -341,11 +346,12 @@ Status ServeCollector::serve(const std::vector<ShellWord>& words, size_t begin, 
   // Each server becomes a report: a file that starts more is read up to the limit, and says so.
   if (plans_.size() >= kMaxServers) {
     if (!servers_capped_)
-      plans_.back().notes.push_back({"warning",
-                        fmt::format("more than {} servers are started in this file: the ones after the {}th are not "
-                                    "checked",
-                                    kMaxServers, kMaxServers),
-                        loc(words[begin].start)});
+      plans_.back().notes.push_back(
+          {"warning",
+           fmt::format("more than {} servers are started in this file: the ones after the {}th are not "
+                       "checked",
+                       kMaxServers, kMaxServers),
+           loc(words[begin].start)});
     servers_capped_ = true;
     return Ok{};
   }
@@ -354,14 +360,17 @@ Status ServeCollector::serve(const std::vector<ShellWord>& words, size_t begin, 
   for (const auto& [k, v] : c.env) {
     const std::string& name = k;  // clang before 16 cannot capture a structured binding
     auto it = std::find_if(env.begin(), env.end(), [&](const auto& e) { return e.first == name; });
-    if (it != env.end()) it->second = v;
-    else env.emplace_back(k, v);
+    if (it != env.end())
+      it->second = v;
+    else
+      env.emplace_back(k, v);
   }
   prefix_env(words, begin, sc.at, *this, env);
   // A prompt (`$ `, `user@host:~$ `) pasted before the command.
   for (size_t j = begin; j < sc.at; ++j) {
     const std::string& t = words[j].text;
-    if (t == "$" || t == "#" || (t.size() > 1 && (t.back() == '$' || t.back() == '#') && t.find('@') != std::string::npos)) {
+    if (t == "$" || t == "#" ||
+        (t.size() > 1 && (t.back() == '$' || t.back() == '#') && t.find('@') != std::string::npos)) {
       notes_.push_back({"warning",
                         fmt::format("'{}' looks like a shell prompt copied with the command; a shell would try to run "
                                     "it: read the command after it",
@@ -407,11 +416,12 @@ void ServeCollector::markdown_links(size_t from, size_t to) {
     if (open == std::string::npos || open < from || close == std::string::npos ||
         t.find_first_of(" \t\n", open) < close)
       continue;
-    notes_.push_back({"warning",
-                      fmt::format("'{}' is a markdown link left by copying from a rendered page: a shell does not read "
-                                  "it as one word (meant: {})",
-                                  excerpt(t.substr(open, close + 1 - open)), excerpt(t.substr(open + 1, mid - open - 1))),
-                      loc(open)});
+    notes_.push_back(
+        {"warning",
+         fmt::format("'{}' is a markdown link left by copying from a rendered page: a shell does not read "
+                     "it as one word (meant: {})",
+                     excerpt(t.substr(open, close + 1 - open)), excerpt(t.substr(open + 1, mid - open - 1))),
+         loc(open)});
   }
 }
 
@@ -444,8 +454,7 @@ Status ServeCollector::on_command(const ShellCommand& c, const DeployInfo& conte
                                   const std::map<std::string, std::string>& reasons) {
   const auto& words = c.words;
   if (words.empty()) return Ok{};
-  if (const size_t run = find_container_run(words); run != std::string::npos)
-    return container_run(c, run, context);
+  if (const size_t run = find_container_run(words); run != std::string::npos) return container_run(c, run, context);
   // A here-document holding Kubernetes objects (or a compose file): `kubectl apply -f - <<EOF`,
   // `cat <<EOF | kubectl apply -f -`, `cat > deploy.yaml <<EOF`.
   for (const auto& h : c.heredocs)
@@ -460,7 +469,8 @@ Status ServeCollector::on_command(const ShellCommand& c, const DeployInfo& conte
   }
   if (find_serve(words, 0).engine == Engine::none) {
     // Options alone, at the top of a file (a container's arguments go to its image's entrypoint).
-    if (!context.form_set && context.image.empty() && words[0].kind == ShellWord::word && words[0].text.size() > 1 && words[0].text[0] == '-' && words[0].unquoted_prefix > 0 &&
+    if (!context.form_set && context.image.empty() && words[0].kind == ShellWord::word && words[0].text.size() > 1 &&
+        words[0].text[0] == '-' && words[0].unquoted_prefix > 0 &&
         !std::isdigit(static_cast<unsigned char>(words[0].text[1])))
       option_lists_.push_back({c, context, reasons});
     return Ok{};
@@ -494,7 +504,8 @@ Status ServeCollector::option_list(const ShellCommand& c, const DeployInfo& cont
   const auto& words = c.words;
   std::vector<std::string> names;
   for (const auto& w : words)
-    if (w.kind == ShellWord::word && w.text.size() > 1 && w.text[0] == '-' && !std::isdigit(static_cast<unsigned char>(w.text[1]))) {
+    if (w.kind == ShellWord::word && w.text.size() > 1 && w.text[0] == '-' &&
+        !std::isdigit(static_cast<unsigned char>(w.text[1]))) {
       names.push_back(w.text.substr(0, w.text.find('=')));
     }
   std::string engine = src_->options.engine;
@@ -508,19 +519,22 @@ Status ServeCollector::option_list(const ShellCommand& c, const DeployInfo& cont
       v += engine_knows(**vllm, n);
       s += engine_knows(**sglang, n);
     }
-    if (v == names.size() && s < names.size()) engine = "vllm";
-    else if (s == names.size() && v < names.size()) engine = "sglang";
+    if (v == names.size() && s < names.size())
+      engine = "vllm";
+    else if (s == names.size() && v < names.size())
+      engine = "sglang";
     const std::string at = fmt::format("line {}", loc(words[0].start).line);
     if (engine.empty()) {
-      notes_.push_back({"info",
-                        v == names.size()
-                            ? fmt::format("{} lists serve options without a command, and every one of them is both a "
-                                          "vLLM and an SGLang option: pass --engine vllm or --engine sglang to read them",
-                                          at)
-                            : fmt::format("{} lists options without a command, which no single engine takes all of "
-                                          "({} of {} are vLLM options, {} SGLang options): not read",
-                                          at, v, names.size(), s),
-                        loc(words[0].start)});
+      notes_.push_back(
+          {"info",
+           v == names.size()
+               ? fmt::format("{} lists serve options without a command, and every one of them is both a "
+                             "vLLM and an SGLang option: pass --engine vllm or --engine sglang to read them",
+                             at)
+               : fmt::format("{} lists options without a command, which no single engine takes all of "
+                             "({} of {} are vLLM options, {} SGLang options): not read",
+                             at, v, names.size(), s),
+           loc(words[0].start)});
       return Ok{};
     }
     why = fmt::format("every option name is {}'s and not all are {}'s", engine == "vllm" ? "vLLM" : "SGLang",
@@ -552,13 +566,14 @@ Status ServeCollector::option_list(const ShellCommand& c, const DeployInfo& cont
   const size_t before = plans_.size();
   if (auto st = serve(full, 0, cmd, context, reasons); !st) return st;
   for (size_t i = before; i < plans_.size(); ++i)
-    plans_[i].notes.insert(plans_[i].notes.begin(),
-                           {"info",
-                            fmt::format("these are {} serve options without a command ({}): read as `{}` arguments; the "
-                                        "model is not given here (pass --model DIR, or name it in the file)",
-                                        engine == "vllm" ? "vLLM" : "SGLang", why,
-                                        engine == "vllm" ? "vllm serve" : "python -m sglang.launch_server"),
-                            loc(words[0].start)});
+    plans_[i].notes.insert(
+        plans_[i].notes.begin(),
+        {"info",
+         fmt::format("these are {} serve options without a command ({}): read as `{}` arguments; the "
+                     "model is not given here (pass --model DIR, or name it in the file)",
+                     engine == "vllm" ? "vLLM" : "SGLang", why,
+                     engine == "vllm" ? "vllm serve" : "python -m sglang.launch_server"),
+         loc(words[0].start)});
   return Ok{};
 }
 
@@ -571,7 +586,8 @@ Status run_shell(ServeCollector& col, const CollectorSource& src,
   ShellOptions opts;
   opts.vars = col.base_vars();
   const auto index = src.index;
-  ShellReader shell(src.text, [index](size_t off) { return index->at(off); }, std::move(opts));
+  ShellReader shell(
+      src.text, [index](size_t off) { return index->at(off); }, std::move(opts));
   DeployInfo none;
   Status st = start(shell, [&](const ShellCommand& c) { return col.on_command(c, none, shell.reasons()); });
   for (auto& n : shell.notes()) notes.push_back(std::move(n));
@@ -581,7 +597,8 @@ Status run_shell(ServeCollector& col, const CollectorSource& src,
 Expected<ServingFile> read_script_text(std::shared_ptr<const CollectorSource> src) {
   ServeCollector col(src);
   ServingFile out;
-  Status st = run_shell(col, *src, [](ShellReader& shell, const auto& on) { return shell.run(on); }, out.notes);
+  Status st = run_shell(
+      col, *src, [](ShellReader& shell, const auto& on) { return shell.run(on); }, out.notes);
   if (!st) return st.error();
   if (auto fin = col.finish(); !fin) return fin.error();
   out.path = src->path;

@@ -33,8 +33,10 @@ std::vector<uint32_t> scalar_offsets(const std::string& text, size_t start, cons
   if (start >= text.size()) return {};
   const char q = text[start];
   size_t i = start;
-  if (q == '\'' || q == '"') ++i;
-  else if (q == '|' || q == '>') return {};
+  if (q == '\'' || q == '"')
+    ++i;
+  else if (q == '|' || q == '>')
+    return {};
   for (size_t k = 0; k < decoded.size(); ++k) {
     if (i >= text.size() || text[i] == '\n') return {};
     if (q == '\'' && text[i] == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
@@ -131,7 +133,9 @@ Expected<std::vector<RawOption>> read_yaml_options(const std::string& text, cons
       o.name = yaml_utf8(kv.first.Scalar());
       o.where = yaml_loc(index, kv.first.Mark());
       if (!seen.insert(canonical_name(o.name)).second)
-        notes.push_back({"warning", fmt::format("key '{}' appears more than once; the later value wins", excerpt(o.name)), o.where});
+        notes.push_back({"warning",
+                         fmt::format("key '{}' appears more than once; the later value wins", excerpt(o.name)),
+                         o.where});
       std::map<std::string, SourceLocation> inner;
       auto v = walker.convert(kv.second, 1, "", inner);
       if (!v) return v.error();
@@ -160,7 +164,8 @@ Expected<std::vector<RawOption>> read_yaml_options(const std::string& text, cons
 
 Expected<std::vector<RawOption>> read_json_options(const std::string& text, const LineIndex& index) {
   auto shared = std::make_shared<LineIndex>(index);
-  auto doc = parse_json(text, [shared](size_t off) { return shared->at(off); }, "config file");
+  auto doc = parse_json(
+      text, [shared](size_t off) { return shared->at(off); }, "config file");
   if (!doc) return doc.error();
   const auto keys = json_key_offsets(text);
   size_t first = 0;

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <set>
 
+#include "common/ascii.hpp"
 #include "common/excerpt.hpp"
 #include "common/paths.hpp"
 #include "inputs/serving_forms.hpp"
-#include "common/ascii.hpp"
 
 namespace fs = std::filesystem;
 
@@ -17,10 +17,28 @@ namespace specprobe::serving {
 namespace {
 
 // Long options of docker/podman/nerdctl run that take no value.
-const std::set<std::string, std::less<>> kRunFlags = {
-    "detach", "interactive", "tty", "rm", "privileged", "init", "publish-all", "read-only", "no-healthcheck",
-    "oom-kill-disable", "help", "quiet", "replace", "rootfs", "no-hosts", "tls-verify", "http-proxy",
-    "disable-content-trust", "sig-proxy", "read-only-tmpfs", "env-host", "no-hostname"};
+const std::set<std::string, std::less<>> kRunFlags = {"detach",
+                                                      "interactive",
+                                                      "tty",
+                                                      "rm",
+                                                      "privileged",
+                                                      "init",
+                                                      "publish-all",
+                                                      "read-only",
+                                                      "no-healthcheck",
+                                                      "oom-kill-disable",
+                                                      "help",
+                                                      "quiet",
+                                                      "replace",
+                                                      "rootfs",
+                                                      "no-hosts",
+                                                      "tls-verify",
+                                                      "http-proxy",
+                                                      "disable-content-trust",
+                                                      "sig-proxy",
+                                                      "read-only-tmpfs",
+                                                      "env-host",
+                                                      "no-hostname"};
 
 std::string image_repository(std::string_view image) {
   std::string s(image);
@@ -35,7 +53,8 @@ std::string image_repository(std::string_view image) {
 bool vllm_entrypoint_image(std::string_view image) {
   const std::string repo = image_repository(image);
   const std::string last = repo.substr(repo.rfind('/') == std::string::npos ? 0 : repo.rfind('/') + 1);
-  return last.rfind("vllm-openai", 0) == 0 || last == "vllm-tpu" || last == "vllm-cpu" || last.rfind("vllm-openai-", 0) == 0;
+  return last.rfind("vllm-openai", 0) == 0 || last == "vllm-tpu" || last == "vllm-cpu" ||
+         last.rfind("vllm-openai-", 0) == 0;
 }
 
 // A vLLM image by its name (locally built ones included): vllm-rtx5090, vllm-cpu-env ...
@@ -47,8 +66,8 @@ bool vllm_named_image(std::string_view image) {
 // A word that names a program (not an engine argument): the first word of a container command.
 bool program_word(const std::string& w) {
   if (w.empty() || w[0] == '-') return false;
-  static const std::set<std::string, std::less<>> kPrograms = {"python", "python3", "vllm", "sglang", "sh", "bash",
-                                                                "uv", "uvicorn", "ray", "torchrun", "exec", "env"};
+  static const std::set<std::string, std::less<>> kPrograms = {"python", "python3", "vllm", "sglang",   "sh",   "bash",
+                                                               "uv",     "uvicorn", "ray",  "torchrun", "exec", "env"};
   const std::string b = w.substr(w.rfind('/') == std::string::npos ? 0 : w.rfind('/') + 1);
   if (kPrograms.count(b) || b.rfind("python3.", 0) == 0) return true;
   return w[0] == '/' && (w.size() > 3 && (w.substr(w.size() - 3) == ".sh" || w.find("/bin/") != std::string::npos));
@@ -64,9 +83,7 @@ bool other_serve_cli(const std::vector<ShellWord>& argv) {
          w != "serve";
 }
 
-bool script_path(const std::string& w) {
-  return w.size() > 3 && w.substr(w.size() - 3) == ".sh";
-}
+bool script_path(const std::string& w) { return w.size() > 3 && w.substr(w.size() - 3) == ".sh"; }
 
 ShellWord synthetic(const std::string& text, const ShellWord& at) {
   ShellWord w;
@@ -169,12 +186,15 @@ class RunParser {
       a.gpus = gpu_request(value);
       a.gpus_where = where;
       if (a.gpus.is_null())
-        info_.notes.push_back({"info", fmt::format("--gpus {}: the GPU count is not known", show_unresolved(value)), where});
+        info_.notes.push_back(
+            {"info", fmt::format("--gpus {}: the GPU count is not known", show_unresolved(value)), where});
     } else if (name == "device") {
       if (value.rfind("nvidia.com/gpu=", 0) == 0 || value.rfind("amd.com/gpu=", 0) == 0) {
         const std::string which = value.substr(value.find('=') + 1);
-        if (which == "all") a.gpus = "all";
-        else if (!a.gpus.is_string()) a.gpus = ++a.cdi_gpus;
+        if (which == "all")
+          a.gpus = "all";
+        else if (!a.gpus.is_string())
+          a.gpus = ++a.cdi_gpus;
         a.gpus_where = where;
       }
     } else if (name == "env") {
@@ -236,11 +256,12 @@ class RunParser {
       info_.notes.push_back({"info", fmt::format("read the environment from the env file {}", p.string()), where});
       return;
     }
-    info_.notes.push_back({"info",
-                           fmt::format("env file {} is not next to the deploy file: the variables it sets are not known "
-                                       "here",
-                                       excerpt_name(show_unresolved(file))),
-                           where});
+    info_.notes.push_back(
+        {"info",
+         fmt::format("env file {} is not next to the deploy file: the variables it sets are not known "
+                     "here",
+                     excerpt_name(show_unresolved(file))),
+         where});
   }
 
   const ServeCollector& col_;
@@ -269,8 +290,7 @@ Status ServeCollector::container_run(const ShellCommand& c, size_t at, const Dep
   RunParser parser(*this, words, c.vars, info);
   RunArgs a = parser.parse(opts);
   if (a.image == std::string::npos) {
-    notes_.push_back({"warning",
-                      fmt::format("`{} run` without an image: nothing would start", words[at].text),
+    notes_.push_back({"warning", fmt::format("`{} run` without an image: nothing would start", words[at].text),
                       loc(words[at].start)});
     return Ok{};
   }
@@ -291,10 +311,11 @@ Status ServeCollector::container_run(const ShellCommand& c, size_t at, const Dep
   std::vector<ShellWord> argv = a.entrypoint;
   argv.insert(argv.end(), words.begin() + static_cast<long>(a.image + 1), words.end());
   if (argv.empty() && !a.entrypoint_given && a.interactive && a.tty) {
-    notes_.push_back({"info",
-                      fmt::format("`{} run -it {}` with no command: an interactive container; no server is started here",
-                                  words[at].text, image.text),
-                      loc(words[at].start)});
+    notes_.push_back(
+        {"info",
+         fmt::format("`{} run -it {}` with no command: an interactive container; no server is started here",
+                     words[at].text, image.text),
+         loc(words[at].start)});
     return Ok{};
   }
   return read_container(std::move(argv), std::move(info), a.entrypoint_given, a.interactive && a.tty);
@@ -310,7 +331,8 @@ Status ServeCollector::read_container(std::vector<ShellWord> argv, DeployInfo co
     if (argv.empty()) anchor.start = anchor.end = context.image_offset;
     std::vector<ShellWord> words{synthetic("vllm", anchor), synthetic("serve", anchor)};
     if (!args.empty() && args.front().text == "--model") {  // older images ran the api_server module
-      words = {synthetic("python3", anchor), synthetic("-m", anchor), synthetic("vllm.entrypoints.openai.api_server", anchor)};
+      words = {synthetic("python3", anchor), synthetic("-m", anchor),
+               synthetic("vllm.entrypoints.openai.api_server", anchor)};
     }
     words.insert(words.end(), args.begin(), args.end());
     ShellCommand c;
@@ -329,7 +351,8 @@ Status ServeCollector::read_container(std::vector<ShellWord> argv, DeployInfo co
       opts.vars[k] = std::move(v);
     }
     const auto index = src_->index;
-    ShellReader shell(src_->text, [index](size_t off) { return index->at(off); }, std::move(opts));
+    ShellReader shell(
+        src_->text, [index](size_t off) { return index->at(off); }, std::move(opts));
     DeployInfo inner = context;
     inner.env.clear();  // already in the shell's exported variables
     Status st = shell.run_argv(argv, [&](const ShellCommand& c) { return on_command(c, inner, shell.reasons()); });
@@ -339,27 +362,32 @@ Status ServeCollector::read_container(std::vector<ShellWord> argv, DeployInfo co
     // its env.* facts are located at the -e / environment entry.
     for (size_t k = before; k < plans_.size(); ++k)
       for (const auto& [name, setting] : context.env)
-        if (auto it = plans_[k].locations.find("env." + name); it != plans_[k].locations.end() && it->second.file.empty())
+        if (auto it = plans_[k].locations.find("env." + name);
+            it != plans_[k].locations.end() && it->second.file.empty())
           it->second = setting.where;
     if (plans_.size() > before) return Ok{};
   }
-  const bool vllm_image = vllm_entrypoint_image(context.image) || (vllm_named_image(context.image) && !entrypoint_given);
+  const bool vllm_image =
+      vllm_entrypoint_image(context.image) || (vllm_named_image(context.image) && !entrypoint_given);
   // -it matters only without a command: arguments after the image go to its entrypoint either way.
   if (!entrypoint_given && vllm_image && (!interactive || !argv.empty()) &&
       (argv.empty() || !(program_word(argv.front().text) || other_serve_cli(argv))))
     return implied(std::move(argv), fmt::format("the image {} runs `vllm serve` with the arguments after it", image));
-  const bool external = !argv.empty() && (script_path(argv.front().text) ||
-                                          (argv.size() > 1 && script_path(argv[1].text) && program_word(argv.front().text)));
+  const bool external =
+      !argv.empty() && (script_path(argv.front().text) ||
+                        (argv.size() > 1 && script_path(argv[1].text) && program_word(argv.front().text)));
   if (vllm_named_image(context.image) && external && !interactive) {
-    notes_.push_back({"warning",
-                      fmt::format("the container runs {}, which is not part of this file: the server's settings are "
-                                  "not known here",
-                                  argv.size() > 1 && !script_path(argv.front().text) ? argv[1].text : argv.front().text),
-                      loc(at.start)});
-    return implied({}, fmt::format("the image {} is a vLLM image; its server's options come from a script not shown here",
-                                   image));
+    notes_.push_back(
+        {"warning",
+         fmt::format("the container runs {}, which is not part of this file: the server's settings are "
+                     "not known here",
+                     argv.size() > 1 && !script_path(argv.front().text) ? argv[1].text : argv.front().text),
+         loc(at.start)});
+    return implied(
+        {}, fmt::format("the image {} is a vLLM image; its server's options come from a script not shown here", image));
   }
-  if (!argv.empty() && plans_.size() == before && (vllm_named_image(context.image) || image.find("sglang") != std::string::npos))
+  if (!argv.empty() && plans_.size() == before &&
+      (vllm_named_image(context.image) || image.find("sglang") != std::string::npos))
     notes_.push_back({"info",
                       fmt::format("the container's command `{}` starts no vLLM/SGLang server that specprobe can see",
                                   argv.front().text),

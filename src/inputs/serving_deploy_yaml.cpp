@@ -26,7 +26,8 @@ bool looks_like_deploy_yaml(std::string_view text) {
     const size_t lead = line.find_first_not_of(" \t");
     if (lead == std::string_view::npos) continue;
     const std::string_view rest = line.substr(lead);
-    if (rest.rfind("apiVersion:", 0) == 0 || (lead == 0 && (rest.rfind("kind:", 0) == 0 || rest.rfind("services:", 0) == 0)))
+    if (rest.rfind("apiVersion:", 0) == 0 ||
+        (lead == 0 && (rest.rfind("kind:", 0) == 0 || rest.rfind("services:", 0) == 0)))
       return true;
   }
   return false;
@@ -115,8 +116,10 @@ class Interpolator {
       if (s[i + 1] == '{') {
         size_t d = 0, j = i + 1;
         for (; j < s.size(); ++j) {
-          if (s[j] == '{') ++d;
-          else if (s[j] == '}' && --d == 0) break;
+          if (s[j] == '{')
+            ++d;
+          else if (s[j] == '}' && --d == 0)
+            break;
         }
         if (j >= s.size() || depth > 8) {
           out.text += s[i];
@@ -168,13 +171,18 @@ class Interpolator {
     if (op >= e.size()) return value();
     ShellWord word;
     word.text = e.substr(op + 1);
-    word.offsets.assign(inner.offsets.begin() + static_cast<long>(std::min(op + 1, inner.offsets.size())), inner.offsets.end());
+    word.offsets.assign(inner.offsets.begin() + static_cast<long>(std::min(op + 1, inner.offsets.size())),
+                        inner.offsets.end());
     const bool missing = !set || (colon && empty);
     switch (e[op]) {
-      case '-': return missing ? run(word, depth + 1) : value();
-      case '?': return missing ? (out.text = unresolved_mark(name), out.offsets.assign(out.text.size(), at), out) : value();
-      case '+': return missing ? ShellWord{} : run(word, depth + 1);
-      default: return value();
+      case '-':
+        return missing ? run(word, depth + 1) : value();
+      case '?':
+        return missing ? (out.text = unresolved_mark(name), out.offsets.assign(out.text.size(), at), out) : value();
+      case '+':
+        return missing ? ShellWord{} : run(word, depth + 1);
+      default:
+        return value();
     }
   }
 
@@ -209,10 +217,10 @@ std::vector<std::pair<size_t, size_t>> split_yaml_documents(const std::string& t
 }
 
 struct Container {
-  std::string label;                // "service vllm", "Deployment x container y"
-  YAML::Node node;                  // the container map
-  std::vector<YAML::Node> up;       // ancestors, nearest last
-  std::vector<std::string> path;    // keys / names from the document root
+  std::string label;              // "service vllm", "Deployment x container y"
+  YAML::Node node;                // the container map
+  std::vector<YAML::Node> up;     // ancestors, nearest last
+  std::vector<std::string> path;  // keys / names from the document root
 };
 
 class YamlDeploy {
@@ -373,7 +381,8 @@ Status YamlDeploy::compose_service(const std::string& name, const YAML::Node& sv
     }
   } else if (is_map(env)) {
     for (const auto& kv : env)
-      if (is_scalar(kv.second) || !kv.second) set_env(scalar(kv.first), interp.run(word(kv.second)).text, where(kv.first));
+      if (is_scalar(kv.second) || !kv.second)
+        set_env(scalar(kv.first), interp.run(word(kv.second)).text, where(kv.first));
   }
   // GPUs: deploy.resources.reservations.devices[] count / device_ids, or `gpus:`.
   const YAML::Node devices = path(svc, {"deploy", "resources", "reservations", "devices"});
@@ -381,7 +390,9 @@ Status YamlDeploy::compose_service(const std::string& name, const YAML::Node& sv
     for (const auto& d : devices) {
       if (is_scalar(d["count"])) {
         const std::string c = interp.run(word(d["count"])).text;
-        info.gpus = c == "all" ? Json("all") : (!c.empty() && std::all_of(c.begin(), c.end(), ::isdigit)) ? Json(std::stoll(c.substr(0, 9))) : Json(nullptr);
+        info.gpus = c == "all"                                                   ? Json("all")
+                    : (!c.empty() && std::all_of(c.begin(), c.end(), ::isdigit)) ? Json(std::stoll(c.substr(0, 9)))
+                                                                                 : Json(nullptr);
         info.gpus_where = where(d["count"]);
       } else if (is_seq(d["device_ids"])) {
         info.gpus = d["device_ids"].size();
@@ -422,19 +433,23 @@ Status YamlDeploy::compose_service(const std::string& name, const YAML::Node& sv
   const bool entrypoint_given = svc["entrypoint"] && !svc["entrypoint"].IsNull();
   if (auto st = argv_of(svc["entrypoint"], argv); !st) return st;
   if (auto st = argv_of(svc["command"], argv); !st) return st;
-  if (!info.image.empty() || !argv.empty()) return col_.read_container(std::move(argv), std::move(info), entrypoint_given, false);
+  if (!info.image.empty() || !argv.empty())
+    return col_.read_container(std::move(argv), std::move(info), entrypoint_given, false);
   return Ok{};
 }
 
 // Keys under which Kubernetes-style objects hold containers that do not start servers.
-bool skipped_key(const std::string& k) { return k == "initContainers" || k == "ephemeralContainers" || k == "lifecycle"; }
+bool skipped_key(const std::string& k) {
+  return k == "initContainers" || k == "ephemeralContainers" || k == "lifecycle";
+}
 
 void YamlDeploy::find_containers(const YAML::Node& n, std::vector<YAML::Node>& up, std::vector<std::string>& path,
                                  std::vector<Container>& out, int depth) const {
   if (depth > 48 || out.size() >= kMaxContainers) return;
   if (is_map(n)) {
-    const bool container = (is_scalar(n["image"]) && (n["command"] || n["args"] || n["resources"] || n["env"] || n["name"])) ||
-                           ((is_seq(n["args"]) || is_seq(n["command"])) && (n["modelFormat"] || n["resources"]));
+    const bool container =
+        (is_scalar(n["image"]) && (n["command"] || n["args"] || n["resources"] || n["env"] || n["name"])) ||
+        ((is_seq(n["args"]) || is_seq(n["command"])) && (n["modelFormat"] || n["resources"]));
     if (container) {
       Container c{"", n, up, path};
       out.push_back(std::move(c));
@@ -498,7 +513,8 @@ void kube_gpus(const Container& c, DeployInfo& info, const std::function<SourceL
 
 // The GPU model the pod asks for: a nodeSelector on a GPU product label, or a required node
 // affinity `In` one value of it (several values: none, with a note). The nearest pod spec wins.
-void kube_gpu_product(const Container& c, DeployInfo& info, const std::function<SourceLocation(const YAML::Node&)>& where) {
+void kube_gpu_product(const Container& c, DeployInfo& info,
+                      const std::function<SourceLocation(const YAML::Node&)>& where) {
   static const char* kLabels[] = {"nvidia.com/gpu.product", "cloud.google.com/gke-accelerator",
                                   "amd.com/gpu.product-name"};
   auto is_label = [](const std::string& k) {
@@ -516,8 +532,8 @@ void kube_gpu_product(const Container& c, DeployInfo& info, const std::function<
         info.gpu_product_where = where(kv.second);
         return;
       }
-    const YAML::Node terms = path(
-        *it, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
+    const YAML::Node terms =
+        path(*it, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
     if (!is_seq(terms)) continue;
     for (const auto& term : terms) {
       const YAML::Node exprs = path(term, {"matchExpressions"});
@@ -547,13 +563,18 @@ std::string kube_label(const Container& c, const std::string& kind, const std::s
   std::string role;
   for (size_t i = 0; i < c.path.size(); ++i) {
     const std::string& k = c.path[i];
-    if (k == "leaderTemplate") role += " leader";
-    else if (k == "workerTemplate") role += " worker";
-    else if (k == "headGroupSpec") role += " head";
-    else if (k == "workerGroupSpecs") role += " workers";
+    if (k == "leaderTemplate")
+      role += " leader";
+    else if (k == "workerTemplate")
+      role += " worker";
+    else if (k == "headGroupSpec")
+      role += " head";
+    else if (k == "workerGroupSpecs")
+      role += " workers";
     else if ((k == "engineConfig" || k == "decoderConfig" || k == "routerConfig") && i + 1 < c.path.size())
       role += " " + k.substr(0, k.size() - 6);
-    else if (i > 0 && (c.path[i - 1] == "services" || c.path[i - 1] == "roles") && k != "-") role += " " + k;
+    else if (i > 0 && (c.path[i - 1] == "services" || c.path[i - 1] == "roles") && k != "-")
+      role += " " + k;
   }
   std::string cname = scalar(c.node["name"]);
   return fmt::format("{}{}{}{}", kind.empty() ? "object" : kind, name.empty() ? "" : " " + name, role,
@@ -567,10 +588,12 @@ std::vector<ShellWord> kserve_args(const std::vector<ShellWord>& args) {
     ShellWord w = args[i];
     for (const char* from : {"--model_id", "--model_dir"}) {
       const std::string f(from);
-      if (w.text == f) w.text = "--model";
+      if (w.text == f)
+        w.text = "--model";
       else if (w.text.rfind(f + "=", 0) == 0) {
         w.text = "--model=" + w.text.substr(f.size() + 1);
-        w.offsets.erase(w.offsets.begin(), w.offsets.begin() + static_cast<long>(std::min<size_t>(f.size() - 7, w.offsets.size())));
+        w.offsets.erase(w.offsets.begin(),
+                        w.offsets.begin() + static_cast<long>(std::min<size_t>(f.size() - 7, w.offsets.size())));
       }
     }
     if (w.text == "--model_name" && i + 1 < args.size()) {
@@ -630,8 +653,8 @@ Status YamlDeploy::kube_container(const Container& c, const std::string& kind, c
       // env entry defines VAR (one that does is left to a `sh -c` that expands it).
       const bool braced = w.text.compare(i, 2, "${") == 0;
       const size_t close = w.text.compare(i, 2, "$(") == 0 ? w.text.find(')', i)
-                           : braced                         ? w.text.find('}', i)
-                                                            : std::string::npos;
+                           : braced                        ? w.text.find('}', i)
+                                                           : std::string::npos;
       const std::string var = close == std::string::npos ? "" : w.text.substr(i + 2, close - i - 2);
       if (close == std::string::npos || var.empty() || !std::all_of(var.begin(), var.end(), shell_name_char) ||
           (braced && env.count(var))) {
@@ -650,17 +673,23 @@ Status YamlDeploy::kube_container(const Container& c, const std::string& kind, c
     return w;
   };
   std::vector<ShellWord> argv, args;
-  if (is_seq(n["command"])) for (const auto& item : n["command"]) argv.push_back(expand(item));
-  else if (is_scalar(n["command"])) argv.push_back(expand(n["command"]));
-  if (is_seq(n["args"])) for (const auto& item : n["args"]) args.push_back(expand(item));
-  else if (is_scalar(n["args"])) args.push_back(expand(n["args"]));
+  if (is_seq(n["command"]))
+    for (const auto& item : n["command"]) argv.push_back(expand(item));
+  else if (is_scalar(n["command"]))
+    argv.push_back(expand(n["command"]));
+  if (is_seq(n["args"]))
+    for (const auto& item : n["args"]) args.push_back(expand(item));
+  else if (is_scalar(n["args"]))
+    args.push_back(expand(n["args"]));
   const bool kserve = n["modelFormat"] || info.image.find("huggingfaceserver") != std::string::npos;
   if (kserve && argv.empty()) {
-    info.notes.push_back({"info", "KServe's Hugging Face runtime serves text generation with vLLM: its arguments are read "
-                                  "as vLLM's (--model_id is the model)",
+    info.notes.push_back({"info",
+                          "KServe's Hugging Face runtime serves text generation with vLLM: its arguments are read "
+                          "as vLLM's (--model_id is the model)",
                           where(n)});
     info.image = info.image.empty() ? "vllm/vllm-openai" : info.image;
-    if (info.engine_version_engine != "vllm") info.engine_version_source = "KServe Hugging Face runtime image: no vLLM version";
+    if (info.engine_version_engine != "vllm")
+      info.engine_version_source = "KServe Hugging Face runtime image: no vLLM version";
     info.engine_version_engine = "vllm";
     args = kserve_args(args);
     std::vector<ShellWord> words;

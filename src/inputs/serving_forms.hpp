@@ -21,20 +21,20 @@ struct DeployInfo {
   std::string server;                        // which server of the file ("service vllm")
   std::string image;                         // container image as written (markers possible)
   SourceLocation image_where;
-  size_t image_offset = 0;                   // in the collector's text
-  Json gpus;                                 // null | integer | "all"
+  size_t image_offset = 0;  // in the collector's text
+  Json gpus;                // null | integer | "all"
   SourceLocation gpus_where;
   // The GPU model the file asks for, as written: a Kubernetes nodeSelector / node affinity label
   // value (nvidia.com/gpu.product, cloud.google.com/gke-accelerator, amd.com/gpu.product-name).
   std::string gpu_product;
-  std::string gpu_product_key;               // the label it is the value of
+  std::string gpu_product_key;  // the label it is the value of
   SourceLocation gpu_product_where;
   std::vector<std::pair<std::string, EnvSetting>> env;  // the container's environment
-  std::string engine_version;                // stated in the file (image tag, pip line, log banner)
-  std::string engine_version_source;         // "image tag vllm/vllm-openai:v0.20.0", ...
-  std::string engine_version_engine;         // vllm | sglang: whose version it is
+  std::string engine_version;                           // stated in the file (image tag, pip line, log banner)
+  std::string engine_version_source;                    // "image tag vllm/vllm-openai:v0.20.0", ...
+  std::string engine_version_engine;                    // vllm | sglang: whose version it is
   SourceLocation engine_version_where;
-  std::vector<ReaderNote> notes;             // about the version / image / GPUs
+  std::vector<ReaderNote> notes;  // about the version / image / GPUs
 };
 
 // Engine versions (serving_version.cpp).
@@ -59,10 +59,10 @@ void write_engine_version(PlanWriter& w, const DeployInfo& info, const std::stri
 // Marker handling (serving_unresolved.cpp): options whose values hold unresolved markers are
 // made typable before the engine builder runs; afterwards the facts that came from them are null.
 struct UnresolvedUse {
-  SourceLocation where;             // the option (or env setting / positional)
-  std::vector<std::string> names;   // the variables / placeholders
-  std::string option;               // the option as written (without dashes)
-  std::string text;                 // its value as written, markers included
+  SourceLocation where;            // the option (or env setting / positional)
+  std::vector<std::string> names;  // the variables / placeholders
+  std::string option;              // the option as written (without dashes)
+  std::string text;                // its value as written, markers included
 };
 std::vector<UnresolvedUse> neutralize_unresolved(std::vector<RawOption>& options, ReadContext& ctx);
 void apply_unresolved(ParsedServing& plan, const std::vector<UnresolvedUse>& uses,
@@ -84,7 +84,8 @@ class ServeCollector {
   // Reads one command the shell reached: a serve command, a container run, kubectl with a
   // here-document. CONTEXT (container, image, GPUs) applies to the plans it yields. REASONS says
   // why markers are unresolved.
-  Status on_command(const ShellCommand& c, const DeployInfo& context, const std::map<std::string, std::string>& reasons);
+  Status on_command(const ShellCommand& c, const DeployInfo& context,
+                    const std::map<std::string, std::string>& reasons);
 
   // Reads a container's command (ARGV: entrypoint + command, expanded; may be empty) with the
   // container's environment in CONTEXT: sh -c scripts, serve commands, or the image's own
@@ -113,7 +114,8 @@ class ServeCollector {
   // A command that is only options (`--tp 8 --speculative-config '{...}'`, as recipes, READMEs and
   // issue reports publish them): read as the serve arguments of the engine the option names (or
   // --engine) identify, with a note; which engines fit, when they do not decide.
-  Status option_list(const ShellCommand& c, const DeployInfo& context, const std::map<std::string, std::string>& reasons);
+  Status option_list(const ShellCommand& c, const DeployInfo& context,
+                     const std::map<std::string, std::string>& reasons);
   void continuation_traps(size_t end);
   void markdown_links(size_t from, size_t to);
 
@@ -133,7 +135,8 @@ class ServeCollector {
 
 // The forms (one file each).
 Expected<ServingFile> read_script_text(std::shared_ptr<const CollectorSource> src);
-Expected<std::optional<ServingFile>> read_deploy_yaml(std::shared_ptr<const CollectorSource> src);  // compose / k8s; nullopt: neither
+Expected<std::optional<ServingFile>> read_deploy_yaml(
+    std::shared_ptr<const CollectorSource> src);  // compose / k8s; nullopt: neither
 // A line that starts a Kubernetes object (apiVersion:, kind:) or a compose file (services:).
 bool looks_like_deploy_yaml(std::string_view text);
 // Kubernetes YAML documents in TEXT, whose byte k sits at OFFSETS[k] of the collector's text

@@ -49,7 +49,8 @@ void record_given_options(const std::vector<RawOption>& options, PlanWriter& w) 
   std::set<std::string> seen;
   for (const RawOption& o : options) {
     const std::string flag = o.textual ? (o.short_form ? "-" : "--") + o.name : o.name;
-    if (!seen.insert(flag + '\0' + (o.textual ? "c" : "f") + '\0' + (o.value.is_string() ? o.value.get<std::string>() : o.value.dump()))
+    if (!seen.insert(flag + '\0' + (o.textual ? "c" : "f") + '\0' +
+                     (o.value.is_string() ? o.value.get<std::string>() : o.value.dump()))
              .second)
       continue;
     const std::string at = fmt::format("options.given.{}", given.size());

@@ -3,9 +3,9 @@
 // list of tests, each with `server_parameters` and `server_environment_variables`).
 #include <set>
 
+#include "common/ascii.hpp"
 #include "common/excerpt.hpp"
 #include "inputs/serving_forms.hpp"
-#include "common/ascii.hpp"
 
 namespace specprobe::serving {
 namespace {
@@ -75,7 +75,8 @@ bool exec_form(const std::string& text, const Instruction& ins, std::vector<Shel
     if (!item.is_string()) return false;
     const std::string s = item.get<std::string>();
     const size_t at = text.find(s, cursor);
-    ShellWord w = at == std::string::npos || at > ins.end ? text_word(text, ins.args, ins.args) : text_word(text, at, at + s.size());
+    ShellWord w = at == std::string::npos || at > ins.end ? text_word(text, ins.args, ins.args)
+                                                          : text_word(text, at, at + s.size());
     w.text = s;
     if (w.offsets.size() != s.size()) w.offsets.assign(s.size(), static_cast<uint32_t>(ins.args));
     if (at != std::string::npos && at < ins.end) cursor = at + s.size();
@@ -131,8 +132,10 @@ std::vector<std::pair<std::string, size_t>> duplicate_keys(const std::string& te
 }  // namespace
 
 bool looks_like_dockerfile(std::string_view path, std::string_view text) {
-  const std::string name = ascii_lower(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
-  if (name == "dockerfile" || name.rfind("dockerfile.", 0) == 0 || (name.size() > 11 && name.substr(name.size() - 11) == ".dockerfile"))
+  const std::string name =
+      ascii_lower(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
+  if (name == "dockerfile" || name.rfind("dockerfile.", 0) == 0 ||
+      (name.size() > 11 && name.substr(name.size() - 11) == ".dockerfile"))
     return true;
   const size_t first = text.find_first_not_of(" \t\r\n");
   return first != std::string_view::npos && text.substr(first, 5) == "FROM " &&
@@ -176,7 +179,8 @@ Expected<ServingFile> read_dockerfile(std::shared_ptr<const CollectorSource> src
               info.env.emplace_back(w.text.substr(0, e), EnvSetting{w.text.substr(e + 1), col.loc(ins.args)});
           }
       } else if (sp != std::string::npos) {
-        info.env.emplace_back(args.substr(0, sp), EnvSetting{args.substr(args.find_first_not_of(" \t", sp)), col.loc(ins.args)});
+        info.env.emplace_back(args.substr(0, sp),
+                              EnvSetting{args.substr(args.find_first_not_of(" \t", sp)), col.loc(ins.args)});
       }
     } else if (ins.keyword == "ENTRYPOINT") {
       entrypoint = command_of(text, ins);
@@ -188,7 +192,8 @@ Expected<ServingFile> read_dockerfile(std::shared_ptr<const CollectorSource> src
   std::vector<ShellWord> argv = entrypoint;
   if (!entry_shell) argv.insert(argv.end(), cmd.begin(), cmd.end());  // a shell-form ENTRYPOINT ignores CMD
   info.server = "ENTRYPOINT";
-  if (auto st = col.read_container(std::move(argv), std::move(info), !entrypoint.empty(), false); !st) return st.error();
+  if (auto st = col.read_container(std::move(argv), std::move(info), !entrypoint.empty(), false); !st)
+    return st.error();
   ServingFile out;
   out.path = src->path;
   out.plans = std::move(col.plans());
@@ -213,7 +218,9 @@ Expected<ServingFile> read_benchmark_json(std::shared_ptr<const CollectorSource>
   const Json tests = doc.is_array() ? doc : doc["tests"];
   std::vector<ReaderNote> dups;
   for (const auto& [key, at] : duplicate_keys(src->text))
-    dups.push_back({"warning", fmt::format("key '{}' appears twice in one object; the later value is used (as Python's json does)", excerpt(key)),
+    dups.push_back({"warning",
+                    fmt::format("key '{}' appears twice in one object; the later value is used (as Python's json does)",
+                                excerpt(key)),
                     src->index->at(at)});
   for (size_t i = 0; i < tests.size(); ++i) {
     const Json& t = tests[i];
@@ -232,8 +239,9 @@ Expected<ServingFile> read_benchmark_json(std::shared_ptr<const CollectorSource>
         o.name = it.key();
         o.value = it.value().is_string() && it.value().get<std::string>().empty() ? Json(true) : it.value();
         o.where = loc(base + "." + it.key(), base);
-        options.erase(std::remove_if(options.begin(), options.end(), [&](const RawOption& x) { return x.name == o.name; }),
-                      options.end());
+        options.erase(
+            std::remove_if(options.begin(), options.end(), [&](const RawOption& x) { return x.name == o.name; }),
+            options.end());
         options.push_back(std::move(o));
       }
     };
@@ -245,9 +253,11 @@ Expected<ServingFile> read_benchmark_json(std::shared_ptr<const CollectorSource>
     ctx.api_server = true;
     for (const Json* env : {&defaults, &t})
       if (env->contains("server_environment_variables") && (*env)["server_environment_variables"].is_object())
-        for (auto it = (*env)["server_environment_variables"].begin(); it != (*env)["server_environment_variables"].end(); ++it)
-          ctx.env.emplace_back(it.key(), EnvSetting{it.value().is_string() ? it.value().get<std::string>() : it.value().dump(),
-                                                   loc("defaults.server_environment_variables." + it.key(), prefix)});
+        for (auto it = (*env)["server_environment_variables"].begin();
+             it != (*env)["server_environment_variables"].end(); ++it)
+          ctx.env.emplace_back(it.key(),
+                               EnvSetting{it.value().is_string() ? it.value().get<std::string>() : it.value().dump(),
+                                          loc("defaults.server_environment_variables." + it.key(), prefix)});
     ctx.notes = dups;
     auto plan = build_vllm(options, std::move(ctx));
     if (!plan) return plan.error();

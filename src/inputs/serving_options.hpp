@@ -14,12 +14,12 @@
 namespace specprobe::serving {
 
 struct RawOption {
-  std::string name;     // as written, without leading dashes (`tp`, `speculative_config.method`)
+  std::string name;         // as written, without leading dashes (`tp`, `speculative_config.method`)
   bool short_form = false;  // written with one dash on a command line (`-tp`, `-cc.x`, `-O3`)
-  Json value;           // flags without a value: true
-  bool textual = false; // value is command-line text, to be typed like argparse / vLLM would
-  SourceLocation where; // of the key or flag
-  PosMap value_pos;     // offset in a string value -> place in the file (may be empty)
+  Json value;               // flags without a value: true
+  bool textual = false;     // value is command-line text, to be typed like argparse / vLLM would
+  SourceLocation where;     // of the key or flag
+  PosMap value_pos;         // offset in a string value -> place in the file (may be empty)
   std::map<std::string, SourceLocation> inner;  // structured value: "a.b" -> key location
 };
 
@@ -29,14 +29,14 @@ struct EnvSetting {
 };
 
 struct ReadContext {
-  std::string path;                  // file read, or "<command line>"
+  std::string path;  // file read, or "<command line>"
   InputForm form = InputForm::vllm_yaml;
-  std::string positional_model;      // `vllm serve MODEL` (empty when none)
+  std::string positional_model;  // `vllm serve MODEL` (empty when none)
   SourceLocation positional_loc;
-  bool api_server = false;           // python -m vllm.entrypoints.openai.api_server (--model is normal)
+  bool api_server = false;  // python -m vllm.entrypoints.openai.api_server (--model is normal)
   std::vector<std::pair<std::string, EnvSetting>> env;  // in order of appearance
-  std::vector<ReaderNote> notes;     // collected by the form reader
-  std::vector<UnknownOption> unknown;  // positional leftovers etc.
+  std::vector<ReaderNote> notes;                        // collected by the form reader
+  std::vector<UnknownOption> unknown;                   // positional leftovers etc.
   // Set when `--config FILE` could not be read (an unresolved name, unreadable, outside the tree):
   // every option fact the command line does not set may come from it, so the builder writes
   // those as null (unknown) at this location instead of leaving vLLM's defaults to be assumed.

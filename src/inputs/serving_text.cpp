@@ -9,8 +9,8 @@
 #include <fstream>
 #include <limits>
 
-#include "common/excerpt.hpp"
 #include "common/ascii.hpp"
+#include "common/excerpt.hpp"
 
 namespace specprobe::serving {
 
@@ -63,10 +63,14 @@ Status check_text(const LineIndex& index, std::string_view text) {
     }
     size_t n = 0;
     uint32_t cp = 0;
-    if ((c & 0xE0) == 0xC0) n = 1, cp = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) n = 2, cp = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) n = 3, cp = c & 0x07;
-    else return input_error("invalid UTF-8: not a text configuration", index.at(i));
+    if ((c & 0xE0) == 0xC0)
+      n = 1, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0)
+      n = 2, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0)
+      n = 3, cp = c & 0x07;
+    else
+      return input_error("invalid UTF-8: not a text configuration", index.at(i));
     for (size_t k = 1; k <= n; ++k) {
       if (i + k >= text.size()) return input_error("invalid UTF-8 (truncated sequence)", index.at(i));
       const auto cc = static_cast<unsigned char>(text[i + k]);
@@ -90,11 +94,14 @@ std::optional<size_t> too_deep(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_str) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_str = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_str = false;
       continue;
     }
-    if (c == '"') in_str = true;
+    if (c == '"')
+      in_str = true;
     else if (c == '{' || c == '[') {
       if (++depth > kMaxNesting) return i;
     } else if (c == '}' || c == ']') {
@@ -148,8 +155,10 @@ std::map<std::string, size_t> json_key_offsets(std::string_view text) {
       ++i;
     } else if (c == ',') {
       if (!stack.empty()) {
-        if (stack.back().object) stack.back().expect_key = true;
-        else ++stack.back().index;
+        if (stack.back().object)
+          stack.back().expect_key = true;
+        else
+          ++stack.back().index;
       }
       ++i;
     } else if (c == '"') {
@@ -192,7 +201,8 @@ std::optional<int64_t> human_readable_int(std::string_view s) {
     auto all_digits = [](std::string_view d) {
       return !d.empty() && std::all_of(d.begin(), d.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
     };
-    if (dot == std::string_view::npos ? !all_digits(num) : (!all_digits(num.substr(0, dot)) || !all_digits(num.substr(dot + 1))))
+    if (dot == std::string_view::npos ? !all_digits(num)
+                                      : (!all_digits(num.substr(0, dot)) || !all_digits(num.substr(dot + 1))))
       return std::nullopt;
     if (!decimal && dot != std::string_view::npos) return std::nullopt;  // vLLM: no decimals with K/M/G/T
     // strtod, not stod: 400 digits overflow a double, and stod would throw out_of_range (HUGE_VAL is refused below)
@@ -227,8 +237,10 @@ Json yaml_plain_scalar(const std::string& s) {
     bool ok = i < s.size();
     for (size_t j = i; j < s.size() && ok; ++j) {
       if (s[j] == '_' && j > i) continue;
-      if (s[j] < '0' || s[j] > '9') ok = false;
-      else d += s[j];
+      if (s[j] < '0' || s[j] > '9')
+        ok = false;
+      else
+        d += s[j];
     }
     if (ok && !d.empty() && !(d.size() > 1 && d[0] == '0')) {
       int64_t v = 0;
@@ -250,8 +262,10 @@ Json yaml_plain_scalar(const std::string& s) {
       bool ok = true;
       if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
         ++i;
-        if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
-        else ok = false;
+        if (i < s.size() && (s[i] == '-' || s[i] == '+'))
+          ++i;
+        else
+          ok = false;
         const size_t e0 = i;
         while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
         ok = ok && i > e0;

@@ -95,7 +95,8 @@ void null_marked(Json& v, const std::string& path, std::map<std::string, std::ve
     return;
   }
   if (v.is_object()) {
-    for (auto it = v.begin(); it != v.end(); ++it) null_marked(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
+    for (auto it = v.begin(); it != v.end(); ++it)
+      null_marked(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
   } else if (v.is_array()) {
     for (auto& x : v) null_marked(x, path, out);
   }
@@ -161,10 +162,11 @@ std::vector<UnresolvedUse> neutralize_unresolved(std::vector<RawOption>& options
         PosMap old = o.value_pos;
         o.value_pos = [old, map](size_t k) { return old(k < map.size() ? map[k] : (map.empty() ? 0 : map.back())); };
       }
-      ctx.notes.push_back({"warning",
-                           fmt::format("--{}: {} has no value here; the parts of the value that depend on it are unknown",
-                                       o.name, variable_list(use.names)),
-                           o.where});
+      ctx.notes.push_back(
+          {"warning",
+           fmt::format("--{}: {} has no value here; the parts of the value that depend on it are unknown", o.name,
+                       variable_list(use.names)),
+           o.where});
       continue;  // string facts inside are nulled after the build
     }
     o.value = object_option(o.name) ? "{}" : "1";
@@ -219,11 +221,10 @@ void apply_unresolved(ParsedServing& plan, const std::vector<UnresolvedUse>& use
     if (auto l = plan.locations.find(facts.front()); l != plan.locations.end()) where = l->second;
     const bool placeholder = name[0] == '<';
     const bool variable = !placeholder && name[0] != '$';
-    plan.notes.push_back(
-        {"warning",
-         fmt::format("{} has no value here ({}): {} unknown{}", variable_list({name}), why, list,
-                     variable ? fmt::format("; pass --env {}=VALUE to check with a value", name) : ""),
-         where});
+    plan.notes.push_back({"warning",
+                          fmt::format("{} has no value here ({}): {} unknown{}", variable_list({name}), why, list,
+                                      variable ? fmt::format("; pass --env {}=VALUE to check with a value", name) : ""),
+                          where});
   }
   for (auto& [fact, names] : unknown) plan.unresolved[fact] = names;
   if (!all.empty()) {
@@ -233,9 +234,10 @@ void apply_unresolved(ParsedServing& plan, const std::vector<UnresolvedUse>& use
   }
   // The options as written (options.given) show the value as written, `$NAME` included, not the
   // neutral stand-in the builder got: the option checks leave such a value alone.
-  if (Json* given = plan.facts.contains("options") && plan.facts["options"].is_object() && plan.facts["options"].contains("given")
-                        ? &plan.facts["options"]["given"]
-                        : nullptr;
+  if (Json* given =
+          plan.facts.contains("options") && plan.facts["options"].is_object() && plan.facts["options"].contains("given")
+              ? &plan.facts["options"]["given"]
+              : nullptr;
       given && given->is_array()) {
     for (size_t i = 0; i < given->size(); ++i) {
       Json& g = (*given)[i];

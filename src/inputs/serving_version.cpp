@@ -5,11 +5,11 @@
 #include <fstream>
 #include <set>
 
+#include "common/ascii.hpp"
 #include "common/excerpt.hpp"
 #include "common/paths.hpp"
 #include "inputs/installed_libs.hpp"
 #include "inputs/serving_forms.hpp"
-#include "common/ascii.hpp"
 
 namespace fs = std::filesystem;
 
@@ -68,7 +68,8 @@ void requirement_pins(const std::string& text, const std::string& file,
   size_t i = 0;
   while ((i = text.find("==", i)) != std::string::npos) {
     size_t b = i;
-    while (b > 0 && (std::isalnum(static_cast<unsigned char>(text[b - 1])) || std::string_view("-_.[],").find(text[b - 1]) != std::string_view::npos))
+    while (b > 0 && (std::isalnum(static_cast<unsigned char>(text[b - 1])) ||
+                     std::string_view("-_.[],").find(text[b - 1]) != std::string_view::npos))
       --b;
     std::string name = text.substr(b, i - b);
     if (const size_t br = name.find('['); br != std::string::npos) name.resize(br);
@@ -100,7 +101,9 @@ void lock_pins(const std::string& text, const std::string& file,
     };
     if (auto n = quoted("name = "); !n.empty()) name = n;
     if (auto v = quoted("version = "); !v.empty() && !name.empty()) {
-      const std::string key = ascii_lower(name) == "vllm" ? "vllm" : ascii_lower(name) == "sglang" ? "sglang" : lib_key(name);
+      const std::string key = ascii_lower(name) == "vllm"     ? "vllm"
+                              : ascii_lower(name) == "sglang" ? "sglang"
+                                                              : lib_key(name);
       if (!key.empty() && !out.count(key) && !version_prefix(v).empty())
         out[key] = {version_prefix(v), fmt::format("{}: {} {}", file, name, version_prefix(v))};
       name.clear();
@@ -130,11 +133,13 @@ EngineVersion image_engine_version(std::string_view image_ref) {
     return out;
   }
   if (repo.rfind("nvcr.io/", 0) == 0) {
-    out.why = fmt::format("image {} is an NVIDIA NGC container: its tag is a container release, not a {} version", shown, out.engine);
+    out.why = fmt::format("image {} is an NVIDIA NGC container: its tag is a container release, not a {} version",
+                          shown, out.engine);
     return out;
   }
   if (repo.find("redhat") != std::string::npos || repo.find("rhaiis") != std::string::npos) {
-    out.why = fmt::format("image {} is a Red Hat AI Inference Server container: its tag is not a {} version", shown, out.engine);
+    out.why = fmt::format("image {} is a Red Hat AI Inference Server container: its tag is not a {} version", shown,
+                          out.engine);
     return out;
   }
   std::string version = version_prefix(tag[0] == 'v' ? std::string_view(tag).substr(1) : std::string_view(tag));
@@ -193,8 +198,8 @@ std::map<std::string, std::pair<std::string, std::string>> pinned_versions(const
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     if (++seen > 10000) break;
     const std::string n = e.path().filename().string();
-    if ((n.rfind("requirements", 0) == 0 && n.size() > 4 && n.substr(n.size() - 4) == ".txt") || n == "pyproject.toml" ||
-        n == "uv.lock" || n == "poetry.lock")
+    if ((n.rfind("requirements", 0) == 0 && n.size() > 4 && n.substr(n.size() - 4) == ".txt") ||
+        n == "pyproject.toml" || n == "uv.lock" || n == "poetry.lock")
       files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
@@ -204,8 +209,10 @@ std::map<std::string, std::pair<std::string, std::string>> pinned_versions(const
     std::ifstream in(p, std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::string name = p.filename().string();
-    if (name.size() > 5 && name.substr(name.size() - 5) == ".lock") lock_pins(text, name, out);
-    else requirement_pins(text, name, out);
+    if (name.size() > 5 && name.substr(name.size() - 5) == ".lock")
+      lock_pins(text, name, out);
+    else
+      requirement_pins(text, name, out);
   }
   return out;
 }

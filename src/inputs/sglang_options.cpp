@@ -4,24 +4,43 @@
 #include <cmath>
 #include <set>
 
+#include "common/ascii.hpp"
 #include "common/excerpt.hpp"
 #include "inputs/serving_options.hpp"
-#include "common/ascii.hpp"
 
 namespace specprobe::serving {
 namespace {
 
-const std::set<std::string, std::less<>> kSglangFlags = {
-    "trust-remote-code", "disable-cuda-graph", "disable-cuda-graph-padding", "enable-dp-attention",
-    "disable-radix-cache", "enable-torch-compile", "disable-overlap-schedule", "enable-mixed-chunk",
-    "skip-server-warmup", "enable-metrics", "disable-custom-all-reduce", "enable-ep-moe",
-    "enable-deepep-moe", "enable-two-batch-overlap", "enable-nan-detection", "enable-p2p-check",
-    "log-requests", "show-time-cost", "enable-cache-report", "enable-hierarchical-cache",
-    "enable-dp-lm-head", "disable-shared-experts-fusion", "enable-eplb", "enable-lora",
-    "skip-tokenizer-init", "is-embedding", "enable-multimodal", "disable-chunked-prefix-cache"};
+const std::set<std::string, std::less<>> kSglangFlags = {"trust-remote-code",
+                                                         "disable-cuda-graph",
+                                                         "disable-cuda-graph-padding",
+                                                         "enable-dp-attention",
+                                                         "disable-radix-cache",
+                                                         "enable-torch-compile",
+                                                         "disable-overlap-schedule",
+                                                         "enable-mixed-chunk",
+                                                         "skip-server-warmup",
+                                                         "enable-metrics",
+                                                         "disable-custom-all-reduce",
+                                                         "enable-ep-moe",
+                                                         "enable-deepep-moe",
+                                                         "enable-two-batch-overlap",
+                                                         "enable-nan-detection",
+                                                         "enable-p2p-check",
+                                                         "log-requests",
+                                                         "show-time-cost",
+                                                         "enable-cache-report",
+                                                         "enable-hierarchical-cache",
+                                                         "enable-dp-lm-head",
+                                                         "disable-shared-experts-fusion",
+                                                         "enable-eplb",
+                                                         "enable-lora",
+                                                         "skip-tokenizer-init",
+                                                         "is-embedding",
+                                                         "enable-multimodal",
+                                                         "disable-chunked-prefix-cache"};
 
-const std::set<std::string, std::less<>> kSglangLists = {"cuda-graph-bs", "served-model-name", "lora-paths",
-                                                    "api-key"};
+const std::set<std::string, std::less<>> kSglangLists = {"cuda-graph-bs", "served-model-name", "lora-paths", "api-key"};
 
 // Older or alternative spellings -> the canonical SGLang flag; used only when the option tables
 // cannot be loaded (the tables know every alias and abbreviation per release).
@@ -52,7 +71,9 @@ bool sglang_flag_option(std::string_view c) {
   return kSglangFlags.count(c) > 0 || c.substr(0, 7) == "enable-" || c.substr(0, 8) == "disable-" ||
          table_arity("sglang", c) == Arity::flag;
 }
-bool sglang_list_option(std::string_view c) { return kSglangLists.count(c) > 0 || table_arity("sglang", c) == Arity::list; }
+bool sglang_list_option(std::string_view c) {
+  return kSglangLists.count(c) > 0 || table_arity("sglang", c) == Arity::list;
+}
 
 Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, ReadContext ctx) {
   ParsedServing out;
@@ -70,7 +91,8 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
     // The tables name the option (aliases, unambiguous prefixes); names no release accepts are
     // reported by SP1014, the flag keeping its dashes as written.
     const size_t extra_dashes = o.textual ? std::min(o.name.find_first_not_of('-'), o.name.size()) : 0;
-    const TableName tn = table_name("sglang", (o.textual && o.short_form ? "-" : "--") + std::string(extra_dashes, '-') + name);
+    const TableName tn =
+        table_name("sglang", (o.textual && o.short_form ? "-" : "--") + std::string(extra_dashes, '-') + name);
     if (tn.table && !tn.known) continue;
     if (tn.table) {
       name = tn.option;
@@ -108,16 +130,15 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
     const char* option;
     const char* fact;
   };
-  for (const Map& m : {Map{"tp-size", "serve.tp"}, Map{"dp-size", "serve.dp"}, Map{"pp-size", "serve.pp"},
-                       Map{"ep-size", "serve.ep_size"}, Map{"page-size", "serve.block_size"},
-                       Map{"context-length", "serve.max_model_len"},
-                       Map{"max-running-requests", "serve.max_num_seqs"},
-                       Map{"chunked-prefill-size", "serve.chunked_prefill_size"},
-                       Map{"cuda-graph-max-bs", "serve.cuda_graph_max_bs"},
-                       Map{"speculative-num-steps", "spec.num_steps"}, Map{"speculative-eagle-topk", "spec.topk"},
-                       Map{"speculative-num-draft-tokens", "spec.num_draft_tokens"},
-                       Map{"max-lora-rank", "serve.max_lora_rank"}, Map{"max-loras-per-batch", "serve.max_loras"},
-                       Map{"nnodes", "serve.nnodes"}, Map{"max-total-tokens", "serve.max_total_tokens"}}) {
+  for (const Map& m :
+       {Map{"tp-size", "serve.tp"}, Map{"dp-size", "serve.dp"}, Map{"pp-size", "serve.pp"},
+        Map{"ep-size", "serve.ep_size"}, Map{"page-size", "serve.block_size"},
+        Map{"context-length", "serve.max_model_len"}, Map{"max-running-requests", "serve.max_num_seqs"},
+        Map{"chunked-prefill-size", "serve.chunked_prefill_size"}, Map{"cuda-graph-max-bs", "serve.cuda_graph_max_bs"},
+        Map{"speculative-num-steps", "spec.num_steps"}, Map{"speculative-eagle-topk", "spec.topk"},
+        Map{"speculative-num-draft-tokens", "spec.num_draft_tokens"}, Map{"max-lora-rank", "serve.max_lora_rank"},
+        Map{"max-loras-per-batch", "serve.max_loras"}, Map{"nnodes", "serve.nnodes"},
+        Map{"max-total-tokens", "serve.max_total_tokens"}}) {
     if (SglangEntry* e = use(m.option)) {
       auto v = to_int(e->value, m.option, e->where);
       if (!v) return v.error();
@@ -126,9 +147,10 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
   }
   if (const Json* ep = find_fact(out.facts, "serve.ep_size"))
     w.set("serve.expert_parallel", ep->get<int64_t>() > 1, out.locations["serve.ep_size"]);
-  for (const Map& m : {Map{"disable-cuda-graph", "serve.enforce_eager"}, Map{"trust-remote-code", "serve.trust_remote_code"},
-                       Map{"enable-dp-attention", "serve.dp_attention"}, Map{"enable-lora", "serve.enable_lora"},
-                       Map{"enable-eplb", "serve.enable_eplb"}, Map{"enable-torch-compile", "serve.torch_compile"}}) {
+  for (const Map& m :
+       {Map{"disable-cuda-graph", "serve.enforce_eager"}, Map{"trust-remote-code", "serve.trust_remote_code"},
+        Map{"enable-dp-attention", "serve.dp_attention"}, Map{"enable-lora", "serve.enable_lora"},
+        Map{"enable-eplb", "serve.enable_eplb"}, Map{"enable-torch-compile", "serve.torch_compile"}}) {
     if (SglangEntry* e = use(m.option)) {
       auto v = to_bool(e->value, m.option, e->where);
       if (!v) return v.error();
@@ -140,27 +162,27 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
     if (!v) return v.error();
     w.set("serve.enable_prefix_caching", !*v, e->where);
   }
-  for (const Map& m : {Map{"kv-cache-dtype", "serve.kv_cache_dtype"}, Map{"quantization", "serve.quantization"},
-                       Map{"dtype", "serve.dtype"}, Map{"speculative-draft-model-path", "spec.draft_model"},
-                       Map{"speculative-draft-model-quantization", "spec.quantization"},
-                       Map{"prefill-attention-backend", "attention.prefill_backend"},
-                       Map{"decode-attention-backend", "attention.decode_backend"},
-                       Map{"moe-runner-backend", "serve.moe_runner_backend"},
-                       Map{"moe-a2a-backend", "serve.all2all_backend"},
-                       Map{"grammar-backend", "serve.structured_outputs_backend"},
-                       Map{"reasoning-parser", "serve.reasoning_parser"}, Map{"tool-call-parser", "serve.tool_call_parser"},
-                       Map{"deepep-mode", "serve.deepep_mode"},
-                       Map{"mamba-scheduler-strategy", "serve.mamba_scheduler_strategy"},
-                       Map{"mamba-ssm-dtype", "serve.mamba_ssm_cache_dtype"}, Map{"load-format", "serve.load_format"},
-                       Map{"revision", "serve.revision"}, Map{"tokenizer-path", "serve.tokenizer"},
-                       Map{"speculative-draft-model-revision", "spec.draft_revision"}}) {
+  for (const Map& m :
+       {Map{"kv-cache-dtype", "serve.kv_cache_dtype"}, Map{"quantization", "serve.quantization"},
+        Map{"dtype", "serve.dtype"}, Map{"speculative-draft-model-path", "spec.draft_model"},
+        Map{"speculative-draft-model-quantization", "spec.quantization"},
+        Map{"prefill-attention-backend", "attention.prefill_backend"},
+        Map{"decode-attention-backend", "attention.decode_backend"},
+        Map{"moe-runner-backend", "serve.moe_runner_backend"}, Map{"moe-a2a-backend", "serve.all2all_backend"},
+        Map{"grammar-backend", "serve.structured_outputs_backend"}, Map{"reasoning-parser", "serve.reasoning_parser"},
+        Map{"tool-call-parser", "serve.tool_call_parser"}, Map{"deepep-mode", "serve.deepep_mode"},
+        Map{"mamba-scheduler-strategy", "serve.mamba_scheduler_strategy"},
+        Map{"mamba-ssm-dtype", "serve.mamba_ssm_cache_dtype"}, Map{"load-format", "serve.load_format"},
+        Map{"revision", "serve.revision"}, Map{"tokenizer-path", "serve.tokenizer"},
+        Map{"speculative-draft-model-revision", "spec.draft_revision"}}) {
     if (SglangEntry* e = use(m.option)) w.set(m.fact, to_text(e->value), e->where);
   }
   // LoRA is on when adapters are given (SGLang turns --enable-lora on for --lora-paths).
   if (SglangEntry* e = use("lora-paths"))
     if (!w.has("serve.enable_lora")) w.set("serve.enable_lora", true, e->where);
   // Prefill / decode disaggregation moves the KV cache between servers.
-  if (SglangEntry* e = use("disaggregation-mode")) w.set("serve.kv_transfer", ascii_lower(to_text(e->value)) != "null", e->where);
+  if (SglangEntry* e = use("disaggregation-mode"))
+    w.set("serve.kv_transfer", ascii_lower(to_text(e->value)) != "null", e->where);
   if (SglangEntry* e = use("speculative-draft-attention-backend")) {
     w.set("spec.draft_attention_backend", to_text(e->value), e->where);
     w.set("spec.attention_backend", to_text(e->value), e->where);
@@ -192,7 +214,8 @@ Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, Read
     if (draft_tokens) {
       const SourceLocation loc = out.locations["spec.num_draft_tokens"];
       if (std::abs(draft_tokens->get<double>()) > 1e6)  // k = n - 1 and next_n must not overflow
-        return input_error(fmt::format("--speculative-num-draft-tokens {} is out of range", excerpt(*draft_tokens)), loc);
+        return input_error(fmt::format("--speculative-num-draft-tokens {} is out of range", excerpt(*draft_tokens)),
+                           loc);
       w.locate("spec.k", loc);
       w.locate("spec.next_n", loc);
     } else if (steps) {

@@ -32,9 +32,12 @@ bool has_unresolved(std::string_view s) { return s.find(kMarkOpen) != std::strin
 std::string show_unresolved(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (c == kMarkOpen) out += "${";
-    else if (c == kMarkClose) out += "}";
-    else out += c;
+    if (c == kMarkOpen)
+      out += "${";
+    else if (c == kMarkClose)
+      out += "}";
+    else
+      out += c;
   }
   for (size_t p; (p = out.find("${<")) != std::string::npos;) {  // placeholders: <NAME>
     const size_t q = out.find(">}", p);
@@ -66,8 +69,8 @@ struct Built {
 
 struct Value {
   std::string text;
-  std::vector<uint32_t> offsets;  // empty: place at the expansion
-  std::vector<std::string> list;  // set with is_list
+  std::vector<uint32_t> offsets;                    // empty: place at the expansion
+  std::vector<std::string> list;                    // set with is_list
   std::vector<std::vector<uint32_t>> list_offsets;  // LIST's bytes in the script (may be empty)
   bool is_list = false;
   bool unset = true;
@@ -228,7 +231,8 @@ Value braced(const ShellExpansion& e, Scope& s, const ShellWord& w) {
         if (ec != std::errc() || p != idx.data() + idx.size() || i < 0 || static_cast<size_t>(i) >= v.list.size())
           return marker(name, s, "an array element specprobe cannot tell");
         v.text = v.list[static_cast<size_t>(i)];
-        if (static_cast<size_t>(i) < v.list_offsets.size() && v.list_offsets[static_cast<size_t>(i)].size() == v.text.size())
+        if (static_cast<size_t>(i) < v.list_offsets.size() &&
+            v.list_offsets[static_cast<size_t>(i)].size() == v.text.size())
           v.offsets = v.list_offsets[static_cast<size_t>(i)];
         v.is_list = false;
       }
@@ -342,7 +346,7 @@ void split_fields(const Built& b, const ShellWord& w, std::vector<ShellWord>& ou
     have = false;
   };
   int in_marker = 0;  // inside an unresolved value's marker: one unknown word, never split (SP1015 would
-                     // read "$(seq -s ' ' 1 64)" as the words of a value)
+                      // read "$(seq -s ' ' 1 64)" as the words of a value)
   for (size_t k = 0; k < b.text.size(); ++k) {
     const char c = b.text[k];
     if (c == kMarkOpen) ++in_marker;
@@ -373,9 +377,10 @@ bool expand_word(const ShellWord& w, bool split, Scope& s, std::vector<ShellWord
   size_t i = 0;
   for (const ShellExpansion& e : ex) {
     if (e.pos < i || e.pos + e.len > w.text.size()) continue;
-    append(b, std::string_view(w.text).substr(i, e.pos - i),
-           std::vector<uint32_t>(w.offsets.begin() + static_cast<long>(i), w.offsets.begin() + static_cast<long>(e.pos)), 0,
-           false);
+    append(
+        b, std::string_view(w.text).substr(i, e.pos - i),
+        std::vector<uint32_t>(w.offsets.begin() + static_cast<long>(i), w.offsets.begin() + static_cast<long>(e.pos)),
+        0, false);
     const uint32_t at = e.pos < w.offsets.size() ? w.offsets[e.pos] : static_cast<uint32_t>(w.start);
     Value v = evaluate(e, w, s);
     if (v.text.size() > *s.budget) return false;
@@ -386,8 +391,10 @@ bool expand_word(const ShellWord& w, bool split, Scope& s, std::vector<ShellWord
         ShellWord f;
         f.text = item;
         const bool placed = k < v.list_offsets.size() && v.list_offsets[k].size() == item.size() && !item.empty();
-        if (placed) f.offsets = v.list_offsets[k];
-        else f.offsets.assign(item.size(), at);
+        if (placed)
+          f.offsets = v.list_offsets[k];
+        else
+          f.offsets.assign(item.size(), at);
         f.start = placed ? f.offsets.front() : at;
         f.end = placed ? f.offsets.back() + 1 : at + 1;
         f.quoted = true;
@@ -399,8 +406,8 @@ bool expand_word(const ShellWord& w, bool split, Scope& s, std::vector<ShellWord
     i = e.pos + e.len;
   }
   append(b, std::string_view(w.text).substr(i),
-         std::vector<uint32_t>(w.offsets.begin() + static_cast<long>(std::min(i, w.offsets.size())), w.offsets.end()), 0,
-         false);
+         std::vector<uint32_t>(w.offsets.begin() + static_cast<long>(std::min(i, w.offsets.size())), w.offsets.end()),
+         0, false);
   if (!split) {
     ShellWord f = w;
     f.text = std::move(b.text);
@@ -483,8 +490,10 @@ std::string unquote_pattern(const ShellWord& w) {
   std::string out;
   for (size_t k = 0; k < w.text.size(); ++k) {
     const char c = w.text[k];
-    if (k >= w.unquoted_prefix && (c == '*' || c == '?' || c == '[')) out += '[', out += c, out += ']';
-    else out += c;
+    if (k >= w.unquoted_prefix && (c == '*' || c == '?' || c == '['))
+      out += '[', out += c, out += ']';
+    else
+      out += c;
   }
   return out;
 }
@@ -567,8 +576,10 @@ struct Arith {
       const long long v = sum();
       --depth;
       ws();
-      if (i < s.size() && s[i] == ')') ++i;
-      else ok = false;
+      if (i < s.size() && s[i] == ')')
+        ++i;
+      else
+        ok = false;
       return v;
     }
     if (i < s.size() && (s[i] == '-' || s[i] == '+')) {
@@ -599,9 +610,12 @@ struct Arith {
       if (i >= s.size() || (s[i] != '*' && s[i] != '/' && s[i] != '%')) break;
       const char op = s[i++];
       const long long r = primary();
-      if (op == '*') v *= r;
-      else if (r == 0) ok = false;
-      else v = op == '/' ? v / r : v % r;
+      if (op == '*')
+        v *= r;
+      else if (r == 0)
+        ok = false;
+      else
+        v = op == '/' ? v / r : v % r;
     }
     return v;
   }

@@ -13,26 +13,26 @@ struct Node;
 using NodeList = std::vector<Node>;
 
 struct ArrayAssign {
-  ShellWord name;                 // "NAME=" (or "NAME+=")
+  ShellWord name;  // "NAME=" (or "NAME+=")
   std::vector<ShellWord> items;
 };
 
 struct Node {
   enum Kind { simple, if_, for_, loop, case_, group, subshell, funcdef, arith };
   Kind kind = simple;
-  std::vector<ShellWord> words;        // simple: the words; for: the item words; case: the subject
-  std::vector<ShellWord> herestrings;  // simple: `<<< WORD`
-  std::vector<ShellWord> heredocs;     // simple: here-document bodies
-  std::vector<ArrayAssign> arrays;     // simple: NAME=(...) assignments
-  std::vector<NodeList> parts;         // if: cond, body, cond, body, ..., [else body]; loop: cond, body;
-                                       // for/group/subshell/funcdef: body; case: one body per arm
+  std::vector<ShellWord> words;                  // simple: the words; for: the item words; case: the subject
+  std::vector<ShellWord> herestrings;            // simple: `<<< WORD`
+  std::vector<ShellWord> heredocs;               // simple: here-document bodies
+  std::vector<ArrayAssign> arrays;               // simple: NAME=(...) assignments
+  std::vector<NodeList> parts;                   // if: cond, body, cond, body, ..., [else body]; loop: cond, body;
+                                                 // for/group/subshell/funcdef: body; case: one body per arm
   std::vector<std::vector<ShellWord>> patterns;  // case: the patterns of each arm
-  bool has_else = false;               // if
-  bool until = false;                  // loop
-  bool has_list = true;                // for: `in WORDS` given
-  std::string name;                    // for: the variable; funcdef: the function
-  std::string joined_by;               // "&&" or "||" when the list joins it to the command before
-  size_t start = 0, end = 0;           // source offsets (of the script text being parsed)
+  bool has_else = false;                         // if
+  bool until = false;                            // loop
+  bool has_list = true;                          // for: `in WORDS` given
+  std::string name;                              // for: the variable; funcdef: the function
+  std::string joined_by;                         // "&&" or "||" when the list joins it to the command before
+  size_t start = 0, end = 0;                     // source offsets (of the script text being parsed)
 };
 
 // Parses WORDS (split from TEXT) into commands. Structure errors (a missing `fi`) end the

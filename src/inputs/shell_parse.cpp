@@ -23,7 +23,8 @@ bool option_word(const ShellWord& t) {
 
 class Parser {
  public:
-  Parser(std::vector<ShellWord> toks, std::string_view text, const PosMap& pos, bool join, std::vector<ReaderNote>& notes)
+  Parser(std::vector<ShellWord> toks, std::string_view text, const PosMap& pos, bool join,
+         std::vector<ReaderNote>& notes)
       : t_(std::move(toks)), text_(text), pos_(pos), join_(join), notes_(notes) {}
 
   NodeList parse_all() {
@@ -94,12 +95,13 @@ class Parser {
     const SourceLocation before = pos_(prev.words.front().start);
     // A list of options one per line, with no command (a recipe's flags): joined without a word.
     if (!option_word(prev.words.front()))
-      notes_.push_back({"warning",
-                      fmt::format("this line starts with the option {} but the command before it (line {}) does not "
-                                  "continue to it (no backslash, or a comment cuts the continuation): a shell runs it "
-                                  "as a separate command; read here as part of that command",
-                                  excerpt_name(node.words[0].text), before.line),
-                      at});
+      notes_.push_back(
+          {"warning",
+           fmt::format("this line starts with the option {} but the command before it (line {}) does not "
+                       "continue to it (no backslash, or a comment cuts the continuation): a shell runs it "
+                       "as a separate command; read here as part of that command",
+                       excerpt_name(node.words[0].text), before.line),
+           at});
     for (auto& w : node.words) prev.words.push_back(std::move(w));
     for (auto& w : node.herestrings) prev.herestrings.push_back(std::move(w));
     for (auto& w : node.heredocs) prev.heredocs.push_back(std::move(w));
@@ -172,7 +174,7 @@ class Parser {
     Node body = parse_command();
     n.end = body.end;
     n.parts.push_back(body.kind == Node::group || body.kind == Node::subshell ? std::move(body.parts[0])
-                                                                                : NodeList{std::move(body)});
+                                                                              : NodeList{std::move(body)});
     return n;
   }
 
@@ -197,7 +199,8 @@ class Parser {
     n.start = cur().start;
     int depth = 0;
     while (!at_end()) {
-      if (is_sep(cur(), "(")) ++depth;
+      if (is_sep(cur(), "("))
+        ++depth;
       else if (is_sep(cur(), ")") && --depth == 0) {
         n.end = cur().end;
         ++p_;
@@ -363,7 +366,8 @@ class Parser {
     if (at_end() || !is_word(cur())) return;
     if (op.text == "<<<") n.herestrings.push_back(cur());
     ++p_;
-    if ((op.text == "<<" || op.text == "<<-") && !at_end() && cur().kind == ShellWord::heredoc) n.heredocs.push_back(t_[p_++]);
+    if ((op.text == "<<" || op.text == "<<-") && !at_end() && cur().kind == ShellWord::heredoc)
+      n.heredocs.push_back(t_[p_++]);
   }
 
   Node parse_simple() {
@@ -405,7 +409,8 @@ class Parser {
     const ShellWord& t = cur();
     if (t.quoted || t.text.size() < 2 || t.text.back() != '=' || p_ + 1 >= t_.size()) return false;
     const ShellWord& open = t_[p_ + 1];
-    const std::string name = t.text.substr(0, t.text.size() - (t.text.size() > 2 && t.text[t.text.size() - 2] == '+' ? 2 : 1));
+    const std::string name =
+        t.text.substr(0, t.text.size() - (t.text.size() > 2 && t.text[t.text.size() - 2] == '+' ? 2 : 1));
     if (!is_sep(open, "(") || open.start != t.end || !is_identifier(name)) return false;
     for (const auto& w : n.words)
       if (w.text.find('=') == std::string::npos) return false;  // only before the command word

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "common/excerpt.hpp"
-#include "inputs/shell_internal.hpp"
 #include "inputs/serving_text.hpp"
+#include "inputs/shell_internal.hpp"
 
 namespace specprobe::serving {
 
@@ -15,7 +15,7 @@ using shell::NodeList;
 
 namespace {
 
-constexpr int kMaxDepth = 8;            // eval / sh -c / function nesting
+constexpr int kMaxDepth = 8;             // eval / sh -c / function nesting
 constexpr size_t kMaxCommands = 100000;  // simple commands one file may reach
 constexpr size_t kMaxLoopItems = 64;
 
@@ -26,7 +26,8 @@ bool is_shell(const std::string& w) {
 
 // Words that run the rest of the line as a command.
 bool is_wrapper(const std::string& w) {
-  static const std::set<std::string, std::less<>> kWrappers = {"exec", "nohup", "time", "command", "builtin", "sudo", "stdbuf", "setsid"};
+  static const std::set<std::string, std::less<>> kWrappers = {"exec",    "nohup", "time",   "command",
+                                                               "builtin", "sudo",  "stdbuf", "setsid"};
   return kWrappers.count(w) > 0;
 }
 
@@ -70,14 +71,16 @@ struct ShellReader::Impl {
     auto words = split_shell_words(text, inner);
     if (!words) return words.error();
     if (!offsets.empty()) remap(*words, offsets);
-    auto list = std::make_unique<NodeList>(shell::parse_script(std::move(*words), r.text_, r.pos_,
-                                                              r.options_.join_option_lines, r.notes_));
+    auto list = std::make_unique<NodeList>(
+        shell::parse_script(std::move(*words), r.text_, r.pos_, r.options_.join_option_lines, r.notes_));
     keep.push_back(std::move(list));
     return keep.back().get();
   }
 
   static void remap(std::vector<ShellWord>& words, const std::vector<uint32_t>& offsets) {
-    auto m = [&](size_t k) -> uint32_t { return k < offsets.size() ? offsets[k] : (offsets.empty() ? 0 : offsets.back()); };
+    auto m = [&](size_t k) -> uint32_t {
+      return k < offsets.size() ? offsets[k] : (offsets.empty() ? 0 : offsets.back());
+    };
     for (auto& w : words) {
       for (auto& o : w.offsets) o = m(o);
       w.start = m(w.start);
@@ -95,12 +98,18 @@ struct ShellReader::Impl {
 
   Status run_node(const Node& n) {
     switch (n.kind) {
-      case Node::simple: return run_simple(n);
-      case Node::if_: return run_if(n);
-      case Node::for_: return run_for(n);
-      case Node::loop: return run_loop(n);
-      case Node::case_: return run_case(n);
-      case Node::group: return n.parts.empty() ? Status(Ok{}) : run_list(n.parts[0]);
+      case Node::simple:
+        return run_simple(n);
+      case Node::if_:
+        return run_if(n);
+      case Node::for_:
+        return run_for(n);
+      case Node::loop:
+        return run_loop(n);
+      case Node::case_:
+        return run_case(n);
+      case Node::group:
+        return n.parts.empty() ? Status(Ok{}) : run_list(n.parts[0]);
       case Node::subshell: {
         const ShellVars saved = vars;
         Status st = n.parts.empty() ? Status(Ok{}) : run_list(n.parts[0]);
@@ -110,7 +119,8 @@ struct ShellReader::Impl {
       case Node::funcdef:
         functions[n.name] = &n;
         return Ok{};
-      case Node::arith: return Ok{};
+      case Node::arith:
+        return Ok{};
     }
     return Ok{};
   }
@@ -166,22 +176,26 @@ struct ShellReader::Impl {
       for (const auto& a : after) {
         auto it = a.find(k);
         const ShellValue* v = it == a.end() ? nullptr : &it->second;
-        if (&a == &after.front()) first = v;
+        if (&a == &after.front())
+          first = v;
         else if ((v == nullptr) != (first == nullptr) || (v && (v->text != first->text || v->array != first->array)))
           same = false;
       }
       if (same) {
-        if (first) vars[k] = *first;
-        else vars.erase(k);
+        if (first)
+          vars[k] = *first;
+        else
+          vars.erase(k);
         continue;
       }
       ShellValue u;
       u.text = unresolved_mark(k);
       vars[k] = u;
       if (!r.reasons_.count(k))
-        r.reasons_[k] = fmt::format("assigned differently in the branches of the {} at line {}, whose condition is "
-                                    "known only when the script runs",
-                                    what, loc(at).line);
+        r.reasons_[k] = fmt::format(
+            "assigned differently in the branches of the {} at line {}, whose condition is "
+            "known only when the script runs",
+            what, loc(at).line);
     }
     return Ok{};
   }
@@ -216,8 +230,9 @@ struct ShellReader::Impl {
       }
     }
     const ShellVars before = vars;
-    const bool known = !n.name.empty() && n.has_list &&
-                       std::none_of(items.begin(), items.end(), [](const ShellWord& w) { return has_unresolved(w.text); });
+    const bool known =
+        !n.name.empty() && n.has_list &&
+        std::none_of(items.begin(), items.end(), [](const ShellWord& w) { return has_unresolved(w.text); });
     if (!known || items.empty()) {  // the body once, its assignments not kept
       if (!n.name.empty()) vars[n.name].text = unresolved_mark(n.name);
       if (!r.reasons_.count(n.name) && !n.name.empty()) r.reasons_[n.name] = "a loop variable";
@@ -235,7 +250,8 @@ struct ShellReader::Impl {
       if (auto st = run_list(n.parts[0]); !st) return st;
     }
     if (items.size() > kMaxLoopItems)
-      r.notes_.push_back({"info", fmt::format("the loop has {} items; the first {} were read", items.size(), kMaxLoopItems),
+      r.notes_.push_back({"info",
+                          fmt::format("the loop has {} items; the first {} were read", items.size(), kMaxLoopItems),
                           loc(n.start)});
     return Ok{};
   }
@@ -329,7 +345,8 @@ Status ShellReader::Impl::run_text(const ShellWord& script, std::vector<std::str
   }
   auto list = parse(script.text, script.offsets);
   if (!list) {
-    r.notes_.push_back({"warning", fmt::format("cannot read this shell string: {}", list.error().message), list.error().where});
+    r.notes_.push_back(
+        {"warning", fmt::format("cannot read this shell string: {}", list.error().message), list.error().where});
     return Ok{};
   }
   const ShellVars saved_vars = vars;
@@ -394,14 +411,18 @@ Status ShellReader::Impl::builtin(const std::vector<ShellWord>& words, size_t i,
         // already expanded: store as is
         ShellValue& sv = vars[name];
         sv.text = append ? sv.text + value.text : value.text;
-        if (append) sv.offsets.insert(sv.offsets.end(), value.offsets.begin(), value.offsets.end());
-        else sv.offsets = value.offsets;
+        if (append)
+          sv.offsets.insert(sv.offsets.end(), value.offsets.begin(), value.offsets.end());
+        else
+          sv.offsets = value.offsets;
         sv.exported |= exported;
         sv.is_array = false;
         sv.origin.clear();
       } else if (shell::is_identifier(t)) {
-        if (exported) vars[t].exported = true;
-        else if (cmd == "local" && !vars.count(t)) vars[t] = ShellValue{};
+        if (exported)
+          vars[t].exported = true;
+        else if (cmd == "local" && !vars.count(t))
+          vars[t] = ShellValue{};
       }
     }
     return Ok{};
@@ -450,8 +471,9 @@ Status ShellReader::Impl::builtin(const std::vector<ShellWord>& words, size_t i,
   }
   if (cmd == "source" || cmd == ".") {
     if (i + 1 < words.size())
-      r.notes_.push_back({"info", fmt::format("`{} {}` reads another file; its settings are not known here", cmd,
-                                              excerpt_name(words[i + 1].text)),
+      r.notes_.push_back({"info",
+                          fmt::format("`{} {}` reads another file; its settings are not known here", cmd,
+                                      excerpt_name(words[i + 1].text)),
                           loc(words[i].start)});
     return Ok{};
   }
@@ -460,7 +482,8 @@ Status ShellReader::Impl::builtin(const std::vector<ShellWord>& words, size_t i,
     for (size_t j = i + 1; j < words.size(); ++j) {
       if (j > i + 1) {
         joined.text += ' ';
-        joined.offsets.push_back(words[j].offsets.empty() ? static_cast<uint32_t>(words[j].start) : words[j].offsets.front());
+        joined.offsets.push_back(words[j].offsets.empty() ? static_cast<uint32_t>(words[j].start)
+                                                          : words[j].offsets.front());
       }
       joined.text += words[j].text;
       joined.offsets.insert(joined.offsets.end(), words[j].offsets.begin(), words[j].offsets.end());
@@ -469,7 +492,8 @@ Status ShellReader::Impl::builtin(const std::vector<ShellWord>& words, size_t i,
     return run_text(joined, {}, false, {});
   }
   if (cmd == "alias" || cmd == "set" || cmd == "cd" || cmd == "echo" || cmd == "printf" || cmd == "trap" ||
-      cmd == "exit" || cmd == "return" || cmd == "wait" || cmd == "sleep" || cmd == ":" || cmd == "true" || cmd == "false") {
+      cmd == "exit" || cmd == "return" || cmd == "wait" || cmd == "sleep" || cmd == ":" || cmd == "true" ||
+      cmd == "false") {
     if (cmd == "exit" && uncertain == 0 && depth == 0) stopped = true;  // the script ends here
     return Ok{};
   }
@@ -480,7 +504,8 @@ Status ShellReader::Impl::builtin(const std::vector<ShellWord>& words, size_t i,
 Status ShellReader::Impl::run_simple(const Node& n) {
   if (++commands > kMaxCommands) {
     if (!stopped)
-      r.notes_.push_back({"warning", fmt::format("the script runs more than {} commands; the rest is not read", kMaxCommands),
+      r.notes_.push_back({"warning",
+                          fmt::format("the script runs more than {} commands; the rest is not read", kMaxCommands),
                           loc(n.start)});
     stopped = true;
     return Ok{};
@@ -531,8 +556,8 @@ Status ShellReader::Impl::run_simple(const Node& n) {
   return run_words(std::move(words), prefix, &n);
 }
 
-Status ShellReader::Impl::run_words(std::vector<ShellWord> words, const std::vector<std::pair<std::string, EnvSetting>>& prefix,
-                                    const Node* n) {
+Status ShellReader::Impl::run_words(std::vector<ShellWord> words,
+                                    const std::vector<std::pair<std::string, EnvSetting>>& prefix, const Node* n) {
   static const Node kNone;
   const Node& node = n ? *n : kNone;
   size_t i = 0;
@@ -540,7 +565,8 @@ Status ShellReader::Impl::run_words(std::vector<ShellWord> words, const std::vec
   if (i >= words.size()) return Ok{};
   bool handled = false;
   if (auto st = builtin(words, i, node, handled); !st || handled) return st;
-  if (auto f = functions.find(words[i].text); f != functions.end() && !words[i].quoted) return call(*f->second, words, i);
+  if (auto f = functions.find(words[i].text); f != functions.end() && !words[i].quoted)
+    return call(*f->second, words, i);
   // sh -c 'script' [arg0 args...]
   if (is_shell(words[i].text)) {
     for (size_t j = i + 1; j < words.size(); ++j) {
@@ -563,8 +589,10 @@ Status ShellReader::Impl::run_words(std::vector<ShellWord> words, const std::vec
   for (auto& entry : prefix) {
     const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
     auto it = std::find_if(c.env.begin(), c.env.end(), [&](const auto& e) { return e.first == name; });
-    if (it != c.env.end()) it->second = entry.second;
-    else c.env.emplace_back(name, entry.second);
+    if (it != c.env.end())
+      it->second = entry.second;
+    else
+      c.env.emplace_back(name, entry.second);
   }
   c.words.assign(words.begin() + static_cast<long>(i), words.end());
   auto s = scope();
@@ -588,7 +616,8 @@ Status ShellReader::run(const std::function<Status(const ShellCommand&)>& on_com
   return impl.run_list(**list);
 }
 
-Status ShellReader::run_argv(std::vector<ShellWord> argv, const std::function<Status(const ShellCommand&)>& on_command) {
+Status ShellReader::run_argv(std::vector<ShellWord> argv,
+                             const std::function<Status(const ShellCommand&)>& on_command) {
   Impl impl(*this, on_command);
   impl.vars = options_.vars;
   impl.args = options_.args;

@@ -42,9 +42,9 @@ struct ShellValue {
   std::string text;
   std::vector<uint32_t> offsets;
   bool exported = false;
-  std::string origin;  // "" (the script) | "--env" | "environment" | "container" ...
-                       // (--env and specprobe's environment resolve values but are not the
-                       // server's environment: ShellCommand::env leaves them out)
+  std::string origin;              // "" (the script) | "--env" | "environment" | "container" ...
+                                   // (--env and specprobe's environment resolve values but are not the
+                                   // server's environment: ShellCommand::env leaves them out)
   std::vector<std::string> array;  // set for arrays: the elements
   std::vector<std::vector<uint32_t>> array_offsets;  // each element's bytes in the script (may be empty)
   bool is_array = false;
@@ -54,18 +54,18 @@ using ShellVars = std::map<std::string, ShellValue>;
 
 // One simple command as the script would run it.
 struct ShellCommand {
-  std::vector<ShellWord> words;       // expanded, redirections removed; WORDS[i].offsets place bytes
+  std::vector<ShellWord> words;                         // expanded, redirections removed; WORDS[i].offsets place bytes
   std::vector<std::pair<std::string, EnvSetting>> env;  // exported variables + VAR=x prefixes
-  std::vector<ShellWord> heredocs;    // here-document bodies fed to it (expanded unless quoted)
-  const ShellVars* vars = nullptr;    // every variable at this point (valid during the callback)
-  int depth = 0;                      // eval / sh -c nesting (0 = the file itself)
-  size_t end = 0;                     // offset just after the command in the reader's text (0: unknown)
+  std::vector<ShellWord> heredocs;                      // here-document bodies fed to it (expanded unless quoted)
+  const ShellVars* vars = nullptr;                      // every variable at this point (valid during the callback)
+  int depth = 0;                                        // eval / sh -c nesting (0 = the file itself)
+  size_t end = 0;  // offset just after the command in the reader's text (0: unknown)
 };
 
 struct ShellOptions {
-  ShellVars vars;                    // the starting variables (environment, --env, container env)
-  std::vector<std::string> args;     // $1 .. (empty: unresolved)
-  bool join_option_lines = true;     // option-only lines right after a command continue it
+  ShellVars vars;                 // the starting variables (environment, --env, container env)
+  std::vector<std::string> args;  // $1 .. (empty: unresolved)
+  bool join_option_lines = true;  // option-only lines right after a command continue it
 };
 
 class ShellReader {

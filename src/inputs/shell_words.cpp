@@ -12,7 +12,8 @@ bool shell_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)
 namespace {
 
 bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char d) { return std::isdigit(static_cast<unsigned char>(d)); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char d) { return std::isdigit(static_cast<unsigned char>(d)); });
 }
 
 // Offset just after the `}` that closes the `${` at I (nested `${...}` and quotes skipped), or
@@ -83,8 +84,8 @@ class Splitter {
   };
 
   bool continuation(size_t i) const {
-    return text_[i] == '\\' && ((i + 1 < n_ && text_[i + 1] == '\n') ||
-                                (i + 2 < n_ && text_[i + 1] == '\r' && text_[i + 2] == '\n'));
+    return text_[i] == '\\' &&
+           ((i + 1 < n_ && text_[i + 1] == '\n') || (i + 2 < n_ && text_[i + 1] == '\r' && text_[i + 2] == '\n'));
   }
 
   void begin_word(size_t at) {
@@ -169,7 +170,8 @@ class Splitter {
       while (j < n_ && shell_name_char(text_[j])) ++j;
       return record(ShellExpansion::plain, j, std::string(text_.substr(i + 1, j - i - 1)), "");
     }
-    if (std::isdigit(static_cast<unsigned char>(c)) || (c != '\0' && std::string_view("@*#?$!-").find(c) != std::string_view::npos))
+    if (std::isdigit(static_cast<unsigned char>(c)) ||
+        (c != '\0' && std::string_view("@*#?$!-").find(c) != std::string_view::npos))
       return record(ShellExpansion::special, i + 2, std::string(1, c), "");
     put('$', i, quoted);
     return i + 1;
@@ -236,7 +238,8 @@ class Splitter {
         if (q == std::string_view::npos) return input_error("unterminated backquote", pos_(j));
         const size_t pos = cur_.text.size();
         for (size_t k = j; k <= q; ++k) put(text_[k], k, true);
-        cur_.expansions.push_back({pos, q + 1 - j, "", std::string(text_.substr(j + 1, q - j - 1)), ShellExpansion::command, true});
+        cur_.expansions.push_back(
+            {pos, q + 1 - j, "", std::string(text_.substr(j + 1, q - j - 1)), ShellExpansion::command, true});
         j = q + 1;
         continue;
       }
@@ -261,8 +264,10 @@ class Splitter {
       const size_t at = i;
       std::string op;
       while (i < n_ && (text_[i] == '>' || text_[i] == '<') && op.size() < 3) op += text_[i++];
-      if (op == "<<" && i < n_ && text_[i] == '-') op += text_[i++];
-      else if (i < n_ && (text_[i] == '&' || text_[i] == '|')) op += text_[i++];
+      if (op == "<<" && i < n_ && text_[i] == '-')
+        op += text_[i++];
+      else if (i < n_ && (text_[i] == '&' || text_[i] == '|'))
+        op += text_[i++];
       push_op(ShellWord::redirection, op, at);
       if (op == "<<" || op == "<<-") {
         want_delimiter_ = true;
@@ -348,7 +353,8 @@ class Splitter {
       if (j == std::string_view::npos) return input_error("unterminated backquote", pos_(i));
       const size_t pos = cur_.text.size();
       for (size_t k = i; k <= j; ++k) put(text_[k], k, false);
-      cur_.expansions.push_back({pos, j + 1 - i, "", std::string(text_.substr(i + 1, j - i - 1)), ShellExpansion::command, false});
+      cur_.expansions.push_back(
+          {pos, j + 1 - i, "", std::string(text_.substr(i + 1, j - i - 1)), ShellExpansion::command, false});
       return j + 1;
     }
     if (c == '$') return dollar(i, false);

@@ -22,8 +22,8 @@ struct ShellExpansion {
     command,  // $(...) or `...`: never run
     arith,    // $((...))
   };
-  size_t pos = 0;  // in ShellWord::text
-  size_t len = 0;  // of the expansion's text
+  size_t pos = 0;    // in ShellWord::text
+  size_t len = 0;    // of the expansion's text
   std::string name;  // the variable (name, braced: the parameter; special: the character)
   std::string expr;  // braced: the text between the braces; command/arith: the inner text
   Kind kind = Kind::plain;
@@ -33,13 +33,13 @@ struct ShellExpansion {
 struct ShellWord {
   enum Kind { word, separator, redirection, heredoc };
   Kind kind = word;
-  std::string text;                  // after quote removal (operators: the operator text;
-                                     // heredoc: the body)
-  std::vector<uint32_t> offsets;     // source offset of each byte of text
-  size_t start = 0;                  // source offset where the word begins (quote included)
-  size_t end = 0;                    // source offset just after the word
-  bool quoted = false;               // any part was quoted or escaped (heredoc: the delimiter was)
-  size_t unquoted_prefix = 0;        // bytes of text before the first quoted/escaped byte
+  std::string text;               // after quote removal (operators: the operator text;
+                                  // heredoc: the body)
+  std::vector<uint32_t> offsets;  // source offset of each byte of text
+  size_t start = 0;               // source offset where the word begins (quote included)
+  size_t end = 0;                 // source offset just after the word
+  bool quoted = false;            // any part was quoted or escaped (heredoc: the delimiter was)
+  size_t unquoted_prefix = 0;     // bytes of text before the first quoted/escaped byte
   std::vector<ShellExpansion> expansions;
 };
 

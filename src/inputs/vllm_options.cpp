@@ -7,9 +7,9 @@
 #include <functional>
 #include <set>
 
+#include "common/ascii.hpp"
 #include "common/excerpt.hpp"
 #include "inputs/serving_options.hpp"
-#include "common/ascii.hpp"
 
 namespace specprobe::serving {
 namespace {
@@ -17,37 +17,82 @@ namespace {
 constexpr long kMaxDottedDepth = 64;
 
 // Options whose value is a JSON object (vllm/engine/arg_utils.py: json.loads-typed arguments).
-const std::set<std::string, std::less<>> kJsonOptions = {
-    "speculative-config", "compilation-config", "attention-config", "hf-overrides",
-    "kv-transfer-config", "kv-events-config", "ec-transfer-config", "additional-config",
-    "override-generation-config", "model-loader-extra-config", "structured-outputs-config",
-    "limit-mm-per-prompt", "mm-processor-kwargs", "pooler-config", "override-pooler-config",
-    "profiler-config", "weight-transfer-config", "kernel-config", "ir-op-priority"};
+const std::set<std::string, std::less<>> kJsonOptions = {"speculative-config",
+                                                         "compilation-config",
+                                                         "attention-config",
+                                                         "hf-overrides",
+                                                         "kv-transfer-config",
+                                                         "kv-events-config",
+                                                         "ec-transfer-config",
+                                                         "additional-config",
+                                                         "override-generation-config",
+                                                         "model-loader-extra-config",
+                                                         "structured-outputs-config",
+                                                         "limit-mm-per-prompt",
+                                                         "mm-processor-kwargs",
+                                                         "pooler-config",
+                                                         "override-pooler-config",
+                                                         "profiler-config",
+                                                         "weight-transfer-config",
+                                                         "kernel-config",
+                                                         "ir-op-priority"};
 
 // Single-dash aliases (`add_argument("--compilation-config", "-cc", ...)`), used only when the
 // option tables cannot be loaded; the tables know every alias per release.
 const std::map<std::string, std::string, std::less<>> kAliases = {
-    {"tp", "tensor-parallel-size"}, {"pp", "pipeline-parallel-size"}, {"dp", "data-parallel-size"},
-    {"ep", "enable-expert-parallel"}, {"cc", "compilation-config"}, {"ac", "attention-config"},
-    {"O", "optimization-level"},     {"q", "quantization"}, {"sc", "speculative-config"}};
+    {"tp", "tensor-parallel-size"}, {"pp", "pipeline-parallel-size"},
+    {"dp", "data-parallel-size"},   {"ep", "enable-expert-parallel"},
+    {"cc", "compilation-config"},   {"ac", "attention-config"},
+    {"O", "optimization-level"},    {"q", "quantization"},
+    {"sc", "speculative-config"}};
 
-const std::set<std::string, std::less<>> kFlags = {
-    "trust-remote-code", "enforce-eager", "enable-prefix-caching", "enable-chunked-prefill",
-    "async-scheduling", "enable-expert-parallel", "disable-log-requests", "disable-log-stats",
-    "enable-log-requests", "enable-auto-tool-choice", "disable-custom-all-reduce", "enable-lora",
-    "enable-sleep-mode", "headless", "disable-frontend-multiprocessing", "enable-eplb", "enable-dbo",
-    "skip-tokenizer-init", "disable-sliding-window", "enable-prompt-tokens-details",
-    "enable-force-include-usage", "disable-fastapi-docs", "enable-server-load-tracking",
-    "calculate-kv-scales", "data-parallel-hybrid-lb", "data-parallel-external-lb", "enable-reasoning",
-    "enable-request-id-headers", "disable-uvicorn-access-log", "enable-log-outputs",
-    "enable-tokenizer-info-endpoint", "return-tokens-as-token-ids", "disable-cascade-attn",
-    "enable-return-routed-experts", "use-tqdm-on-load", "enable-mfu-metrics", "fully-sharded-loras",
-    "enable-lora-bias", "enable-chunked-local-attn", "disable-hybrid-kv-cache-manager",
-    "enable-multimodal-encoder-data-parallel", "kv-sharing-fast-prefill", "enable-dp-attention"};
+const std::set<std::string, std::less<>> kFlags = {"trust-remote-code",
+                                                   "enforce-eager",
+                                                   "enable-prefix-caching",
+                                                   "enable-chunked-prefill",
+                                                   "async-scheduling",
+                                                   "enable-expert-parallel",
+                                                   "disable-log-requests",
+                                                   "disable-log-stats",
+                                                   "enable-log-requests",
+                                                   "enable-auto-tool-choice",
+                                                   "disable-custom-all-reduce",
+                                                   "enable-lora",
+                                                   "enable-sleep-mode",
+                                                   "headless",
+                                                   "disable-frontend-multiprocessing",
+                                                   "enable-eplb",
+                                                   "enable-dbo",
+                                                   "skip-tokenizer-init",
+                                                   "disable-sliding-window",
+                                                   "enable-prompt-tokens-details",
+                                                   "enable-force-include-usage",
+                                                   "disable-fastapi-docs",
+                                                   "enable-server-load-tracking",
+                                                   "calculate-kv-scales",
+                                                   "data-parallel-hybrid-lb",
+                                                   "data-parallel-external-lb",
+                                                   "enable-reasoning",
+                                                   "enable-request-id-headers",
+                                                   "disable-uvicorn-access-log",
+                                                   "enable-log-outputs",
+                                                   "enable-tokenizer-info-endpoint",
+                                                   "return-tokens-as-token-ids",
+                                                   "disable-cascade-attn",
+                                                   "enable-return-routed-experts",
+                                                   "use-tqdm-on-load",
+                                                   "enable-mfu-metrics",
+                                                   "fully-sharded-loras",
+                                                   "enable-lora-bias",
+                                                   "enable-chunked-local-attn",
+                                                   "disable-hybrid-kv-cache-manager",
+                                                   "enable-multimodal-encoder-data-parallel",
+                                                   "kv-sharing-fast-prefill",
+                                                   "enable-dp-attention"};
 
 const std::set<std::string, std::less<>> kLists = {
-    "cudagraph-capture-sizes", "served-model-name", "lora-modules", "prompt-adapters", "middleware",
-    "allowed-origins", "allowed-methods", "allowed-headers", "api-key", "allowed-local-media-path"};
+    "cudagraph-capture-sizes", "served-model-name", "lora-modules",    "prompt-adapters", "middleware",
+    "allowed-origins",         "allowed-methods",   "allowed-headers", "api-key",         "allowed-local-media-path"};
 
 struct Entry {
   std::string written;
@@ -77,9 +122,9 @@ Expected<Json> json_object_value(const RawOption& o, const std::string& name,
     auto parsed = parse_json(text, pos, name);
     if (!parsed) return parsed.error();
     if (!parsed->is_object())
-      return input_error(fmt::format("{} must be a JSON object, got {}", name,
-                                     parsed->is_array() ? "a list" : parsed->type_name()),
-                         where);
+      return input_error(
+          fmt::format("{} must be a JSON object, got {}", name, parsed->is_array() ? "a list" : parsed->type_name()),
+          where);
     if (o.value_pos)
       for (const auto& [key, off] : json_key_offsets(text)) inner[key] = o.value_pos(off);
     return parsed;
@@ -102,7 +147,8 @@ bool dotted_python_path(const std::string& s) {
     if (c == '.') {
       if (start) return false;
       start = true;
-    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || (!start && std::isdigit(static_cast<unsigned char>(c)))) {
+    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+               (!start && std::isdigit(static_cast<unsigned char>(c)))) {
       start = false;
     } else {
       return false;
@@ -133,8 +179,8 @@ Expected<std::map<std::string, Entry>> fold_options(const std::vector<RawOption>
     bool negative = false, known = true;
     const std::string written_root = canonical_name(o.name.substr(0, o.name.find('.')));
     const size_t extra_dashes = o.textual ? std::min(o.name.find_first_not_of('-'), o.name.size()) : 0;
-    const TableName tn = table_name(
-        "vllm", (o.textual && o.short_form ? "-" : "--") + std::string(extra_dashes, '-') + written_root);
+    const TableName tn =
+        table_name("vllm", (o.textual && o.short_form ? "-" : "--") + std::string(extra_dashes, '-') + written_root);
     if (tn.table) {
       known = tn.known;
       if (known) {
@@ -207,8 +253,8 @@ Expected<std::map<std::string, Entry>> fold_options(const std::vector<RawOption>
     }
     Entry e{o.name, std::move(value), o.textual, o.where, {}, known};
     if (kJsonOptions.count(root)) {
-      if (root == "compilation-config" && (o.value.is_number_integer() ||
-                                           (o.value.is_string() && human_readable_int(o.value.get<std::string>())))) {
+      if (root == "compilation-config" &&
+          (o.value.is_number_integer() || (o.value.is_string() && human_readable_int(o.value.get<std::string>())))) {
         w.note("warning", "a number for --compilation-config is the old optimization-level form; use -O", o.where);
         Json level = o.value.is_string() ? Json(*human_readable_int(o.value.get<std::string>())) : o.value;
         e.value = Json{{"level", level}};
@@ -229,7 +275,6 @@ Expected<std::map<std::string, Entry>> fold_options(const std::vector<RawOption>
   repeated.note_all(w);
   return opts;
 }
-
 
 // The plan facts of an option: one row per option whose value becomes a fact as is.
 enum class Kind { integer, human_integer, boolean, text, number, present };
@@ -302,8 +347,12 @@ Status write_option_fact(const OptionFact& of, const Entry& e, PlanWriter& w) {
       w.set(of.fact, *v, e.where);
       break;
     }
-    case Kind::text: w.set(of.fact, to_text(e.value), e.where); break;
-    case Kind::present: w.set(of.fact, e.value, e.where); break;
+    case Kind::text:
+      w.set(of.fact, to_text(e.value), e.where);
+      break;
+    case Kind::present:
+      w.set(of.fact, e.value, e.where);
+      break;
   }
   return Ok{};
 }
@@ -357,10 +406,13 @@ Status write_compilation_config(const Use& use, PlanWriter& w, const ReadContext
   w.set("serve.compilation_config", e->value, e->where);
   auto loc = [&](const std::string& k) { return e->inner.count(k) ? e->inner.at(k) : e->where; };
   if (auto it = e->value.find("cudagraph_mode"); it != e->value.end() && !it->is_null())
-    w.set("serve.cudagraph_mode", it->is_string() ? Json(ascii_upper(it->get<std::string>())) : *it, loc("cudagraph_mode"));
-  if (auto it = e->value.find("cudagraph_capture_sizes"); it != e->value.end() && !w.has("serve.cudagraph_capture_sizes"))
+    w.set("serve.cudagraph_mode", it->is_string() ? Json(ascii_upper(it->get<std::string>())) : *it,
+          loc("cudagraph_mode"));
+  if (auto it = e->value.find("cudagraph_capture_sizes");
+      it != e->value.end() && !w.has("serve.cudagraph_capture_sizes"))
     w.set("serve.cudagraph_capture_sizes", *it, loc("cudagraph_capture_sizes"));
-  if (auto it = e->value.find("max_cudagraph_capture_size"); it != e->value.end() && !w.has("serve.max_cudagraph_capture_size"))
+  if (auto it = e->value.find("max_cudagraph_capture_size");
+      it != e->value.end() && !w.has("serve.max_cudagraph_capture_size"))
     w.set("serve.max_cudagraph_capture_size", *it, loc("max_cudagraph_capture_size"));
   if (const Json* sp = find_fact(e->value, "pass_config.enable_sp"); sp && sp->is_boolean())
     w.set("serve.sequence_parallel", *sp, loc("pass_config.enable_sp"));
@@ -400,7 +452,8 @@ Status write_attention(const Use& use, PlanWriter& w, const ReadContext& ctx) {
   }
   if (Entry* e = use("attention-backend")) {
     if (w.has("attention.requested"))
-      w.note("info", "--attention-backend and --attention-config.backend are both set; --attention-backend is used", e->where);
+      w.note("info", "--attention-backend and --attention-config.backend are both set; --attention-backend is used",
+             e->where);
     w.set("attention.requested", ascii_upper(to_text(e->value)), e->where);
     w.set("attention.requested_source", "attention-backend", e->where);
   }
@@ -446,11 +499,11 @@ Status write_speculative(const Use& use, PlanWriter& w, const ReadContext&) {
     const char* option;
     const char* key;
   };
-  for (const Legacy& l : {Legacy{"speculative-model", "model"}, Legacy{"num-speculative-tokens", "num_speculative_tokens"},
-                          Legacy{"speculative-draft-tensor-parallel-size", "draft_tensor_parallel_size"},
-                          Legacy{"speculative-max-model-len", "max_model_len"},
-                          Legacy{"ngram-prompt-lookup-max", "prompt_lookup_max"},
-                          Legacy{"ngram-prompt-lookup-min", "prompt_lookup_min"}}) {
+  for (const Legacy& l :
+       {Legacy{"speculative-model", "model"}, Legacy{"num-speculative-tokens", "num_speculative_tokens"},
+        Legacy{"speculative-draft-tensor-parallel-size", "draft_tensor_parallel_size"},
+        Legacy{"speculative-max-model-len", "max_model_len"}, Legacy{"ngram-prompt-lookup-max", "prompt_lookup_max"},
+        Legacy{"ngram-prompt-lookup-min", "prompt_lookup_min"}}) {
     Entry* e = use(l.option);
     if (!e) continue;
     w.note("warning",
@@ -485,28 +538,39 @@ Status write_speculative(const Use& use, PlanWriter& w, const ReadContext&) {
       w.set("spec.method", normalize_method(raw), sc_loc("method"));
       w.set("spec.method_source", "given", sc_loc("method"));
       if (normalize_method(raw) == "mtp" && ascii_lower(raw) != "mtp")
-        w.note("info", fmt::format("speculative method '{}' is deprecated and replaced with 'mtp'", excerpt(raw)), sc_loc("method"));
+        w.note("info", fmt::format("speculative method '{}' is deprecated and replaced with 'mtp'", excerpt(raw)),
+               sc_loc("method"));
     } else if (!draft.empty()) {
       // vLLM's SpeculativeConfig.__post_init__ without a method, from the draft name alone;
       // checkpoint-based detection (medusa, mlp_speculator, MTP model types) is left to later stages.
       const std::string l = ascii_lower(draft);
       std::string m = "draft_model";
-      if (dotted_python_path(draft)) m = "custom_class";
-      else if (l == "ngram") m = "ngram";
-      else if (l.find("eagle3") != std::string::npos) m = "eagle3";
-      else if (l.find("eagle-") != std::string::npos) m = "eagle";
-      else if (l.find("dflash") != std::string::npos) m = "dflash";
-      else if (l.find("dspark") != std::string::npos) m = "dspark";
+      if (dotted_python_path(draft))
+        m = "custom_class";
+      else if (l == "ngram")
+        m = "ngram";
+      else if (l.find("eagle3") != std::string::npos)
+        m = "eagle3";
+      else if (l.find("eagle-") != std::string::npos)
+        m = "eagle";
+      else if (l.find("dflash") != std::string::npos)
+        m = "dflash";
+      else if (l.find("dspark") != std::string::npos)
+        m = "dspark";
       w.set("spec.method", m, sc_loc("model"));
       w.set("spec.method_source", "draft-model-name", sc_loc("model"));
     }
     if (auto it = sc.find("num_speculative_tokens"); it != sc.end() && !it->is_null()) {
       const SourceLocation loc = sc_loc("num_speculative_tokens");
       if (it->is_boolean() || !(it->is_number() || it->is_string()))
-        return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", excerpt(*it)), loc);
+        return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", excerpt(*it)),
+                           loc);
       auto k = to_int(*it, "num_speculative_tokens", loc);
-      if (!k) return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", excerpt(*it)), loc);
-      if (*k < 0) return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", *k), loc);
+      if (!k)
+        return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", excerpt(*it)),
+                           loc);
+      if (*k < 0)
+        return input_error(fmt::format("num_speculative_tokens must be a non-negative integer, got {}", *k), loc);
       if (*k > 1'000'000)  // k + 1 (next_n) must not overflow; no engine drafts a million tokens
         return input_error(fmt::format("num_speculative_tokens {} is out of range", *k), loc);
       w.set("spec.num_speculative_tokens", *k, loc);
@@ -521,14 +585,13 @@ Status write_speculative(const Use& use, PlanWriter& w, const ReadContext&) {
       const char* fact;
       int type;  // 0 int, 1 string, 2 bool, 3 upper-case string
     };
-    for (const Key& k : {Key{"draft_tensor_parallel_size", "spec.draft_tp", 0}, Key{"max_model_len", "spec.max_model_len", 0},
-                         Key{"prompt_lookup_max", "spec.prompt_lookup_max", 0},
-                         Key{"prompt_lookup_min", "spec.prompt_lookup_min", 0},
-                         Key{"kv_cache_dtype", "spec.kv_cache_dtype", 1}, Key{"quantization", "spec.quantization", 1},
-                         Key{"parallel_drafting", "spec.parallel_drafting", 2},
-                         Key{"enforce_eager", "spec.enforce_eager", 2},
-                         Key{"disable_padded_drafter_batch", "spec.disable_padded_drafter_batch", 2},
-                         Key{"attention_backend", "spec.attention_backend", 3}}) {
+    for (const Key& k :
+         {Key{"draft_tensor_parallel_size", "spec.draft_tp", 0}, Key{"max_model_len", "spec.max_model_len", 0},
+          Key{"prompt_lookup_max", "spec.prompt_lookup_max", 0}, Key{"prompt_lookup_min", "spec.prompt_lookup_min", 0},
+          Key{"kv_cache_dtype", "spec.kv_cache_dtype", 1}, Key{"quantization", "spec.quantization", 1},
+          Key{"parallel_drafting", "spec.parallel_drafting", 2}, Key{"enforce_eager", "spec.enforce_eager", 2},
+          Key{"disable_padded_drafter_batch", "spec.disable_padded_drafter_batch", 2},
+          Key{"attention_backend", "spec.attention_backend", 3}}) {
       auto it = sc.find(k.key);
       if (it == sc.end() || it->is_null()) continue;
       const SourceLocation loc = sc_loc(k.key);
@@ -563,7 +626,6 @@ bool vllm_flag_option(std::string_view c) {
          table_arity("vllm", c) == Arity::flag;
 }
 bool vllm_list_option(std::string_view c) { return kLists.count(c) > 0 || table_arity("vllm", c) == Arity::list; }
-
 
 Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadContext ctx) {
   ParsedServing out;

@@ -8,9 +8,9 @@
 
 #include "common/error.hpp"
 #include "common/json.hpp"
+#include "pipeline/verdict.hpp"
 #include "rules/catalog.hpp"
 #include "rules/result.hpp"
-#include "pipeline/verdict.hpp"
 #include "rules/sweep.hpp"
 
 namespace specprobe {
@@ -27,11 +27,11 @@ struct Report {
   std::string input_form;  // "vllm-yaml", ...
   std::string server;      // which server of the file ("service vllm"); empty when it starts one
   std::string engine;
-  std::string verdict;     // "supported" | "supported-with-risks" | "not-supported" | "unknown" (pipeline/verdict.hpp)
-  std::vector<MissingFact> missing;       // why the verdict is unknown, and how to supply each fact
-  std::vector<std::string> assumptions;   // what the evaluation assumed (a declared GPU, ...)
+  std::string verdict;  // "supported" | "supported-with-risks" | "not-supported" | "unknown" (pipeline/verdict.hpp)
+  std::vector<MissingFact> missing;      // why the verdict is unknown, and how to supply each fact
+  std::vector<std::string> assumptions;  // what the evaluation assumed (a declared GPU, ...)
   Json facts = Json::object();
-  std::vector<RuleResult> results;   // one per rule, in rule-id order
+  std::vector<RuleResult> results;  // one per rule, in rule-id order
   std::optional<SupportMatrix> matrix;
   std::vector<Note> notes;           // reader notes, unknown options, GPU fallback ...
   Json probes = Json::array();       // probe results (see probes/)

@@ -17,8 +17,8 @@
 #include "inputs/model_config.hpp"
 #include "inputs/serving.hpp"
 #include "pipeline/project_settings.hpp"
-#include "probes/engine_envs.hpp"
 #include "pipeline/suppressions.hpp"
+#include "probes/engine_envs.hpp"
 #include "resolve/hub_settings.hpp"
 #include "rules/ids.hpp"
 #include "rules/sweep.hpp"
@@ -42,9 +42,10 @@ Expected<ServingFile> read_plans(const CheckRequest& req) {
   for (const auto& kv : req.env) {
     const size_t eq = kv.find('=');
     const std::string name = kv.substr(0, eq);
-    if (eq == std::string::npos || name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-        }) || std::isdigit(static_cast<unsigned char>(name[0])))
+    if (eq == std::string::npos || name.empty() ||
+        !std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }) ||
+        std::isdigit(static_cast<unsigned char>(name[0])))
       return usage_error(fmt::format("--env expects NAME=VALUE, got '{}'", kv));
     options.env[name] = kv.substr(eq + 1);
   }
@@ -77,7 +78,8 @@ void redact_plan_secrets(Json& v, const std::string& path = {}) {
   if (v.is_string()) {
     if (has_secret(v.get_ref<const std::string&>())) v = redact_secrets(v.get_ref<const std::string&>());
   } else if (v.is_object()) {
-    for (auto it = v.begin(); it != v.end(); ++it) redact_plan_secrets(it.value(), path.empty() ? it.key() : path + "." + it.key());
+    for (auto it = v.begin(); it != v.end(); ++it)
+      redact_plan_secrets(it.value(), path.empty() ? it.key() : path + "." + it.key());
   } else if (v.is_array()) {
     for (auto& x : v) redact_plan_secrets(x, path + "[]");
   }
@@ -97,7 +99,8 @@ Status use_plan(const CheckRequest& req, ParsedServing plan, Report& report, Jso
   for (const auto& n : plan.notes) report.notes.push_back({n.severity, n.message, n.where});
   for (const auto& u : plan.unknown)
     report.notes.push_back(
-        {"info", fmt::format("option '{}' is not modelled by specprobe; kept as given ({})", excerpt(u.name), excerpt(u.value)),
+        {"info",
+         fmt::format("option '{}' is not modelled by specprobe; kept as given ({})", excerpt(u.name), excerpt(u.value)),
          u.where});
   return Ok{};
 }
@@ -144,7 +147,8 @@ Status add_libs(const CheckRequest& req, Json& facts) {
   if (const Json* pins = find_fact(facts, "deploy.lib_pins"); pins && pins->is_object())
     for (auto it = pins->begin(); it != pins->end(); ++it)
       if (!given(it.key()) && it.value().contains("version") && it.value()["version"].is_string())
-        libs.push_back({it.key(), it.value()["version"].get<std::string>(), it.value().value("source", "a pin next to the deploy file")});
+        libs.push_back({it.key(), it.value()["version"].get<std::string>(),
+                        it.value().value("source", "a pin next to the deploy file")});
   add_lib_facts(facts, libs);
   return Ok{};
 }
@@ -196,8 +200,8 @@ void note_resolution(const resolve::Resolution& r, Report& report) {
   const std::string what = r.role == "draft" ? "draft model" : r.role == "tokenizer" ? "tokenizer" : "model";
   if (!r.resolved()) {
     // Not reading a model is not a problem of the file: info unless the Hub failed us.
-    const bool hub = r.failure_kind != "not-local" && r.failure_kind != "no-resolve" && r.failure_kind != "outside-tree" &&
-                     r.failure_kind != "offline" && r.failure_kind != "not-given";
+    const bool hub = r.failure_kind != "not-local" && r.failure_kind != "no-resolve" &&
+                     r.failure_kind != "outside-tree" && r.failure_kind != "offline" && r.failure_kind != "not-given";
     report.notes.push_back({r.failure_kind == "outside-tree" || hub ? "warning" : "info", r.failure, {}});
     return;
   }
@@ -237,12 +241,14 @@ Status resolve_models(const CheckRequest& req, const Services& services, Report&
   }
   const resolve::Resolver fallback(nullptr);
   const resolve::Resolver& resolver = services.resolver ? *services.resolver : fallback;
-  const auto deadline = resolve::Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(req.network_timeout_s * 1000));
+  const auto deadline =
+      resolve::Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(req.network_timeout_s * 1000));
   auto progress = [&](const std::string& line) {
     if (services.progress) services.progress(line);
   };
   const auto id = fact_string(facts, "model.id");
-  resolve::ModelRef model{"model", id.value_or(""), fact_string(facts, "serve.revision").value_or(""), "--revision", true};
+  resolve::ModelRef model{"model", id.value_or(""), fact_string(facts, "serve.revision").value_or(""), "--revision",
+                          true};
   if (id || !req.model.empty()) {
     out.model = resolver.resolve(model, o, deadline, progress);
   } else {
@@ -317,9 +323,9 @@ Status add_model(const ResolvedModels& models, Report& report, Json& facts, std:
       const Json d = model_facts(*cfg, static_cast<int>(fact_int(facts, "spec.draft_tp").value_or(1)))["model"];
       Json& out = facts["draft"];
       out = Json::object();
-      for (const char* key : {"path", "architecture", "model_type", "hidden_size", "num_hidden_layers",
-                              "num_attention_heads", "num_kv_heads", "head_dim", "vocab_size", "dtype", "quant_method",
-                              "max_position_embeddings"})
+      for (const char* key :
+           {"path", "architecture", "model_type", "hidden_size", "num_hidden_layers", "num_attention_heads",
+            "num_kv_heads", "head_dim", "vocab_size", "dtype", "quant_method", "max_position_embeddings"})
         if (d.contains(key)) out[key] = d[key];
       out["weights"] = weights_inventory_from_config(*cfg, fact_string(facts, "engine.name").value_or("vllm"), "");
     }
@@ -360,16 +366,18 @@ Status add_gpu(const CheckRequest& req, const Services& services, Report& report
     if (dr.gpus.size() > 1) {
       bool mixed = false;
       for (const auto& g : dr.gpus) mixed |= g.name != dr.gpus.front().name;
-      report.notes.push_back({mixed ? "warning" : "info",
-                              fmt::format("{} GPUs visible; evaluating device 0 ({}){}", dr.gpus.size(),
-                                          dr.gpus.front().name, mixed ? " — the GPUs differ, check each with --gpu" : ""),
-                              {}});
+      report.notes.push_back(
+          {mixed ? "warning" : "info",
+           fmt::format("{} GPUs visible; evaluating device 0 ({}){}", dr.gpus.size(), dr.gpus.front().name,
+                       mixed ? " — the GPUs differ, check each with --gpu" : ""),
+           {}});
     }
     return Ok{};
   }
   if (auto hidden = driver_without_device(dr)) return *hidden;
   // The GPU the deploy file asks for (a Kubernetes node selector), before the fallback.
-  if (const Json* p = find_fact(facts, "deploy.gpu_product"); p && p->is_object() && p->value("value", Json()).is_string()) {
+  if (const Json* p = find_fact(facts, "deploy.gpu_product");
+      p && p->is_object() && p->value("value", Json()).is_string()) {
     const std::string value = (*p)["value"].get<std::string>();
     const std::string from = fmt::format("{}={}", p->value("label", std::string("a GPU label")), excerpt(value, 48));
     const auto it = locations.find("deploy.gpu_product");
@@ -380,15 +388,17 @@ Status add_gpu(const CheckRequest& req, const Services& services, Report& report
       report.notes.push_back({"info",
                               fmt::format("no GPU to query; evaluating for the GPU the deploy file asks for: {} ({}), "
                                           "from {}",
-                                          (*facts["gpu"].find("name")).get<std::string>(), gpu_arch_label(Json{{"gpu", facts["gpu"]}}), from),
+                                          (*facts["gpu"].find("name")).get<std::string>(),
+                                          gpu_arch_label(Json{{"gpu", facts["gpu"]}}), from),
                               at});
       return Ok{};
     }
-    report.notes.push_back({"warning",
-                            fmt::format("the deploy file asks for GPU '{}' ({}), which is not in specprobe's table: pass "
-                                        "--gpu NAME",
-                                        excerpt(value, 48), p->value("label", std::string("a GPU label"))),
-                            at});
+    report.notes.push_back(
+        {"warning",
+         fmt::format("the deploy file asks for GPU '{}' ({}), which is not in specprobe's table: pass "
+                     "--gpu NAME",
+                     excerpt(value, 48), p->value("label", std::string("a GPU label"))),
+         at});
   }
   auto g = declared_gpu(kFallbackGpu);
   facts["gpu"] = *declared_gpu_facts(kFallbackGpu);
@@ -449,8 +459,8 @@ void add_stack_probes(const CheckRequest& req, const Services& services, const s
   if (fact_string(facts, "gpu.source").value_or("") == "driver")
     so.machine = fmt::format("{}|sm{}|{}|{}|driver {}|{} GPUs", fact_string(facts, "gpu.name").value_or("?"),
                              fact_int(facts, "gpu.sm").value_or(0), fact_string(facts, "gpu.uuid_hash").value_or(""),
-                             fact_string(facts, "gpu.pci_bus_id").value_or(""), fact_int(facts, "driver.version").value_or(0),
-                             fact_int(facts, "gpu.count").value_or(1));
+                             fact_string(facts, "gpu.pci_bus_id").value_or(""),
+                             fact_int(facts, "driver.version").value_or(0), fact_int(facts, "gpu.count").value_or(1));
   if (!python_executable.empty()) {  // the interpreter answered add_libs already
     so.python = python_executable;
     so.ask_interpreter = false;
@@ -460,11 +470,13 @@ void add_stack_probes(const CheckRequest& req, const Services& services, const s
   for (const auto& r : run.results) {
     report.probes.push_back(r);
     const std::string st = r.value("status", "error");
-    std::string msg = fmt::format("stack probe {} {}: {}", r.value("library", "?"),
-                                  r.value("version", Json()).is_string() ? r["version"].get<std::string>() : "(version unknown)", st);
+    std::string msg =
+        fmt::format("stack probe {} {}: {}", r.value("library", "?"),
+                    r.value("version", Json()).is_string() ? r["version"].get<std::string>() : "(version unknown)", st);
     if (!r.value("reason", "").empty()) msg += " (" + r["reason"].get<std::string>() + ")";
     if (r.value("error_text", Json()).is_string()) msg += ": `" + r["error_text"].get<std::string>() + "`";
-    if (r.value("cached", false)) msg += " (the answer of an earlier run with the same library build and GPU; --no-cache asks again)";
+    if (r.value("cached", false))
+      msg += " (the answer of an earlier run with the same library build and GPU; --no-cache asks again)";
     report.notes.push_back({st == "error" ? "warning" : "info", msg, {}});
   }
 }
@@ -517,11 +529,11 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
             if (!env || (v && (!best || *v > *best))) env = e;
           }
         if (!env) {
-          not_asked("no-environment", fmt::format("the deploy names no {} release and {} holds no {} environment: "
-                                                  "`specprobe engines install {}==VERSION` makes one (or state the "
-                                                  "release: an image tag, a pin, --lib {}=VERSION; or pass --python)",
-                                                  label, envs_dir.empty() ? "specprobe's cache" : envs_dir, label,
-                                                  engine, engine));
+          not_asked("no-environment",
+                    fmt::format("the deploy names no {} release and {} holds no {} environment: "
+                                "`specprobe engines install {}==VERSION` makes one (or state the "
+                                "release: an image tag, a pin, --lib {}=VERSION; or pass --python)",
+                                label, envs_dir.empty() ? "specprobe's cache" : envs_dir, label, engine, engine));
           return;
         }
         report.notes.push_back(
@@ -546,24 +558,27 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
                                                     deployed, made.error().message));
             return;
           }
-          report.notes.push_back({"info", fmt::format("engine check: made the environment {} ({})", made->name, made->dir), {}});
+          report.notes.push_back(
+              {"info", fmt::format("engine check: made the environment {} ({})", made->name, made->dir), {}});
           env = *made;
         }
         if (!env) {
-          not_asked("no-environment", fmt::format("the deploy runs {} {} and there is no environment for it in {}: `{}` "
-                                                  "makes one (or pass --install-engines)",
-                                                  label, deployed, envs_dir.empty() ? "specprobe's cache" : envs_dir, install_cmd));
+          not_asked("no-environment",
+                    fmt::format("the deploy runs {} {} and there is no environment for it in {}: `{}` "
+                                "makes one (or pass --install-engines)",
+                                label, deployed, envs_dir.empty() ? "specprobe's cache" : envs_dir, install_cmd));
           return;
         }
       }
       engine_python = env->python;
     } else {
-      engine_python = fs::is_directory(req.engine_env) ? (fs::path(req.engine_env) / "bin" / "python").string() : req.engine_env;
+      engine_python =
+          fs::is_directory(req.engine_env) ? (fs::path(req.engine_env) / "bin" / "python").string() : req.engine_env;
     }
     auto py = services.discover_python(engine_python);
     if (!py) {
-      not_asked("no-environment", fmt::format("the engine environment's interpreter {} cannot be asked: {}", engine_python,
-                                              py.error().message));
+      not_asked("no-environment", fmt::format("the engine environment's interpreter {} cannot be asked: {}",
+                                              engine_python, py.error().message));
       return;
     }
     engine_python = py->executable.empty() ? engine_python : py->executable;
@@ -580,10 +595,11 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
         if (l.key == engine) installed = l.version;
   }
   if (installed.empty()) {
-    not_asked("not-installed", fmt::format("{} is not installed in {}: install {}{} there (or in an environment of its "
-                                           "own: `specprobe engines install {}=={}`, then --engine-env auto), or pass --no-engine",
-                                           label, engine_python, engine, deployed.empty() ? "" : "==" + deployed, engine,
-                                           deployed.empty() ? "VERSION" : deployed));
+    not_asked("not-installed",
+              fmt::format("{} is not installed in {}: install {}{} there (or in an environment of its "
+                          "own: `specprobe engines install {}=={}`, then --engine-env auto), or pass --no-engine",
+                          label, engine_python, engine, deployed.empty() ? "" : "==" + deployed, engine,
+                          deployed.empty() ? "VERSION" : deployed));
     return;
   }
   ec["installed_version"] = installed;
@@ -599,7 +615,10 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
       return;
     }
     ec["deploy_version"] = deployed;
-    report.notes.push_back({"warning", fmt::format("engine check: {}: the engine's answers are for {} (--engine-mismatch ask)", said, installed), {}});
+    report.notes.push_back(
+        {"warning",
+         fmt::format("engine check: {}: the engine's answers are for {} (--engine-mismatch ask)", said, installed),
+         {}});
   }
   // The matrix cells the installed engine re-evaluates: every k for the plan's backend and KV dtype,
   // and every backend and KV dtype for the plan's k (one adapter run answers them all).
@@ -614,7 +633,8 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
     auto add = [&](int k, const std::string& b, const std::string& kv) {
       if (k < 1) return;
       const std::string backend = vllm_backends ? b : std::string();
-      if (ids.insert(engine_cell_id(k, backend, kv)).second) cells.push_back(probes::engine_cell(engine, k, backend, kv));
+      if (ids.insert(engine_cell_id(k, backend, kv)).second)
+        cells.push_back(probes::engine_cell(engine, k, backend, kv));
     };
     for (int k : axes.ks) add(k, b0, kv0);
     for (const auto& b : axes.backends)
@@ -629,7 +649,8 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
   // The adapter trusts absolute directories only (a relative one would resolve against its private
   // working directory).
   std::error_code abs_ec;
-  const std::string model_abs = model_dir.empty() ? model_dir : fs::absolute(model_dir, abs_ec).lexically_normal().string();
+  const std::string model_abs =
+      model_dir.empty() ? model_dir : fs::absolute(model_dir, abs_ec).lexically_normal().string();
   Json request = probes::engine_request(facts, abs_ec ? model_dir : model_abs, cells, unresolved);
   // Models named by Hub id: their resolved metadata (a local snapshot each), so the engine reads
   // them as it would after its own download.
@@ -680,13 +701,16 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
   r["name"] = "engine check " + engine;
   report.probes.push_back(r);
   const std::string outcome = record.value("status", "adapter-error");
-  const std::string version = record.value("version", Json()).is_string() ? record["version"].get<std::string>() : "(version unknown)";
+  const std::string version =
+      record.value("version", Json()).is_string() ? record["version"].get<std::string>() : "(version unknown)";
   std::string msg = fmt::format("engine check: {} {} says {}", label, version, outcome);
   const double took = record.value("duration_s", Json(0.0)).is_number() ? record["duration_s"].get<double>() : 0.0;
-  if (record.value("cached", false)) msg += fmt::format(" (answered from the cache in {:.3f} s)", took);
+  if (record.value("cached", false))
+    msg += fmt::format(" (answered from the cache in {:.3f} s)", took);
   else if (record.value("timing_s", Json()).is_object() && record["timing_s"].value("import", Json()).is_number())
-    msg += fmt::format(" ({:.1f} s: engine import {:.1f} s, plan {:.1f} s)", took, record["timing_s"]["import"].get<double>(),
-                       record["timing_s"].value("plan", Json(0.0)).is_number() ? record["timing_s"]["plan"].get<double>() : 0.0);
+    msg += fmt::format(
+        " ({:.1f} s: engine import {:.1f} s, plan {:.1f} s)", took, record["timing_s"]["import"].get<double>(),
+        record["timing_s"].value("plan", Json(0.0)).is_number() ? record["timing_s"]["plan"].get<double>() : 0.0);
   if (!cells.empty()) msg += fmt::format("; {} matrix cells asked", cells.size());
   if (!unresolved.empty()) {
     std::string list;
@@ -752,10 +776,12 @@ Status add_suppressions(const CheckRequest& req, const Services& services, Repor
     const std::string near = services.catalog->closest_id(e.id);
     const std::string msg =
         is_id_pattern(e.id)
-            ? fmt::format("'{}' matches no rule or advisory id (a pattern is an id prefix ending in one `*`: SP30*, "
-                          "SPA-VLLM-*)",
-                          excerpt(e.id))
-            : fmt::format("unknown rule id '{}'{}", excerpt(e.id), near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+            ? fmt::format(
+                  "'{}' matches no rule or advisory id (a pattern is an id prefix ending in one `*`: SP30*, "
+                  "SPA-VLLM-*)",
+                  excerpt(e.id))
+            : fmt::format("unknown rule id '{}'{}", excerpt(e.id),
+                          near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
     return e.source == "--ignore" ? usage_error("--ignore: " + msg) : input_error(msg, e.where);
   }
   apply_suppressions(report, *entries, services.today());

@@ -91,7 +91,8 @@ std::vector<std::string> selectable_format_names() {
 namespace {
 
 std::string server_header(const Report& r, size_t i, size_t n) {
-  return fmt::format("== server {} of {}: {}{} ==\n", i + 1, n, r.input_path, r.server.empty() ? "" : " (" + r.server + ")");
+  return fmt::format("== server {} of {}: {}{} ==\n", i + 1, n, r.input_path,
+                     r.server.empty() ? "" : " (" + r.server + ")");
 }
 
 std::string render_many(const std::string& format, const std::vector<Report>& reports, const RenderOptions& o) {

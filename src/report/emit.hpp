@@ -14,22 +14,22 @@
 namespace specprobe {
 
 struct RenderOptions {
-  bool color = false;        // text only, and only when its destination is a terminal
-  bool verbose = false;      // text: every fact and every rule's evaluation
-  bool quiet = false;        // text: failures and the summary line only
+  bool color = false;           // text only, and only when its destination is a terminal
+  bool verbose = false;         // text: every fact and every rule's evaluation
+  bool quiet = false;           // text: failures and the summary line only
   bool explain_memory = false;  // text: the memory model's breakdown (--explain-memory)
-  int width = 0;             // text: wrap at this many columns (0: none; the CLI: the terminal's, else 100)
-  PathBase paths;            // SARIF / GitHub: input paths are made relative to paths.root
-  std::string sarif_category;  // SARIF automationDetails category (--sarif-category)
+  int width = 0;                // text: wrap at this many columns (0: none; the CLI: the terminal's, else 100)
+  PathBase paths;               // SARIF / GitHub: input paths are made relative to paths.root
+  std::string sarif_category;   // SARIF automationDetails category (--sarif-category)
   // JSON: list every result (true), or only those that are not passed or not applicable (false:
   // --results failing, the default for several files; the counts stay whole). Issue 49.
   bool all_results = true;
 };
 
 struct ReportFormat {
-  std::string_view name;      // "text", "json", "sarif", "junit", "github", "github-summary"
-  std::string_view what;      // for help text
-  bool selectable;            // may be named with --format
+  std::string_view name;  // "text", "json", "sarif", "junit", "github", "github-summary"
+  std::string_view what;  // for help text
+  bool selectable;        // may be named with --format
   std::string (*render)(const Report&, const RenderOptions&);
 };
 

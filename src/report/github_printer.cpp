@@ -11,9 +11,12 @@ namespace {
 
 std::string_view command_of(Severity s) {
   switch (s) {
-    case Severity::error: return "error";
-    case Severity::warning: return "warning";
-    case Severity::info: return "notice";
+    case Severity::error:
+      return "error";
+    case Severity::warning:
+      return "warning";
+    case Severity::info:
+      return "notice";
   }
   return "warning";
 }
@@ -30,12 +33,18 @@ std::string where(const SourceLocation& l, const PathBase& paths) {
 std::string md_text(std::string_view s, bool in_cell = false) {
   std::string out;
   for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (in_cell && c == '|') out += "\\|";
-    else if (in_cell && c == '\n') out += "<br>";
-    else if (!in_cell || c != '\r') out += c;
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else if (in_cell && c == '|')
+      out += "\\|";
+    else if (in_cell && c == '\n')
+      out += "<br>";
+    else if (!in_cell || c != '\r')
+      out += c;
   }
   return out;
 }
@@ -68,10 +77,14 @@ std::string annotation(const RuleResult& r, const PathBase& paths) {
 std::string github_escape_data(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (c == '%') out += "%25";
-    else if (c == '\r') out += "%0D";
-    else if (c == '\n') out += "%0A";
-    else out += c;
+    if (c == '%')
+      out += "%25";
+    else if (c == '\r')
+      out += "%0D";
+    else if (c == '\n')
+      out += "%0A";
+    else
+      out += c;
   }
   return out;
 }
@@ -79,12 +92,18 @@ std::string github_escape_data(std::string_view s) {
 std::string github_escape_property(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (c == '%') out += "%25";
-    else if (c == '\r') out += "%0D";
-    else if (c == '\n') out += "%0A";
-    else if (c == ':') out += "%3A";
-    else if (c == ',') out += "%2C";
-    else out += c;
+    if (c == '%')
+      out += "%25";
+    else if (c == '\r')
+      out += "%0D";
+    else if (c == '\n')
+      out += "%0A";
+    else if (c == ':')
+      out += "%3A";
+    else if (c == ',')
+      out += "%2C";
+    else
+      out += c;
   }
   return out;
 }
@@ -103,7 +122,8 @@ GithubOutput render_github(const Report& report, const PathBase& paths) {
             i_info = static_cast<int>(Severity::info);
   const bool overflow_above = per_level[i_err] > kGithubAnnotationCap || per_level[i_warn] > kGithubAnnotationCap;
   // The cap notice is itself a notice: it takes one of the ten slots when anything is left out.
-  const int notice_slots = (overflow_above || per_level[i_info] > kGithubAnnotationCap) ? kGithubAnnotationCap - 1 : kGithubAnnotationCap;
+  const int notice_slots =
+      (overflow_above || per_level[i_info] > kGithubAnnotationCap) ? kGithubAnnotationCap - 1 : kGithubAnnotationCap;
   const int cap[3] = {notice_slots, kGithubAnnotationCap, kGithubAnnotationCap};
   int shown[3] = {0, 0, 0};
   int left_out = 0;
@@ -118,24 +138,26 @@ GithubOutput render_github(const Report& report, const PathBase& paths) {
   }
   if (left_out > 0)
     out.commands += fmt::format("::notice title={}::{}\n", github_escape_property("specprobe"),
-                                github_escape_data(fmt::format("{} more finding{} not annotated (GitHub shows {} per level); see the job summary",
-                                                               left_out, left_out == 1 ? "" : "s", kGithubAnnotationCap)));
+                                github_escape_data(fmt::format(
+                                    "{} more finding{} not annotated (GitHub shows {} per level); see the job summary",
+                                    left_out, left_out == 1 ? "" : "s", kGithubAnnotationCap)));
 
   // Job summary.
   std::string& md = out.summary_markdown;
   const std::string gpu = fact_string(report.facts, "gpu.name").value_or("unknown GPU");
   md += fmt::format("### specprobe: `{}` on {} — **{}**\n\n",
-                    report.input_path.empty() ? "-" : root_relative(report.input_path, paths), md_text(gpu), report.verdict);
+                    report.input_path.empty() ? "-" : root_relative(report.input_path, paths), md_text(gpu),
+                    report.verdict);
   md += fmt::format("{}: {}; fail-on {}\n\n", evaluated_count(report), findings_line(count_findings(report)),
                     report.fail_on);
   if (!findings.empty()) {
     md += "| Severity | Rule | Location | Finding | Fix |\n|---|---|---|---|---|\n";
     for (const auto* f : findings)
-      md += fmt::format("| {} | {} {} | {} | {} | {} |\n",
-                        at_risk(*f) ? "at risk (" + md_text(f->condition, true) + ")" : std::string(to_string(f->severity)),
-                        f->id, cell(f->slug),
-                        cell(f->location.known() ? where(f->location, paths) : "-"), cell(f->message),
-                        cell(f->remediation));
+      md += fmt::format(
+          "| {} | {} {} | {} | {} | {} |\n",
+          at_risk(*f) ? "at risk (" + md_text(f->condition, true) + ")" : std::string(to_string(f->severity)), f->id,
+          cell(f->slug), cell(f->location.known() ? where(f->location, paths) : "-"), cell(f->message),
+          cell(f->remediation));
     md += "\n";
   }
   auto section = [&](const std::string& title, auto pred, auto row) {
@@ -149,15 +171,18 @@ GithubOutput render_github(const Report& report, const PathBase& paths) {
     if (n == 0) return;
     md += fmt::format("<details><summary>{} ({})</summary>\n\n{}\n</details>\n\n", title, n, rows);
   };
-  section("Suppressed", [](const RuleResult& r) { return r.suppressed.has_value(); },
-          [](const RuleResult& r) {
-            return fmt::format("- {} {}: {} — {} ({})\n", r.id, r.slug, md_text(r.message), md_text(r.suppressed->reason),
-                               md_text(r.suppressed->source));
-          });
-  section("Could not check", [](const RuleResult& r) { return r.status == ResultStatus::error; },
-          [](const RuleResult& r) { return fmt::format("- {} {}: {}\n", r.id, r.slug, md_text(r.message)); });
-  section("Skipped (not applicable)", [](const RuleResult& r) { return r.status == ResultStatus::skip; },
-          [](const RuleResult& r) { return fmt::format("- {} {}: {}\n", r.id, r.slug, md_text(r.message)); });
+  section(
+      "Suppressed", [](const RuleResult& r) { return r.suppressed.has_value(); },
+      [](const RuleResult& r) {
+        return fmt::format("- {} {}: {} — {} ({})\n", r.id, r.slug, md_text(r.message), md_text(r.suppressed->reason),
+                           md_text(r.suppressed->source));
+      });
+  section(
+      "Could not check", [](const RuleResult& r) { return r.status == ResultStatus::error; },
+      [](const RuleResult& r) { return fmt::format("- {} {}: {}\n", r.id, r.slug, md_text(r.message)); });
+  section(
+      "Skipped (not applicable)", [](const RuleResult& r) { return r.status == ResultStatus::skip; },
+      [](const RuleResult& r) { return fmt::format("- {} {}: {}\n", r.id, r.slug, md_text(r.message)); });
   if (report.matrix) {
     const SupportMatrix& m = *report.matrix;
     md += fmt::format("Support matrix for {} / kv cache {}: working k {}; largest {}.\n",
@@ -168,7 +193,8 @@ GithubOutput render_github(const Report& report, const PathBase& paths) {
     if (!m.alternative_backends.empty())
       md += fmt::format("The requested k works with backend {}.\n", display_value(Json(m.alternative_backends)));
     if (!m.alternative_kv_cache_dtypes.empty())
-      md += fmt::format("The requested k works with kv cache dtype {}.\n", display_value(Json(m.alternative_kv_cache_dtypes)));
+      md += fmt::format("The requested k works with kv cache dtype {}.\n",
+                        display_value(Json(m.alternative_kv_cache_dtypes)));
     md += "\n";
   }
   return out;

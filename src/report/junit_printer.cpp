@@ -20,17 +20,35 @@ std::string xml_escape(std::string_view s, bool attribute = true) {
   for (char ch : s) {
     const unsigned char c = static_cast<unsigned char>(ch);
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      case '\n': out += attribute ? "&#10;" : "\n"; break;
-      case '\r': out += "&#13;"; break;
-      case '\t': out += attribute ? "&#9;" : "\t"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      case '\n':
+        out += attribute ? "&#10;" : "\n";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
+      case '\t':
+        out += attribute ? "&#9;" : "\t";
+        break;
       default:
-        if (c < 0x20) out += "\xEF\xBF\xBD";
-        else out += ch;
+        if (c < 0x20)
+          out += "\xEF\xBF\xBD";
+        else
+          out += ch;
     }
   }
   return out;
@@ -47,11 +65,14 @@ std::string finding_line(const RuleResult& r) {
 
 std::string details(const RuleResult& r) {
   std::string s;
-  if (!r.location.str().empty()) s += fmt::format("location: {}{}\n", r.location.str(), r.location_fact.empty() ? "" : " (" + r.location_fact + ")");
+  if (!r.location.str().empty())
+    s += fmt::format("location: {}{}\n", r.location.str(), r.location_fact.empty() ? "" : " (" + r.location_fact + ")");
   s += fmt::format("stage: {}\n", to_string(r.stage));
   if (!r.remediation.empty()) s += fmt::format("fix: {}\n", r.remediation);
-  if (!r.params.empty()) s += fmt::format("params: {}\n", r.params.dump(-1, ' ', false, Json::error_handler_t::replace));
-  if (!r.evidence.empty()) s += fmt::format("evidence: {}\n", r.evidence.dump(-1, ' ', false, Json::error_handler_t::replace));
+  if (!r.params.empty())
+    s += fmt::format("params: {}\n", r.params.dump(-1, ' ', false, Json::error_handler_t::replace));
+  if (!r.evidence.empty())
+    s += fmt::format("evidence: {}\n", r.evidence.dump(-1, ' ', false, Json::error_handler_t::replace));
   for (const auto& ref : r.references) s += fmt::format("reference: {}\n", ref);
   if (r.suppressed) s += fmt::format("suppressed: {} ({})\n", r.suppressed->reason, r.suppressed->source);
   return s;
@@ -65,9 +86,12 @@ Counts count(const Report& r) {
   Counts c;
   for (const auto& res : r.results) {
     ++c.tests;
-    if (fails_gate(res, r.fail_on)) ++c.failures;
-    else if (res.status == ResultStatus::error) ++c.errors;
-    else if (res.status == ResultStatus::skip || (res.status == ResultStatus::fail && res.suppressed)) ++c.skipped;
+    if (fails_gate(res, r.fail_on))
+      ++c.failures;
+    else if (res.status == ResultStatus::error)
+      ++c.errors;
+    else if (res.status == ResultStatus::skip || (res.status == ResultStatus::fail && res.suppressed))
+      ++c.skipped;
   }
   // An unknown verdict is a test case of its own, in error: a widget must not be green while the
   // job is red (exit 4). Issue 51.
@@ -84,7 +108,8 @@ std::string unknown_verdict_case(const Report& r, const std::string& gpu, const 
   for (const auto& m : r.missing) {
     std::string by;
     for (const auto& n : m.needed_by) by += (by.empty() ? "" : ", ") + n;
-    what += fmt::format("{}{} (needed by {}): {}", what.empty() ? "" : "; ", m.fact, by.empty() ? "the plan" : by, m.supply);
+    what += fmt::format("{}{} (needed by {}): {}", what.empty() ? "" : "; ", m.fact, by.empty() ? "the plan" : by,
+                        m.supply);
   }
   const std::string message = what.empty() ? "verdict unknown: the plan could not be decided"
                                            : "verdict unknown: could not decide without: " + what;
@@ -119,7 +144,8 @@ void suite(std::string& out, const Report& r, int id) {
   prop("specprobe_version", kToolVersion);
   out += "    </properties>\n";
   for (const auto& res : r.results) {
-    out += fmt::format("    <testcase name=\"{}\" classname=\"{}\" file=\"{}\"", xml_escape(fmt::format("{} {} [{}]", res.id, res.slug, gpu)),
+    out += fmt::format("    <testcase name=\"{}\" classname=\"{}\" file=\"{}\"",
+                       xml_escape(fmt::format("{} {} [{}]", res.id, res.slug, gpu)),
                        xml_escape("specprobe." + (res.category.empty() ? std::string("general") : res.category)),
                        xml_escape(res.location.known() ? res.location.file : config));
     if (res.location.known() && res.location.line > 0) out += fmt::format(" line=\"{}\"", res.location.line);
@@ -135,7 +161,8 @@ void suite(std::string& out, const Report& r, int id) {
         out += "/>\n";
         continue;
       case ResultStatus::skip:
-        out += fmt::format(">\n      <skipped message=\"{}\"/>\n", xml_escape(res.message.empty() ? "not applicable" : res.message));
+        out += fmt::format(">\n      <skipped message=\"{}\"/>\n",
+                           xml_escape(res.message.empty() ? "not applicable" : res.message));
         break;
       case ResultStatus::error:
         out += fmt::format(">\n      <error message=\"{}\" type=\"could-not-determine\">{}</error>\n",
@@ -144,8 +171,9 @@ void suite(std::string& out, const Report& r, int id) {
         break;
       case ResultStatus::fail:
         if (res.suppressed) {
-          out += fmt::format(">\n      <skipped message=\"{}\"/>\n",
-                             xml_escape(fmt::format("suppressed: {} ({})", res.suppressed->reason, res.suppressed->source)));
+          out += fmt::format(
+              ">\n      <skipped message=\"{}\"/>\n",
+              xml_escape(fmt::format("suppressed: {} ({})", res.suppressed->reason, res.suppressed->source)));
         } else {
           out += fmt::format(">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml_escape(res.message),
                              to_string(res.severity), xml_text(finding_line(res)));
@@ -173,8 +201,9 @@ std::string reports_to_junit(const std::vector<Report>& reports) {
     ms += r.duration_ms;
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"specprobe\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-                     total.tests, total.failures, total.errors, total.skipped, ms / 1000.0);
+  out += fmt::format(
+      "<testsuites name=\"specprobe\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
+      total.tests, total.failures, total.errors, total.skipped, ms / 1000.0);
   int id = 0;
   for (const auto& r : reports) suite(out, r, id++);
   out += "</testsuites>\n";

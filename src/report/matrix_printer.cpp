@@ -31,11 +31,16 @@ Json max_k_by_backend(const Report& r) {
 
 std::string matrix_cell_token(const MatrixCell& c) {
   std::string t;
-  if (c.verdict == "fails") t = "x";
-  else if (c.verdict == "unknown") t = "?";
-  else if (c.verdict == "at-risk") t = "ok!";
-  else if (c.indexer == "flattened") t = "flat";
-  else t = c.warnings.empty() ? "ok" : "ok*";
+  if (c.verdict == "fails")
+    t = "x";
+  else if (c.verdict == "unknown")
+    t = "?";
+  else if (c.verdict == "at-risk")
+    t = "ok!";
+  else if (c.indexer == "flattened")
+    t = "flat";
+  else
+    t = c.warnings.empty() ? "ok" : "ok*";
   // How it is known beyond the rules (MatrixCell::known_by): P probed, S stack, E engine.
   for (const auto& [kind, mark] : {std::pair{"probe", "P"}, std::pair{"stack", "S"}, std::pair{"engine", "E"}})
     if (std::find(c.known_by.begin(), c.known_by.end(), kind) != c.known_by.end()) t += mark;
@@ -97,8 +102,9 @@ std::string render_matrix_table(const std::vector<std::string>& gpus, const std:
       continue;
     }
     const SupportMatrix& m = *r.matrix;
-    out += fmt::format("; largest working k with {} / {}: {}\n", fact_string(r.facts, "attention.selected").value_or("-"),
-                       requested_kv(r), m.max_working_k ? std::to_string(*m.max_working_k) : "none");
+    out +=
+        fmt::format("; largest working k with {} / {}: {}\n", fact_string(r.facts, "attention.selected").value_or("-"),
+                    requested_kv(r), m.max_working_k ? std::to_string(*m.max_working_k) : "none");
     out += render_matrix_rows(m, fact_string(r.facts, "attention.selected").value_or("-"));
   }
   return out;

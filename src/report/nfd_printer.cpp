@@ -26,7 +26,8 @@ bool dns_subdomain(std::string_view s) {
     const std::string_view label = s.substr(start, dot - start);
     if (label.empty() || label.size() > 63 || !alnum(label.front()) || !alnum(label.back())) return false;
     for (char c : label)
-      if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-')) return false;
+      if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-'))
+        return false;
     start = dot + 1;
   }
   return true;
@@ -38,8 +39,10 @@ std::string nfd_label_segment(std::string_view s, size_t max) {
   std::string out;
   for (unsigned char c : s) {
     const char l = static_cast<char>(std::tolower(c));
-    if (std::isalnum(c) || c == '.' || c == '_' || c == '-') out += l;
-    else if (!out.empty() && out.back() != '-') out += '-';
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '-')
+      out += l;
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
   }
   if (out.size() > max) out.resize(max);
   while (!out.empty() && !alnum(out.back())) out.pop_back();
@@ -56,9 +59,11 @@ std::string nfd_label_problem(std::string_view key) {
     return fmt::format("the prefix '{}' is not a DNS subdomain", prefix);
   if (name.empty()) return "the name is empty";
   if (name.size() > 63) return fmt::format("the name has {} characters (at most 63)", name.size());
-  if (!alnum(name.front()) || !alnum(name.back())) return fmt::format("the name '{}' must begin and end with a letter or digit", name);
+  if (!alnum(name.front()) || !alnum(name.back()))
+    return fmt::format("the name '{}' must begin and end with a letter or digit", name);
   for (char c : name)
-    if (!(alnum(c) || c == '.' || c == '_' || c == '-')) return fmt::format("the name '{}' has the character '{}'", name, c);
+    if (!(alnum(c) || c == '.' || c == '_' || c == '-'))
+      return fmt::format("the name '{}' has the character '{}'", name, c);
   return {};
 }
 
@@ -73,8 +78,8 @@ Expected<NfdOutput> render_nfd(const Report& report, const NfdOptions& options) 
   std::string& out = result.text;
   // The directive comes first: it governs the lines after it.
   if (!options.expiry.empty()) out += fmt::format("# +expiry-time={}\n", options.expiry);
-  out += fmt::format("# specprobe {} feature file: largest num_speculative_tokens that passes every rule{}\n", kToolVersion,
-                     options.include_warnings ? " (warnings allowed)" : " with no warning");
+  out += fmt::format("# specprobe {} feature file: largest num_speculative_tokens that passes every rule{}\n",
+                     kToolVersion, options.include_warnings ? " (warnings allowed)" : " with no warning");
   out += fmt::format("# gpu: {}; engine: {}; kv cache dtype: {}; config: {}\n", gpu, report.engine, kv,
                      report.input_path.empty() ? "-" : report.input_path);
   if (!report.matrix) {
@@ -88,11 +93,11 @@ Expected<NfdOutput> render_nfd(const Report& report, const NfdOptions& options) 
   int best = -1;
   std::vector<std::pair<std::string, int>> rows;
   for (const auto& b : m.backends) {
-    const std::string backend =
-        b.empty() ? fact_string(report.facts, "attention.selected").value_or("default") : b;
+    const std::string backend = b.empty() ? fact_string(report.facts, "attention.selected").value_or("default") : b;
     int max_k = -1;
     for (const auto& c : m.cells)
-      if (c.backend == b && c.kv_cache_dtype == kv && c.verdict == "works" && (options.include_warnings || c.warnings.empty()))
+      if (c.backend == b && c.kv_cache_dtype == kv && c.verdict == "works" &&
+          (options.include_warnings || c.warnings.empty()))
         max_k = std::max(max_k, c.k);
     rows.emplace_back(backend, max_k);
     best = std::max(best, max_k);
@@ -102,13 +107,16 @@ Expected<NfdOutput> render_nfd(const Report& report, const NfdOptions& options) 
   const size_t room = 63 - kSuffix - 1 - std::min<size_t>(backend_len, 24);
   const std::string model_seg = nfd_label_segment(model, room);
   if (model_seg.empty())
-    return input_error(fmt::format("the model name '{}' has no letter or digit to make an NFD label of (give --model-name)", model));
+    return input_error(
+        fmt::format("the model name '{}' has no letter or digit to make an NFD label of (give --model-name)", model));
   std::string folded = model;
-  std::transform(folded.begin(), folded.end(), folded.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(folded.begin(), folded.end(), folded.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (folded != model_seg) {
-    result.notes.push_back(fmt::format("the model name '{}' is written as '{}' in the labels (Kubernetes label names: at most 63 "
-                                       "characters of [A-Za-z0-9._-], a letter or digit at both ends)",
-                                       model, model_seg));
+    result.notes.push_back(
+        fmt::format("the model name '{}' is written as '{}' in the labels (Kubernetes label names: at most 63 "
+                    "characters of [A-Za-z0-9._-], a letter or digit at both ends)",
+                    model, model_seg));
     out += "# note: " + result.notes.back() + "\n";
   }
   auto label = [&](const std::string& name, int value) -> Status {

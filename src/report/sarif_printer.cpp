@@ -32,9 +32,12 @@ std::string truncate(std::string s, size_t max) {
 
 std::string_view sarif_level(Severity s) {
   switch (s) {
-    case Severity::error: return "error";
-    case Severity::warning: return "warning";
-    case Severity::info: return "note";
+    case Severity::error:
+      return "error";
+    case Severity::warning:
+      return "warning";
+    case Severity::info:
+      return "note";
   }
   return "warning";
 }
@@ -75,9 +78,10 @@ Json region_of(const SourceLocation& l) {
 // point at), a logical location naming the option's column on that line.
 Json location_of(const SourceLocation& l, const PathBase& paths) {
   if (l.file == kCommandLineInput) {
-    Json loc = {{"logicalLocations", Json::array({{{"name", "command line"},
-                                                   {"fullyQualifiedName", fmt::format("command line, column {}", std::max(l.column, 1))},
-                                                   {"kind", "parameter"}}})}};
+    Json loc = {{"logicalLocations",
+                 Json::array({{{"name", "command line"},
+                               {"fullyQualifiedName", fmt::format("command line, column {}", std::max(l.column, 1))},
+                               {"kind", "parameter"}}})}};
     loc["message"] = {{"text", "given on specprobe's command line after `--`: there is no file to point at"}};
     return loc;
   }
@@ -105,9 +109,10 @@ Json rule_descriptor(const Rule& r) {
   d["helpUri"] = fmt::format("{}/{}.md", kRuleDocsUrl, r.id);
   d["defaultConfiguration"] = {{"level", sarif_level(r.severity)}};
   Json tags = Json::array({r.category, std::string(to_string(r.stage))});
-  d["properties"] = {{"tags", tags},
-                     {"precision", "high"},
-                     {"problem.severity", r.severity == Severity::info ? "recommendation" : std::string(to_string(r.severity))}};
+  d["properties"] = {
+      {"tags", tags},
+      {"precision", "high"},
+      {"problem.severity", r.severity == Severity::info ? "recommendation" : std::string(to_string(r.severity))}};
   if (r.deprecated) d["properties"]["deprecated"] = true;
   return d;
 }
@@ -129,10 +134,11 @@ Json advisory_descriptor(const Advisory& a) {
   d["help"] = {{"text", text}, {"markdown", text}};
   d["helpUri"] = a.primary_url();
   d["defaultConfiguration"] = {{"level", sarif_level(a.severity)}};
-  d["properties"] = {{"tags", Json::array({"advisory", std::string(to_string(a.stage))})},
-                     {"precision", "medium"},
-                     {"problem.severity", a.severity == Severity::info ? "recommendation" : std::string(to_string(a.severity))},
-                     {"published", a.published}};
+  d["properties"] = {
+      {"tags", Json::array({"advisory", std::string(to_string(a.stage))})},
+      {"precision", "medium"},
+      {"problem.severity", a.severity == Severity::info ? "recommendation" : std::string(to_string(a.severity))},
+      {"published", a.published}};
   return d;
 }
 
@@ -158,8 +164,10 @@ std::string gpu_slug(const Report& report) {
   std::string out;
   for (unsigned char c : lower) {
     const bool keep = std::isalnum(c) || c == '_' || c == '.';
-    if (keep) out += static_cast<char>(c);
-    else if (!out.empty() && out.back() != '-') out += '-';
+    if (keep)
+      out += static_cast<char>(c);
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out.empty() ? "unknown-gpu" : out;
@@ -226,7 +234,7 @@ struct RunParts {
 std::string file_prefix(const Report& r, const PathBase& paths, size_t n) {
   if (n < 2) return {};
   std::string config = r.input_path.empty() || r.input_path == kCommandLineInput ? std::string("command line")
-                                                                                  : root_relative(r.input_path, paths);
+                                                                                 : root_relative(r.input_path, paths);
   if (!r.server.empty()) config += " (" + r.server + ")";
   return config + ": ";
 }
@@ -249,8 +257,8 @@ void add_report(RunParts& parts, const Report& report, const SarifOptions& optio
       continue;
     }
     if (res.status == ResultStatus::error) {
-      parts.exec_notes.push_back(
-          notification("warning", fmt::format("{}{} could not be checked: {}", prefix, res.id, res.message), res.id, index));
+      parts.exec_notes.push_back(notification(
+          "warning", fmt::format("{}{} could not be checked: {}", prefix, res.id, res.message), res.id, index));
       continue;
     }
     if (res.status != ResultStatus::fail) continue;
@@ -260,7 +268,8 @@ void add_report(RunParts& parts, const Report& report, const SarifOptions& optio
     // At risk (a conditional error) is a warning in code scanning: it fails no gate by default.
     x["level"] = sarif_level(at_risk(res) ? Severity::warning : res.severity);
     // GitHub shows the first sentence when space is short: the message comes first.
-    x["message"] = {{"text", res.remediation.empty() ? res.message : fmt::format("{}\nfix: {}", res.message, res.remediation)}};
+    x["message"] = {
+        {"text", res.remediation.empty() ? res.message : fmt::format("{}\nfix: {}", res.message, res.remediation)}};
     x["locations"] = Json::array({location_of(res.location.known() ? res.location : file_start, options.paths)});
     // Not the line: the alert is the same while the option moves about in the file.
     const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}", res.id, res.location_fact, config, gpu);
@@ -305,7 +314,8 @@ void add_report(RunParts& parts, const Report& report, const SarifOptions& optio
       unknown_result(m.fact, fmt::format("verdict unknown: {} is not known (needed by {})\nsupply it: {}", m.fact,
                                          by.empty() ? "the plan" : by, m.supply));
     }
-    if (report.missing.empty()) unknown_result("", "verdict unknown: the plan could not be decided (see the report's notes)");
+    if (report.missing.empty())
+      unknown_result("", "verdict unknown: the plan could not be decided (see the report's notes)");
   }
 
   for (const auto& note : report.notes) {
@@ -315,20 +325,24 @@ void add_report(RunParts& parts, const Report& report, const SarifOptions& optio
   }
 
   // Per file: what the JSON report says about the plan as a whole.
-  Json one = {{"config", report.input_path.empty() ? Json(nullptr) : Json(root_relative(report.input_path, options.paths))},
-              {"verdict", report.verdict},
-              {"exitCode", report.exit_code},
-              {"engine", report.engine},
-              {"inputForm", report.input_form},
-              {"gpu", gpu},
-              {"durationMs", report.duration_ms}};
+  Json one = {
+      {"config", report.input_path.empty() ? Json(nullptr) : Json(root_relative(report.input_path, options.paths))},
+      {"verdict", report.verdict},
+      {"exitCode", report.exit_code},
+      {"engine", report.engine},
+      {"inputForm", report.input_form},
+      {"gpu", gpu},
+      {"durationMs", report.duration_ms}};
   if (!report.server.empty()) one["server"] = report.server;
   // The support matrix as the JSON report has it, less the findings' ids: each cell's value and
   // how it is known (MatrixCell::known_by), so a SARIF consumer sees the same answer and evidence.
   if (report.matrix) {
     Json cells = Json::array();
     for (const auto& c : report.matrix->cells) {
-      cells.push_back({{"k", c.k}, {"backend", c.backend}, {"kvCacheDtype", c.kv_cache_dtype}, {"verdict", c.verdict},
+      cells.push_back({{"k", c.k},
+                       {"backend", c.backend},
+                       {"kvCacheDtype", c.kv_cache_dtype},
+                       {"verdict", c.verdict},
                        {"knownBy", c.known_by}});
       if (!c.evidence.empty()) cells.back()["evidence"] = c.evidence;
       if (!c.undecided.empty()) cells.back()["undecided"] = c.undecided;
@@ -348,7 +362,8 @@ void add_report(RunParts& parts, const Report& report, const SarifOptions& optio
 
 }  // namespace
 
-Json reports_to_sarif(const std::vector<Report>& reports, const std::vector<Rule>& catalog, const SarifOptions& options) {
+Json reports_to_sarif(const std::vector<Report>& reports, const std::vector<Rule>& catalog,
+                      const SarifOptions& options) {
   // tool.driver.rules holds the descriptors of the rules and advisories this run has a result for
   // (in catalog order), not the whole catalog: SARIF asks for the rules the results refer to, and
   // every built-in rule and advisory made each report about 1.1 MB (331 descriptors for 8 results)
@@ -388,7 +403,8 @@ Json reports_to_sarif(const std::vector<Report>& reports, const std::vector<Rule
   std::string cmdline;
   for (const auto& a : first.argv) cmdline += (cmdline.empty() ? "" : " ") + a;
   if (!cmdline.empty()) invocation["commandLine"] = cmdline;
-  if (first.argv.size() > 1) invocation["arguments"] = std::vector<std::string>(first.argv.begin() + 1, first.argv.end());
+  if (first.argv.size() > 1)
+    invocation["arguments"] = std::vector<std::string>(first.argv.begin() + 1, first.argv.end());
   invocation["exitCode"] = worst;
   if (!options.paths.root.empty()) invocation["workingDirectory"] = {{"uri", file_uri_of_dir(options.paths.root)}};
   invocation["toolExecutionNotifications"] = std::move(parts.exec_notes);
@@ -407,8 +423,10 @@ Json reports_to_sarif(const std::vector<Report>& reports, const std::vector<Rule
                    {"rules", rules}}}};
   run["automationDetails"] = {{"id", sarif_automation_id(reports, options.category)}};
   if (!options.paths.root.empty())
-    run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", file_uri_of_dir(options.paths.root)},
-                                                {"description", {{"text", "the repository root: result paths are relative to it"}}}}}};
+    run["originalUriBaseIds"] = {
+        {"%SRCROOT%",
+         {{"uri", file_uri_of_dir(options.paths.root)},
+          {"description", {{"text", "the repository root: result paths are relative to it"}}}}}};
   run["invocations"] = Json::array({invocation});
   run["results"] = std::move(parts.results);
   run["properties"] = {{"gitSha", kGitSha}, {"reports", std::move(parts.reports)}};

@@ -27,8 +27,8 @@
 namespace specprobe {
 
 struct Advisory {
-  std::string id;         // SPA-VLLM-37754
-  std::string summary;    // one line
+  std::string id;       // SPA-VLLM-37754
+  std::string summary;  // one line
   std::string details;
   std::string published;  // YYYY-MM-DD the primary report was opened
   std::string engine;     // vllm | sglang | any
@@ -40,7 +40,7 @@ struct Advisory {
   Stage stage = Stage::config;
   Severity severity = Severity::error;
   Certainty certainty = Certainty::deterministic;
-  std::string condition_text;  // when conditional: the condition, in words
+  std::string condition_text;                  // when conditional: the condition, in words
   std::map<std::string, std::string> upgrade;  // package -> first fixed release
   std::string fix_config;                      // a working alternative configuration
   struct Reference {
@@ -58,9 +58,7 @@ struct Advisory {
 };
 
 // How surely it bites: a failure that needs some request content is conditional on it.
-inline Certainty certainty_of(const Advisory& a) {
-  return a.request_dependent ? Certainty::conditional : a.certainty;
-}
+inline Certainty certainty_of(const Advisory& a) { return a.request_dependent ? Certainty::conditional : a.certainty; }
 
 // Parses one advisory file; errors (input) name FILE and the field.
 Expected<Advisory> parse_advisory(std::string_view text, const std::string& file);
@@ -88,7 +86,6 @@ ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* sev
 
 // The full result, as evaluate_rule gives for rules.
 RuleResult evaluate_advisory(const Advisory& a, const Json& facts,
-                             const std::map<std::string, SourceLocation>& locations,
-                             const std::string& default_file);
+                             const std::map<std::string, SourceLocation>& locations, const std::string& default_file);
 
 }  // namespace specprobe

@@ -30,7 +30,7 @@ struct RuleResult {
   ResultStatus status = ResultStatus::pass;
   Severity severity = Severity::error;
   Stage stage = Stage::config;
-  std::string message;        // rendered; empty unless fail/skip/error
+  std::string message;  // rendered; empty unless fail/skip/error
   Json params = Json::object();
   std::string remediation;
   Json evidence = Json::object();  // the facts the rule read, with their values

@@ -45,7 +45,9 @@ std::vector<std::string> runtimes(const Json& list) {
   return out;
 }
 
-bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 // Every file under DIR: path -> (size, mtime, is symlink).
 std::map<std::string, std::tuple<uintmax_t, fs::file_time_type, bool>> snapshot_tree(const fs::path& dir) {
@@ -62,10 +64,10 @@ std::map<std::string, std::tuple<uintmax_t, fs::file_time_type, bool>> snapshot_
 
 TEST_CASE("safetensors: every dtype of the format has its bit width", "[checkpoint][safetensors]") {
   const std::map<std::string, int> expect = {
-      {"BOOL", 8},  {"F4", 4},   {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"U8", 8},   {"I8", 8},   {"F8_E5M2", 8},
-      {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"I16", 16}, {"U16", 16},
-      {"F16", 16},  {"BF16", 16}, {"I32", 32}, {"U32", 32}, {"F32", 32}, {"C64", 64},  {"F64", 64},
-      {"I64", 64},  {"U64", 64}};
+      {"BOOL", 8},    {"F4", 4},      {"F6_E2M3", 6}, {"F6_E3M2", 6},     {"U8", 8},          {"I8", 8},
+      {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"I16", 16},
+      {"U16", 16},    {"F16", 16},    {"BF16", 16},   {"I32", 32},        {"U32", 32},        {"F32", 32},
+      {"C64", 64},    {"F64", 64},    {"I64", 64},    {"U64", 64}};
   for (const auto& [d, b] : expect) CHECK(dtype_bits(d) == b);
   CHECK_FALSE(dtype_bits("F128"));
   CHECK_FALSE(dtype_bits("bf16"));
@@ -74,8 +76,9 @@ TEST_CASE("safetensors: every dtype of the format has its bit width", "[checkpoi
 TEST_CASE("safetensors: a written header reads back", "[checkpoint][safetensors]") {
   TempDir t;
   std::vector<T> ts;
-  for (const auto& d : {"BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ",
-                        "F8_E5M2FNUZ", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64", "F64", "I64", "U64"})
+  for (const auto& d : {"BOOL",    "F4",          "F6_E2M3",     "F6_E3M2", "U8",  "I8",  "F8_E5M2", "F8_E4M3",
+                        "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "I16",     "U16", "F16", "BF16",    "I32",
+                        "U32",     "F32",         "C64",         "F64",     "I64", "U64"})
     ts.push_back({std::string("t.") + d, d, {4, 8}});
   ts.push_back({"scalar", "F32", {}});
   ts.push_back({"empty", "BF16", {0, 5}});
@@ -100,10 +103,12 @@ TEST_CASE("safetensors: names are unescaped in place and survive moving the head
   REQUIRE(h.tensors.size() == 2);
   CHECK(h.tensors[0].name == "caf\xc3\xa9.\"q\\.\xf0\x9f\x98\x80.weight");
   CHECK(h.tensors[0].dtype == "F32");
-  CHECK(std::vector<uint64_t>(h.shape(h.tensors[0]).begin(), h.shape(h.tensors[0]).end()) == std::vector<uint64_t>{2, 3});
+  CHECK(std::vector<uint64_t>(h.shape(h.tensors[0]).begin(), h.shape(h.tensors[0]).end()) ==
+        std::vector<uint64_t>{2, 3});
   CHECK(h.tensors[1].name == "b");
   // A repeated key: the last one counts, as before.
-  CHECK(std::vector<uint64_t>(h.shape(h.tensors[1]).begin(), h.shape(h.tensors[1]).end()) == std::vector<uint64_t>{1, 2});
+  CHECK(std::vector<uint64_t>(h.shape(h.tensors[1]).begin(), h.shape(h.tensors[1]).end()) ==
+        std::vector<uint64_t>{1, 2});
   CHECK(h.metadata.at("format") == "pt");
 }
 
@@ -115,15 +120,23 @@ TEST_CASE("safetensors: header validation like the reference reader", "[checkpoi
     CHECK(r.error.code == code);
   };
   check("[1]", 0, "not_object");
-  check(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}})", 16, "duplicate_tensor");
-  check(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})", 12, "invalid_offset");
-  check(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "b": {"dtype": "F32", "shape": [2], "data_offsets": [12, 20]}})", 20, "invalid_offset");
+  check(
+      R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}})",
+      16, "duplicate_tensor");
+  check(
+      R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
+      12, "invalid_offset");
+  check(
+      R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "b": {"dtype": "F32", "shape": [2], "data_offsets": [12, 20]}})",
+      20, "invalid_offset");
   check(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})", 12, "invalid_offset");
   check(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", 8, "tensor_invalid_info");
   check(R"({"a": {"dtype": "F4", "shape": [3], "data_offsets": [0, 2]}})", 2, "misaligned_slice");
   check(R"({"a": {"dtype": "F6_E2M3", "shape": [3], "data_offsets": [0, 3]}})", 3, "misaligned_slice");
-  check(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296, 2], "data_offsets": [0, 8]}})", 8, "validation_overflow");
-  check(R"({"a": {"dtype": "F64", "shape": [1152921504606846976, 2], "data_offsets": [0, 8]}})", 8, "validation_overflow");
+  check(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296, 2], "data_offsets": [0, 8]}})", 8,
+        "validation_overflow");
+  check(R"({"a": {"dtype": "F64", "shape": [1152921504606846976, 2], "data_offsets": [0, 8]}})", 8,
+        "validation_overflow");
   check(R"({"a": {"dtype": "F128", "shape": [2], "data_offsets": [0, 8]}})", 8, "unknown_dtype");
   check(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})", 9, "incomplete_buffer");
   check(R"({"a": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}})", 8, "invalid_tensor_info");
@@ -150,9 +163,14 @@ TEST_CASE("safetensors: random corruptions never crash", "[checkpoint][safetenso
     for (int e = 0; e < edits; ++e) {
       const size_t pos = rng() % s.size();
       switch (rng() % 3) {
-        case 0: s[pos] = static_cast<char>(rng() % 256); break;
-        case 1: s.erase(pos, 1 + rng() % 5); break;
-        default: s.insert(pos, 1, "{}[]\",:0123456789"[rng() % 17]);
+        case 0:
+          s[pos] = static_cast<char>(rng() % 256);
+          break;
+        case 1:
+          s.erase(pos, 1 + rng() % 5);
+          break;
+        default:
+          s.insert(pos, 1, "{}[]\",:0123456789"[rng() % 17]);
       }
       if (s.empty()) s = "{";
     }
@@ -265,8 +283,10 @@ TEST_CASE("checkpoint: DeepSeek-V3 fp8 block with a quantized eh_proj and fused 
   for (int l : {0, 1}) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     fp8b(p + "self_attn.q_a_proj");
-    if (l == 0) fp8b(p + "self_attn.kv_a_proj_with_mqa");
-    else s.push_back({p + "self_attn.kv_a_proj_with_mqa.weight", "BF16", {256, 256}});
+    if (l == 0)
+      fp8b(p + "self_attn.kv_a_proj_with_mqa");
+    else
+      s.push_back({p + "self_attn.kv_a_proj_with_mqa.weight", "BF16", {256, 256}});
     fp8b(p + "self_attn.o_proj");
     fp8b(p + "mlp.gate_proj");
     fp8b(p + "mlp.up_proj");
@@ -278,11 +298,18 @@ TEST_CASE("checkpoint: DeepSeek-V3 fp8 block with a quantized eh_proj and fused 
   s.push_back({"model.embed_tokens.weight", "BF16", {512, 256}});
   s.push_back({"lm_head.weight", "BF16", {512, 256}});
   write_shard(t.path / "model.safetensors", s);
-  write_text(t.path / "config.json", Json{{"architectures", {"DeepseekV3ForCausalLM"}}, {"model_type", "deepseek_v3"},
-                                          {"num_hidden_layers", 2}, {"num_nextn_predict_layers", 1},
-                                          {"num_attention_heads", 128}, {"kv_lora_rank", 512}, {"qk_rope_head_dim", 64},
-                                          {"quantization_config", {{"quant_method", "fp8"}, {"activation_scheme", "dynamic"},
-                                                                   {"weight_block_size", {128, 128}}, {"ignore", {"lm_head"}}}}}
+  write_text(t.path / "config.json", Json{{"architectures", {"DeepseekV3ForCausalLM"}},
+                                          {"model_type", "deepseek_v3"},
+                                          {"num_hidden_layers", 2},
+                                          {"num_nextn_predict_layers", 1},
+                                          {"num_attention_heads", 128},
+                                          {"kv_lora_rank", 512},
+                                          {"qk_rope_head_dim", 64},
+                                          {"quantization_config",
+                                           {{"quant_method", "fp8"},
+                                            {"activation_scheme", "dynamic"},
+                                            {"weight_block_size", {128, 128}},
+                                            {"ignore", {"lm_head"}}}}}
                                          .dump());
   auto a = must_analyze(t.path);
   const Json& q = a.facts["quant"];
@@ -305,15 +332,21 @@ TEST_CASE("checkpoint: Llama FP8 with ignored_layers fused shards disagreeing in
   s.push_back({"lm_head.weight", "BF16", {100, 64}});
   write_shard(t.path / "model.safetensors", s);
   write_text(t.path / "config.json",
-             Json{{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}, {"num_hidden_layers", 1},
-                  {"quantization_config", {{"quant_method", "fp8"}, {"activation_scheme", "static"},
-                                           {"ignored_layers", {"model.layers.0.self_attn.q_proj", "model.layers.9.mlp.down_proj"}}}}}
+             Json{{"architectures", {"LlamaForCausalLM"}},
+                  {"model_type", "llama"},
+                  {"num_hidden_layers", 1},
+                  {"quantization_config",
+                   {{"quant_method", "fp8"},
+                    {"activation_scheme", "static"},
+                    {"ignored_layers", {"model.layers.0.self_attn.q_proj", "model.layers.9.mlp.down_proj"}}}}}
                  .dump());
   auto a = must_analyze(t.path);
   const Json& q = a.facts["quant"];
   INFO(a.facts.dump(2));
   bool ignore_disagree = false;
-  for (const Json& e : q["fused_disagree"]) ignore_disagree = ignore_disagree || (e["reason"] == "ignore" && e["runtime"] == "model.layers.0.self_attn.qkv_proj");
+  for (const Json& e : q["fused_disagree"])
+    ignore_disagree =
+        ignore_disagree || (e["reason"] == "ignore" && e["runtime"] == "model.layers.0.self_attn.qkv_proj");
   CHECK(ignore_disagree);
   REQUIRE(q["ignore_unmatched"].size() == 1);
   CHECK(q["ignore_unmatched"][0]["entry"] == "model.layers.9.mlp.down_proj");
@@ -325,37 +358,48 @@ TEST_CASE("checkpoint: quantization config formats", "[checkpoint][quant_config]
   auto ct = parse_quant_config(Json::parse(R"({"quant_method": "compressed-tensors", "format": "pack-quantized",
       "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "strategy": "group"}},
                         "a": {"targets": ["LlamaAttention"], "weights": {"num_bits": 8}}},
-      "ignore": ["lm_head", "re:.*self_attn.*"], "kv_cache_scheme": {"num_bits": 8, "type": "float"}})"), "quantization_config", "llama");
+      "ignore": ["lm_head", "re:.*self_attn.*"], "kv_cache_scheme": {"num_bits": 8, "type": "float"}})"),
+                               "quantization_config", "llama");
   CHECK(ct.skip_match == SkipMatch::exact_or_re);
   CHECK(ct.groups.size() == 1);
   CHECK(ct.groups[0].format == "pack-quantized");
   CHECK(ct.kv_cache_scheme);
   auto fp8 = parse_quant_config(Json::parse(R"({"quant_method": "fp8", "activation_scheme": "dynamic", "fmt": "e4m3",
-      "weight_block_size": [128, 128], "modules_to_not_convert": ["lm_head"]})"), "quantization_config", "deepseek_v4");
+      "weight_block_size": [128, 128], "modules_to_not_convert": ["lm_head"]})"),
+                                "quantization_config", "deepseek_v4");
   CHECK(fp8.effective_method == "deepseek_v4_fp8");
   CHECK(fp8.skip_key == "modules_to_not_convert");
   CHECK(fp8.weight_block_size == std::vector<int>{128, 128});
   auto mo = parse_quant_config(Json::parse(R"({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4",
-      "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head", "mtp*"]}})"), "hf_quant_config.json", "qwen3_5_moe");
+      "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head", "mtp*"]}})"),
+                               "hf_quant_config.json", "qwen3_5_moe");
   CHECK(mo.effective_method == "modelopt_fp4");
   CHECK(mo.skip_match == SkipMatch::modelopt);
   CHECK(mo.kv_cache_scheme);
-  auto awq = parse_quant_config(Json::parse(R"({"quant_method": "awq", "bits": 4, "modules_to_not_convert": ["visual"]})"), "quantization_config", "");
+  auto awq =
+      parse_quant_config(Json::parse(R"({"quant_method": "awq", "bits": 4, "modules_to_not_convert": ["visual"]})"),
+                         "quantization_config", "");
   CHECK(awq.skip_match == SkipMatch::substring);
   auto gptq = parse_quant_config(Json::parse(R"({"quant_method": "gptq", "bits": 4, "lm_head": true,
-      "dynamic": {"-:.*mtp.*": {}, "+:.*down_proj": {"bits": 8}}})"), "quantization_config", "");
+      "dynamic": {"-:.*mtp.*": {}, "+:.*down_proj": {"bits": 8}}})"),
+                                 "quantization_config", "");
   CHECK(gptq.lm_head_quantized);
   CHECK(gptq.gptq_dynamic_exclude == std::vector<std::string>{".*mtp.*"});
-  auto mx = parse_quant_config(Json::parse(R"({"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn"]})"), "quantization_config", "gpt_oss");
+  auto mx = parse_quant_config(
+      Json::parse(R"({"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn"]})"),
+      "quantization_config", "gpt_oss");
   CHECK(mx.experts_only);
   CHECK(mx.unread_skip_key == "modules_to_not_convert");
-  auto bnb = parse_quant_config(Json::parse(R"({"quant_method": "bitsandbytes", "load_in_4bit": true, "llm_int8_skip_modules": ["lm_head"]})"), "quantization_config", "");
+  auto bnb = parse_quant_config(
+      Json::parse(R"({"quant_method": "bitsandbytes", "load_in_4bit": true, "llm_int8_skip_modules": ["lm_head"]})"),
+      "quantization_config", "");
   CHECK(bnb.skip_match == SkipMatch::bnb_component);
 }
 
 TEST_CASE("checkpoint: gpt-oss MXFP4 experts and Qwen3.6 ModelOpt on real configs", "[checkpoint]") {
   TempDir t;
-  fs::copy_file(std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint/gpt-oss-20b/config.json", t.path / "config.json");
+  fs::copy_file(std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint/gpt-oss-20b/config.json",
+                t.path / "config.json");
   std::vector<T> s = {{"model.layers.0.mlp.experts.gate_up_proj_blocks", "U8", {32, 5760, 90, 16}},
                       {"model.layers.0.mlp.experts.gate_up_proj_scales", "U8", {32, 5760, 90}},
                       {"model.layers.0.mlp.experts.down_proj_blocks", "U8", {32, 2880, 90, 16}},
@@ -375,7 +419,8 @@ TEST_CASE("checkpoint: gpt-oss MXFP4 experts and Qwen3.6 ModelOpt on real config
 
   TempDir q;
   for (const char* f : {"config.json", "hf_quant_config.json"})
-    fs::copy_file(std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint/nvidia-qwen3.6-35b-a3b-nvfp4/" + f, q.path / f);
+    fs::copy_file(std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/checkpoint/nvidia-qwen3.6-35b-a3b-nvfp4/" + f,
+                  q.path / f);
   write_shard(q.path / "model.safetensors",
               {{"model.language_model.layers.0.mlp.experts.0.gate_proj.weight", "U8", {512, 1024}},
                {"model.language_model.layers.0.mlp.experts.0.gate_proj.weight_scale", "F8_E4M3", {512, 128}},
@@ -392,7 +437,8 @@ TEST_CASE("checkpoint: gpt-oss MXFP4 experts and Qwen3.6 ModelOpt on real config
 TEST_CASE("checkpoint: bad inputs are findings naming the file, never crashes", "[checkpoint]") {
   TempDir t;
   const fs::path d = t.path / "ck";
-  write_text(d / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
+  write_text(d / "config.json",
+             R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
   const std::vector<T> good = {{"model.layers.0.self_attn.o_proj.weight", "BF16", {8, 8}}};
   const std::string tiny = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
 
@@ -403,15 +449,18 @@ TEST_CASE("checkpoint: bad inputs are findings naming the file, never crashes", 
   write_raw_shard(d / "cap.safetensors", 200'000'000, tiny, 8);
   write_raw_shard(d / "utf8.safetensors", 6, "{\"\xc3\x28\":1", 0);
   write_raw_shard(d / "list.safetensors", 2, "[]", 0);
-  const std::string overlap = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
+  const std::string overlap =
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
   write_raw_shard(d / "overlap.safetensors", overlap.size(), overlap, 12);
-  const std::string gap = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}})";
+  const std::string gap =
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}})";
   write_raw_shard(d / "gap.safetensors", gap.size(), gap, 24);
   const std::string ovf = R"({"a":{"dtype":"F32","shape":[4611686018427387904,8],"data_offsets":[0,8]}})";
   write_raw_shard(d / "overflow.safetensors", ovf.size(), ovf, 8);
   const std::string unk = R"({"a":{"dtype":"Q4_K","shape":[2],"data_offsets":[0,8]}})";
   write_raw_shard(d / "dtype.safetensors", unk.size(), unk, 8);
-  const std::string dup = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})";
+  const std::string dup =
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})";
   write_raw_shard(d / "dup.safetensors", dup.size(), dup, 16);
   write_shard(d / "good.safetensors", good);
   write_shard(d / "partial.safetensors", {{"model.layers.0.mlp.down_proj.weight", "BF16", {8, 8}}});
@@ -424,22 +473,30 @@ TEST_CASE("checkpoint: bad inputs are findings naming the file, never crashes", 
              {"x2", (t.path / "outside" / "evil.safetensors").string()},
              {"x3", "missing-00009.safetensors"},
              {"x4", "escape.safetensors"}};
-  for (const char* f : {"truncated", "short", "beyond", "cap", "utf8", "list", "overlap", "gap", "overflow", "dtype", "dup"})
+  for (const char* f :
+       {"truncated", "short", "beyond", "cap", "utf8", "list", "overlap", "gap", "overflow", "dtype", "dup"})
     wm[std::string("t.") + f] = std::string(f) + ".safetensors";
   write_text(d / "model.safetensors.index.json", Json{{"weight_map", wm}}.dump());
 
   const auto before = snapshot_tree(t.path);
   auto a = must_analyze(d);
   INFO(a.facts["checkpoint"].dump(2));
-  const std::map<std::string, std::string> expect = {
-      {"incomplete_buffer", "truncated.safetensors"}, {"header_too_small", "short.safetensors"}, {"invalid_header_length", "beyond.safetensors"},
-      {"header_too_large", "cap.safetensors"},       {"invalid_utf8", "utf8.safetensors"},
-      {"not_object", "list.safetensors"},            {"invalid_offset", "overlap.safetensors"},
-      {"validation_overflow", "overflow.safetensors"}, {"unknown_dtype", "dtype.safetensors"},
-      {"duplicate_tensor", "dup.safetensors"},       {"weight_map_escape", "model.safetensors.index.json"},
-      {"weight_map_absolute", "model.safetensors.index.json"}, {"missing_shard", "missing-00009.safetensors"},
-      {"symlink_escape", "escape.safetensors"},      {"index_tensor_missing", "partial.safetensors"},
-      {"tensor_not_in_index", "partial.safetensors"}};
+  const std::map<std::string, std::string> expect = {{"incomplete_buffer", "truncated.safetensors"},
+                                                     {"header_too_small", "short.safetensors"},
+                                                     {"invalid_header_length", "beyond.safetensors"},
+                                                     {"header_too_large", "cap.safetensors"},
+                                                     {"invalid_utf8", "utf8.safetensors"},
+                                                     {"not_object", "list.safetensors"},
+                                                     {"invalid_offset", "overlap.safetensors"},
+                                                     {"validation_overflow", "overflow.safetensors"},
+                                                     {"unknown_dtype", "dtype.safetensors"},
+                                                     {"duplicate_tensor", "dup.safetensors"},
+                                                     {"weight_map_escape", "model.safetensors.index.json"},
+                                                     {"weight_map_absolute", "model.safetensors.index.json"},
+                                                     {"missing_shard", "missing-00009.safetensors"},
+                                                     {"symlink_escape", "escape.safetensors"},
+                                                     {"index_tensor_missing", "partial.safetensors"},
+                                                     {"tensor_not_in_index", "partial.safetensors"}};
   for (const auto& [code, file] : expect) {
     bool found = false;
     for (const Json& p : a.facts["checkpoint"]["problems"])
@@ -458,7 +515,8 @@ TEST_CASE("checkpoint: index quirks are read as the SAX reader reads them", "[ch
   TempDir t;
   auto make = [&](const std::string& name, const std::string& index) {
     const fs::path d = t.path / name;
-    write_text(d / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
+    write_text(d / "config.json",
+               R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
     write_shard(d / "s1.safetensors", {{"model.layers.0.self_attn.o_proj.weight", "BF16", {8, 8}},
                                        {"model.layers.0.mlp.down_proj.weight", "BF16", {8, 8}}});
     write_text(d / "model.safetensors.index.json", index);
@@ -472,11 +530,12 @@ TEST_CASE("checkpoint: index quirks are read as the SAX reader reads them", "[ch
   };
   // Repeated names (the last file counts), values that are not strings, escapes in names and file
   // names, a float total_size (ignored), a second weight_map object (read too).
-  auto q = make("quirks",
-                R"({"metadata":{"total_size":1.0e3,"x":[1,{"total_size":5}]},"weight_map":{)"
-                R"("model.layers.0.self_attn.o_proj.weight":"s1.safetensors",)"
-                R"("model.layers.0.mlp.down_proj.weight":"s2.safetensors","model.layers.0.mlp.down_proj.weight":"s1.safetensors",)"
-                R"("bad":[1,2],"worse":{"a":"b"},"n":null,"esc\u00e9\n":"s\u0031.safetensors"},"weight_map":{"late":"s1.safetensors"}}  )");
+  auto q = make(
+      "quirks",
+      R"({"metadata":{"total_size":1.0e3,"x":[1,{"total_size":5}]},"weight_map":{)"
+      R"("model.layers.0.self_attn.o_proj.weight":"s1.safetensors",)"
+      R"("model.layers.0.mlp.down_proj.weight":"s2.safetensors","model.layers.0.mlp.down_proj.weight":"s1.safetensors",)"
+      R"("bad":[1,2],"worse":{"a":"b"},"n":null,"esc\u00e9\n":"s\u0031.safetensors"},"weight_map":{"late":"s1.safetensors"}}  )");
   const Json& qi = q.facts["checkpoint"]["index"];
   INFO(q.facts["checkpoint"].dump(2));
   CHECK(qi["weight_map_entries"] == 5);
@@ -484,12 +543,14 @@ TEST_CASE("checkpoint: index quirks are read as the SAX reader reads them", "[ch
   CHECK(qi["missing_in_shards"] == Json{"esc\xc3\xa9\n", "late"});
   CHECK(qi["not_in_index_count"] == 0);
   CHECK(codes(q, "index_invalid") == std::vector<std::string>{"weight_map entry 'bad' is not a string",
-                                                               "weight_map entry 'worse' is not a string",
-                                                               "weight_map entry 'n' is not a string"});
+                                                              "weight_map entry 'worse' is not a string",
+                                                              "weight_map entry 'n' is not a string"});
   CHECK(codes(q, "missing_shard") == std::vector<std::string>{"shard 's2.safetensors' does not exist"});
   // total_size: -0 is the integer 0 to nlohmann; a number past uint64 is a float and ignored.
-  auto n = make("negzero", R"({"metadata":{"total_size":-0,"total_size":18446744073709551616},"weight_map":{)"
-                           R"("model.layers.0.self_attn.o_proj.weight":"s1.safetensors","model.layers.0.mlp.down_proj.weight":"s1.safetensors"}})");
+  auto n = make(
+      "negzero",
+      R"({"metadata":{"total_size":-0,"total_size":18446744073709551616},"weight_map":{)"
+      R"("model.layers.0.self_attn.o_proj.weight":"s1.safetensors","model.layers.0.mlp.down_proj.weight":"s1.safetensors"}})");
   CHECK(n.facts["checkpoint"]["index"]["total_size"] == 0);
   CHECK(n.facts["checkpoint"]["problem_count"] == 0);
   // Invalid JSON is worded by nlohmann, without its exception prefix and with the last-read
@@ -506,7 +567,8 @@ TEST_CASE("checkpoint: index quirks are read as the SAX reader reads them", "[ch
 TEST_CASE("checkpoint: corrupted indexes are rejected exactly when nlohmann rejects them", "[checkpoint]") {
   TempDir t;
   const fs::path d = t.path / "ck";
-  write_text(d / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
+  write_text(d / "config.json",
+             R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
   write_shard(d / "s1.safetensors", {{"model.layers.0.self_attn.o_proj.weight", "BF16", {8, 8}}});
   const std::string base =
       R"({"metadata": {"total_size": 128}, "weight_map": {"model.layers.0.self_attn.o_proj.weight": "s1.safetensors", "x\u00e9": "s1.safetensors"}})";
@@ -517,9 +579,14 @@ TEST_CASE("checkpoint: corrupted indexes are rejected exactly when nlohmann reje
     for (int e = 0; e < edits; ++e) {
       const size_t pos = rng() % s.size();
       switch (rng() % 3) {
-        case 0: s[pos] = "{}[]\",:0123456789.eE+-\\u \xff\x01tfn"[rng() % 30]; break;
-        case 1: s.erase(pos, 1 + rng() % 3); break;
-        default: s.insert(pos, 1, "{}[]\",:0123456789.eE+-\\u \xc3tfn"[rng() % 29]);
+        case 0:
+          s[pos] = "{}[]\",:0123456789.eE+-\\u \xff\x01tfn"[rng() % 30];
+          break;
+        case 1:
+          s.erase(pos, 1 + rng() % 3);
+          break;
+        default:
+          s.insert(pos, 1, "{}[]\",:0123456789.eE+-\\u \xc3tfn"[rng() % 29]);
       }
       if (s.empty()) s = "{";
     }
@@ -574,12 +641,14 @@ TEST_CASE("checkpoint: missing directory and missing config are input errors", "
   CHECK(r2.error().where.file.find(t.path.string()) != std::string::npos);
 }
 
-TEST_CASE("checkpoint: metadata only (config.json and the index, no shards) is one note, not an error", "[checkpoint]") {
+TEST_CASE("checkpoint: metadata only (config.json and the index, no shards) is one note, not an error",
+          "[checkpoint]") {
   // What CI keeps of a checkpoint: the header checks are skipped with one note (this was SP2001
   // "shard does not exist" per shard and verdict not-supported).
   TempDir t;
   const fs::path d = t.path / "meta";
-  write_text(d / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1,
+  write_text(d / "config.json",
+             R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1,
                                     "quantization_config": {"quant_method": "fp8", "ignored_layers": ["lm_head"]}})");
   write_index(d, {{"model-00001-of-00002.safetensors", {{"model.layers.0.self_attn.o_proj.weight", "BF16", {8, 8}}}},
                   {"model-00002-of-00002.safetensors", {{"lm_head.weight", "BF16", {8, 8}}}}});
@@ -600,9 +669,11 @@ TEST_CASE("checkpoint: metadata only (config.json and the index, no shards) is o
 
   // Missing SOME shards while others exist stays an error for each missing one.
   const fs::path p = t.path / "partial";
-  write_text(p / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
+  write_text(p / "config.json",
+             R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
   const std::vector<T> s1 = {{"model.layers.0.self_attn.o_proj.weight", "BF16", {8, 8}}};
-  write_index(p, {{"model-00001-of-00002.safetensors", s1}, {"model-00002-of-00002.safetensors", {{"lm_head.weight", "BF16", {8, 8}}}}});
+  write_index(p, {{"model-00001-of-00002.safetensors", s1},
+                  {"model-00002-of-00002.safetensors", {{"lm_head.weight", "BF16", {8, 8}}}}});
   write_shard(p / "model-00001-of-00002.safetensors", s1);
   auto b = must_analyze(p);
   CHECK(b.facts["checkpoint"]["metadata_only"] == false);
@@ -611,8 +682,10 @@ TEST_CASE("checkpoint: metadata only (config.json and the index, no shards) is o
 
   // An unsafe weight_map path is still reported in a metadata-only checkpoint.
   const fs::path e = t.path / "escape";
-  write_text(e / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
-  write_text(e / "model.safetensors.index.json", R"({"weight_map": {"a": "../elsewhere.safetensors", "b": "model.safetensors"}})");
+  write_text(e / "config.json",
+             R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 1})");
+  write_text(e / "model.safetensors.index.json",
+             R"({"weight_map": {"a": "../elsewhere.safetensors", "b": "model.safetensors"}})");
   auto c = must_analyze(e);
   CHECK(c.facts["checkpoint"]["metadata_only"] == true);
   CHECK(has_code(c, "weight_map_escape"));

@@ -66,7 +66,8 @@ inline void write_text(const std::filesystem::path& path, const std::string& s) 
 }
 
 // model.safetensors.index.json for SHARDS (file -> tensors).
-inline void write_index(const std::filesystem::path& dir, const std::vector<std::pair<std::string, std::vector<T>>>& shards) {
+inline void write_index(const std::filesystem::path& dir,
+                        const std::vector<std::pair<std::string, std::vector<T>>>& shards) {
   Json wm = Json::object();
   uint64_t total = 0;
   for (const auto& [file, ts] : shards)
@@ -74,13 +75,15 @@ inline void write_index(const std::filesystem::path& dir, const std::vector<std:
       wm[t.name] = file;
       total += tensor_bytes(t);
     }
-  write_text(dir / "model.safetensors.index.json", Json{{"metadata", {{"total_size", total}}}, {"weight_map", wm}}.dump(2));
+  write_text(dir / "model.safetensors.index.json",
+             Json{{"metadata", {{"total_size", total}}}, {"weight_map", wm}}.dump(2));
 }
 
-// The seed-004 checkpoint (the W4A16/FP8 DeepSeek-V4-Flash with a BF16 MTP block): a DeepSeek-V4-Flash-shaped checkpoint (2 main layers, 1 MTP layer, 2 experts), quantized with
-// compressed-tensors: routed experts W4A16 pack-quantized, attention FP8 with weight_scale, shared
-// experts and compressor BF16. BROKEN: MTP block BF16 without scales and an ignore list in
-// on-disk names; otherwise the corrected twin (MTP quantized like main, runtime-name ignores).
+// The seed-004 checkpoint (the W4A16/FP8 DeepSeek-V4-Flash with a BF16 MTP block): a DeepSeek-V4-Flash-shaped
+// checkpoint (2 main layers, 1 MTP layer, 2 experts), quantized with compressed-tensors: routed experts W4A16
+// pack-quantized, attention FP8 with weight_scale, shared experts and compressor BF16. BROKEN: MTP block BF16 without
+// scales and an ignore list in on-disk names; otherwise the corrected twin (MTP quantized like main, runtime-name
+// ignores).
 inline void write_dsv4(const std::filesystem::path& dir, bool broken) {
   const int kLayers = 2, kH = 128;
   std::vector<T> s1, s2;
@@ -95,11 +98,18 @@ inline void write_dsv4(const std::filesystem::path& dir, bool broken) {
     v.push_back({m + ".weight_shape", "I64", {2}});
   };
   auto block = [&](std::vector<T>& v, const std::string& p, bool quantized) {
-    for (const char* a : {"wq_a", "wkv", "wq_b", "wo_a", "wo_b"}) if (quantized) fp8(v, p + ".attn." + a); else bf16(v, p + ".attn." + a);
+    for (const char* a : {"wq_a", "wkv", "wq_b", "wo_a", "wo_b"})
+      if (quantized)
+        fp8(v, p + ".attn." + a);
+      else
+        bf16(v, p + ".attn." + a);
     for (int e = 0; e < 2; ++e)
       for (const char* w : {"w1", "w2", "w3"}) {
         const std::string m = p + ".ffn.experts." + std::to_string(e) + "." + w;
-        if (quantized) w4(v, m); else bf16(v, m);
+        if (quantized)
+          w4(v, m);
+        else
+          bf16(v, m);
       }
     for (const char* w : {"w1", "w2", "w3"}) bf16(v, p + ".ffn.shared_experts." + w);
     v.push_back({p + ".ffn.gate.weight", "BF16", {2, kH}});
@@ -148,7 +158,8 @@ inline void write_dsv4(const std::filesystem::path& dir, bool broken) {
              {{"group_0",
                {{"targets", {"re:^model\\.layers\\.\\d+\\.ffn\\.experts"}},
                 {"format", "pack-quantized"},
-                {"weights", {{"num_bits", 4}, {"type", "int"}, {"symmetric", true}, {"strategy", "group"}, {"group_size", 128}}},
+                {"weights",
+                 {{"num_bits", 4}, {"type", "int"}, {"symmetric", true}, {"strategy", "group"}, {"group_size", 128}}},
                 {"input_activations", nullptr}}},
               {"group_1",
                {{"targets", {"re:^model\\.layers\\.\\d+\\.attn\\.(fused_wqa_wkv|wq_b|wo_a|wo_b|indexer\\.wq_b)$"}},
@@ -175,7 +186,8 @@ struct TempDir {
   std::filesystem::path path;
   explicit TempDir(const std::string& tag = "ckpt") {
     std::random_device rd;
-    path = std::filesystem::temp_directory_path() / ("specprobe-" + tag + "-" + std::to_string(rd()) + std::to_string(rd()));
+    path = std::filesystem::temp_directory_path() /
+           ("specprobe-" + tag + "-" + std::to_string(rd()) + std::to_string(rd()));
     std::filesystem::create_directories(path);
   }
   ~TempDir() {

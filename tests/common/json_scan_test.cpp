@@ -74,22 +74,22 @@ TEST_CASE("json_scan: strings are unescaped in place and viewed in the buffer", 
 
 TEST_CASE("json_scan: string errors name the byte", "[json_scan]") {
   check_rows(string_error, {
-      {"  x", "expected a string at byte 2"},
-      {"", "expected a string at byte 0"},
-      {"\"ab\x01\"", "control character in string at byte 3"},  // before any escape
-      {"\"\\n\x1f\"", "control character in string at byte 4"},  // after one: past it
-      {R"("a\x")", "invalid escape at byte 4"},
-      {R"("abc)", "unterminated string at byte 4"},
-      {R"("a\n)", "unterminated string at byte 4"},
-      {"\"a\\", "unterminated string at byte 3"},
-      {R"("\u12")", "short \\u escape at byte 3"},
-      {R"("\u12G4")", "invalid \\u escape at byte 6"},
-      {R"("\ud800")", "lone surrogate at byte 7"},
-      {R"("\ud800x")", "lone surrogate at byte 7"},
-      {R"("\udc00")", "lone surrogate at byte 7"},
-      {R"("\ud800\u0041")", "invalid surrogate pair at byte 13"},
-      {R"("\ud800\u00")", "short \\u escape at byte 9"},
-  });
+                               {"  x", "expected a string at byte 2"},
+                               {"", "expected a string at byte 0"},
+                               {"\"ab\x01\"", "control character in string at byte 3"},   // before any escape
+                               {"\"\\n\x1f\"", "control character in string at byte 4"},  // after one: past it
+                               {R"("a\x")", "invalid escape at byte 4"},
+                               {R"("abc)", "unterminated string at byte 4"},
+                               {R"("a\n)", "unterminated string at byte 4"},
+                               {"\"a\\", "unterminated string at byte 3"},
+                               {R"("\u12")", "short \\u escape at byte 3"},
+                               {R"("\u12G4")", "invalid \\u escape at byte 6"},
+                               {R"("\ud800")", "lone surrogate at byte 7"},
+                               {R"("\ud800x")", "lone surrogate at byte 7"},
+                               {R"("\udc00")", "lone surrogate at byte 7"},
+                               {R"("\ud800\u0041")", "invalid surrogate pair at byte 13"},
+                               {R"("\ud800\u00")", "short \\u escape at byte 9"},
+                           });
 }
 
 TEST_CASE("json_scan: unsigned integers", "[json_scan]") {
@@ -102,41 +102,42 @@ TEST_CASE("json_scan: unsigned integers", "[json_scan]") {
   CHECK(v == 0);
   CHECK(uint_of("18446744073709551615", v).empty());
   CHECK(v == UINT64_MAX);
-  check_rows([&](const std::string& t) { return uint_of(t, v); }, {
-      {"18446744073709551616", "number out of range at byte 19"},
-      {"-1", "negative number at byte 0"},
-      {"x", "expected a number at byte 0"},
-      {"  ", "expected a number at byte 2"},
-      {"01", "leading zero at byte 2"},
-      {"1.0", "expected an integer at byte 1"},
-      {"1e3", "expected an integer at byte 1"},
-      {"1E3", "expected an integer at byte 1"},
-  });
+  check_rows([&](const std::string& t) { return uint_of(t, v); },
+             {
+                 {"18446744073709551616", "number out of range at byte 19"},
+                 {"-1", "negative number at byte 0"},
+                 {"x", "expected a number at byte 0"},
+                 {"  ", "expected a number at byte 2"},
+                 {"01", "leading zero at byte 2"},
+                 {"1.0", "expected an integer at byte 1"},
+                 {"1e3", "expected an integer at byte 1"},
+                 {"1E3", "expected an integer at byte 1"},
+             });
 }
 
 TEST_CASE("json_scan: numbers, literals and values", "[json_scan]") {
-  for (const char* ok : {"0", "-0", "12", "-12.5", "1e5", "1E+5", "2.5e-3", "true", "false", "null", "\"s\"",
-                         "[]", "{}", " [1, {\"a\": [true, null]}, \"x\"] ", "{\"a\":{\"b\":[]}}"})
+  for (const char* ok : {"0", "-0", "12", "-12.5", "1e5", "1E+5", "2.5e-3", "true", "false", "null", "\"s\"", "[]",
+                         "{}", " [1, {\"a\": [true, null]}, \"x\"] ", "{\"a\":{\"b\":[]}}"})
     CHECK(skip_error(ok).empty());
   check_rows([](const std::string& t) { return skip_error(t); }, {
-      {"-", "expected a digit at byte 1"},
-      {"1.", "expected a digit at byte 2"},
-      {"1.e5", "expected a digit at byte 2"},
-      {"1e", "expected a digit at byte 2"},
-      {"1e+", "expected a digit at byte 3"},
-      {"-x", "expected a digit at byte 1"},
-      {"01", "trailing"},  // "0", then a stray digit
-      {"", "expected a value at byte 0"},
-      {"   ", "expected a value at byte 3"},
-      {"x", "invalid value at byte 0"},
-      {"tru", "invalid value at byte 0"},
-      {"[1,]", "invalid value at byte 3"},
-      {"[1 2]", "expected ']' at byte 3"},
-      {"{\"a\" 1}", "expected ':' at byte 5"},
-      {"{\"a\":1,}", "expected a string at byte 7"},
-      {"{\"a\":1", "expected '}' at byte 6"},
-      {"{1:2}", "expected a string at byte 1"},
-  });
+                                                                     {"-", "expected a digit at byte 1"},
+                                                                     {"1.", "expected a digit at byte 2"},
+                                                                     {"1.e5", "expected a digit at byte 2"},
+                                                                     {"1e", "expected a digit at byte 2"},
+                                                                     {"1e+", "expected a digit at byte 3"},
+                                                                     {"-x", "expected a digit at byte 1"},
+                                                                     {"01", "trailing"},  // "0", then a stray digit
+                                                                     {"", "expected a value at byte 0"},
+                                                                     {"   ", "expected a value at byte 3"},
+                                                                     {"x", "invalid value at byte 0"},
+                                                                     {"tru", "invalid value at byte 0"},
+                                                                     {"[1,]", "invalid value at byte 3"},
+                                                                     {"[1 2]", "expected ']' at byte 3"},
+                                                                     {"{\"a\" 1}", "expected ':' at byte 5"},
+                                                                     {"{\"a\":1,}", "expected a string at byte 7"},
+                                                                     {"{\"a\":1", "expected '}' at byte 6"},
+                                                                     {"{1:2}", "expected a string at byte 1"},
+                                                                 });
   // literal() is a prefix match: what follows is the caller's to judge.
   Scan s("truex");
   CHECK(s.sc.literal());
@@ -169,7 +170,9 @@ TEST_CASE("json_scan: lax skipped numbers (the safetensors reader's option)", "[
 }
 
 TEST_CASE("json_scan: nesting limits", "[json_scan]") {
-  auto nested = [](int levels) { return std::string(static_cast<size_t>(levels), '[') + std::string(static_cast<size_t>(levels), ']'); };
+  auto nested = [](int levels) {
+    return std::string(static_cast<size_t>(levels), '[') + std::string(static_cast<size_t>(levels), ']');
+  };
   // skip_value(0) reads max_depth + 1 levels of brackets: depth counts from 0.
   CHECK(skip_error(nested(65), {.max_depth = 64}).empty());
   CHECK(skip_error(nested(66), {.max_depth = 64}) == "nesting too deep at byte 65");
@@ -192,11 +195,12 @@ TEST_CASE("json_scan: members, elements and the first error", "[json_scan]") {
   size_t elements = 0;
   REQUIRE(s.sc.members([&](std::string_view key) {
     keys.emplace_back(key);
-    if (key == "a") return s.sc.elements([&] {
-      ++elements;
-      uint64_t v = 0;
-      return s.sc.uint(v);
-    });
+    if (key == "a")
+      return s.sc.elements([&] {
+        ++elements;
+        uint64_t v = 0;
+        return s.sc.uint(v);
+      });
     return s.sc.skip_value(1);
   }));
   CHECK(keys == std::vector<std::string>{"a", "b!", "c"});
@@ -221,16 +225,16 @@ TEST_CASE("json_scan: UTF-8 validation names the first bad byte", "[json_scan]")
   CHECK(utf8_error("{\"caf\xc3\xa9\": \"\xe2\x82\xac \xf0\x9f\x98\x80\"}").empty());
   CHECK(utf8_error("").empty());
   check_rows(utf8_error, {
-      {"abcdefghij\xff", "invalid UTF-8 at byte 10"},  // not a lead byte
-      {"ab\x80", "invalid UTF-8 at byte 2"},  // lone continuation
-      {"ab\xc3", "invalid UTF-8 at byte 2"},  // truncated
-      {"ab\xc3(", "invalid UTF-8 at byte 2"},  // bad continuation
-      {"\xc0\xaf", "invalid UTF-8 at byte 0"},  // overlong '/'
-      {"x\xe0\x80\xaf", "invalid UTF-8 at byte 1"},  // overlong, 3 bytes
-      {"xy\xed\xa0\x80", "invalid UTF-8 at byte 2"},  // surrogate U+D800
-      {"\xf4\x90\x80\x80", "invalid UTF-8 at byte 0"},  // past U+10FFFF
-      {"0123456789\xf8\x88\x80\x80\x80", "invalid UTF-8 at byte 10"},  // 5-byte form
-  });
+                             {"abcdefghij\xff", "invalid UTF-8 at byte 10"},                  // not a lead byte
+                             {"ab\x80", "invalid UTF-8 at byte 2"},                           // lone continuation
+                             {"ab\xc3", "invalid UTF-8 at byte 2"},                           // truncated
+                             {"ab\xc3(", "invalid UTF-8 at byte 2"},                          // bad continuation
+                             {"\xc0\xaf", "invalid UTF-8 at byte 0"},                         // overlong '/'
+                             {"x\xe0\x80\xaf", "invalid UTF-8 at byte 1"},                    // overlong, 3 bytes
+                             {"xy\xed\xa0\x80", "invalid UTF-8 at byte 2"},                   // surrogate U+D800
+                             {"\xf4\x90\x80\x80", "invalid UTF-8 at byte 0"},                 // past U+10FFFF
+                             {"0123456789\xf8\x88\x80\x80\x80", "invalid UTF-8 at byte 10"},  // 5-byte form
+                         });
   CHECK(specprobe::first_invalid_utf8("ok\xc3\xa9") == std::string_view::npos);
 }
 

@@ -31,7 +31,8 @@ std::vector<std::string> others(const std::string& dir, const std::string& name)
 // A JSON document of about BYTES bytes whose "version" is V.
 std::string big_json(int v, size_t bytes) {
   Json j = {{"version", v}, {"results", Json::array()}};
-  for (size_t n = 0; n < bytes / 230 + 1; ++n) j["results"].push_back({{"id", "SP3020"}, {"message", std::string(200, 'a' + v % 26)}});
+  for (size_t n = 0; n < bytes / 230 + 1; ++n)
+    j["results"].push_back({{"id", "SP3020"}, {"message", std::string(200, 'a' + v % 26)}});
   return j.dump(2) + "\n";
 }
 
@@ -56,7 +57,8 @@ TEST_CASE("write_file_atomic writes the content and leaves no temporary file", "
   CHECK(test::file_text(path) == "two\n");
 }
 
-TEST_CASE("write_file_atomic renames only after the whole content is written - a failure keeps the old file", "[common][output]") {
+TEST_CASE("write_file_atomic renames only after the whole content is written - a failure keeps the old file",
+          "[common][output]") {
   const std::string dir = test::temp_dir();
   const std::string path = dir + "/report.json";
   std::ofstream(path) << "old report\n";

@@ -20,9 +20,7 @@ Version v(const std::string& text) {
   return *parsed;
 }
 
-bool in(const std::string& version, const std::string& spec) {
-  return specprobe::version_satisfies(version, spec);
-}
+bool in(const std::string& version, const std::string& spec) { return specprobe::version_satisfies(version, spec); }
 
 }  // namespace
 
@@ -69,9 +67,28 @@ TEST_CASE("version normalizes alternative spellings", "[version]") {
 }
 
 TEST_CASE("version rejects what is not PEP 440", "[version]") {
-  for (const char* bad : {"", "   ", "v", "abc", "1.", ".1", "1..2", "1.0+", "1.0+a..b", "1.0+a_", "1.0+_a",
-                          "1.0 1", "1.0a1b2", "1.0-", "1.0.post.dev.x", "1!", "!1", "1.0+a+b", "1.0$",
-                          "1234567890123456789", "1.0.dev1234567890123456789", "0.21.1rc1.dev208+g1533 2b582"}) {
+  for (const char* bad : {"",
+                          "   ",
+                          "v",
+                          "abc",
+                          "1.",
+                          ".1",
+                          "1..2",
+                          "1.0+",
+                          "1.0+a..b",
+                          "1.0+a_",
+                          "1.0+_a",
+                          "1.0 1",
+                          "1.0a1b2",
+                          "1.0-",
+                          "1.0.post.dev.x",
+                          "1!",
+                          "!1",
+                          "1.0+a+b",
+                          "1.0$",
+                          "1234567890123456789",
+                          "1.0.dev1234567890123456789",
+                          "0.21.1rc1.dev208+g1533 2b582"}) {
     INFO(bad);
     CHECK_FALSE(parse_version(bad).has_value());
   }
@@ -105,10 +122,26 @@ TEST_CASE("version ordering", "[version]") {
 
   // The full PEP 440 sequence for one release, in order.
   const std::vector<std::string> ordered = {
-      "1.0.dev0",  "1.0.dev456",  "1.0a1",      "1.0a2.dev456", "1.0a12.dev456", "1.0a12",
-      "1.0b1.dev456", "1.0b2",    "1.0b2.post345.dev456", "1.0b2.post345", "1.0rc1.dev456", "1.0rc1",
-      "1.0",       "1.0+abc.5",   "1.0+abc.7",  "1.0+5",        "1.0.post456.dev34", "1.0.post456",
-      "1.0.15",    "1.1.dev1",
+      "1.0.dev0",
+      "1.0.dev456",
+      "1.0a1",
+      "1.0a2.dev456",
+      "1.0a12.dev456",
+      "1.0a12",
+      "1.0b1.dev456",
+      "1.0b2",
+      "1.0b2.post345.dev456",
+      "1.0b2.post345",
+      "1.0rc1.dev456",
+      "1.0rc1",
+      "1.0",
+      "1.0+abc.5",
+      "1.0+abc.7",
+      "1.0+5",
+      "1.0.post456.dev34",
+      "1.0.post456",
+      "1.0.15",
+      "1.1.dev1",
   };
   for (std::size_t i = 0; i + 1 < ordered.size(); ++i) {
     INFO(ordered[i] << " < " << ordered[i + 1]);
@@ -127,8 +160,8 @@ TEST_CASE("version ordering", "[version]") {
 }
 
 TEST_CASE("version str round-trips", "[version]") {
-  for (const char* text : {"0.21.1rc1.dev208+g15332b582", "1!2.0a1.post2.dev3+x.y.1", "0", "1.0.0.0.0",
-                           "3.1b7.post0", "2.9.0+nv.dev.a6b593d"}) {
+  for (const char* text : {"0.21.1rc1.dev208+g15332b582", "1!2.0a1.post2.dev3+x.y.1", "0", "1.0.0.0.0", "3.1b7.post0",
+                           "2.9.0+nv.dev.a6b593d"}) {
     INFO(text);
     const Version a = v(text);
     CHECK(a.str() == text);
@@ -192,8 +225,8 @@ TEST_CASE("version specifier sets", "[version]") {
 }
 
 TEST_CASE("version specifier errors name the clause", "[version]") {
-  for (const char* bad : {"1.0", ">=0.20,", ",<1", ">=0.20,,<1", ">=", "<1.*", ">=1.0.*", "==1.0a1.*", "~=1",
-                          "~=1.0+x", ">=abc", "=<1.0", "===", "==1.0+"}) {
+  for (const char* bad : {"1.0", ">=0.20,", ",<1", ">=0.20,,<1", ">=", "<1.*", ">=1.0.*", "==1.0a1.*", "~=1", "~=1.0+x",
+                          ">=abc", "=<1.0", "===", "==1.0+"}) {
     INFO(bad);
     auto r = specprobe::parse_specifiers(bad);
     REQUIRE_FALSE(r.has_value());

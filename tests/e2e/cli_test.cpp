@@ -6,8 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "gpu/cuda_session.hpp"
 #include "common/json.hpp"
+#include "gpu/cuda_session.hpp"
 #include "run_binary.hpp"
 
 using nlohmann::json;
@@ -15,13 +15,12 @@ using specprobe::test::run_specprobe;
 using specprobe::test::shell_quote;
 using specprobe::test::temp_dir;
 
-using specprobe::test::kExampleSeeds;
 using specprobe::test::kExampleCheckpoints;
+using specprobe::test::kExampleSeeds;
 
 using specprobe::test::write_file;
 
 namespace {
-
 
 // Runs ARGS; the exit code must be CODE and TEXT must appear in stdout (exit 0) or stderr.
 void check_run(const std::string& args, int code, const std::string& text) {
@@ -49,8 +48,9 @@ TEST_CASE("exit 4: a plan that cannot be decided is unknown, says what is missin
   CHECK(r.exit_code == 4);
   CHECK(r.out.find("verdict: unknown") != std::string::npos);
   // Why the model was not read (the tests run offline) and how to supply it.
-  CHECK(specprobe::test::one_line(r.out).find("model.architecture (needed by the plan): model 'meta-llama/Llama-3.1-8B-Instruct': offline "
-                             "(HF_HUB_OFFLINE=1)") != std::string::npos);
+  CHECK(specprobe::test::one_line(r.out).find(
+            "model.architecture (needed by the plan): model 'meta-llama/Llama-3.1-8B-Instruct': offline "
+            "(HF_HUB_OFFLINE=1)") != std::string::npos);
   CHECK(specprobe::test::one_line(r.out).find("or pass --model DIR") != std::string::npos);
   auto q = run_specprobe(plan + " -q" + cmd);
   CHECK(q.exit_code == 4);
@@ -67,7 +67,8 @@ TEST_CASE("exit 4: a plan that cannot be decided is unknown, says what is missin
   const json fj = json::parse(fb.out);
   if (fj["facts"]["gpu"]["source"] == "declared") {
     bool listed = false;
-    for (const auto& a : fj["assumptions"]) listed |= a.get<std::string>().find("no GPU was visible") != std::string::npos;
+    for (const auto& a : fj["assumptions"])
+      listed |= a.get<std::string>().find("no GPU was visible") != std::string::npos;
     CHECK(listed);
     CHECK(run_specprobe("check -q --unknown-ok -- vllm serve m").out.find("no GPU was visible") != std::string::npos);
   }
@@ -77,7 +78,8 @@ TEST_CASE("exit 1: an error finding - --fail-on moves the threshold", "[e2e][cli
   const std::string args = "check turboquant-ngram.yaml --model " + kExampleCheckpoints + "/llama-3.1-8b --gpu RTX5090";
   CHECK(run_specprobe(args, kExampleSeeds).exit_code == 1);
   CHECK(run_specprobe(args + " --fail-on none", kExampleSeeds).exit_code == 0);
-  const std::string warn_only = "check dsv4-mtp.yaml --model " + kExampleCheckpoints + "/deepseek-v4-flash --gpu H200 --lib vllm=0.25.1";
+  const std::string warn_only =
+      "check dsv4-mtp.yaml --model " + kExampleCheckpoints + "/deepseek-v4-flash --gpu H200 --lib vllm=0.25.1";
   CHECK(run_specprobe(warn_only, kExampleSeeds).exit_code == 0);
   CHECK(run_specprobe(warn_only + " --fail-on warning", kExampleSeeds).exit_code == 1);
   CHECK(run_specprobe(warn_only + " --fail-on info", kExampleSeeds).exit_code == 1);
@@ -109,8 +111,8 @@ TEST_CASE("exit 2: usage errors, including CLI11's own", "[e2e][cli]") {
   // probe sizes and timeouts: 0, negatives, NaN and inf are typing errors, never "the default"
   // or a timeout that kills every probe at once (checked before any GPU is looked for).
   for (const char* bad : {"--batch 0", "--batch -1", "--context 0", "--heads-kv 0", "--tiles-per-cta 0", "--splits -3",
-                          "--timeout -1", "--timeout nan", "--timeout inf", "--timeout 0", "--stack --stack-timeout nan",
-                          "--next-n 8 --context 4", "--batch 65536 --context 4194304"}) {
+                          "--timeout -1", "--timeout nan", "--timeout inf", "--timeout 0",
+                          "--stack --stack-timeout nan", "--next-n 8 --context 4", "--batch 65536 --context 4194304"}) {
     auto r = run_specprobe(std::string("probe ") + bad);
     CHECK(r.exit_code == 2);
     CHECK_FALSE(r.err.empty());
@@ -127,16 +129,22 @@ TEST_CASE("exit 2: malformed input names the file and place", "[e2e][cli][malfor
   };
   const Case cases[] = {
       {"bad.yaml", "model: x\nspeculative-config: {method: mtp\n", ":"},
-      {"badjson-in-yaml.yaml", "model: x\nspeculative-config: '{\"method\": \"mtp\", num_speculative_tokens: 2}'\n", ":2"},
+      {"badjson-in-yaml.yaml", "model: x\nspeculative-config: '{\"method\": \"mtp\", num_speculative_tokens: 2}'\n",
+       ":2"},
       {"negative-k.yaml", "model: x\nspeculative-config: {method: mtp, num_speculative_tokens: -1}\n", ":2"},
-      {"fraction-k.json", "{\"model\": \"x\", \"speculative_config\": {\"method\": \"mtp\", \"num_speculative_tokens\": 1.5}}", ":1"},
+      {"fraction-k.json",
+       "{\"model\": \"x\", \"speculative_config\": {\"method\": \"mtp\", \"num_speculative_tokens\": 1.5}}", ":1"},
       {"string-k.yaml", "model: x\nspeculative-config: {method: mtp, num_speculative_tokens: two}\n", ":2"},
       {"bad.json", "{\"model\": \"x\", \"kv_cache_dtype\": }", ":1"},
       {"unterminated.sh", "vllm serve m --speculative-config '{\"method\": \"mtp\"\n", ":1"},
       {"empty.yaml", "", "empty"},
       {"list.yaml", "- model: x\n- tensor-parallel-size: 2\n", ":1"},
       {"spec-list.yaml", "model: x\nspeculative-config: [mtp, 2]\n", ":2"},
-      {"garbage.bin", std::string("\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe\x00\x01", 14), ""},
+      {"garbage.bin",
+       std::string("\x7f"
+                   "ELF\x02\x01\x01\0\0\0\xff\xfe\x00\x01",
+                   14),
+       ""},
       // A well-formed file that starts no server is not malformed: a report with verdict unknown
       // (exit 4), tested in tests/e2e/deploy_forms_e2e_test.cpp.
   };
@@ -196,22 +204,24 @@ TEST_CASE("JSON reports validate against docs/schema/report-1.json", "[e2e][cli]
     REQUIRE((r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 4));
     files += " " + shell_quote(out);
   }
-  const std::string cmd = "/usr/bin/python3 " + shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/tests/tools/validate_schema.py") +
-                          " " + shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/docs/schema/report-1.json") + files;
+  const std::string cmd = "/usr/bin/python3 " +
+                          shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/tests/tools/validate_schema.py") + " " +
+                          shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/docs/schema/report-1.json") + files;
   CHECK(std::system(cmd.c_str()) == 0);
   // Several files, compact (argv given once) and whole, with --fail-on risk: reports-1.json.
   std::string many;
   for (const std::string results : {"failing", "all"}) {
     const std::string out = d + "/many-" + results + ".json";
-    auto r = run_specprobe("check dsv4-mtp.yaml turboquant-ngram.sh --gpu H200 --fail-on risk --format json --results " +
-                               results + " --output " + shell_quote(out),
-                           kExampleSeeds);
+    auto r =
+        run_specprobe("check dsv4-mtp.yaml turboquant-ngram.sh --gpu H200 --fail-on risk --format json --results " +
+                          results + " --output " + shell_quote(out),
+                      kExampleSeeds);
     REQUIRE((r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 4));
     many += " " + shell_quote(out);
   }
-  const std::string cmd_many = "/usr/bin/python3 " +
-                               shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/tests/tools/validate_schema.py") + " " +
-                               shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/docs/schema/reports-1.json") + many;
+  const std::string cmd_many =
+      "/usr/bin/python3 " + shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/tests/tools/validate_schema.py") + " " +
+      shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/docs/schema/reports-1.json") + many;
   CHECK(std::system(cmd_many.c_str()) == 0);
 }
 
@@ -269,9 +279,10 @@ TEST_CASE("several files on several threads: -j gives the reports and errors of 
   for (int i = 0; i < 3; ++i)
     files += kExampleSeeds + "/turboquant-ngram.yaml " + kExampleSeeds + "/dsv4-mtp.yaml " + dir + "/unknown.yaml " +
              dir + "/missing-" + std::to_string(i) + ".yaml ";
-  const std::string common = "check --gpu H200 --lib vllm=0.25.1 --model-dir meta-llama/Llama-3.1-8B-Instruct=" +
-                             kExampleCheckpoints + "/llama-3.1-8b --model-dir deepseek-ai/DeepSeek-V4-Flash=" +
-                             kExampleCheckpoints + "/deepseek-v4-flash --format json --results all ";
+  const std::string common =
+      "check --gpu H200 --lib vllm=0.25.1 --model-dir meta-llama/Llama-3.1-8B-Instruct=" + kExampleCheckpoints +
+      "/llama-3.1-8b --model-dir deepseek-ai/DeepSeek-V4-Flash=" + kExampleCheckpoints +
+      "/deepseek-v4-flash --format json --results all ";
   auto strip = [](json doc) {
     for (auto& rep : doc["reports"]) {
       rep["invocation"].erase("duration_ms");
@@ -291,7 +302,8 @@ TEST_CASE("several files on several threads: -j gives the reports and errors of 
   CHECK(a == b);
 }
 
-TEST_CASE("several files: a failing file's exit 1 outranks another's unknown 4, and the JSON lists failing results", "[e2e][cli]") {
+TEST_CASE("several files: a failing file's exit 1 outranks another's unknown 4, and the JSON lists failing results",
+          "[e2e][cli]") {
   // Issue 51 item 5: one file specprobe cannot decide must not hide another that fails. Issue 49:
   // several files give a compact JSON report (results not passed or not applicable), whole counts.
   const std::string dir = temp_dir();
@@ -299,8 +311,8 @@ TEST_CASE("several files: a failing file's exit 1 outranks another's unknown 4, 
              "model: some-org/never-seen-model\nspeculative-config: {\"method\": \"ngram\", "
              "\"num_speculative_tokens\": 3, \"prompt_lookup_max\": 4}\n");
   const std::string fails = kExampleSeeds + "/turboquant-ngram.yaml";
-  const std::string common = "check --gpu RTX5090 --model-dir meta-llama/Llama-3.1-8B-Instruct=" + kExampleCheckpoints +
-                             "/llama-3.1-8b ";
+  const std::string common =
+      "check --gpu RTX5090 --model-dir meta-llama/Llama-3.1-8B-Instruct=" + kExampleCheckpoints + "/llama-3.1-8b ";
   CHECK(run_specprobe(common + dir + "/unknown.yaml").exit_code == 4);
   CHECK(run_specprobe(common + fails).exit_code == 1);
   for (const std::string order : {dir + "/unknown.yaml " + fails, fails + " " + dir + "/unknown.yaml"}) {
@@ -331,7 +343,7 @@ TEST_CASE("several files: a failing file's exit 1 outranks another's unknown 4, 
       CHECK_FALSE(rep["invocation"]["argv"].empty());
       const auto& s = rep["summary"];
       CHECK(rep["results"].size() == static_cast<size_t>(s["pass"].get<int>() + s["fail"].get<int>() +
-                                                           s["skip"].get<int>() + s["error"].get<int>()));
+                                                         s["skip"].get<int>() + s["error"].get<int>()));
     }
   }
   auto one = json::parse(run_specprobe(common + "--format json " + fails).out);

@@ -4,25 +4,24 @@
 // the signal reach the parent unchanged.
 #include <catch2/catch.hpp>
 
-#include <csignal>
 #include <fcntl.h>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "run_binary.hpp"
 
-using specprobe::test::temp_dir;
 using specprobe::test::c_strings;
 using specprobe::test::child_environment;
+using specprobe::test::temp_dir;
 
 using specprobe::test::file_text;
 
 namespace {
-
 
 struct Child {
   pid_t pid = -1;
@@ -96,8 +95,8 @@ std::vector<std::string> env_for(const Fake& f, const std::string& mode) {
 // The checkpoint metadata of the plan's model: without it the verdict is unknown and exec refuses.
 const std::string kLlamaCheckpoint = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/llama-3.1-8b";
 
-const std::vector<std::string> kServe = {"vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size", "1",
-                                         "--max-model-len", "8192"};
+const std::vector<std::string> kServe = {
+    "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size", "1", "--max-model-len", "8192"};
 
 std::vector<std::string> exec_args(std::vector<std::string> opts, const std::vector<std::string>& cmd) {
   std::vector<std::string> a = {"exec"};
@@ -111,13 +110,15 @@ std::vector<std::string> exec_args(std::vector<std::string> opts, const std::vec
 
 TEST_CASE("exec: a passing plan execs the command unchanged - its exit code passes through", "[e2e][exec]") {
   const Fake f = make_fake();
-  const Child c = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlamaCheckpoint}, kServe), env_for(f, "exit7"), f.dir);
+  const Child c =
+      spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlamaCheckpoint}, kServe), env_for(f, "exit7"), f.dir);
   INFO("stderr: " << c.err);
   REQUIRE(WIFEXITED(c.status));
   CHECK(WEXITSTATUS(c.status) == 7);
   // Same process: execvp replaced specprobe, no fork in between.
   CHECK(std::stoi(file_text(f.log + ".pid")) == c.pid);
-  CHECK(file_text(f.log + ".argv") == "serve\nmeta-llama/Llama-3.1-8B-Instruct\n--tensor-parallel-size\n1\n--max-model-len\n8192\n");
+  CHECK(file_text(f.log + ".argv") ==
+        "serve\nmeta-llama/Llama-3.1-8B-Instruct\n--tensor-parallel-size\n1\n--max-model-len\n8192\n");
   CHECK(file_text(f.log + ".env") == "from-the-deploy-script\n");
   CHECK(c.out == "fake vllm serving\n");  // stdout belongs to the server; the report went to stderr
   CHECK(c.err.find("verdict: supported") != std::string::npos);
@@ -125,11 +126,13 @@ TEST_CASE("exec: a passing plan execs the command unchanged - its exit code pass
 
 TEST_CASE("exec: exit code 0 and a signal pass through", "[e2e][exec]") {
   const Fake f = make_fake();
-  const Child ok = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlamaCheckpoint}, kServe), env_for(f, "exit0"), f.dir);
+  const Child ok =
+      spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlamaCheckpoint}, kServe), env_for(f, "exit0"), f.dir);
   REQUIRE(WIFEXITED(ok.status));
   CHECK(WEXITSTATUS(ok.status) == 0);
 
-  const Child sig = spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlamaCheckpoint}, kServe), env_for(f, "term"), f.dir);
+  const Child sig =
+      spawn(exec_args({"--gpu", "H100", "--quiet", "--model", kLlamaCheckpoint}, kServe), env_for(f, "term"), f.dir);
   INFO("stderr: " << sig.err);
   REQUIRE(WIFSIGNALED(sig.status));
   CHECK(WTERMSIG(sig.status) == SIGTERM);
@@ -138,7 +141,11 @@ TEST_CASE("exec: exit code 0 and a signal pass through", "[e2e][exec]") {
 
 TEST_CASE("exec: a failing plan is refused with the report - the command never starts", "[e2e][exec]") {
   const Fake f = make_fake();
-  const std::vector<std::string> bad = {"vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "turboquant_k8v4",
+  const std::vector<std::string> bad = {"vllm",
+                                        "serve",
+                                        "meta-llama/Llama-3.1-8B-Instruct",
+                                        "--kv-cache-dtype",
+                                        "turboquant_k8v4",
                                         "--speculative-config",
                                         R"({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4})"};
   const Child c = spawn(exec_args({"--gpu", "RTX5090", "--model", kLlamaCheckpoint}, bad), env_for(f, "exit0"), f.dir);
@@ -150,7 +157,8 @@ TEST_CASE("exec: a failing plan is refused with the report - the command never s
   CHECK(c.out.empty());
 
   // --exit-zero: findings do not gate, so the command runs.
-  const Child z = spawn(exec_args({"--gpu", "RTX5090", "--exit-zero", "--quiet", "--model", kLlamaCheckpoint}, bad), env_for(f, "exit3"), f.dir);
+  const Child z = spawn(exec_args({"--gpu", "RTX5090", "--exit-zero", "--quiet", "--model", kLlamaCheckpoint}, bad),
+                        env_for(f, "exit3"), f.dir);
   REQUIRE(WIFEXITED(z.status));
   CHECK(WEXITSTATUS(z.status) == 3);
   CHECK(std::filesystem::exists(f.log + ".pid"));
@@ -161,7 +169,8 @@ TEST_CASE("exec --dry-run prints the command and runs nothing", "[e2e][exec]") {
   std::vector<std::string> cmd = kServe;
   cmd.push_back("--served-model-name");
   cmd.push_back("my model's name");
-  const Child c = spawn(exec_args({"--gpu", "H100", "--dry-run", "--quiet", "--model", kLlamaCheckpoint}, cmd), env_for(f, "exit7"), f.dir);
+  const Child c = spawn(exec_args({"--gpu", "H100", "--dry-run", "--quiet", "--model", kLlamaCheckpoint}, cmd),
+                        env_for(f, "exit7"), f.dir);
   REQUIRE(WIFEXITED(c.status));
   CHECK(WEXITSTATUS(c.status) == 0);
   CHECK(c.out ==

@@ -9,8 +9,8 @@
 
 #include "run_binary.hpp"
 
-using specprobe::test::run_specprobe;
 using specprobe::test::one_line;
+using specprobe::test::run_specprobe;
 using specprobe::test::shell_quote;
 using specprobe::test::temp_dir;
 namespace fs = std::filesystem;
@@ -46,8 +46,10 @@ struct EnvVar {
     ::setenv(n, v.c_str(), 1);
   }
   ~EnvVar() {
-    if (old) ::setenv(name.c_str(), old->c_str(), 1);
-    else ::unsetenv(name.c_str());
+    if (old)
+      ::setenv(name.c_str(), old->c_str(), 1);
+    else
+      ::unsetenv(name.c_str());
   }
 };
 
@@ -56,26 +58,33 @@ struct EnvVar {
 TEST_CASE("e2e: mistyped flags are SP1014 errors with a did-you-mean, naming the table", "[e2e][options]") {
   // --speculative-confg and --kv-cache-dtpye used to pass as "option is not modelled".
   expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama +
-             " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-confg '{\"method\":\"ngram\",\"num_speculative_tokens\":3}'"
+             " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-confg "
+             "'{\"method\":\"ngram\",\"num_speculative_tokens\":3}'"
              " --kv-cache-dtpye fp8",
          1,
          {"error: --speculative-confg is not a vLLM option (did you mean --speculative-config?)",
-          "--kv-cache-dtpye is not a vLLM option (did you mean --kv-cache-dtype?)", "(checked against vLLM 0.20.0) [SP1014]"});
-  expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama + " -- vllm serve meta-llama/Llama-3.1-8B-Instruct ----speculative-config '{\"method\": \"ngram\"}'",
-         1, {"----speculative-config is not a vLLM option (written with 4 dashes; did you mean --speculative-config?)"});
+          "--kv-cache-dtpye is not a vLLM option (did you mean --kv-cache-dtype?)",
+          "(checked against vLLM 0.20.0) [SP1014]"});
+  expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama +
+             " -- vllm serve meta-llama/Llama-3.1-8B-Instruct ----speculative-config '{\"method\": \"ngram\"}'",
+         1,
+         {"----speculative-config is not a vLLM option (written with 4 dashes; did you mean --speculative-config?)"});
   // The engine version unknown: the newest table, said so.
   expect(kCheckNoProbes + kModelLlama + " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtpye fp8", 1,
          {"did you mean --kv-cache-dtype?", "vLLM 0.33.0, the newest table (the engine version is unknown"});
   // SGLang: a real typo is an error; --speculative-num-step is a prefix argparse accepts (SP1016).
-  expect(kCheckNoProbes + "--lib sglang=0.5.9" + kModelLlama +
-             " -- python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-num-stpes 3",
-         1, {"--speculative-num-stpes is not a SGLang option (did you mean --speculative-num-steps?)"});
-  expect(kCheckNoProbes + "--lib sglang=0.5.9 --fail-on info" + kModelLlama +
-             " -- python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-num-step 3",
-         1, {"--speculative-num-step is accepted as an abbreviation of --speculative-num-steps", "[SP1016]"});
+  expect(
+      kCheckNoProbes + "--lib sglang=0.5.9" + kModelLlama +
+          " -- python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-num-stpes 3",
+      1, {"--speculative-num-stpes is not a SGLang option (did you mean --speculative-num-steps?)"});
+  expect(
+      kCheckNoProbes + "--lib sglang=0.5.9 --fail-on info" + kModelLlama +
+          " -- python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --speculative-num-step 3",
+      1, {"--speculative-num-step is accepted as an abbreviation of --speculative-num-steps", "[SP1016]"});
 }
 
-TEST_CASE("e2e: keys inside --speculative-config are checked (num_speculative_token was silently k=1)", "[e2e][options]") {
+TEST_CASE("e2e: keys inside --speculative-config are checked (num_speculative_token was silently k=1)",
+          "[e2e][options]") {
   const std::string dir = temp_dir();
   write_text(dir + "/serve.yaml",
              "model: meta-llama/Llama-3.1-8B-Instruct\n"
@@ -93,15 +102,18 @@ TEST_CASE("e2e: keys inside --speculative-config are checked (num_speculative_to
 
 TEST_CASE("e2e: enumerated values against the release's list", "[e2e][options]") {
   expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama +
-             " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{\"method\":\"mpt\",\"num_speculative_tokens\":1}'"
+             " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+             "'{\"method\":\"mpt\",\"num_speculative_tokens\":1}'"
              " --kv-cache-dtype fp9 --attention-backend FLASHINFERR -cc.cudagraph_mode FULL_DECODE --quantization fp9",
          1,
-         {"'mpt' is not a value vLLM 0.20.0 accepts (did you mean 'mtp'?)", "'fp9' is not a value vLLM 0.20.0 accepts (did you mean 'fp8'?)",
+         {"'mpt' is not a value vLLM 0.20.0 accepts (did you mean 'mtp'?)",
+          "'fp9' is not a value vLLM 0.20.0 accepts (did you mean 'fp8'?)",
           "'FLASHINFERR' is not a value vLLM 0.20.0 accepts (did you mean 'FLASHINFER'?)",
           "'FULL_DECODE' is not a value vLLM 0.20.0 accepts", "--quantization fp9", "[SP1015]"});
   // The same plan spelled right: no option finding.
   auto r = run_specprobe(kCheckNoProbes + "--lib vllm=0.20.0 --fail-on info" + kModelLlama +
-                         " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_max\":4}'"
+                         " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+                         "'{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_max\":4}'"
                          " --kv-cache-dtype fp8 --attention-backend FLASHINFER -cc.cudagraph_mode FULL_DECODE_ONLY");
   INFO(r.out);
   CHECK(r.out.find("[SP1014]") == std::string::npos);
@@ -112,7 +124,9 @@ TEST_CASE("e2e: enumerated values against the release's list", "[e2e][options]")
 TEST_CASE("e2e: sizes and fractions out of range - a corrupt config.json names the file", "[e2e][options]") {
   expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama +
              " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 0 --gpu-memory-utilization 1.5",
-         1, {"--tensor-parallel-size 0: vLLM requires at least 1", "--gpu-memory-utilization 1.5: vLLM requires a fraction in (0, 1]"});
+         1,
+         {"--tensor-parallel-size 0: vLLM requires at least 1",
+          "--gpu-memory-utilization 1.5: vLLM requires a fraction in (0, 1]"});
   const std::string dir = temp_dir();
   write_text(dir + "/bad/config.json",
              R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 2000000000,
@@ -135,11 +149,15 @@ TEST_CASE("e2e: sizes and fractions out of range - a corrupt config.json names t
 
 TEST_CASE("e2e: MTP on a checkpoint without MTP layers is SP1017 with the reason", "[e2e][options]") {
   expect(kCheckNoProbes + "--lib vllm=0.20.0" + kModelLlama +
-             " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'",
-         1, {"speculative method mtp drafts with the checkpoint's own MTP layers, but its config.json declares none", "[SP1017]"});
+             " -- vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+             "'{\"method\":\"mtp\",\"num_speculative_tokens\":1}'",
+         1,
+         {"speculative method mtp drafts with the checkpoint's own MTP layers, but its config.json declares none",
+          "[SP1017]"});
   // The same method on a checkpoint that ships them does not fire.
-  auto r = run_specprobe(kCheckNoProbes + "--lib vllm=0.20.0 --model " + kExampleCheckpoints +
-                         "/gqa16-mtp -- vllm serve m --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'");
+  auto r = run_specprobe(
+      kCheckNoProbes + "--lib vllm=0.20.0 --model " + kExampleCheckpoints +
+      "/gqa16-mtp -- vllm serve m --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'");
   INFO(r.out);
   CHECK(r.out.find("[SP1017]") == std::string::npos);
 }
@@ -150,8 +168,9 @@ TEST_CASE("e2e: a metadata-only checkpoint - a repo id found in the local HF cac
   write_text(meta / "config.json",
              R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 2,
                  "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096, "vocab_size": 128256})");
-  write_text(meta / "model.safetensors.index.json",
-             R"({"metadata": {"total_size": 16}, "weight_map": {"model.layers.0.self_attn.o_proj.weight": "model-00001-of-00002.safetensors",
+  write_text(
+      meta / "model.safetensors.index.json",
+      R"({"metadata": {"total_size": 16}, "weight_map": {"model.layers.0.self_attn.o_proj.weight": "model-00001-of-00002.safetensors",
                  "lm_head.weight": "model-00002-of-00002.safetensors"}})");
   {
     auto r = run_specprobe(kCheckNoProbes + "--model " + shell_quote(meta.string()) + " -- vllm serve m");
@@ -180,7 +199,8 @@ TEST_CASE("e2e: a metadata-only checkpoint - a repo id found in the local HF cac
     auto r = run_specprobe(kCheckNoProbes + "-- vllm serve org/absent");
     INFO(r.out << r.err);
     // Not local, not in the HF cache: the Hub is next, and the tests run offline (tests/support/test_main.cpp).
-    CHECK(r.out.find("model 'org/absent': offline (HF_HUB_OFFLINE=1) and not in specprobe's cache") != std::string::npos);
+    CHECK(r.out.find("model 'org/absent': offline (HF_HUB_OFFLINE=1) and not in specprobe's cache") !=
+          std::string::npos);
     CHECK(r.out.find("pass --model") != std::string::npos);
   }
 }

@@ -10,16 +10,15 @@
 #include "run_binary.hpp"
 
 using nlohmann::json;
+using specprobe::test::file_text;
 using specprobe::test::run_specprobe;
 using specprobe::test::shell_quote;
-using specprobe::test::file_text;
 using specprobe::test::temp_dir;
 
-using specprobe::test::kExampleSeeds;
 using specprobe::test::kExampleCheckpoints;
+using specprobe::test::kExampleSeeds;
 
 namespace {
-
 
 // A copy of the failing seed (SP3020 fires on an RTX 5090) in a fresh directory.
 // The outputs and gating tests exercise the printers and the suppression mechanics on the rules'
@@ -127,8 +126,10 @@ TEST_CASE("gating: --exit-zero, --ignore and .specprobe.yaml", "[e2e][outputs][g
   const json pj = json::parse(prefix.out);
   CHECK(pj["summary"]["suppressed"].get<int>() >= 1);
   for (const auto& res : pj["results"])
-    if (res["status"] == "fail") CHECK((res["id"].get<std::string>().rfind("SP30", 0) != 0 || !res["suppressed"].is_null()));
-  CHECK(run_specprobe(kFailing + " --no-suppressions --ignore 'SP1*'", d).exit_code == 1);  // matches SP1xxx, not SP3020
+    if (res["status"] == "fail")
+      CHECK((res["id"].get<std::string>().rfind("SP30", 0) != 0 || !res["suppressed"].is_null()));
+  CHECK(run_specprobe(kFailing + " --no-suppressions --ignore 'SP1*'", d).exit_code ==
+        1);  // matches SP1xxx, not SP3020
   auto none = run_specprobe(kFailing + " --no-suppressions --ignore 'SPX*'", d);
   CHECK(none.exit_code == 2);
   CHECK(none.err.find("'SPX*' matches no rule or advisory id") != std::string::npos);
@@ -139,7 +140,8 @@ TEST_CASE("gating: --exit-zero, --ignore and .specprobe.yaml", "[e2e][outputs][g
 }
 
 TEST_CASE("matrix: table, JSON per GPU, NFD for one node", "[e2e][matrix]") {
-  const std::string args = "matrix --model " + shell_quote(kExampleCheckpoints + "/gqa16-mtp") + " --config gb10-flashinfer-gqa16.yaml";
+  const std::string args =
+      "matrix --model " + shell_quote(kExampleCheckpoints + "/gqa16-mtp") + " --config gb10-flashinfer-gqa16.yaml";
   auto t = run_specprobe(args + " --gpu H100,GB10", kExampleSeeds);
   REQUIRE(t.exit_code == 1);  // the plan is not supported on GB10
   CHECK(t.out.find("\nH100 (") != std::string::npos);
@@ -157,7 +159,9 @@ TEST_CASE("matrix: table, JSON per GPU, NFD for one node", "[e2e][matrix]") {
   CHECK(m["gpus"][3]["gpu"] == "GB10");
 
   // No config: the engine's defaults for the model.
-  CHECK(run_specprobe("matrix --model " + shell_quote(kExampleCheckpoints + "/llama-3.1-8b") + " --gpu H100 --format json").exit_code == 0);
+  CHECK(run_specprobe("matrix --model " + shell_quote(kExampleCheckpoints + "/llama-3.1-8b") +
+                      " --gpu H100 --format json")
+            .exit_code == 0);
 
   // The checkpoint is Qwen3-Next (hybrid, MTP). With the engine version unknown the newest defaults
   // apply: prefix caching is on for hybrid models from vLLM 0.26.0, and hybrid + MTP + prefix caching
@@ -167,7 +171,8 @@ TEST_CASE("matrix: table, JSON per GPU, NFD for one node", "[e2e][matrix]") {
   CHECK(none.out.find("# specprobe.io/gqa16-mtp.flashinfer.max-k: no k works") != std::string::npos);
   CHECK(none.out.find(".max-k=") == std::string::npos);
   // On 0.25.1 (prefix caching off by default for hybrid models) some k works: a node label.
-  auto nfd = run_specprobe(args + " --gpu GB10 --format nfd --model-name my/GQA16-MTP --lib vllm=0.25.1", kExampleSeeds);
+  auto nfd =
+      run_specprobe(args + " --gpu GB10 --format nfd --model-name my/GQA16-MTP --lib vllm=0.25.1", kExampleSeeds);
   REQUIRE(nfd.exit_code == 1);  // the seed plan itself (FlashInfer, GQA 16, k=2) fails on GB10; smaller k work
   CHECK(nfd.out.find("specprobe.io/gqa16-mtp.") != std::string::npos);
   CHECK(nfd.out.find(".max-k=") != std::string::npos);

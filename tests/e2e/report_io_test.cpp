@@ -18,8 +18,8 @@ using specprobe::test::shell_quote;
 using specprobe::test::temp_dir;
 namespace fs = std::filesystem;
 
-using specprobe::test::kExampleSeeds;
 using specprobe::test::kExampleCheckpoints;
+using specprobe::test::kExampleSeeds;
 
 namespace {
 
@@ -43,7 +43,8 @@ std::vector<std::string> entries(const std::string& dir) {
 // Runs `specprobe ARGS` under a 1 KiB file-size limit with SIGXFSZ ignored: every regular file it
 // writes past 1 KiB fails with EFBIG, as on a full disk.
 specprobe::test::RunResult run_on_full_disk(const std::string& args, const std::string& dir) {
-  return run_specprobe("--version >/dev/null; ulimit -f 2; trap '' XFSZ; exec " + shell_quote(SPECPROBE_BINARY) + " " + args, dir);
+  return run_specprobe(
+      "--version >/dev/null; ulimit -f 2; trap '' XFSZ; exec " + shell_quote(SPECPROBE_BINARY) + " " + args, dir);
 }
 
 }  // namespace
@@ -74,7 +75,9 @@ TEST_CASE("report I/O: every report file on /dev/full exits 5 naming it", "[e2e]
     CHECK(r.exit_code == 5);
     CHECK(r.err.find("cannot write /dev/full: " + std::string(std::strerror(ENOSPC))) != std::string::npos);
   }
-  auto summary = run_specprobe("--version >/dev/null; GITHUB_STEP_SUMMARY=/dev/full " + shell_quote(SPECPROBE_BINARY) + " " + kCheckOneFinding + " --github", d);
+  auto summary = run_specprobe("--version >/dev/null; GITHUB_STEP_SUMMARY=/dev/full " + shell_quote(SPECPROBE_BINARY) +
+                                   " " + kCheckOneFinding + " --github",
+                               d);
   CHECK(summary.exit_code == 5);
   CHECK(summary.err.find("cannot write /dev/full") != std::string::npos);
   CHECK(run_specprobe(kMatrix + " --format nfd -o /dev/full").exit_code == 5);
@@ -85,7 +88,9 @@ TEST_CASE("report I/O: on a full disk the old report stays whole and no temporar
   const std::string d = config_dir();
   std::ofstream(d + "/report.json") << "old report\n";
   for (const char* opt : {"-o", "--json", "--sarif", "--junit"}) {
-    auto r = run_on_full_disk(kCheckOneFinding + " --format json " + opt + " report.json" + (std::string(opt) == "-o" ? "" : " >/dev/null"), d);
+    auto r = run_on_full_disk(
+        kCheckOneFinding + " --format json " + opt + " report.json" + (std::string(opt) == "-o" ? "" : " >/dev/null"),
+        d);
     INFO(opt << ": " << r.err);
     CHECK(r.exit_code == 5);
     CHECK(r.err.find("cannot write report.json: " + std::string(std::strerror(EFBIG))) != std::string::npos);
@@ -109,8 +114,9 @@ TEST_CASE("report I/O: -o into a read-only directory exits 5 and leaves nothing 
   chmod(d.c_str(), 0755);
   chmod((d + "/serve.yaml").c_str(), 0644);
   chmod((d + "/ro").c_str(), 0555);
-  const auto r = specprobe::hostile::run_bounded({"check", "serve.yaml", "--gpu", "RTX5090", "--no-matrix", "-o", "ro/report.json"}, d,
-                                                 60, 4096, /*as_nobody=*/true);
+  const auto r = specprobe::hostile::run_bounded(
+      {"check", "serve.yaml", "--gpu", "RTX5090", "--no-matrix", "-o", "ro/report.json"}, d, 60, 4096,
+      /*as_nobody=*/true);
   INFO(r.err);
   CHECK(r.exit_code == 5);
   CHECK(r.err.find("cannot write ro/report.json: " + std::string(std::strerror(EACCES))) != std::string::npos);
@@ -125,7 +131,8 @@ TEST_CASE("report I/O: report files are replaced, never left beside a temporary 
   CHECK(file_text(d + "/report.json").find("\"verdict\": \"not-supported\"") != std::string::npos);
   CHECK(entries(d) == std::vector<std::string>{"out.sarif", "report.json", "serve.yaml"});
   const std::string nfd = temp_dir();
-  CHECK(run_specprobe(kMatrix + " --format nfd -o " + shell_quote(nfd + "/specprobe")).exit_code == 1);  // written in full; exit 1: the seed plan is not supported on GB10
+  CHECK(run_specprobe(kMatrix + " --format nfd -o " + shell_quote(nfd + "/specprobe")).exit_code ==
+        1);  // written in full; exit 1: the seed plan is not supported on GB10
   CHECK(file_text(nfd + "/specprobe").find("specprobe.io/") != std::string::npos);
   CHECK(entries(nfd) == std::vector<std::string>{"specprobe"});
 }

@@ -10,11 +10,10 @@
 using nlohmann::json;
 using specprobe::test::run_specprobe;
 
-using specprobe::test::kExampleSeeds;
 using specprobe::test::kExampleCheckpoints;
+using specprobe::test::kExampleSeeds;
 
 namespace {
-
 
 struct Outcome {
   int exit_code;
@@ -68,9 +67,9 @@ TEST_CASE("seed: DeepSeek-V4 MTP on sm_90 with vLLM 0.25.1 runs k=2 flattened", 
   REQUIRE(r);
   CHECK((*r)["severity"] == "warning");
   const std::string msg = (*r)["message"].get<std::string>() + " " + (*r)["remediation"].get<std::string>();
-  CHECK(msg.find("k in 0, 1") != std::string::npos);       // what runs natively
-  CHECK(msg.find("PR #340") != std::string::npos);         // next_n=3 only with PR #340
-  CHECK(msg.find("nv_dev") != std::string::npos);          // next_n=4 with the nv_dev line
+  CHECK(msg.find("k in 0, 1") != std::string::npos);  // what runs natively
+  CHECK(msg.find("PR #340") != std::string::npos);    // next_n=3 only with PR #340
+  CHECK(msg.find("nv_dev") != std::string::npos);     // next_n=4 with the nv_dev line
   CHECK(forms[0].report["input"]["form"] == "vllm-yaml");
   CHECK(forms[1].report["input"]["form"] == "vllm-json");
   CHECK(forms[2].report["input"]["form"] == "vllm-command");
@@ -117,22 +116,27 @@ TEST_CASE("seed: DeepSeek-V4 k=2 on a pass-through build with DeepGEMM main is a
     CHECK(cell_indexer(o, 3) == "blocked");
   }
   // The nv_dev line ({1,2,4}) lets k=3 run natively on the same build; k=2 still blocked.
-  auto nv = check_seed("dsv4-mtp.yaml --model " + kExampleCheckpoints + "/deepseek-v4-flash --gpu H200 --lib vllm=0.21.1rc1.dev202+g3424fba5 --lib deep_gemm=2.5.0+a6b593d");
+  auto nv =
+      check_seed("dsv4-mtp.yaml --model " + kExampleCheckpoints +
+                 "/deepseek-v4-flash --gpu H200 --lib vllm=0.21.1rc1.dev202+g3424fba5 --lib deep_gemm=2.5.0+a6b593d");
   CHECK(cell_indexer(nv, 2) == "blocked");
   CHECK(cell_indexer(nv, 3) == "native");
   CHECK(cell_indexer(nv, 4) == "blocked");
 }
 
 TEST_CASE("seed: DeepSeek-V4 k=1 gives no indexer finding", "[e2e][seed]") {
-  auto o = check_seed("--model " + kExampleCheckpoints + "/deepseek-v4-flash --gpu H200 -- vllm serve deepseek-ai/DeepSeek-V4-Flash "
-                 "--kv-cache-dtype fp8 --block-size 256 --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'");
+  auto o = check_seed(
+      "--model " + kExampleCheckpoints +
+      "/deepseek-v4-flash --gpu H200 -- vllm serve deepseek-ai/DeepSeek-V4-Flash "
+      "--kv-cache-dtype fp8 --block-size 256 --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'");
   CHECK(o.exit_code == 0);
   CHECK(o.failing.empty());
   CHECK(o.report["input"]["form"] == "vllm-command");
 }
 
 TEST_CASE("seed: DeepSeek-V4 k=2 on sm_100 with DeepGEMM >= #304 is native", "[e2e][seed]") {
-  auto o = check_seed("dsv4-mtp.yaml --model " + kExampleCheckpoints + "/deepseek-v4-flash --gpu B200 --lib deep_gemm=2.6.1+54e2261");
+  auto o = check_seed("dsv4-mtp.yaml --model " + kExampleCheckpoints +
+                      "/deepseek-v4-flash --gpu B200 --lib deep_gemm=2.6.1+54e2261");
   CHECK(o.exit_code == 0);
   CHECK(o.failing.count("SP3001") == 0);
   CHECK(o.failing.count("SP3002") == 0);
@@ -156,14 +160,17 @@ TEST_CASE("seed: FLASHINFER + MTP k=2 on sm_121 with GQA 16 and fp8 KV", "[e2e][
     const auto& alts = o.report["matrix"]["alternative_backends"];
     CHECK(std::find(alts.begin(), alts.end(), "TRITON_ATTN") != alts.end());
   }
-  auto k1 = check_seed("--model " + kExampleCheckpoints + "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1 -- vllm serve ./gqa16-mtp --kv-cache-dtype fp8 "
-                  "--attention-backend FLASHINFER --speculative-config.method mtp --speculative-config.num_speculative_tokens 1");
+  auto k1 = check_seed(
+      "--model " + kExampleCheckpoints +
+      "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1 -- vllm serve ./gqa16-mtp --kv-cache-dtype fp8 "
+      "--attention-backend FLASHINFER --speculative-config.method mtp --speculative-config.num_speculative_tokens 1");
   CHECK(k1.exit_code == 0);
   CHECK(k1.failing.empty());
 }
 
-TEST_CASE("seed: turboquant KV + spec + FULL cudagraphs is SP3020 - PIECEWISE or eager clears SP3020 but not vllm#40831",
-          "[e2e][seed]") {
+TEST_CASE(
+    "seed: turboquant KV + spec + FULL cudagraphs is SP3020 - PIECEWISE or eager clears SP3020 but not vllm#40831",
+    "[e2e][seed]") {
   for (const char* f : {"turboquant-ngram.yaml", "turboquant-ngram.json", "turboquant-ngram.sh"}) {
     auto o = check_seed(std::string(f) + " --model " + kExampleCheckpoints + "/llama-3.1-8b --gpu RTX5090");
     CHECK(o.exit_code == 1);
@@ -174,8 +181,10 @@ TEST_CASE("seed: turboquant KV + spec + FULL cudagraphs is SP3020 - PIECEWISE or
     CHECK(fix.find("PIECEWISE") != std::string::npos);
     CHECK(fix.find("--enforce-eager") != std::string::npos);
   }
-  const std::string base = "--model " + kExampleCheckpoints + "/llama-3.1-8b --gpu RTX5090 -- vllm serve meta-llama/Llama-3.1-8B-Instruct "
-                           "--kv-cache-dtype turboquant_k8v4 --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3}'";
+  const std::string base =
+      "--model " + kExampleCheckpoints +
+      "/llama-3.1-8b --gpu RTX5090 -- vllm serve meta-llama/Llama-3.1-8B-Instruct "
+      "--kv-cache-dtype turboquant_k8v4 --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3}'";
   // The seed's workaround clears the capture rule; the later report vllm#40831 (token loops with
   // any speculative method, unfixed through 0.27.x) still puts the plan at risk, in eager mode too:
   // for tool-call, structured-output and long-context requests, not every one (issue 48).
@@ -195,9 +204,10 @@ TEST_CASE("seed 002's own workaround passes: --attention-backend triton_attn, MT
   // The reported fix ran at 22.4 tok/s (vllm#37754). SP3010 is about the target's packed verify
   // batch; the drafter's backend (inherited on the seed's vLLM 0.17.1, auto-selected from 0.21.0)
   // decodes one row per step and does not decide it.
-  const std::string cmd = " -- vllm serve /models/nemotron-3-super --attention-backend triton_attn "
-                          "--speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":2}' "
-                          "--kv-cache-dtype fp8 --no-enable-chunked-prefill";
+  const std::string cmd =
+      " -- vllm serve /models/nemotron-3-super --attention-backend triton_attn "
+      "--speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":2}' "
+      "--kv-cache-dtype fp8 --no-enable-chunked-prefill";
   auto o = check_seed("--model " + kExampleCheckpoints + "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1" + cmd);
   CHECK(o.exit_code == 0);
   CHECK(o.verdict == "supported");
@@ -208,8 +218,10 @@ TEST_CASE("seed 002's own workaround passes: --attention-backend triton_attn, MT
   CHECK(now.failing.count("SP3010") == 0);
   CHECK(now.report["facts"]["attention"]["drafter_source"] == "auto");
   // The crashing variant of the same report is still caught.
-  auto crash = check_seed("--model " + kExampleCheckpoints + "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1 -- vllm serve /models/nemotron-3-super "
-                     "--attention-backend flashinfer --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":2}' "
-                     "--kv-cache-dtype fp8 --no-enable-chunked-prefill");
+  auto crash = check_seed(
+      "--model " + kExampleCheckpoints +
+      "/gqa16-mtp --gpu GB10 --lib vllm=0.17.1 -- vllm serve /models/nemotron-3-super "
+      "--attention-backend flashinfer --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":2}' "
+      "--kv-cache-dtype fp8 --no-enable-chunked-prefill");
   CHECK(crash.failing.count("SP3010") == 1);
 }

@@ -12,7 +12,7 @@ Json backend_plan(const char* gpu, int q, int kv, int head_dim, const char* kv_d
   Json f = Json::object();
   f["engine"]["name"] = "vllm";
   f["gpu"]["declared"] = gpu;
-  f["model"] = {{"num_attention_heads", q}, {"num_kv_heads", kv}, {"head_dim", head_dim}, {"mla", false},
+  f["model"] = {{"num_attention_heads", q},    {"num_kv_heads", kv}, {"head_dim", head_dim}, {"mla", false},
                 {"dsa", {{"present", false}}}, {"dtype", "bfloat16"}};
   f["spec"] = {{"enabled", k > 0}, {"method", "mtp"}, {"num_speculative_tokens", k}};
   f["serve"] = {{"kv_cache_dtype", kv_dtype}, {"enforce_eager", false}};
@@ -24,10 +24,12 @@ Json backend_plan(const char* gpu, int q, int kv, int head_dim, const char* kv_d
 
 TEST_CASE("auto-selection follows vLLM's per-arch priority and validation", "[facts][backends]") {
   CHECK(backend_plan("H100", 32, 8, 128, "auto", 2)["attention"]["selected"] == "FLASH_ATTN");
-  CHECK(backend_plan("H100", 32, 8, 128, "fp8", 2)["attention"]["selected"] == "FLASH_ATTN");       // FA3 takes fp8 on SM90
-  CHECK(backend_plan("RTX5090", 32, 8, 128, "fp8", 2)["attention"]["selected"] == "FLASHINFER");   // FA rejects fp8 off SM90
+  CHECK(backend_plan("H100", 32, 8, 128, "fp8", 2)["attention"]["selected"] == "FLASH_ATTN");  // FA3 takes fp8 on SM90
+  CHECK(backend_plan("RTX5090", 32, 8, 128, "fp8", 2)["attention"]["selected"] ==
+        "FLASHINFER");  // FA rejects fp8 off SM90
   CHECK(backend_plan("GB10", 32, 2, 128, "fp8", 2)["attention"]["selected"] == "FLASHINFER");
-  CHECK(backend_plan("B200", 32, 8, 128, "auto", 2)["attention"]["selected"] == "FLASHINFER");     // SM10x prefers FlashInfer
+  CHECK(backend_plan("B200", 32, 8, 128, "auto", 2)["attention"]["selected"] ==
+        "FLASHINFER");  // SM10x prefers FlashInfer
   CHECK(backend_plan("A100", 32, 8, 128, "turboquant_k8v4", 2)["attention"]["selected"] == "TURBOQUANT");
   // head_dim 512 (Gemma-4): FA <= 256 and FlashInfer {64,128,256} reject it; Triton takes it (KI-19).
   CHECK(backend_plan("H100", 32, 8, 512, "auto", 2)["attention"]["selected"] == "TRITON_ATTN");

@@ -8,11 +8,11 @@
 #include <set>
 #include <sstream>
 
+#include "e2e/run_binary.hpp"
 #include "facts/derive.hpp"
 #include "facts/registry.hpp"
 #include "pipeline/check.hpp"
 #include "rules/rule.hpp"
-#include "e2e/run_binary.hpp"
 
 namespace fs = std::filesystem;
 using namespace specprobe;
@@ -58,7 +58,8 @@ TEST_CASE("registry file errors are named", "[facts][registry]") {
   auto bad_writer = FactRegistry::parse(writers + "facts: [{name: f, type: int, writer: b, doc: d}]", "r.yaml");
   REQUIRE_FALSE(bad_writer);
   CHECK(bad_writer.error().message.find("unknown writer 'b'") != std::string::npos);
-  auto twice = FactRegistry::parse(writers + "facts: [{name: f, type: int, writer: a, doc: d}, {name: f, type: int, writer: a, doc: e}]", "r.yaml");
+  auto twice = FactRegistry::parse(
+      writers + "facts: [{name: f, type: int, writer: a, doc: d}, {name: f, type: int, writer: a, doc: e}]", "r.yaml");
   REQUIRE_FALSE(twice);
   CHECK(twice.error().message.find("registered twice") != std::string::npos);
   CHECK_FALSE(FactRegistry::parse(writers + "facts: [{name: f, type: integer, writer: a, doc: d}]", "r.yaml"));
@@ -85,8 +86,9 @@ remediation: r
   CHECK_FALSE(parse_rule(rule + "requires: [serve.tpp]\nwhen: true\n", "SP1999-t.yaml"));
   CHECK_FALSE(parse_rule(rule + "location: spec.kay\nwhen: true\n", "SP1999-t.yaml"));
   CHECK_FALSE(parse_rule(rule + "when: true\n" + "params: {x: {\"var\": \"gpu.smm\"}}\n", "SP1999-t.yaml"));
-  CHECK(parse_rule(rule + "when: {\"some\": [{\"var\": \"quant.stored_mismatch\"}, {\"==\": [{\"var\": \"stored\"}, \"bf16\"]}]}\n",
-                   "SP1999-t.yaml"));
+  CHECK(parse_rule(
+      rule + "when: {\"some\": [{\"var\": \"quant.stored_mismatch\"}, {\"==\": [{\"var\": \"stored\"}, \"bf16\"]}]}\n",
+      "SP1999-t.yaml"));
   auto placeholder = parse_rule(R"(id: SP1999
 slug: t
 title: t
@@ -96,7 +98,8 @@ certainty: deterministic
 message: "m {spec.nextn}"
 remediation: r
 when: true
-)", "SP1999-t.yaml");
+)",
+                                "SP1999-t.yaml");
   CHECK_FALSE(placeholder);
 }
 
@@ -110,7 +113,8 @@ TEST_CASE("every derivation step writes only its own facts, and derives again id
   }
 }
 
-TEST_CASE("a run's stages write only the facts registered to them (audited over real inputs)", "[facts][registry][pipeline]") {
+TEST_CASE("a run's stages write only the facts registered to them (audited over real inputs)",
+          "[facts][registry][pipeline]") {
   auto services = system_services();
   REQUIRE(services.has_value());
   std::vector<std::string> violations;
@@ -129,12 +133,15 @@ TEST_CASE("a run's stages write only the facts registered to them (audited over 
       for (const char* gpu : {"H100", "GB10", "B200"})
         for (const char* lib : {"vllm=0.25.1", "vllm=0.13.0", "sglang=0.5.9"}) {
           const std::string s(seed);
-          const std::string model = s == "dsv4-mtp" ? "deepseek-v4-flash" : s == "turboquant-ngram" ? "llama-3.1-8b" : "gqa16-mtp";
+          const std::string model = s == "dsv4-mtp"           ? "deepseek-v4-flash"
+                                    : s == "turboquant-ngram" ? "llama-3.1-8b"
+                                                              : "gqa16-mtp";
           plans.push_back({(src / "docs/examples/seeds" / (s + ext)).string(),
                            (src / "docs/examples/checkpoints" / model).string(), gpu, lib});
         }
   for (const auto& e : fs::directory_iterator(src / "tests/data/serving"))
-    if (e.is_regular_file()) plans.push_back({e.path().string(), (src / "docs/examples/checkpoints/llama-3.1-8b").string(), "H200", ""});
+    if (e.is_regular_file())
+      plans.push_back({e.path().string(), (src / "docs/examples/checkpoints/llama-3.1-8b").string(), "H200", ""});
   size_t ran = 0;
   for (const auto& p : plans) {
     CheckRequest req;

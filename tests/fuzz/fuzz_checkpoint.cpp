@@ -27,8 +27,7 @@ SPECPROBE_FUZZ_ENTRY(fuzz_checkpoint_one) {
     std::filesystem::create_directories(d);
     return d;
   }();
-  const auto parts = specprobe::fuzz::split_sections(
-      std::string_view(reinterpret_cast<const char*>(data), size), 5);
+  const auto parts = specprobe::fuzz::split_sections(std::string_view(reinterpret_cast<const char*>(data), size), 5);
   static const char* const kNames[] = {"config.json", "model.safetensors.index.json", "hf_quant_config.json",
                                        "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
   for (size_t i = 0; i < 5; ++i) {

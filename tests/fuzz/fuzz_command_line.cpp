@@ -21,14 +21,18 @@ SPECPROBE_FUZZ_ENTRY(fuzz_command_line_one) {
       text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     }
     auto r = specprobe::read_serving_argv(argv);
-    if (r) (void)r->facts.dump();  // throws on invalid UTF-8, as the JSON printer would
-    else if (r.error().message.empty()) SPECPROBE_FUZZ_FAIL("property violated");
+    if (r)
+      (void)r->facts.dump();  // throws on invalid UTF-8, as the JSON printer would
+    else if (r.error().message.empty())
+      SPECPROBE_FUZZ_FAIL("property violated");
     return 0;
   }
   const std::string path = specprobe::fuzz::scratch_dir() + "/serve.sh";
   specprobe::fuzz::write_file(path, text);
   auto r = specprobe::read_serving_file(path);
-  if (r) (void)r->facts.dump();
-  else if (r.error().where.file.empty()) SPECPROBE_FUZZ_FAIL("property violated");
+  if (r)
+    (void)r->facts.dump();
+  else if (r.error().where.file.empty())
+    SPECPROBE_FUZZ_FAIL("property violated");
   return 0;
 }

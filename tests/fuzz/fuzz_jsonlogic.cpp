@@ -13,8 +13,7 @@
 
 SPECPROBE_FUZZ_ENTRY(fuzz_jsonlogic_one) {
   namespace jl = specprobe::jsonlogic;
-  const auto parts = specprobe::fuzz::split_sections(
-      std::string_view(reinterpret_cast<const char*>(data), size), 2);
+  const auto parts = specprobe::fuzz::split_sections(std::string_view(reinterpret_cast<const char*>(data), size), 2);
   const nlohmann::json logic = nlohmann::json::parse(parts[0], nullptr, false);
   if (logic.is_discarded()) return 0;
   nlohmann::json facts = nullptr;

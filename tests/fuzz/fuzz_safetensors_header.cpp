@@ -36,8 +36,8 @@ SPECPROBE_FUZZ_ENTRY(fuzz_safetensors_header_one) {
   const uint64_t n = size;
   const uint64_t end = header_data_end(text);
   const uint64_t exact = end > std::numeric_limits<uint64_t>::max() - 8 - n ? 0 : 8 + n + end;
-  for (uint64_t file_size : {exact, exact + 1, exact ? exact - 1 : 0, uint64_t{8} + n,
-                             std::numeric_limits<uint64_t>::max(), uint64_t{0}}) {
+  for (uint64_t file_size :
+       {exact, exact + 1, exact ? exact - 1 : 0, uint64_t{8} + n, std::numeric_limits<uint64_t>::max(), uint64_t{0}}) {
     HeaderResult r = parse_safetensors_header(text, n, file_size);
     if (r.header) {
       // A header that validates must describe tensors inside the data region, in order.

@@ -15,7 +15,8 @@ SPECPROBE_FUZZ_ENTRY(fuzz_serving_config_one) {
   specprobe::fuzz::write_file(path, std::string_view(reinterpret_cast<const char*>(data), size));
   auto r = specprobe::read_serving_file(path);
   if (!r) {
-    if (r.error().where.file.empty() || r.error().message.empty()) SPECPROBE_FUZZ_FAIL("property violated");  // must name the file
+    if (r.error().where.file.empty() || r.error().message.empty())
+      SPECPROBE_FUZZ_FAIL("property violated");  // must name the file
     return 0;
   }
   (void)r->facts.dump();

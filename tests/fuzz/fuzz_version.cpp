@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "fuzz_common.hpp"
 #include "common/version.hpp"
+#include "fuzz_common.hpp"
 
 SPECPROBE_FUZZ_ENTRY(fuzz_version_one) {
   using namespace specprobe;

@@ -56,7 +56,8 @@ TEST_CASE("a killed `specprobe probe --probe test_hang` leaves no probe child", 
     CHECK(left.empty());
   }
   // The GPU is usable again: a real probe passes.
-  Json r = probes::run_probe_in_process({{"probe", "mqa_logits"}, {"next_n", 1}, {"heads", 64}, {"head_dim", 128}, {"block_kv", 64}});
+  Json r = probes::run_probe_in_process(
+      {{"probe", "mqa_logits"}, {"next_n", 1}, {"heads", 64}, {"head_dim", 128}, {"block_kv", 64}});
   INFO(r.dump());
   CHECK(r["status"] == "pass");
 }

@@ -35,7 +35,8 @@ TEST_CASE("mqa logits matches the reference for next_n 1-8", "[gpu]") {
   for (int d : {64, 128})
     for (int h : {16, 32, 64, 128})
       for (int n = 1; n <= 8; ++n) {
-        Json spec = {{"probe", "mqa_logits"}, {"next_n", n}, {"heads", h}, {"head_dim", d}, {"block_kv", n % 2 ? 64 : 32}, {"seed", n}};
+        Json spec = {{"probe", "mqa_logits"},       {"next_n", n}, {"heads", h}, {"head_dim", d},
+                     {"block_kv", n % 2 ? 64 : 32}, {"seed", n}};
         Json r = run_probe_in_process(spec);
         INFO(r.dump());
         CHECK(r["status"] == "pass");
@@ -53,8 +54,9 @@ TEST_CASE("mqa logits: warp-specialized and two-CTA sm_90a kernels agree with th
   for (const char* kernel : {"auto", "tma"})
     for (int n = 1; n <= 8; ++n)
       for (int bkv : {32, 64, 256}) {
-        Json spec = {{"probe", "mqa_logits"}, {"next_n", n}, {"heads", 64}, {"head_dim", 128}, {"block_kv", bkv},
-                     {"batch", 48}, {"context", 1500}, {"seed", n + bkv}, {"kernel", kernel}};
+        Json spec = {{"probe", "mqa_logits"}, {"next_n", n},     {"heads", 64},
+                     {"head_dim", 128},       {"block_kv", bkv}, {"batch", 48},
+                     {"context", 1500},       {"seed", n + bkv}, {"kernel", kernel}};
         Json r = run_probe_in_process(spec);
         INFO(r.dump());
         CHECK(r["status"] == "pass");
@@ -71,12 +73,14 @@ TEST_CASE("spec verify matches the reference for GQA 1-16, bf16 and fp8", "[gpu]
   for (const char* dt : {"bf16", "fp8"})
     for (int g : {1, 6, 12, 16})
       for (int d : {64, 256}) {
-        Json spec = {{"probe", "spec_verify"}, {"k", g % 2 ? 2 : 3}, {"gqa", g}, {"head_dim", d}, {"kv_dtype", dt}, {"block_size", 32}, {"seed", g}};
+        Json spec = {{"probe", "spec_verify"}, {"k", g % 2 ? 2 : 3}, {"gqa", g}, {"head_dim", d},
+                     {"kv_dtype", dt},         {"block_size", 32},   {"seed", g}};
         Json r = run_probe_in_process(spec);
         INFO(r.dump());
         CHECK(r["status"] == "pass");
       }
-  Json split = {{"probe", "spec_verify"}, {"k", 3}, {"gqa", 8}, {"head_dim", 128}, {"kv_dtype", "bf16"}, {"block_size", 16}, {"splits", 3}, {"context", 700}};
+  Json split = {{"probe", "spec_verify"}, {"k", 3},           {"gqa", 8},    {"head_dim", 128},
+                {"kv_dtype", "bf16"},     {"block_size", 16}, {"splits", 3}, {"context", 700}};
   Json r = run_probe_in_process(split);
   INFO(r.dump());
   CHECK(r["status"] == "pass");
@@ -91,8 +95,8 @@ TEST_CASE("spec verify's copy-engine and cp.async kernels both match the referen
   for (const char* family : {"auto", "cp_async"})
     for (int bs : {16, 24, 64})
       for (int g : {6, 8}) {
-        Json spec = {{"probe", "spec_verify"}, {"k", 3}, {"gqa", g}, {"head_dim", 128}, {"kv_dtype", "bf16"},
-                     {"block_size", bs}, {"context", 700}, {"batch", 5}, {"kernel", family}, {"seed", bs + g}};
+        Json spec = {{"probe", "spec_verify"}, {"k", 3},         {"gqa", g},   {"head_dim", 128},  {"kv_dtype", "bf16"},
+                     {"block_size", bs},       {"context", 700}, {"batch", 5}, {"kernel", family}, {"seed", bs + g}};
         Json r = run_probe_in_process(spec);
         INFO(r.dump());
         CHECK(r["status"] == "pass");
@@ -100,7 +104,8 @@ TEST_CASE("spec verify's copy-engine and cp.async kernels both match the referen
         const bool tma = k.size() > 4 && k.compare(k.size() - 4, 4, "_tma") == 0;
         CHECK(tma == (hopper_up && std::string(family) == "auto"));
       }
-  Json bad = {{"probe", "spec_verify"}, {"k", 3}, {"gqa", 8}, {"head_dim", 128}, {"kv_dtype", "bf16"}, {"block_size", 16}, {"kernel", "wgmma"}};
+  Json bad = {{"probe", "spec_verify"}, {"k", 3},           {"gqa", 8},         {"head_dim", 128},
+              {"kv_dtype", "bf16"},     {"block_size", 16}, {"kernel", "wgmma"}};
   Json r = run_probe_in_process(bad);
   CHECK(r["status"] == "error");
   CHECK(r["reason"].get<std::string>().find("'wgmma'") != std::string::npos);
@@ -109,7 +114,8 @@ TEST_CASE("spec verify's copy-engine and cp.async kernels both match the referen
 // Keys scaled up along each request, so the running max of the online softmax climbs: by less
 // than the lazy-rescale slack per tile (P grows up to 2^slack before O is rescaled) and by more
 // (a rescale on that tile). The host checks that the inputs hit both cases before the kernels run.
-TEST_CASE("spec verify matches the reference while the softmax max climbs by less and by more than the lazy slack", "[gpu]") {
+TEST_CASE("spec verify matches the reference while the softmax max climbs by less and by more than the lazy slack",
+          "[gpu]") {
   auto sess = GpuSession::open();
   REQUIRE(sess.has_value());
   using probes::bf16_to_float;
@@ -157,7 +163,10 @@ TEST_CASE("spec verify matches the reference while the softmax max climbs by les
 // one 512-value row (448 + 64), output the whole row, sparse over index_topk 512. Heads per rank
 // cycle through 16 / 64 / 128 (20: a partial second group of 16); V3's sparse runs keep 16 heads
 // but at k 1 (128), so the fp64 reference stays a few seconds in all.
-TEST_CASE("mla verify matches the reference at DeepSeek-V3 and V4 shapes, k 1-7, bf16 and fp8, dense and sparse, blocks 1/16/64", "[gpu]") {
+TEST_CASE(
+    "mla verify matches the reference at DeepSeek-V3 and V4 shapes, k 1-7, bf16 and fp8, dense and sparse, blocks "
+    "1/16/64",
+    "[gpu]") {
   struct Model {
     const char* name;
     int latent, rope, v_dim, topk;
@@ -170,8 +179,15 @@ TEST_CASE("mla verify matches the reference at DeepSeek-V3 and V4 shapes, k 1-7,
             const int cycle[] = {16, 64, 128, 20};
             int heads = cycle[(k + bs) % 4];
             if (sparse && m.topk == 2048) heads = k == 1 ? 128 : 16;
-            Json spec = {{"probe", "mla_verify"}, {"k", k}, {"heads", heads}, {"latent_dim", m.latent}, {"rope_dim", m.rope},
-                         {"v_dim", m.v_dim}, {"topk", sparse ? m.topk : 0}, {"kv_dtype", dt}, {"block_size", bs},
+            Json spec = {{"probe", "mla_verify"},
+                         {"k", k},
+                         {"heads", heads},
+                         {"latent_dim", m.latent},
+                         {"rope_dim", m.rope},
+                         {"v_dim", m.v_dim},
+                         {"topk", sparse ? m.topk : 0},
+                         {"kv_dtype", dt},
+                         {"block_size", bs},
                          {"seed", k * 7 + bs}};
             Json r = run_probe_in_process(spec);
             INFO(m.name << ": " << r.dump());
@@ -187,8 +203,14 @@ TEST_CASE("mla verify fails the comparison when a kernel argument is wrong", "[g
   REQUIRE(sess.has_value());
   GpuSession& s = **sess;
   for (const int topk : {0, 512}) {
-    const probes::MlaVerifyShape shape{.k = 3, .heads = 16, .latent_dim = 448, .rope_dim = 64, .v_dim = 512, .topk = topk,
-                                       .block_size = 16, .fp8 = true};
+    const probes::MlaVerifyShape shape{.k = 3,
+                                       .heads = 16,
+                                       .latent_dim = 448,
+                                       .rope_dim = 64,
+                                       .v_dim = 512,
+                                       .topk = topk,
+                                       .block_size = 16,
+                                       .fp8 = true};
     const probes::MlaVerifyInputs in = probes::make_mla_verify_inputs(shape, 3, topk + 300, 21);
     auto dev = probes::upload_mla_verify(s, in);
     REQUIRE(dev.has_value());
@@ -230,7 +252,8 @@ TEST_CASE("mla verify fails the comparison when a kernel argument is wrong", "[g
   }
 }
 
-TEST_CASE("check's plan probes run mla_verify for DeepSeek-V4-Flash at every k of the sweep in isolated children", "[gpu]") {
+TEST_CASE("check's plan probes run mla_verify for DeepSeek-V4-Flash at every k of the sweep in isolated children",
+          "[gpu]") {
   auto cfg = read_model_config(std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/deepseek-v4-flash");
   REQUIRE(cfg.has_value());
   Json facts = model_facts(*cfg, 4);
@@ -262,7 +285,8 @@ TEST_CASE("check's plan probes run mla_verify for DeepSeek-V4-Flash at every k o
 }
 
 TEST_CASE("graph replay is bit-identical to eager after new seq lens and block tables", "[gpu]") {
-  Json spec = {{"probe", "graph_replay"}, {"k", 3}, {"gqa", 6}, {"head_dim", 128}, {"kv_dtype", "fp8"}, {"block_size", 16}};
+  Json spec = {{"probe", "graph_replay"}, {"k", 3},          {"gqa", 6}, {"head_dim", 128},
+               {"kv_dtype", "fp8"},       {"block_size", 16}};
   Json r = run_probe_in_process(spec);
   INFO(r.dump());
   CHECK(r["status"] == "pass");
@@ -282,8 +306,10 @@ TEST_CASE("a faulting and a hanging kernel are isolated by the runner", "[gpu]")
   probes::RunnerOptions o;
   o.child_command = probes::self_child_command();
   o.timeout_s = 5;
-  std::vector<Json> specs = {{{"probe", "test_fault"}}, {{"probe", "test_hang"}},
-                             {{"probe", "mqa_logits"}, {"next_n", 3}, {"heads", 64}, {"head_dim", 128}, {"block_kv", 64}}};
+  std::vector<Json> specs = {
+      {{"probe", "test_fault"}},
+      {{"probe", "test_hang"}},
+      {{"probe", "mqa_logits"}, {"next_n", 3}, {"heads", 64}, {"head_dim", 128}, {"block_kv", 64}}};
   auto rs = probes::run_probes_isolated(specs, o);
   REQUIRE(rs.size() == 3);
   INFO(Json(rs).dump());
@@ -304,8 +330,8 @@ TEST_CASE("a probe larger than the device's free memory is a GPU-busy error that
   REQUIRE(free_before > (uint64_t{1} << 30));
   auto hold = (*sess)->alloc(free_before - (uint64_t{256} << 20));
   REQUIRE(hold.has_value());
-  Json spec = {{"probe", "mqa_logits"}, {"next_n", 1}, {"heads", 64}, {"head_dim", 128}, {"block_kv", 64},
-               {"batch", 256}, {"context", 16384}};
+  Json spec = {{"probe", "mqa_logits"}, {"next_n", 1},  {"heads", 64},     {"head_dim", 128},
+               {"block_kv", 64},        {"batch", 256}, {"context", 16384}};
   Json r = run_probe_in_process(spec);
   INFO(r.dump());
   // Fits the GPU, not what is free: the evidence is missing (error), not a shape this GPU

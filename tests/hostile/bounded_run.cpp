@@ -2,8 +2,8 @@
 #include "bounded_run.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <grp.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,14 +110,17 @@ BoundedResult run_bounded(const std::vector<std::string>& args, const std::strin
     ::dup2(o, 1);
     ::dup2(e, 2);
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
-    struct rlimit core {0, 0};
+    struct rlimit core {
+      0, 0
+    };
     ::setrlimit(RLIMIT_CORE, &core);
     if (limit_as) {
-      struct rlimit as {as_bytes, as_bytes};
+      struct rlimit as {
+        as_bytes, as_bytes
+      };
       ::setrlimit(RLIMIT_AS, &as);
     }
-    if (as_nobody && ::geteuid() == 0 &&
-        (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0))
+    if (as_nobody && ::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0))
       ::_exit(125);
     ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);

@@ -41,8 +41,9 @@ struct RestoringTempTree {
 
 // An input error: exit 2, naming NAMED, within bounds.
 void expect_input_error(const BoundedResult& r, const std::string& what, const std::string& named) {
-  INFO(what << ": exit " << r.exit_code << " signal " << r.signal << (r.timed_out ? " TIMED OUT in " + r.stalled : "") << " rss "
-            << r.max_rss_kib << " KiB (inherited " << r.inherited_rss_kib << ")\nstderr: " << r.err.substr(0, 1500) << "\nstdout: " << r.out.substr(0, 500));
+  INFO(what << ": exit " << r.exit_code << " signal " << r.signal << (r.timed_out ? " TIMED OUT in " + r.stalled : "")
+            << " rss " << r.max_rss_kib << " KiB (inherited " << r.inherited_rss_kib
+            << ")\nstderr: " << r.err.substr(0, 1500) << "\nstdout: " << r.out.substr(0, 500));
   CHECK_FALSE(r.timed_out);
   CHECK(r.signal == 0);
   CHECK(r.exit_code == 2);
@@ -55,7 +56,8 @@ void expect_input_error(const BoundedResult& r, const std::string& what, const s
 const std::string kHuge = "1" + std::string(400, '0');  // overflows a double: 1e400
 
 const std::string kRule =
-    "id: SP1901\nslug: s\ntitle: t\nseverity: error\nstage: config\ncertainty: deterministic\nwhen: false\nmessage: m\nremediation: r\n";
+    "id: SP1901\nslug: s\ntitle: t\nseverity: error\nstage: config\ncertainty: deterministic\nwhen: false\nmessage: "
+    "m\nremediation: r\n";
 
 }  // namespace
 
@@ -69,15 +71,18 @@ TEST_CASE("hostile: numbers past a double in sizes and --speculative-config are 
   const std::vector<Case> cases = {
       {{"--max-model-len", kHuge + "k"}, "max-model-len"},
       {{"--max-model-len", kHuge + "K"}, "max-model-len"},
-      {{"--speculative-config", R"({"method":"ngram","num_speculative_tokens":2,"prompt_lookup_max":")" + kHuge + R"(k"})"},
+      {{"--speculative-config",
+        R"({"method":"ngram","num_speculative_tokens":2,"prompt_lookup_max":")" + kHuge + R"(k"})"},
        "prompt_lookup_max"},
       {{"--speculative-config", R"({"model":"d","num_speculative_tokens":2,"max_model_len":")" + kHuge + R"(M"})"},
        "max_model_len"},
       {{"--speculative-config.max_model_len", kHuge + "G", "--speculative-config.model", "d"}, "max_model_len"},
       {{"--speculative-config", R"({"method":"mtp","num_speculative_tokens":)" + kHuge + "}"}, "speculative-config"},
-      {{"--speculative-config", R"({"method":"mtp","num_speculative_tokens":")" + kHuge + R"("})"}, "num_speculative_tokens"},
+      {{"--speculative-config", R"({"method":"mtp","num_speculative_tokens":")" + kHuge + R"("})"},
+       "num_speculative_tokens"},
       {{"--speculative-config", R"({"method":"mtp","num_speculative_tokens":1e400})"}, "speculative-config"},
-      {{"--speculative-config", R"({"method":"mtp","num_speculative_tokens":99999999999999999999})"}, "num_speculative_tokens"},
+      {{"--speculative-config", R"({"method":"mtp","num_speculative_tokens":99999999999999999999})"},
+       "num_speculative_tokens"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"check", "--gpu", "H100", "--", "vllm", "serve", "m"};
@@ -87,9 +92,10 @@ TEST_CASE("hostile: numbers past a double in sizes and --speculative-config are 
   // The same values in a config file (YAML plain scalars, a float with a dot, and as strings).
   RestoringTempTree t;
   const fs::path f = t.path / "serve.yaml";
-  for (const std::string& line : std::vector<std::string>{"max-model-len: " + kHuge + "k", "max-model-len: \"" + kHuge + "M\"",
-                                  "speculative-config: {method: mtp, num_speculative_tokens: " + kHuge + ".0}",
-                                  "speculative-config: {method: mtp, num_speculative_tokens: 1.0e+400}"}) {
+  for (const std::string& line :
+       std::vector<std::string>{"max-model-len: " + kHuge + "k", "max-model-len: \"" + kHuge + "M\"",
+                                "speculative-config: {method: mtp, num_speculative_tokens: " + kHuge + ".0}",
+                                "speculative-config: {method: mtp, num_speculative_tokens: 1.0e+400}"}) {
     write_bytes(f, "model: m\n" + line + "\n");
     expect_input_error(run_bounded({"check", f.string(), "--gpu", "H100"}, {}, 30), line.substr(0, 60), "serve.yaml");
   }
@@ -99,7 +105,7 @@ TEST_CASE("hostile: probe --next-n ranges at the ends of int are usage errors, n
   // INT_MIN-INT_MAX overflowed hi - lo; INT_MAX-INT_MAX looped forever (++v past INT_MAX). The
   // probe kind is unknown, so nothing runs once the list is read.
   for (const std::string n : {"-2147483648-2147483647", "2147483646-2147483647x", "99999999999", "1-99999999999",
-                               "-99999999999-1", ",", "1-", "8-1"}) {
+                              "-99999999999-1", ",", "1-", "8-1"}) {
     const auto r = run_bounded({"probe", "--probe", "mqa_logits", "--next-n", n, "--in-process"}, {}, 20);
     expect_input_error(r, "--next-n " + n, "cannot read");
   }
@@ -118,8 +124,9 @@ TEST_CASE("hostile: probe children that print bad begin indexes or results", "[h
   const std::vector<specprobe::Json> one = {{{"probe", "a"}}};
   // An index past the specs was used to index them (out of bounds) once the child died; one past
   // a long threw std::out_of_range out of run_probes_isolated.
-  for (const std::string line : {"@@specprobe begin 5", "@@specprobe begin 99999999999999999999999",
-                                  "@@specprobe begin -3", "@@specprobe begin x", "@@specprobe begin ", "@@specprobe begin 0x1"}) {
+  for (const std::string line :
+       {"@@specprobe begin 5", "@@specprobe begin 99999999999999999999999", "@@specprobe begin -3",
+        "@@specprobe begin x", "@@specprobe begin ", "@@specprobe begin 0x1"}) {
     INFO(line);
     std::vector<specprobe::Json> rs;
     REQUIRE_NOTHROW(rs = run_probes_isolated(one, fake("echo '" + line + "'; exit 9")));
@@ -131,7 +138,8 @@ TEST_CASE("hostile: probe children that print bad begin indexes or results", "[h
   for (const std::string result : {"5", "[1,2]", "\"pass\"", "null"}) {
     INFO(result);
     std::vector<specprobe::Json> rs;
-    REQUIRE_NOTHROW(rs = run_probes_isolated(one, fake("echo '@@specprobe begin 0'; echo '@@specprobe result " + result + "'")));
+    REQUIRE_NOTHROW(
+        rs = run_probes_isolated(one, fake("echo '@@specprobe begin 0'; echo '@@specprobe result " + result + "'")));
     REQUIRE(rs.size() == 1);
     REQUIRE(rs[0].is_object());
     CHECK(rs[0]["status"] == "error");
@@ -193,7 +201,8 @@ TEST_CASE("hostile: --rules-dir with unreadable entries or huge files is exit 2 
     CHECK(r.err.find("larger than 1048576 bytes") != std::string::npos);
     CHECK(r.rss_below(256L * 1024));  // a 4 GiB file read into memory would be far above
     // check and matrix load the same directory the same way
-    const auto c = run_bounded({"check", "--gpu", "H100", "--rules-dir", root.string(), "--", "vllm", "serve", "m"}, {}, 30);
+    const auto c =
+        run_bounded({"check", "--gpu", "H100", "--rules-dir", root.string(), "--", "vllm", "serve", "m"}, {}, 30);
     expect_input_error(c, "check --rules-dir with a 4 GiB rule file", file.string());
   }
   {
@@ -218,7 +227,8 @@ TEST_CASE("soak harness: self-test with a fake specprobe", "[hostile][soak]") {
     return;
   }
   const std::string log = specprobe::test::temp_dir() + "/soak_selftest.log";
-  const std::string cmd = "N=20 bash " + specprobe::test::shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/bench/soak_probe.sh") +
+  const std::string cmd = "N=20 bash " +
+                          specprobe::test::shell_quote(std::string(SPECPROBE_SOURCE_DIR) + "/bench/soak_probe.sh") +
                           " --self-test > " + specprobe::test::shell_quote(log) + " 2>&1";
   const int status = std::system(cmd.c_str());
   std::ifstream in(log);

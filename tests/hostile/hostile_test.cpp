@@ -68,8 +68,8 @@ const std::string kGoodHeader =
 void expect_contained(const BoundedResult& r, const std::string& what, const std::string& named,
                       std::set<int> allowed = {0, 1, 2, 4}) {
   INFO(what << ": exit " << r.exit_code << " signal " << r.signal << (r.timed_out ? " TIMED OUT in " + r.stalled : "")
-            << " rss " << r.max_rss_kib << " KiB (inherited " << r.inherited_rss_kib << ")\nstderr: " << r.err.substr(0, 2000)
-            << "\nstdout: " << r.out.substr(0, 2000));
+            << " rss " << r.max_rss_kib << " KiB (inherited " << r.inherited_rss_kib
+            << ")\nstderr: " << r.err.substr(0, 2000) << "\nstdout: " << r.out.substr(0, 2000));
   CHECK_FALSE(r.timed_out);
   CHECK(r.signal == 0);
   CHECK(allowed.count(r.exit_code) == 1);
@@ -137,15 +137,20 @@ TEST_CASE("hostile: serving configs give exit 2 naming the file, or a finding", 
   const std::vector<Case> cases = {
       {"nested-json.json", repeat("[", 200000) + repeat("]", 200000), input_error},
       {"nested-json-obj.json", repeat("{\"a\":", 100000) + "1" + repeat("}", 100000), input_error},
-      {"nested-spec.json", "{\"model\":\"m\",\"speculative_config\":" + repeat("{\"a\":", 50000) + "1" + repeat("}", 50000) + "}", input_error},
+      {"nested-spec.json",
+       "{\"model\":\"m\",\"speculative_config\":" + repeat("{\"a\":", 50000) + "1" + repeat("}", 50000) + "}",
+       input_error},
       {"nested-flow.yaml", "model: m\nspeculative-config: " + repeat("[", 100000) + "\n", input_error},
-      {"nested-block.yaml", [] {
+      {"nested-block.yaml",
+       [] {
          std::string s;
          for (int i = 0; i < 3000; ++i) s += std::string(static_cast<size_t>(i), ' ') + "k" + std::to_string(i) + ":\n";
          return s;
-       }(), input_error},
+       }(),
+       input_error},
       {"nested-inner-json.yaml", "model: m\nspeculative-config: '" + repeat("[", 100000) + "'\n", input_error},
-      {"laughs.yaml", [] {
+      {"laughs.yaml",
+       [] {
          std::string s = "model: m\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
          for (int i = 1; i < 12; ++i) {
            s += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
@@ -153,13 +158,18 @@ TEST_CASE("hostile: serving configs give exit 2 naming the file, or a finding", 
            s += "]\n";
          }
          return s + "speculative-config: *a11\n";
-       }(), input_error},
+       }(),
+       input_error},
       {"huge-int.yaml", "model: m\ntensor-parallel-size: 99999999999999999999999999999999\n", input_error},
       {"huge-float.yaml", "model: m\ntensor-parallel-size: 1e400\n", input_error},
-      {"int64-k.yaml", "model: m\nspeculative-config: {method: ngram, num_speculative_tokens: 9223372036854775807}\n", any},
-      {"int64-tp.json", "{\"model\":\"m\",\"tensor_parallel_size\":9223372036854775807,\"max_model_len\":-9223372036854775808}", any},
-      {"huge-k.json", "{\"model\":\"m\",\"speculative_config\":{\"method\":\"mtp\",\"num_speculative_tokens\":1e308}}", input_error},
-      {"nan-k.json", "{\"model\":\"m\",\"speculative_config\":{\"method\":\"mtp\",\"num_speculative_tokens\":NaN}}", input_error},
+      {"int64-k.yaml", "model: m\nspeculative-config: {method: ngram, num_speculative_tokens: 9223372036854775807}\n",
+       any},
+      {"int64-tp.json",
+       "{\"model\":\"m\",\"tensor_parallel_size\":9223372036854775807,\"max_model_len\":-9223372036854775808}", any},
+      {"huge-k.json", "{\"model\":\"m\",\"speculative_config\":{\"method\":\"mtp\",\"num_speculative_tokens\":1e308}}",
+       input_error},
+      {"nan-k.json", "{\"model\":\"m\",\"speculative_config\":{\"method\":\"mtp\",\"num_speculative_tokens\":NaN}}",
+       input_error},
       {"human-int.yaml", "model: m\nmax-model-len: 99999999999999999999K\nmax-num-seqs: 1e999\n", any},
       {"dup-keys.yaml", "model: m\ntensor-parallel-size: 2\ntensor-parallel-size: 4\n", any},
       {"dup-keys.json", "{\"model\":\"m\",\"tensor_parallel_size\":2,\"tensor-parallel-size\":4}", any},
@@ -170,11 +180,13 @@ TEST_CASE("hostile: serving configs give exit 2 naming the file, or a finding", 
       {"surrogate-utf8.json", "{\"model\": \"\xed\xa0\x80\"}", input_error},
       {"escaped-surrogate.json", "{\"model\": \"\\ud800\"}", any},
       {"long-line.yaml", "model: " + std::string(8u << 20, 'm') + "\n", any},
-      {"many-keys.yaml", [] {
+      {"many-keys.yaml",
+       [] {
          std::string s = "model: m\n";
          for (int i = 0; i < 200000; ++i) s += "x" + std::to_string(i) + ": 1\n";
          return s;
-       }(), any},
+       }(),
+       any},
       {"too-large.yaml", "model: m\n#" + std::string(17u << 20, 'x') + "\n", input_error},
       {"tags.yaml", "model: !!binary aGVsbG8=\ntensor-parallel-size: !!python/object:os.system 1\n", any},
       {"merge.yaml", "base: &b {tensor-parallel-size: 2}\n<<: *b\nmodel: m\n", any},
@@ -209,9 +221,19 @@ TEST_CASE("hostile: deploy scripts and command lines", "[hostile]") {
       {"devzero-config.sh", "vllm serve m --config /dev/zero\n", any},
       {"nested-spec.sh", "vllm serve m --speculative-config '" + repeat("{\"a\":", 50000) + "'\n", input_error},
       {"dotted.sh", "vllm serve m --speculative-config" + repeat(".a", 100000) + "=1\n", any},
-      {"sglang-huge.sh", "python -m sglang.launch_server --model-path m --speculative-num-steps 99999999999999999999 --speculative-num-draft-tokens -9223372036854775808\n", any},
-      {"sglang-int64.sh", "python -m sglang.launch_server --model-path m --speculative-algorithm EAGLE --speculative-num-steps 9223372036854775807 --tp 9223372036854775807\n", any},
-      {"vllm-int64.sh", "vllm serve m -tp 9223372036854775807 --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":9223372036854775807}' --max-num-seqs 9223372036854775807 --max-num-batched-tokens 9223372036854775807\n", any},
+      {"sglang-huge.sh",
+       "python -m sglang.launch_server --model-path m --speculative-num-steps 99999999999999999999 "
+       "--speculative-num-draft-tokens -9223372036854775808\n",
+       any},
+      {"sglang-int64.sh",
+       "python -m sglang.launch_server --model-path m --speculative-algorithm EAGLE --speculative-num-steps "
+       "9223372036854775807 --tp 9223372036854775807\n",
+       any},
+      {"vllm-int64.sh",
+       "vllm serve m -tp 9223372036854775807 --speculative-config "
+       "'{\"method\":\"ngram\",\"num_speculative_tokens\":9223372036854775807}' --max-num-seqs 9223372036854775807 "
+       "--max-num-batched-tokens 9223372036854775807\n",
+       any},
       {"env-bomb.sh", repeat("export VLLM_X=1\n", 100000) + "vllm serve m\n", any},
       {"heredoc.sh", "cat <<EOF\n" + std::string(100000, '(') + "\nEOF\nvllm serve m\n", any},
       {"braces.sh", repeat(braces, 1000) + "vllm serve m\n", any},
@@ -225,8 +247,7 @@ TEST_CASE("hostile: deploy scripts and command lines", "[hostile]") {
   std::vector<std::string> argv = {"check", "--gpu", "H100", "--", "vllm", "serve", "m"};
   for (int i = 0; i < 20000; ++i) argv.push_back("--enable-prefix-caching");
   expect_contained(run_bounded(argv), "20000 argv words", "");
-  argv = {"check", "--gpu", "H100", "--", "vllm", "serve", "m", "--speculative-config",
-          repeat("[", 100000)};
+  argv = {"check", "--gpu", "H100", "--", "vllm", "serve", "m", "--speculative-config", repeat("[", 100000)};
   expect_contained(run_bounded(argv), "nested argv JSON", "<command line>", {2});
   argv = {"check", "--gpu", "H100", "--", "vllm", "serve", "caf\xe9\xff", "--served-model-name", "\xc0\x80"};
   expect_contained(run_bounded(argv), "non-UTF-8 argv", "");
@@ -340,18 +361,25 @@ TEST_CASE("hostile: checkpoints (length bombs, offsets, index escapes, loops, FI
   write_shard(d / "huge-number.safetensors",
               R"({"t":{"dtype":"F32","shape":[1e400],"data_offsets":[0,99999999999999999999999]}})", 8);
   write_shard(d / "deep.safetensors", "{\"t\":" + repeat("[", 500000) + repeat("]", 500000) + "}", 0);
-  write_shard(d / "deep-meta.safetensors", "{\"__metadata__\":" + repeat("{\"a\":", 100000) + "1" + repeat("}", 100000) + "}", 0);
-  write_shard(d / "dup.safetensors",
-              R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"t":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})", 16);
-  write_shard(d / "bad-utf8-name.safetensors", "{\"\xff\xfe\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8);
+  write_shard(d / "deep-meta.safetensors",
+              "{\"__metadata__\":" + repeat("{\"a\":", 100000) + "1" + repeat("}", 100000) + "}", 0);
+  write_shard(
+      d / "dup.safetensors",
+      R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"t":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
+      16);
+  write_shard(d / "bad-utf8-name.safetensors",
+              "{\"\xff\xfe\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8);
   write_shard(d / "escaped-nul.safetensors", R"({"a\u0000b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8);
-  write_shard(d / "many-tensors.safetensors", [] {
-    std::string h = "{";
-    for (int i = 0; i < 100000; ++i)
-      h += (i ? ",\"" : "\"") + std::to_string(i) + "\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[" +
-           std::to_string(i) + "," + std::to_string(i + 1) + "]}";
-    return h + "}";
-  }(), 100000);
+  write_shard(
+      d / "many-tensors.safetensors",
+      [] {
+        std::string h = "{";
+        for (int i = 0; i < 100000; ++i)
+          h += (i ? ",\"" : "\"") + std::to_string(i) + "\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[" +
+               std::to_string(i) + "," + std::to_string(i + 1) + "]}";
+        return h + "}";
+      }(),
+      100000);
   write_shard(d / "good.safetensors", kGoodHeader, 128);
   // Non-UTF-8 file names, a FIFO, a device, loops, escapes.
   write_shard(d / "caf\xe9\xff.safetensors", tiny, 8);
@@ -367,7 +395,8 @@ TEST_CASE("hostile: checkpoints (length bombs, offsets, index escapes, loops, FI
   const std::string churn_header = R"({"c":{"dtype":"F32","shape":[1024],"data_offsets":[0,4096]}})";
   write_shard(d / "churn.safetensors", churn_header, 4096);
   json wm = json::object();
-  for (const char* f : {"bomb-max", "bomb-cap", "bomb-sign", "offset-max", "deep", "good", "fifo", "zero", "loop-a", "escape", "dir", "churn"})
+  for (const char* f : {"bomb-max", "bomb-cap", "bomb-sign", "offset-max", "deep", "good", "fifo", "zero", "loop-a",
+                        "escape", "dir", "churn"})
     wm[std::string("w.") + f] = std::string(f) + ".safetensors";
   wm["x1"] = "../outside/secret.safetensors";
   wm["x2"] = (t.path / "outside" / "secret.safetensors").string();
@@ -467,15 +496,24 @@ TEST_CASE("hostile: HF cache layouts", "[hostile]") {
 TEST_CASE("hostile: rule directories", "[hostile]") {
   TempTree t;
   const std::vector<std::pair<std::string, std::string>> rules = {
-      {"SP1901-types.yaml", "id: SP1901\nslug: s\ntitle: t\ndescription: 5\nseverity: error\nstage: config\ncertainty: deterministic\ncategory: []\n"
-                            "location: {}\nskip_reason: 1\nwhen: true\nmessage: m\nremediation: r\ndeprecated: maybe\n"},
-      {"SP1902-placeholder.yaml", "id: SP1902\nslug: s\ntitle: t\nseverity: error\nstage: config\ncertainty: deterministic\nwhen: true\n"
-                                  "message: \"{" + std::string(200000, 'a') + "}\"\nremediation: r\n"},
-      {"SP1903-deep.yaml", "id: SP1903\nslug: s\ntitle: t\nseverity: error\nstage: config\ncertainty: deterministic\nmessage: m\nremediation: r\nwhen: " +
-                               repeat("{\"!\": [", 20000) + "1" + repeat("]}", 20000) + "\n"},
-      {"SP1904-laughs.yaml", [] {
-         std::string s = "id: SP1904\nslug: s\ntitle: t\nseverity: error\nstage: config\ncertainty: deterministic\nmessage: m\nremediation: r\n"
-                         "references: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+      {"SP1901-types.yaml",
+       "id: SP1901\nslug: s\ntitle: t\ndescription: 5\nseverity: error\nstage: config\ncertainty: "
+       "deterministic\ncategory: []\n"
+       "location: {}\nskip_reason: 1\nwhen: true\nmessage: m\nremediation: r\ndeprecated: maybe\n"},
+      {"SP1902-placeholder.yaml",
+       "id: SP1902\nslug: s\ntitle: t\nseverity: error\nstage: config\ncertainty: deterministic\nwhen: true\n"
+       "message: \"{" +
+           std::string(200000, 'a') + "}\"\nremediation: r\n"},
+      {"SP1903-deep.yaml",
+       "id: SP1903\nslug: s\ntitle: t\nseverity: error\nstage: config\ncertainty: deterministic\nmessage: "
+       "m\nremediation: r\nwhen: " +
+           repeat("{\"!\": [", 20000) + "1" + repeat("]}", 20000) + "\n"},
+      {"SP1904-laughs.yaml",
+       [] {
+         std::string s =
+             "id: SP1904\nslug: s\ntitle: t\nseverity: error\nstage: config\ncertainty: deterministic\nmessage: "
+             "m\nremediation: r\n"
+             "references: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
          for (int i = 1; i < 10; ++i) {
            s += "versions: &a" + std::to_string(i) + " [";
            for (int j = 0; j < 10; ++j) s += std::string(j ? ", " : "") + "*a" + std::to_string(i - 1);
@@ -498,12 +536,14 @@ TEST_CASE("hostile: specprobe check --model leaves the checkpoint tree untouched
   // report format) and also watches directories, permissions and the tree's root.
   TempTree t;
   const fs::path d = t.path / "ck";
-  write_bytes(d / "config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_attention_heads": 32,
+  write_bytes(d / "config.json",
+              R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_attention_heads": 32,
       "num_key_value_heads": 8, "hidden_size": 4096, "num_hidden_layers": 1,
       "quantization_config": {"quant_method": "fp8", "ignored_layers": ["lm_head"]}})");
   write_bytes(d / "hf_quant_config.json", R"({"quantization": {"quant_algo": "FP8"}})");
   write_shard(d / "model-00001-of-00002.safetensors", kGoodHeader, 128);
-  write_shard(d / "model-00002-of-00002.safetensors", R"({"lm_head.weight":{"dtype":"BF16","shape":[4,4],"data_offsets":[0,32]}})", 32);
+  write_shard(d / "model-00002-of-00002.safetensors",
+              R"({"lm_head.weight":{"dtype":"BF16","shape":[4,4],"data_offsets":[0,32]}})", 32);
   write_shard(d / "broken.safetensors", 1u << 30, "{", 0);
   write_bytes(d / "model.safetensors.index.json",
               R"({"weight_map":{"model.layers.0.self_attn.o_proj.weight":"model-00001-of-00002.safetensors",
@@ -520,8 +560,8 @@ TEST_CASE("hostile: specprobe check --model leaves the checkpoint tree untouched
     auto add = [&](const fs::path& p) {
       struct stat st {};
       REQUIRE(::lstat(p.c_str(), &st) == 0);
-      out[p.string()] = {st.st_ino, st.st_nlink, st.st_mode, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-                         st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
+      out[p.string()] = {st.st_ino,         st.st_nlink,        st.st_mode,        st.st_size,
+                         st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
     };
     add(d);
     for (auto it = fs::recursive_directory_iterator(d); it != fs::recursive_directory_iterator(); ++it) add(it->path());
@@ -533,7 +573,8 @@ TEST_CASE("hostile: specprobe check --model leaves the checkpoint tree untouched
     expect_contained(r, std::string("read-only check, ") + format, "");
   }
   const auto r = run_bounded({"check", "--model", d.string(), "--gpu", "H100", "--", "vllm", "serve", d.string(),
-                              "--speculative-config", R"({"method":"eagle3","model":")" + d.string() + R"(","num_speculative_tokens":3})"});
+                              "--speculative-config",
+                              R"({"method":"eagle3","model":")" + d.string() + R"(","num_speculative_tokens":3})"});
   expect_contained(r, "read-only check with the draft in the tree", "");
   // from inside the tree (nothing may land in the working directory either), every output
   // format written outside it
@@ -557,5 +598,6 @@ TEST_CASE("bounded runner: a blocked child is killed at its deadline and reporte
   CHECK(r.signal == SIGKILL);
   CHECK(r.stalled.find(fs::path(SPECPROBE_BINARY).filename().string()) != std::string::npos);
   CHECK(r.stalled.find("never reached exec") == std::string::npos);
-  CHECK(r.stalled.find(", state ") != std::string::npos);  // S and wait_for_partner here; not asserted, a loaded machine may still be starting it
+  CHECK(r.stalled.find(", state ") !=
+        std::string::npos);  // S and wait_for_partner here; not asserted, a loaded machine may still be starting it
 }

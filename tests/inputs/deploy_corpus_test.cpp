@@ -13,8 +13,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "inputs/serving.hpp"
 #include "common/ascii.hpp"
+#include "inputs/serving.hpp"
 
 using namespace specprobe;
 
@@ -23,7 +23,9 @@ namespace {
 const std::string kDeployCorpus = std::string(SPECPROBE_SOURCE_DIR) + "/tests/corpus/deploy/";
 
 std::string scalar(const YAML::Node& n) { return n && n.IsScalar() ? n.Scalar() : std::string(); }
-bool null_or_absent(const YAML::Node& n) { return !n || n.IsNull() || (n.IsScalar() && (n.Scalar() == "~" || n.Scalar() == "null")); }
+bool null_or_absent(const YAML::Node& n) {
+  return !n || n.IsNull() || (n.IsScalar() && (n.Scalar() == "~" || n.Scalar() == "null"));
+}
 
 const Json* corpus_fact(const ParsedServing& p, const std::string& name) {
   const Json* v = find_fact(p.facts, name);
@@ -43,7 +45,8 @@ std::vector<Field> compare(const YAML::Node& s, const ParsedServing& p) {
   std::vector<Field> out;
   const std::string engine = scalar(s["engine"]);
   auto add = [&](const std::string& name, const YAML::Node& want, const Json* got, bool ok) {
-    out.push_back({name, null_or_absent(want) ? "null" : (want.IsScalar() ? want.Scalar() : YAML::Dump(want)), text(got), ok});
+    out.push_back(
+        {name, null_or_absent(want) ? "null" : (want.IsScalar() ? want.Scalar() : YAML::Dump(want)), text(got), ok});
   };
   auto same_text = [&](const YAML::Node& want, const Json* got, bool ci) {
     if (null_or_absent(want)) return got == nullptr;
@@ -51,11 +54,14 @@ std::vector<Field> compare(const YAML::Node& s, const ParsedServing& p) {
     const std::string g = text(got);
     return ci ? ascii_lower(g) == ascii_lower(want.Scalar()) : g == want.Scalar();
   };
-  add("engine", s["engine"], corpus_fact(p, "engine.name"), same_text(s["engine"], corpus_fact(p, "engine.name"), false));
-  add("version", s["version"], corpus_fact(p, "deploy.engine_version"), same_text(s["version"], corpus_fact(p, "deploy.engine_version"), false));
+  add("engine", s["engine"], corpus_fact(p, "engine.name"),
+      same_text(s["engine"], corpus_fact(p, "engine.name"), false));
+  add("version", s["version"], corpus_fact(p, "deploy.engine_version"),
+      same_text(s["version"], corpus_fact(p, "deploy.engine_version"), false));
   add("model", s["model"], corpus_fact(p, "model.id"), same_text(s["model"], corpus_fact(p, "model.id"), false));
   const Json* enabled = corpus_fact(p, "spec.enabled");
-  const Json* method = enabled && enabled->is_boolean() && !enabled->get<bool>() ? nullptr : corpus_fact(p, "spec.method");
+  const Json* method =
+      enabled && enabled->is_boolean() && !enabled->get<bool>() ? nullptr : corpus_fact(p, "spec.method");
   add("spec_method", s["spec_method"], method, same_text(s["spec_method"], method, false));
   const Json* k = corpus_fact(p, engine == "sglang" ? "spec.num_steps" : "spec.num_speculative_tokens");
   add("k", s["k"], k, same_text(s["k"], k, false));
@@ -73,9 +79,17 @@ std::vector<Field> compare(const YAML::Node& s, const ParsedServing& p) {
   add("gpus", s["gpus"], gpus, same_text(s["gpus"], gpus, false));
   // unresolved: the shell variables the compared facts depend on (the manifest lists variables;
   // placeholders such as <MODEL> are not variables).
-  static const std::set<std::string> kCompared = {"model.id", "spec.method", "spec.enabled", "spec.num_speculative_tokens",
-                                                  "spec.num_steps", "serve.tp", "serve.pp", "serve.dp",
-                                                  "serve.kv_cache_dtype", "attention.requested", "deploy.gpus",
+  static const std::set<std::string> kCompared = {"model.id",
+                                                  "spec.method",
+                                                  "spec.enabled",
+                                                  "spec.num_speculative_tokens",
+                                                  "spec.num_steps",
+                                                  "serve.tp",
+                                                  "serve.pp",
+                                                  "serve.dp",
+                                                  "serve.kv_cache_dtype",
+                                                  "attention.requested",
+                                                  "deploy.gpus",
                                                   "deploy.engine_version"};
   std::set<std::string> got;
   for (const auto& [f, names] : p.unresolved)
@@ -130,7 +144,7 @@ TEST_CASE("every file of the deploy corpus is read, with the facts its manifest 
       const Error& err = r.error();
       INFO(err.str());
       CHECK(err.kind == ErrorKind::input);
-      CHECK(malformed);  // only a malformed file may fail to read ...
+      CHECK(malformed);                                       // only a malformed file may fail to read ...
       CHECK(err.where.file.find(file) != std::string::npos);  // ... and the error names the file
       CHECK(err.where.line > 0);                              // and the place
       ++(malformed ? t.read : t.errors);
@@ -153,8 +167,10 @@ TEST_CASE("every file of the deploy corpus is read, with the facts its manifest 
                       servers.size() == r->plans.size()});
     for (size_t i = 0; i < servers.size() && i < r->plans.size(); ++i)
       for (const Field& f : compare(servers[i], r->plans[i])) check_field(std::to_string(i), f);
-    if (all_ok && !any_gap) ++t.read;
-    else if (all_ok) ++t.gaps;
+    if (all_ok && !any_gap)
+      ++t.read;
+    else if (all_ok)
+      ++t.gaps;
   }
   for (const auto& [key, reason] : gaps.reasons)
     if (!gaps.used.count(key)) FAIL_CHECK("known_gaps.yaml: " << key << " now matches the manifest; remove the entry");

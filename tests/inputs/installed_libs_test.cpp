@@ -22,7 +22,7 @@ fs::path make_venv() {
   auto dist = [&](const std::string& dir, const std::string& name, const std::string& version) {
     fs::create_directories(sp / dir);
     std::ofstream(sp / dir / "METADATA") << "Metadata-Version: 2.1\nName: " << name << "\nVersion: " << version
-                                          << "\nSummary: x\n\nVersion: 9.9.9 (body, not a header)\n";
+                                         << "\nSummary: x\n\nVersion: 9.9.9 (body, not a header)\n";
   };
   dist("vllm-0.25.1.dist-info", "vllm", "0.25.1");
   dist("flashinfer_python-0.6.14.dist-info", "flashinfer-python", "0.6.14");

@@ -9,9 +9,9 @@
 #include <optional>
 #include <random>
 
+#include "e2e/run_binary.hpp"
 #include "inputs/json_relaxed.hpp"
 #include "inputs/model_config.hpp"
-#include "e2e/run_binary.hpp"
 
 namespace fs = std::filesystem;
 using namespace specprobe;
@@ -45,7 +45,8 @@ ModelConfig must_read(const std::string& p) {
 }  // namespace
 
 TEST_CASE("json_relaxed accepts Python's non-finite tokens", "[model_config][json_relaxed]") {
-  auto r = parse_json_relaxed(R"({"a": [0.0, Infinity], "b": -Infinity, "c": NaN, "s": "NaN Infinity", "d": 1})", "x.json");
+  auto r =
+      parse_json_relaxed(R"({"a": [0.0, Infinity], "b": -Infinity, "c": NaN, "s": "NaN Infinity", "d": 1})", "x.json");
   REQUIRE(r);
   CHECK(r->value["a"][1].get<double>() == kRelaxedInfinity);
   CHECK(r->value["b"].get<double>() == -kRelaxedInfinity);
@@ -277,7 +278,8 @@ TEST_CASE("model_config: sizes no engine builds are input errors naming the fiel
   ModelTempDir t;
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"model_type": "llama", "num_hidden_layers": 32, "num_attention_heads": 0})", "num_attention_heads = 0"},
-      {R"({"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 64})", "num_key_value_heads = 64 exceeds"},
+      {R"({"model_type": "llama", "num_attention_heads": 32, "num_key_value_heads": 64})",
+       "num_key_value_heads = 64 exceeds"},
       {R"({"model_type": "llama", "hidden_size": -4096})", "hidden_size = -4096"},
       {R"({"model_type": "x", "text_config": {"num_hidden_layers": -1}})", "text_config.num_hidden_layers = -1"},
   };
@@ -295,7 +297,8 @@ TEST_CASE("model_config: sizes no engine builds are input errors naming the fiel
   }
 }
 
-TEST_CASE("model_config: values the engines accept are never corrupt: beyond today's models is a note", "[model_config]") {
+TEST_CASE("model_config: values the engines accept are never corrupt: beyond today's models is a note",
+          "[model_config]") {
   ModelTempDir t;
   auto read = [&](const std::string& name, const std::string& json) {
     write_bytes(t.path / name / "config.json", json);
@@ -304,7 +307,8 @@ TEST_CASE("model_config: values the engines accept are never corrupt: beyond tod
     REQUIRE(r);
     return *r;
   };
-  const ModelConfig big = read("big", R"({"model_type": "llama", "num_hidden_layers": 2000000000, "num_attention_heads": 32})");
+  const ModelConfig big =
+      read("big", R"({"model_type": "llama", "num_hidden_layers": 2000000000, "num_attention_heads": 32})");
   CHECK(big.num_hidden_layers == 2000000000);
   REQUIRE(big.notes.size() == 1);
   CHECK(big.notes[0].find("num_hidden_layers = 2000000000 is beyond every released model") != std::string::npos);
@@ -330,7 +334,8 @@ TEST_CASE("model_config: has_mtp_layers from the depth keys and the engine's def
     return model_facts(must_read((t.path / name).string()), 1)["model"];
   };
   CHECK(facts("ds", R"({"model_type": "deepseek_v3", "num_nextn_predict_layers": 1})")["has_mtp_layers"] == true);
-  CHECK(facts("q35", R"({"model_type": "qwen3_5", "text_config": {"mtp_num_hidden_layers": 1}})")["has_mtp_layers"] == true);
+  CHECK(facts("q35", R"({"model_type": "qwen3_5", "text_config": {"mtp_num_hidden_layers": 1}})")["has_mtp_layers"] ==
+        true);
   CHECK(facts("zero", R"({"model_type": "deepseek_v3", "num_nextn_predict_layers": 0})")["has_mtp_layers"] == false);
   CHECK(facts("llama", R"({"model_type": "llama", "architectures": ["LlamaForCausalLM"]})")["has_mtp_layers"] == false);
   CHECK(facts("longcat", R"({"model_type": "longcat_flash"})")["has_mtp_layers"] == true);  // vLLM defaults n_predict 1
@@ -351,8 +356,10 @@ TEST_CASE("model_config: a repo id is looked up in the local HF cache, never the
       ::setenv(n, v.c_str(), 1);
     }
     ~Env() {
-      if (old) ::setenv(name.c_str(), old->c_str(), 1);
-      else ::unsetenv(name.c_str());
+      if (old)
+        ::setenv(name.c_str(), old->c_str(), 1);
+      else
+        ::unsetenv(name.c_str());
     }
   };
   {

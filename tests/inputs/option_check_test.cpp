@@ -176,12 +176,18 @@ TEST_CASE("option tables: the release a check uses", "[options]") {
 }
 
 TEST_CASE("option tables: did-you-mean", "[options]") {
-  const std::vector<std::string> names = {"--speculative-config", "--kv-cache-dtype", "--tensor-parallel-size",
-                                          "--speculative-num-steps", "--speculative-num-draft-tokens", "-tp", "-pp"};
+  const std::vector<std::string> names = {"--speculative-config",
+                                          "--kv-cache-dtype",
+                                          "--tensor-parallel-size",
+                                          "--speculative-num-steps",
+                                          "--speculative-num-draft-tokens",
+                                          "-tp",
+                                          "-pp"};
   CHECK(options::did_you_mean("--speculative-confg", names) == "--speculative-config");
   CHECK(options::did_you_mean("--kv-cache-dtpye", names) == "--kv-cache-dtype");
   CHECK(options::did_you_mean("--num-speculative-steps", names) == "--speculative-num-steps");  // words reordered
-  CHECK(options::did_you_mean("--num-draft-tokens", names) == "--speculative-num-draft-tokens");  // leading word missing
+  CHECK(options::did_you_mean("--num-draft-tokens", names) ==
+        "--speculative-num-draft-tokens");  // leading word missing
   CHECK(options::did_you_mean("--frobnicate", names).empty());
   CHECK(options::did_you_mean("--xy", names).empty());  // too short to guess
   CHECK(options::did_you_mean("mpt", {"mtp", "ngram"}, 2) == "mtp");
@@ -197,13 +203,14 @@ TEST_CASE("options: unknown flags and JSON keys are SP1014 findings at the optio
         std::string::npos);
   CHECK(messages(f, "unknown").find("did you mean --kv-cache-dtype?") != std::string::npos);
   CHECK_FALSE(has_unknown(p, "speculative-confg"));  // a finding now, not a "not modelled" note
-  CHECK(has_unknown(p, "port"));                      // known, not modelled: still a note
+  CHECK(has_unknown(p, "port"));                     // known, not modelled: still a note
   RuleResult r = rule_finding(p, f, "SP1014");
   CHECK(r.status == ResultStatus::fail);
   CHECK(r.severity == Severity::error);
   CHECK(r.location_fact == "options.given.0");
   CHECK(r.location.column == 14);  // `--speculative-confg` on the argv line "vllm serve m --speculative-confg ..."
-  CHECK(r.message.find("checked against vLLM 0.33.0, the newest table (the engine version is unknown") != std::string::npos);
+  CHECK(r.message.find("checked against vLLM 0.33.0, the newest table (the engine version is unknown") !=
+        std::string::npos);
 
   // With the version known: that release's table, and an option of other releases.
   p = from_argv({"vllm", "serve", "m", "--speculative-model", "[ngram]", "--num-speculative-tokens", "3"});
@@ -231,8 +238,9 @@ TEST_CASE("options: keys inside --speculative-config are checked, located at the
   auto p = from_file(yaml);
   Json f = derived(p, "0.20.0");
   REQUIRE(count(f, "unknown") == 1);
-  CHECK(messages(f, "unknown").find("key 'num_speculative_token' is not a SpeculativeConfig field (did you mean "
-                                    "'num_speculative_tokens'?); vLLM stops at startup") != std::string::npos);
+  CHECK(messages(f, "unknown")
+            .find("key 'num_speculative_token' is not a SpeculativeConfig field (did you mean "
+                  "'num_speculative_tokens'?); vLLM stops at startup") != std::string::npos);
   RuleResult r = rule_finding(p, f, "SP1014");
   CHECK(r.location.line == 4);
   CHECK(r.location.column == 3);
@@ -246,8 +254,8 @@ TEST_CASE("options: keys inside --speculative-config are checked, located at the
   CHECK(fact_string(f, "options.unknown_at") == "options.given.0.value.num_speculative_token");
   r = rule_finding(p, f, "SP1014");
   CHECK(r.location.column == 1 + std::string("vllm serve m --speculative-config {\"method\": \"mtp\", ").size());
-  p = from_argv({"vllm", "serve", "m", "--speculative-config.num_speculative_token", "2", "--speculative-config.method",
-                 "mtp"});
+  p = from_argv(
+      {"vllm", "serve", "m", "--speculative-config.num_speculative_token", "2", "--speculative-config.method", "mtp"});
   CHECK(count(derived(p, "0.20.0"), "unknown") == 1);
 }
 
@@ -264,7 +272,8 @@ TEST_CASE("options: enumerated values against the release's list", "[options]") 
   CHECK(count(f, "invalid") == 4);
   CHECK(m.find("speculative-config method mpt: 'mpt' is not a value vLLM 0.20.0 accepts (did you mean 'mtp'?)") !=
         std::string::npos);
-  CHECK(m.find("kv-cache-dtype fp9: 'fp9' is not a value vLLM 0.20.0 accepts (did you mean 'fp8'?)") != std::string::npos);
+  CHECK(m.find("kv-cache-dtype fp9: 'fp9' is not a value vLLM 0.20.0 accepts (did you mean 'fp8'?)") !=
+        std::string::npos);
   CHECK(m.find("'FLASHINFERR' is not a value vLLM 0.20.0 accepts (did you mean 'FLASHINFER'?)") != std::string::npos);
   CHECK(m.find("cudagraph_mode FULL_DECODE") != std::string::npos);
   RuleResult r = rule_finding(p, f, "SP1015");
@@ -316,7 +325,8 @@ TEST_CASE("options: sizes and fractions out of range are SP1015 findings", "[opt
   CHECK(m.find("--gpu-memory-utilization 1.5: vLLM requires a fraction in (0, 1]") != std::string::npos);
   RuleResult r = rule_finding(p, f, "SP1015");
   CHECK(r.location.line == 2);
-  p = from_argv({"python", "-m", "sglang.launch_server", "--model-path", "m", "--mem-fraction-static", "0", "--tp-size", "0"});
+  p = from_argv(
+      {"python", "-m", "sglang.launch_server", "--model-path", "m", "--mem-fraction-static", "0", "--tp-size", "0"});
   f = derived(p);
   CHECK(messages(f, "invalid").find("--mem-fraction-static 0") != std::string::npos);
   CHECK(messages(f, "invalid").find("--tp-size 0") != std::string::npos);
@@ -343,8 +353,8 @@ TEST_CASE("option check: a plan no single release accepts - what the plan needs"
 }
 
 TEST_CASE("option check: the reader models aliases and abbreviations from the tables", "[options]") {
-  auto p = from_argv({"vllm", "serve", "m", "--tensor-parallel", "4", "-sc", R"({"method":"ngram","num_speculative_tokens":2})",
-                      "--no-enable-prefix-caching"});
+  auto p = from_argv({"vllm", "serve", "m", "--tensor-parallel", "4", "-sc",
+                      R"({"method":"ngram","num_speculative_tokens":2})", "--no-enable-prefix-caching"});
   CHECK(fact_int(p.facts, "serve.tp") == 4);
   CHECK(fact_bool(p.facts, "spec.enabled") == true);
   CHECK(fact_bool(p.facts, "serve.enable_prefix_caching") == false);

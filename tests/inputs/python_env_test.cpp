@@ -44,7 +44,8 @@ void write_exec(const fs::path& p, const std::string& text) {
 
 void write_dist(const fs::path& site, const std::string& dir, const std::string& name, const std::string& version) {
   fs::create_directories(site / dir);
-  std::ofstream(site / dir / "METADATA") << "Metadata-Version: 2.1\nName: " << name << "\nVersion: " << version << "\n\n";
+  std::ofstream(site / dir / "METADATA") << "Metadata-Version: 2.1\nName: " << name << "\nVersion: " << version
+                                         << "\n\n";
 }
 
 std::map<std::string, std::string> versions_in(const std::vector<std::string>& dirs) {
@@ -60,13 +61,16 @@ std::map<std::string, std::string> versions_in(const std::vector<std::string>& d
 // A fake interpreter answering the inspect protocol with SITE as its only site-packages dir.
 std::string fake_answer(const fs::path& exe, const fs::path& site) {
   return "echo '@@specprobe begin 0'; echo '@@specprobe result {\"specprobe_python\": 1, \"executable\": \"" +
-         exe.string() + "\", \"prefix\": \"/fake\", \"base_prefix\": \"/usr\", \"version\": \"3.12.3\", \"site_packages\": "
-         "[\"/nonexistent/site-packages\", \"" + site.string() + "\"]}'";
+         exe.string() +
+         "\", \"prefix\": \"/fake\", \"base_prefix\": \"/usr\", \"version\": \"3.12.3\", \"site_packages\": "
+         "[\"/nonexistent/site-packages\", \"" +
+         site.string() + "\"]}'";
 }
 
 }  // namespace
 
-TEST_CASE("inspect_python: runs the interpreter with -I in a clean environment and takes its answer", "[probes][stack][python]") {
+TEST_CASE("inspect_python: runs the interpreter with -I in a clean environment and takes its answer",
+          "[probes][stack][python]") {
   PyEnvTempDir t;
   const fs::path site = t.path / "real" / "lib" / "python3.12" / "site-packages";
   write_dist(site, "flashinfer_python-0.5.0.dist-info", "flashinfer-python", "0.5.0");
@@ -74,8 +78,9 @@ TEST_CASE("inspect_python: runs the interpreter with -I in a clean environment a
   write_exec(real, "#!/bin/sh\nexit 99\n");  // never run: only named as sys.executable
   // The "shim": records its argv and environment, then answers for the real interpreter.
   const fs::path shim = t.path / "shims" / "python3";
-  write_exec(shim, "#!/bin/sh\necho \"$1 $2 $3|HOME=$HOME|PYENV_VERSION=$PYENV_VERSION|SECRET=$SPECPROBE_TEST_SECRET\" > " +
-                       (t.path / "seen").string() + "\n" + fake_answer(real, site) + "\n");
+  write_exec(shim,
+             "#!/bin/sh\necho \"$1 $2 $3|HOME=$HOME|PYENV_VERSION=$PYENV_VERSION|SECRET=$SPECPROBE_TEST_SECRET\" > " +
+                 (t.path / "seen").string() + "\n" + fake_answer(real, site) + "\n");
   setenv("SPECPROBE_TEST_SECRET", "leaked", 1);
   setenv("PYENV_VERSION", "3.12.3", 1);
   auto env = inspect_python(shim.string(), 5);
@@ -108,16 +113,19 @@ TEST_CASE("inspect_python: failures are input errors naming the interpreter", "[
     return env.error().message;
   };
   CHECK(error_of("echo 'Unknown option: -I' >&2; exit 2").find("Unknown option: -I") != std::string::npos);
-  CHECK(error_of("echo '@@specprobe begin 0'; echo '@@specprobe result {\"executable\": '").find("unreadable") != std::string::npos);
+  CHECK(error_of("echo '@@specprobe begin 0'; echo '@@specprobe result {\"executable\": '").find("unreadable") !=
+        std::string::npos);
   CHECK(error_of("echo '@@specprobe begin 0'; sleep 30", 0.5).find("no answer within 0.5 s") != std::string::npos);
   CHECK(error_of(fake_answer("relative/python", t.path)).find("not an absolute path") != std::string::npos);
-  CHECK(error_of(fake_answer(t.path / "bin" / "python", t.path / "missing")).find("no existing site-packages") != std::string::npos);
+  CHECK(error_of(fake_answer(t.path / "bin" / "python", t.path / "missing")).find("no existing site-packages") !=
+        std::string::npos);
   auto missing = inspect_python("/nonexistent/bin/python3");
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().message.find("/nonexistent/bin/python3") != std::string::npos);
 }
 
-TEST_CASE("inspect_python: a venv reached through a shim and through a symlink (this machine's python3)", "[probes][stack][python]") {
+TEST_CASE("inspect_python: a venv reached through a shim and through a symlink (this machine's python3)",
+          "[probes][stack][python]") {
   auto base = inspect_python("python3");
   if (!base) {
     WARN("no usable python3: " << base.error().message);
@@ -125,7 +133,8 @@ TEST_CASE("inspect_python: a venv reached through a shim and through a symlink (
   }
   PyEnvTempDir t;
   const fs::path venv = t.path / "venv";
-  const std::string make = base->executable + " -I -m venv --without-pip " + test::shell_quote(venv.string()) + " >/dev/null 2>&1";
+  const std::string make =
+      base->executable + " -I -m venv --without-pip " + test::shell_quote(venv.string()) + " >/dev/null 2>&1";
   if (std::system(make.c_str()) != 0) {
     WARN("python3 -m venv failed; venv case not exercised");
     return;
@@ -179,7 +188,8 @@ TEST_CASE("inspect_python: a venv reached through a shim and through a symlink (
   CHECK(rep["facts"]["python"]["given"] == shim.string());
 }
 
-TEST_CASE("check --python: an interpreter that cannot be asked falls back to its path and says so", "[probes][stack][python]") {
+TEST_CASE("check --python: an interpreter that cannot be asked falls back to its path and says so",
+          "[probes][stack][python]") {
   PyEnvTempDir t;
   const fs::path site = t.path / "venv" / "lib" / "python3.12" / "site-packages";
   write_dist(site, "vllm-0.25.1.dist-info", "vllm", "0.25.1");
@@ -204,7 +214,8 @@ TEST_CASE("check --python: an interpreter that cannot be asked falls back to its
   // Neither works: exit 2, naming the interpreter.
   const fs::path bare = t.path / "bare" / "python3";
   write_exec(bare, "#!/bin/sh\nexit 99\n");
-  auto e = test::run_specprobe("check --gpu H100 --stack-probes off --python " + test::shell_quote(bare.string()) + cmd);
+  auto e =
+      test::run_specprobe("check --gpu H100 --stack-probes off --python " + test::shell_quote(bare.string()) + cmd);
   CHECK(e.exit_code == 2);
   CHECK(e.err.find(bare.string() + ": no site-packages") != std::string::npos);
   CHECK(e.err.find("asking the interpreter") != std::string::npos);

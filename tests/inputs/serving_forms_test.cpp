@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "inputs/serving.hpp"
 #include "e2e/run_binary.hpp"
+#include "inputs/serving.hpp"
 
 using namespace specprobe;
 namespace fs = std::filesystem;
@@ -72,15 +72,16 @@ TEST_CASE("an unset variable makes its fact unknown, never an input error", "[in
   CHECK(form_fact(p, "model.id") == "m");
   // --env gives it a value; so does the environment specprobe runs in.
   CHECK(form_fact(one("python -m sglang.launch_server --model-path m --tp-size $TP\n", "d.sh", clean({{"TP", "4"}})),
-             "serve.tp") == 4);
+                  "serve.tp") == 4);
   ::setenv("SPECPROBE_TEST_TP", "2", 1);
   ReadOptions with_env;
   CHECK(form_fact(one("vllm serve m -tp $SPECPROBE_TEST_TP\n", "d.sh", with_env), "serve.tp") == 2);
   ::unsetenv("SPECPROBE_TEST_TP");
   // vLLM: the positional model, a JSON value with a spliced variable, an unknown --config.
-  const ParsedServing v = one(
-      "vllm serve $MODEL --speculative-config '{\"model\": \"'\"$DRAFT\"'\", \"num_speculative_tokens\": 3, \"method\": \"eagle3\"}' "
-      "--config $CFG --kv-cache-dtype ${KV}\n");
+  const ParsedServing v =
+      one("vllm serve $MODEL --speculative-config '{\"model\": \"'\"$DRAFT\"'\", \"num_speculative_tokens\": 3, "
+          "\"method\": \"eagle3\"}' "
+          "--config $CFG --kv-cache-dtype ${KV}\n");
   CHECK(form_fact(v, "model.id").is_null());
   CHECK(form_fact(v, "spec.num_speculative_tokens") == 3);
   CHECK(form_fact(v, "spec.method") == "eagle3");
@@ -103,8 +104,9 @@ TEST_CASE("an unread --config leaves every option it may set unknown, not vLLM's
   CHECK(note(p, "$YAML_CONFIG has no value here"));
   CHECK(note(p, "more unknown; pass --env YAML_CONFIG=VALUE"));
   // A speculative config on the command line decides that part; a missing file is unknown too.
-  const ParsedServing q = one(
-      "vllm serve org/m --config missing.yaml --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'\n");
+  const ParsedServing q =
+      one("vllm serve org/m --config missing.yaml --speculative-config '{\"method\": \"ngram\", "
+          "\"num_speculative_tokens\": 3}'\n");
   CHECK(form_fact(q, "spec.enabled") == true);
   CHECK(form_fact(q, "serve.kv_cache_dtype").is_null());
   CHECK(note(q, "--config missing.yaml cannot be read here; the options it may set are unknown"));
@@ -128,10 +130,11 @@ vllm serve "$MODEL" --tensor-parallel-size $TP --max-model-len "${CTX}" "${args[
   CHECK(form_fact(p, "serve.max_num_seqs") == 8);
   CHECK(form_fact(p, "serve.dp") == 4);
   CHECK(note(p, "required"));
-  CHECK(form_fact(p, "serve.pp").is_null());  // ${PP:?...} unset: unknown, never an input error
+  CHECK(form_fact(p, "serve.pp").is_null());          // ${PP:?...} unset: unknown, never an input error
   CHECK(line_col(p, "serve.max_num_seqs") == "4:7");  // where the array element was written
   // ${VAR:+word} only when set; field splitting of an unquoted value holding several options.
-  const ParsedServing q = one("EXTRA='--tensor-parallel-size 2 --enforce-eager'\nvllm serve m $EXTRA ${REV:+--revision $REV}\n");
+  const ParsedServing q =
+      one("EXTRA='--tensor-parallel-size 2 --enforce-eager'\nvllm serve m $EXTRA ${REV:+--revision $REV}\n");
   CHECK(form_fact(q, "serve.tp") == 2);
   CHECK(form_fact(q, "serve.enforce_eager") == true);
   // An option specprobe does not model keeps its value as written, and the variable is named.
@@ -141,11 +144,13 @@ vllm serve "$MODEL" --tensor-parallel-size $TP --max-model-len "${CTX}" "${args[
 
 TEST_CASE("if, case, loops and functions are read like a careful human reads them", "[inputs][forms][shell]") {
   // A known condition picks its branch.
-  CHECK(form_fact(one("DTYPE=FP8\nif [ \"$DTYPE\" = \"FP8\" ]; then\n  KV=fp8\nelse\n  KV=auto\nfi\nvllm serve m --kv-cache-dtype $KV\n"),
-             "serve.kv_cache_dtype") == "fp8");
+  CHECK(form_fact(one("DTYPE=FP8\nif [ \"$DTYPE\" = \"FP8\" ]; then\n  KV=fp8\nelse\n  KV=auto\nfi\nvllm serve m "
+                      "--kv-cache-dtype $KV\n"),
+                  "serve.kv_cache_dtype") == "fp8");
   // An unknown one with different values: unresolved, named after the variable.
-  const ParsedServing u = one("CC=$(nvidia-smi --query-gpu=compute_cap)\nif [ \"$CC\" = \"10.0\" ]; then D=FP4; else D=FP8; fi\n"
-                              "vllm serve org/m-$D --tensor-parallel-size 1\n");
+  const ParsedServing u =
+      one("CC=$(nvidia-smi --query-gpu=compute_cap)\nif [ \"$CC\" = \"10.0\" ]; then D=FP4; else D=FP8; fi\n"
+          "vllm serve org/m-$D --tensor-parallel-size 1\n");
   CHECK(form_fact(u, "model.id").is_null());
   CHECK(u.unresolved.at("model.id") == std::vector<std::string>{"D"});
   CHECK(note(u, "assigned differently in the branches"));
@@ -161,37 +166,42 @@ TEST_CASE("if, case, loops and functions are read like a careful human reads the
   CHECK(form_fact(a, "serve.kv_cache_dtype") == "fp8");
   CHECK(a.unresolved.empty());
   // One test that cannot be decided and runs: the branches stay unknown.
-  const ParsedServing b = one("M=$(cat /m)\nA=\"--model-path x\"\nif [ -z \"$M\" ] || [ \"$M\" = y ]; then A=\"$A --tp-size 2\"; fi\n"
-                              "python3 -m sglang.launch_server $A\n");
+  const ParsedServing b =
+      one("M=$(cat /m)\nA=\"--model-path x\"\nif [ -z \"$M\" ] || [ \"$M\" = y ]; then A=\"$A --tp-size 2\"; fi\n"
+          "python3 -m sglang.launch_server $A\n");
   CHECK(form_fact(b, "model.id") == "<absent>");  // $A is unknown: its options are not read
   CHECK(note(b, "${A} has no value here"));
   // A test skipped by && short-circuit need not be decidable.
-  CHECK(form_fact(one("M=$(cat /m)\nA=\"--model-path x\"\nif [ 1 = 2 ] && [ \"$M\" = y ]; then A=\"$A --tp-size 2\"; fi\n"
-                 "python3 -m sglang.launch_server $A\n"),
-             "model.id") == "x");
+  CHECK(
+      form_fact(one("M=$(cat /m)\nA=\"--model-path x\"\nif [ 1 = 2 ] && [ \"$M\" = y ]; then A=\"$A --tp-size 2\"; fi\n"
+                    "python3 -m sglang.launch_server $A\n"),
+                "model.id") == "x");
   // Functions with arguments, eval of a command string, sh -c / bash -lc strings.
   CHECK(form_fact(one("launch() {\n  local tp=$2\n  vllm serve \"$1\" --tensor-parallel-size $tp\n}\nlaunch org/m 8\n"),
-             "serve.tp") == 8);
+                  "serve.tp") == 8);
   CHECK(form_fact(one("cmd=\"vllm serve org/m --tensor-parallel-size 2\"\neval \"$cmd\" &\n"), "serve.tp") == 2);
   CHECK(form_fact(one("bash -lc \"ulimit -n 65536; vllm serve org/m --tensor-parallel-size 2\"\n"), "serve.tp") == 2);
   // A while/case argument loop keeps the defaults.
   CHECK(form_fact(one("tp=1\nwhile [ $# -gt 0 ]; do\n  case $1 in\n    --tp) tp=$2; shift 2;;\n  esac\ndone\n"
-                 "python3 -m sglang.launch_server --model-path m --tp-size=$tp\n"),
-             "serve.tp") == 1);
+                      "python3 -m sglang.launch_server --model-path m --tp-size=$tp\n"),
+                  "serve.tp") == 1);
   // A loop over literal items: one server each; read with IFS from a here-string.
-  const ServingFile loop = read("CONFIGS=(\"a|2\" \"b|4\")\nfor c in \"${CONFIGS[@]}\"; do\n"
-                                "  IFS='|' read -r NAME TP <<< \"$c\"\n  vllm serve org/$NAME --tensor-parallel-size $TP &\ndone\n");
+  const ServingFile loop = read(
+      "CONFIGS=(\"a|2\" \"b|4\")\nfor c in \"${CONFIGS[@]}\"; do\n"
+      "  IFS='|' read -r NAME TP <<< \"$c\"\n  vllm serve org/$NAME --tensor-parallel-size $TP &\ndone\n");
   REQUIRE(loop.plans.size() == 2);
   CHECK(form_fact(loop.plans[1], "model.id") == "org/b");
   CHECK(form_fact(loop.plans[1], "serve.tp") == 4);
   // More names than fields: the rest are empty, as in bash (three names for "a|2" read past the
   // line's end and threw out_of_range: the pipeline fuzzer's find on an H200, 2026-11-26).
-  const ServingFile short_line = read("IFS='|' read -r NAME TP EXTRA MORE <<< \"a|2\"\n"
-                                      "vllm serve org/$NAME --tensor-parallel-size $TP\n");
+  const ServingFile short_line = read(
+      "IFS='|' read -r NAME TP EXTRA MORE <<< \"a|2\"\n"
+      "vllm serve org/$NAME --tensor-parallel-size $TP\n");
   REQUIRE(short_line.plans.size() == 1);
   CHECK(form_fact(short_line.plans[0], "serve.tp") == 2);
   // Command substitutions are never run.
-  const ParsedServing s = one("TP=$(touch /tmp/specprobe-must-not-exist; nproc)\nvllm serve m --tensor-parallel-size $TP\n");
+  const ParsedServing s =
+      one("TP=$(touch /tmp/specprobe-must-not-exist; nproc)\nvllm serve m --tensor-parallel-size $TP\n");
   CHECK(!fs::exists("/tmp/specprobe-must-not-exist"));
   CHECK(note(s, "command substitution"));
   // An unconditional exit ends the script.
@@ -202,18 +212,22 @@ TEST_CASE("another CLI's serve subcommand in an image named after vLLM is not vL
   // kylin7226's compose file: a locally built vllm-omni image runs `vllm-omni serve MODEL`; it was
   // read as arguments to `vllm serve` (model "vllm-omni"). A vLLM image given options still is.
   const ServingFile omni = read(
-      "services:\n  o:\n    image: rocm_gfx1151_vllm-omni:v0.20.0rc1\n    command: [vllm-omni, serve, Qwen/Qwen3-Omni]\n",
+      "services:\n  o:\n    image: rocm_gfx1151_vllm-omni:v0.20.0rc1\n    command: [vllm-omni, serve, "
+      "Qwen/Qwen3-Omni]\n",
       "compose.yaml");
   CHECK(omni.plans.empty());
-  const ServingFile v = read("services:\n  v:\n    image: rocm_gfx1151_vllm:v0.20.1\n    command: [Qwen/Qwen3-8B, --tensor-parallel-size, \"2\"]\n",
-                             "compose.yaml");
+  const ServingFile v = read(
+      "services:\n  v:\n    image: rocm_gfx1151_vllm:v0.20.1\n    command: [Qwen/Qwen3-8B, --tensor-parallel-size, "
+      "\"2\"]\n",
+      "compose.yaml");
   REQUIRE(v.plans.size() == 1);
   CHECK(form_fact(v.plans[0], "model.id") == "Qwen/Qwen3-8B");
   CHECK(form_fact(v.plans[0], "serve.tp") == 2);
 }
 
 TEST_CASE("one file, several servers: each is read", "[inputs][forms]") {
-  const ServingFile f = read("vllm serve a --tensor-parallel-size 2 &\nsleep 5\npython3 -m sglang.launch_server --model-path b --tp 4\n");
+  const ServingFile f =
+      read("vllm serve a --tensor-parallel-size 2 &\nsleep 5\npython3 -m sglang.launch_server --model-path b --tp 4\n");
   REQUIRE(f.plans.size() == 2);
   CHECK(form_fact(f.plans[0], "engine.name") == "vllm");
   CHECK(form_fact(f.plans[1], "engine.name") == "sglang");
@@ -222,10 +236,11 @@ TEST_CASE("one file, several servers: each is read", "[inputs][forms]") {
   CHECK(form_fact(f.plans[1], "deploy.server") == "line 3");
 }
 
-TEST_CASE("docker / podman / nerdctl run: image entrypoint, GPUs, env, version from the tag", "[inputs][forms][docker]") {
-  const ParsedServing p = one(
-      "docker run --gpus all --ipc=host -e VLLM_ATTENTION_BACKEND=FLASHINFER -v /m:/m -p 8000:8000 \\\n"
-      "  vllm/vllm-openai:v0.20.0-x86_64-cu130 org/model --tensor-parallel-size 4\n");
+TEST_CASE("docker / podman / nerdctl run: image entrypoint, GPUs, env, version from the tag",
+          "[inputs][forms][docker]") {
+  const ParsedServing p =
+      one("docker run --gpus all --ipc=host -e VLLM_ATTENTION_BACKEND=FLASHINFER -v /m:/m -p 8000:8000 \\\n"
+          "  vllm/vllm-openai:v0.20.0-x86_64-cu130 org/model --tensor-parallel-size 4\n");
   CHECK(form_fact(p, "input.form") == "docker-run");
   CHECK(form_fact(p, "model.id") == "org/model");
   CHECK(form_fact(p, "serve.tp") == 4);
@@ -242,15 +257,16 @@ TEST_CASE("docker / podman / nerdctl run: image entrypoint, GPUs, env, version f
   CHECK(form_fact(old, "model.id") == "org/m");
   CHECK(!note(old, "deprecated"));
   // The command given after the image; podman CDI devices; nightly / latest tags name no version.
-  const ParsedServing sg = one("podman run -d --device nvidia.com/gpu=all lmsysorg/sglang:latest \\\n"
-                               "  python3 -m sglang.launch_server --model-path org/m --tp 2\n");
+  const ParsedServing sg =
+      one("podman run -d --device nvidia.com/gpu=all lmsysorg/sglang:latest \\\n"
+          "  python3 -m sglang.launch_server --model-path org/m --tp 2\n");
   CHECK(form_fact(sg, "engine.name") == "sglang");
   CHECK(form_fact(sg, "deploy.gpus") == "all");
   CHECK(form_fact(sg, "deploy.engine_version") == "<absent>");
   CHECK(note(sg, "image tag 'latest'"));
   CHECK(form_fact(one("nerdctl run vllm/vllm-openai:nightly-0123abcd m\n"), "deploy.engine_version") == "<absent>");
   CHECK(form_fact(one("docker run lmsysorg/sglang:v0.4.9.post6-cu126 python3 -m sglang.launch_server --model-path m\n"),
-             "deploy.engine_version") == "0.4.9.post6");
+                  "deploy.engine_version") == "0.4.9.post6");
   // Interactive or entrypoint-only containers start no server.
   CHECK(read("docker run -it --entrypoint /bin/bash vllm/vllm-openai:deploy\n").plans.empty());
   CHECK(read("docker run -it --rm vllm/vllm-openai-rocm:v0.15.1\n").plans.empty());
@@ -259,7 +275,8 @@ TEST_CASE("docker / podman / nerdctl run: image entrypoint, GPUs, env, version f
 TEST_CASE("docker run --env-file is read when it sits next to the deploy file", "[inputs][forms][docker]") {
   const std::string d = forms_temp_dir();
   write_file(d, "vllm.env", "VLLM_ATTENTION_BACKEND=TRITON_ATTN\n# comment\n");
-  const std::string script = write_file(d, "run.sh", "docker run --env-file vllm.env --env-file missing.env vllm/vllm-openai:v0.11.0 m\n");
+  const std::string script =
+      write_file(d, "run.sh", "docker run --env-file vllm.env --env-file missing.env vllm/vllm-openai:v0.11.0 m\n");
   auto f = read_serving_plans(script, clean());
   REQUIRE(f);
   REQUIRE(f->plans.size() == 1);
@@ -270,9 +287,10 @@ TEST_CASE("docker run --env-file is read when it sits next to the deploy file", 
 TEST_CASE("engine versions from pip lines and pins next to the file", "[inputs][forms][version]") {
   CHECK(form_fact(one("pip install 'vllm==0.10.1'\nvllm serve m\n"), "deploy.engine_version") == "0.10.1");
   CHECK(form_fact(one("uv pip install \"sglang[all]==0.4.6.post1\"\npython -m sglang.launch_server --model-path m\n"),
-             "deploy.engine_version") == "0.4.6.post1");
+                  "deploy.engine_version") == "0.4.6.post1");
   const std::string d = forms_temp_dir();
-  write_file(d, "requirements.txt", "# pins\nvllm==0.11.0\nflashinfer-python==0.4.1 ; sys_platform == 'linux'\nrequests>=2\n");
+  write_file(d, "requirements.txt",
+             "# pins\nvllm==0.11.0\nflashinfer-python==0.4.1 ; sys_platform == 'linux'\nrequests>=2\n");
   write_file(d, "uv.lock", "[[package]]\nname = \"deep-gemm\"\nversion = \"2.5.0\"\n");
   auto f = read_serving_plans(write_file(d, "serve.sh", "vllm serve m\n"), clean());
   REQUIRE(f);
@@ -414,22 +432,25 @@ spec:
 }
 
 TEST_CASE("kubectl apply with a here-document and KServe's Hugging Face runtime", "[inputs][forms][k8s]") {
-  const ParsedServing p = one("cat <<EOF | kubectl apply -f -\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n"
-                              "spec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: vllm/vllm-openai:v0.9.2\n"
-                              "        args: [--model, org/m, --tensor-parallel-size, '2']\nEOF\n");
+  const ParsedServing p =
+      one("cat <<EOF | kubectl apply -f -\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n"
+          "spec:\n  template:\n    spec:\n      containers:\n      - name: c\n        image: vllm/vllm-openai:v0.9.2\n"
+          "        args: [--model, org/m, --tensor-parallel-size, '2']\nEOF\n");
   CHECK(form_fact(p, "serve.tp") == 2);
   CHECK(line_col(p, "serve.tp") == "11:32");  // the flag in the here-document
-  const ParsedServing k = one("apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: h}\nspec:\n"
-                              "  predictor:\n    model:\n      modelFormat: {name: huggingface}\n"
-                              "      args: [--model_name=x, --model_id=org/m]\n      resources: {limits: {nvidia.com/gpu: '1'}}\n",
-                              "isvc.yaml");
+  const ParsedServing k =
+      one("apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: h}\nspec:\n"
+          "  predictor:\n    model:\n      modelFormat: {name: huggingface}\n"
+          "      args: [--model_name=x, --model_id=org/m]\n      resources: {limits: {nvidia.com/gpu: '1'}}\n",
+          "isvc.yaml");
   CHECK(form_fact(k, "engine.name") == "vllm");
   CHECK(form_fact(k, "model.id") == "org/m");
   CHECK(form_fact(k, "deploy.gpus") == 1);
 }
 
 TEST_CASE("invalid deploy YAML is an input error naming the file and place", "[inputs][forms][k8s]") {
-  auto r = read_serving_text("apiVersion: v1\nkind: Pod\n<<<<<<< HEAD\nspec: {a: 1}\n=======\nspec: {a: 2}\n>>>>>>> x\n", "pod.yaml", clean());
+  auto r = read_serving_text(
+      "apiVersion: v1\nkind: Pod\n<<<<<<< HEAD\nspec: {a: 1}\n=======\nspec: {a: 2}\n>>>>>>> x\n", "pod.yaml", clean());
   REQUIRE(!r);
   CHECK(r.error().where.file == "pod.yaml");
   CHECK(r.error().where.line > 0);
@@ -437,25 +458,31 @@ TEST_CASE("invalid deploy YAML is an input error naming the file and place", "[i
 }
 
 TEST_CASE("a Dockerfile's ENTRYPOINT / CMD", "[inputs][forms][dockerfile]") {
-  const ParsedServing p = one("FROM vllm/vllm-openai:v0.10.1\nENV VLLM_ATTENTION_BACKEND=FLASHINFER\n"
-                              "ENTRYPOINT python3 -m vllm.entrypoints.openai.api_server \\\n    --model ${MODEL_NAME:-org/m} \\\n"
-                              "    ${REVISION:+--revision \"$REVISION\"}\n",
-                              "Dockerfile");
+  const ParsedServing p =
+      one("FROM vllm/vllm-openai:v0.10.1\nENV VLLM_ATTENTION_BACKEND=FLASHINFER\n"
+          "ENTRYPOINT python3 -m vllm.entrypoints.openai.api_server \\\n    --model ${MODEL_NAME:-org/m} \\\n"
+          "    ${REVISION:+--revision \"$REVISION\"}\n",
+          "Dockerfile");
   CHECK(form_fact(p, "input.form") == "dockerfile");
   CHECK(form_fact(p, "model.id") == "org/m");
   CHECK(form_fact(p, "deploy.engine_version") == "0.10.1");
   CHECK(form_fact(p, "attention.requested") == "FLASHINFER");
-  CHECK(form_fact(one("FROM lmsysorg/sglang:v0.5.2\nCMD [\"python3\", \"-m\", \"sglang.launch_server\", \"--model-path\", \"m\", \"--tp\", \"2\"]\n",
-                 "app.dockerfile"),
-             "serve.tp") == 2);
+  CHECK(form_fact(one("FROM lmsysorg/sglang:v0.5.2\nCMD [\"python3\", \"-m\", \"sglang.launch_server\", "
+                      "\"--model-path\", \"m\", \"--tp\", \"2\"]\n",
+                      "app.dockerfile"),
+                  "serve.tp") == 2);
 }
 
 TEST_CASE("start-up logs: non-default args, Namespace, ServerArgs, cut lines", "[inputs][forms][log]") {
   const ServingFile f = read(
-      "(APIServer pid=6539) INFO 04-18 20:22:57 [utils.py:299] \xE2\x96\x88 \xE2\x96\x80\xE2\x96\x84\xE2\x96\x80 \xE2\x96\x88 version 0.19.0\n"
-      "(APIServer pid=6539) INFO 04-18 20:22:57 [utils.py:233] non-default args: {'model_tag': 'org/m', 'tensor_parallel_size': 2, "
-      "'speculative_config': {'method': 'eagle3', 'model': 'org/d', 'num_speculative_tokens': 3}, 'hf_overrides': {'a': [1, None, True]}}\n"
-      "(Worker pid=1) INFO 04-18 20:22:58 [utils.py:233] non-default args: {'model': 'org/n', 'kv_cache_dtype': 'fp8'} [repeated 7x across cluster]\n",
+      "(APIServer pid=6539) INFO 04-18 20:22:57 [utils.py:299] \xE2\x96\x88 \xE2\x96\x80\xE2\x96\x84\xE2\x96\x80 "
+      "\xE2\x96\x88 version 0.19.0\n"
+      "(APIServer pid=6539) INFO 04-18 20:22:57 [utils.py:233] non-default args: {'model_tag': 'org/m', "
+      "'tensor_parallel_size': 2, "
+      "'speculative_config': {'method': 'eagle3', 'model': 'org/d', 'num_speculative_tokens': 3}, 'hf_overrides': "
+      "{'a': [1, None, True]}}\n"
+      "(Worker pid=1) INFO 04-18 20:22:58 [utils.py:233] non-default args: {'model': 'org/n', 'kv_cache_dtype': 'fp8'} "
+      "[repeated 7x across cluster]\n",
       "serve.log");
   REQUIRE(f.plans.size() == 2);
   const ParsedServing& a = f.plans[0];
@@ -467,21 +494,23 @@ TEST_CASE("start-up logs: non-default args, Namespace, ServerArgs, cut lines", "
   CHECK(form_fact(a, "deploy.engine_version") == "0.19.0");
   CHECK(form_fact(f.plans[1], "serve.kv_cache_dtype") == "fp8");
   // The old Namespace with enum reprs and a line wrapped inside a token; cut short.
-  const ParsedServing n = one("python -m vllm.entrypoints.openai.api_server --model x --tensor_parallel_size 2\n"
-                              "INFO 03-29 08:49:38 [api_server.py:981] vLLM API server version 0.8.2\n"
-                              "INFO 03-29 08:49:38 [api_server.py:982] args: Namespace(host='0.0.0.0', model='y', config_format=<ConfigF\n"
-                              "ormat.AUTO: 'auto'>, dtype='bfloat16', kv_cache_dtype='auto', ma",
-                              "issue.log");
-  CHECK(form_fact(n, "model.id") == "y");                // the log wins
-  CHECK(form_fact(n, "serve.tp") == 2);                  // the command fills in what was cut
+  const ParsedServing n =
+      one("python -m vllm.entrypoints.openai.api_server --model x --tensor_parallel_size 2\n"
+          "INFO 03-29 08:49:38 [api_server.py:981] vLLM API server version 0.8.2\n"
+          "INFO 03-29 08:49:38 [api_server.py:982] args: Namespace(host='0.0.0.0', model='y', config_format=<ConfigF\n"
+          "ormat.AUTO: 'auto'>, dtype='bfloat16', kv_cache_dtype='auto', ma",
+          "issue.log");
+  CHECK(form_fact(n, "model.id") == "y");  // the log wins
+  CHECK(form_fact(n, "serve.tp") == 2);    // the command fills in what was cut
   CHECK(form_fact(n, "serve.dtype") == "bfloat16");
   CHECK(form_fact(n, "deploy.engine_version") == "0.8.2");
   CHECK(note(n, "cut short after 'kv_cache_dtype'"));
   // The same line with no command: what the cut hides is unknown, not the engine's default (a
   // log cut before tensor_parallel_size is no TP-1 server); what it shows keeps its value.
-  const ParsedServing cut = one("INFO 03-29 08:49:38 [api_server.py:982] args: Namespace(host='0.0.0.0', model='y', "
-                                "dtype='bfloat16', kv_cache_dtype='auto', ma",
-                                "cut.log");
+  const ParsedServing cut =
+      one("INFO 03-29 08:49:38 [api_server.py:982] args: Namespace(host='0.0.0.0', model='y', "
+          "dtype='bfloat16', kv_cache_dtype='auto', ma",
+          "cut.log");
   CHECK(form_fact(cut, "serve.dtype") == "bfloat16");
   CHECK(form_fact(cut, "serve.kv_cache_dtype") == "auto");
   CHECK(form_fact(cut, "serve.tp").is_null());
@@ -489,9 +518,10 @@ TEST_CASE("start-up logs: non-default args, Namespace, ServerArgs, cut lines", "
   CHECK(form_fact(cut, "serve.enforce_eager").is_null());
   CHECK(note(cut, "unknown, not the engine's defaults: "));
   // SGLang's ServerArgs.
-  const ParsedServing s = one("server_args=ServerArgs(model_path='org/q', tp_size=4, speculative_algorithm='EAGLE', "
-                              "speculative_num_steps=3, attention_backend=None, disable_cuda_graph=False)\n",
-                              "sglang.log");
+  const ParsedServing s =
+      one("server_args=ServerArgs(model_path='org/q', tp_size=4, speculative_algorithm='EAGLE', "
+          "speculative_num_steps=3, attention_backend=None, disable_cuda_graph=False)\n",
+          "sglang.log");
   CHECK(form_fact(s, "engine.name") == "sglang");
   CHECK(form_fact(s, "serve.tp") == 4);
   CHECK(form_fact(s, "spec.method") == "eagle");
@@ -534,13 +564,15 @@ TEST_CASE("shell constructs that change a serve command's meaning are warned abo
   CHECK(form_fact(one("vllm serve <MODEL> --tensor-parallel-size 2\n"), "model.id").is_null());
   CHECK(note(one("vllm serve m \xE2\x80\x94tensor-parallel-size 2\n"), "typographic dash"));
   CHECK(note(one("vllm serve m --trust-remote-code--enforce-eager\n"), "glued together"));
-  CHECK(note(one("python3 -m sglang.launch_server --model-path m --host [0.0.0.0](http://0.0.0.0/)\n"), "markdown link"));
+  CHECK(
+      note(one("python3 -m sglang.launch_server --model-path m --host [0.0.0.0](http://0.0.0.0/)\n"), "markdown link"));
   CHECK(note(one("$ vllm serve m\n"), "shell prompt"));
   CHECK(note(one("(venv) me@box:~$ vllm serve m\n"), "shell prompt"));
   CHECK(note(one("vllm serve m \\\n  --tensor-parallel-size 2 \\\n\ndocker logs x\n"), "next line is blank"));
   CHECK(note(one("vllm serve m \\\n  --max-model-len 4096 \\\n# --enforce-eager \\\n"), "comment ends the command"));
   // Option lines after a comment cut or a missing backslash: joined, with a warning.
-  const ParsedServing j = one("vllm serve m \\\n  --max-model-len 4096 \\ # trailing note\n  --tensor-parallel-size 8\n");
+  const ParsedServing j =
+      one("vllm serve m \\\n  --max-model-len 4096 \\ # trailing note\n  --tensor-parallel-size 8\n");
   CHECK(form_fact(j, "serve.tp") == 8);
   CHECK(note(j, "a shell runs it as a separate command"));
 }
@@ -612,6 +644,8 @@ spec:
   // yaml-cpp's LoadAll looped on this stream, allocating until the machine ran out of memory
   // (the pipeline fuzzer's find); read per document it is a file that starts no server.
   auto r = read_serving_text("{\n  },\napiVersion:tensor_parallel_size: 8", "bad.yaml", clean());
-  if (r) CHECK(r->plans.empty());
-  else CHECK(r.error().kind == ErrorKind::input);
+  if (r)
+    CHECK(r->plans.empty());
+  else
+    CHECK(r.error().kind == ErrorKind::input);
 }

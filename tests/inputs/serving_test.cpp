@@ -12,7 +12,9 @@ using namespace specprobe;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/serving/" + name; }
+std::string fixture(const std::string& name) {
+  return std::string(SPECPROBE_SOURCE_DIR) + "/tests/data/serving/" + name;
+}
 
 ParsedServing read_ok(const std::string& name) {
   auto r = read_serving_file(fixture(name));
@@ -59,8 +61,8 @@ void require_all_located(const ParsedServing& p) {
   for (auto it = flat.begin(); it != flat.end(); ++it) {
     const std::string name = it.key();
     if (name.rfind("spec.config.", 0) == 0 || name.rfind("serve.compilation_config.", 0) == 0 ||
-        name.rfind("options.given.", 0) == 0 ||
-        name.rfind("serve.attention_config.", 0) == 0 || name.rfind("serve.hf_overrides.", 0) == 0)
+        name.rfind("options.given.", 0) == 0 || name.rfind("serve.attention_config.", 0) == 0 ||
+        name.rfind("serve.hf_overrides.", 0) == 0)
       continue;  // inside an object fact: located by the object
     INFO(name);
     REQUIRE(p.locations.count(name) == 1);
@@ -279,7 +281,7 @@ TEST_CASE("spec.k = 0 passes through - no speculative config -> spec.enabled fal
 TEST_CASE("the same plan as YAML, JSON and a command line gives the same facts", "[serving]") {
   auto strip = [](ParsedServing p) {
     p.facts.erase("input");
-    p.facts.erase("deploy");  // the deploy file itself (deploy.server: the command's line)
+    p.facts.erase("deploy");            // the deploy file itself (deploy.server: the command's line)
     p.facts["options"].erase("given");  // the options as written differ by form (keys vs --flags)
     return p.facts;
   };
@@ -297,17 +299,16 @@ TEST_CASE("malformed input is an input error naming file and line", "[serving]")
     int line;
     const char* text;
   };
-  for (const Case& c : {Case{"bad/bad.yaml", 3, "invalid YAML"}, Case{"bad/bad.json", 4, "invalid JSON"},
-                        Case{"bad/inner_json.yaml", 2, "invalid JSON in speculative-config"},
-                        Case{"bad/negative_k.yaml", 4, "non-negative integer"},
-                        Case{"bad/fraction_k.yaml", 4, "non-negative integer"},
-                        Case{"bad/word_k.json", 2, "non-negative integer"},
-                        Case{"bad/unterminated.sh", 2, "unterminated single quote"},
-                        Case{"bad/binary.yaml", 2, "binary"}, Case{"bad/latin1.yaml", 1, "UTF-8"},
-                        Case{"bad/empty.yaml", 0, "empty file"}, Case{"bad/toplist.yaml", 1, "list"},
-                        Case{"bad/spec_list.yaml", 2, "got a list"}, Case{"bad/no_command.sh", 1, "no serve command"},
-                        Case{"bad/no_command.txt", 1, "no serve command"}, Case{"bad/deep.yaml", 1, "deeper"},
-                        Case{"bad/missing.yaml", 0, "cannot open"}}) {
+  for (const Case& c :
+       {Case{"bad/bad.yaml", 3, "invalid YAML"}, Case{"bad/bad.json", 4, "invalid JSON"},
+        Case{"bad/inner_json.yaml", 2, "invalid JSON in speculative-config"},
+        Case{"bad/negative_k.yaml", 4, "non-negative integer"}, Case{"bad/fraction_k.yaml", 4, "non-negative integer"},
+        Case{"bad/word_k.json", 2, "non-negative integer"}, Case{"bad/unterminated.sh", 2, "unterminated single quote"},
+        Case{"bad/binary.yaml", 2, "binary"}, Case{"bad/latin1.yaml", 1, "UTF-8"},
+        Case{"bad/empty.yaml", 0, "empty file"}, Case{"bad/toplist.yaml", 1, "list"},
+        Case{"bad/spec_list.yaml", 2, "got a list"}, Case{"bad/no_command.sh", 1, "no serve command"},
+        Case{"bad/no_command.txt", 1, "no serve command"}, Case{"bad/deep.yaml", 1, "deeper"},
+        Case{"bad/missing.yaml", 0, "cannot open"}}) {
     auto r = read_serving_file(fixture(c.file));
     INFO(c.file);
     REQUIRE_FALSE(r.has_value());
@@ -359,8 +360,8 @@ TEST_CASE("YAML flow mapping in a .yaml file", "[serving]") {
 }
 
 TEST_CASE("dotted list append and duplicate notes", "[serving]") {
-  auto r = read_serving_argv({"vllm", "serve", "m", "-cc.cudagraph_capture_sizes+", "1,2", "-cc.cudagraph_capture_sizes+=4",
-                              "--max-num-seqs", "8", "--max-num-seqs", "16"});
+  auto r = read_serving_argv({"vllm", "serve", "m", "-cc.cudagraph_capture_sizes+", "1,2",
+                              "-cc.cudagraph_capture_sizes+=4", "--max-num-seqs", "8", "--max-num-seqs", "16"});
   REQUIRE(r.has_value());
   CHECK(derived_fact(*r, "serve.cudagraph_capture_sizes") == Json::array({1, 2, 4}));
   CHECK(derived_fact(*r, "serve.max_num_seqs") == 16);
@@ -384,9 +385,15 @@ TEST_CASE("random and mutated input never crashes", "[serving]") {
     for (int e = 0; e < edits && !text.empty(); ++e) {
       const size_t at = rng() % text.size();
       switch (rng() % 3) {
-        case 0: text[at] = kAlphabet[rng() % (sizeof kAlphabet - 1)]; break;
-        case 1: text.erase(at, 1 + rng() % 8); break;
-        default: text.insert(at, 1, kAlphabet[rng() % (sizeof kAlphabet - 1)]); break;
+        case 0:
+          text[at] = kAlphabet[rng() % (sizeof kAlphabet - 1)];
+          break;
+        case 1:
+          text.erase(at, 1 + rng() % 8);
+          break;
+        default:
+          text.insert(at, 1, kAlphabet[rng() % (sizeof kAlphabet - 1)]);
+          break;
       }
     }
     const std::string ext = round % 3 == 0 ? ".yaml" : round % 3 == 1 ? ".json" : ".sh";

@@ -5,11 +5,11 @@
 #include <algorithm>
 
 #include "cli/probe.hpp"
-#include "support/cuda_fake.hpp"
 #include "gpu/driver.hpp"
 #include "pipeline/check.hpp"
 #include "pipeline/services.hpp"
 #include "probes/plan_probes.hpp"
+#include "support/cuda_fake.hpp"
 
 using namespace specprobe;
 
@@ -98,7 +98,8 @@ TEST_CASE("probe argument handling", "[probes][cli]") {
 
 // Issue 39 item 6: a driver without a visible device is an environment error naming the variables
 // that hide GPUs; only where no driver library exists does check evaluate a declared GPU.
-TEST_CASE("a driver that shows no device is an error naming CUDA_VISIBLE_DEVICES, not a declared fallback", "[probes][gpu-fake]") {
+TEST_CASE("a driver that shows no device is an error naming CUDA_VISIBLE_DEVICES, not a declared fallback",
+          "[probes][gpu-fake]") {
   ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
   ::unsetenv("NVIDIA_VISIBLE_DEVICES");
   cu::FakeScript s;
@@ -143,7 +144,8 @@ TEST_CASE("a driver that shows no device is an error naming CUDA_VISIBLE_DEVICES
   CHECK(find_fact(fb->facts, "gpu.fallback") != nullptr);
 }
 
-TEST_CASE("a busy GPU leaves the plan unknown with the probe's reason and the fix - never a pass", "[probes][gpu-fake]") {
+TEST_CASE("a busy GPU leaves the plan unknown with the probe's reason and the fix - never a pass",
+          "[probes][gpu-fake]") {
   // Issue 39: another process holds all but 64 MiB of the GPU. Each probe the plan implies ends
   // with status error and a "GPU busy" reason (probes/probe_gpu.cpp device_memory_skip and
   // cuda_failure make that record on the GPU; the gpu label tests them there). The pipeline must
@@ -162,16 +164,18 @@ TEST_CASE("a busy GPU leaves the plan unknown with the probe's reason and the fi
                          {"spec", spec},
                          {"status", "error"},
                          {"gpu_busy", true},
-                         {"reason", "GPU busy: 64 MiB free, the probe needs 610 MiB (needs 0.60 GiB of device memory, "
-                                    "the device has free 0.06 GiB); run specprobe before the server starts, or pass "
-                                    "--probes off to accept the rules' answer"}});
+                         {"reason",
+                          "GPU busy: 64 MiB free, the probe needs 610 MiB (needs 0.60 GiB of device memory, "
+                          "the device has free 0.06 GiB); run specprobe before the server starts, or pass "
+                          "--probes off to accept the rules' answer"}});
     probes::ProbeRun run;
     run.results = results;
     run.facts_patch = probes::probe_facts_patch(results);
     return run;
   };
   CheckRequest req;
-  req.argv = {"vllm", "serve", "m", "--speculative-config", R"({"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 4})"};
+  req.argv = {"vllm", "serve", "m", "--speculative-config",
+              R"({"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 4})"};
   req.model = std::string(SPECPROBE_SOURCE_DIR) + "/docs/examples/checkpoints/llama-3.1-8b";
   req.gpu = "auto";
   req.probes = "auto";

@@ -34,10 +34,10 @@ std::string fake_python(const std::string& dir, const std::string& marker, Hang 
   } else {
     f << "case \"$1\" in -I)\n  echo '@@specprobe begin 0'\n"
       << "  echo '@@specprobe result {\"specprobe_python\": 1, \"executable\": \"'\"$0\"'\", \"prefix\": \"'\"$d\"'\", "
-         "\"base_prefix\": \"'\"$d\"'\", \"version\": \"3.12.0\", \"site_packages\": [\"'\"$d\"'\"]}'\n  exit 0;;\nesac\n"
+         "\"base_prefix\": \"'\"$d\"'\", \"version\": \"3.12.0\", \"site_packages\": [\"'\"$d\"'\"]}'\n  exit "
+         "0;;\nesac\n"
       << "echo '@@specprobe begin 0'\n"
-      << (hang == Hang::adapter_with_grandchild ? "sleep 300 &\n" : "")
-      << "touch \"$d/ready\"\nexec sleep 301\n";
+      << (hang == Hang::adapter_with_grandchild ? "sleep 300 &\n" : "") << "touch \"$d/ready\"\nexec sleep 301\n";
   }
   f.close();
   chmod(path.c_str(), 0755);
@@ -60,9 +60,9 @@ void kill_stack_run(int sig, Hang hang) {
   fs::create_directories(fake_dir);
   fs::create_directories(tmp);
   const std::string py = fake_python(fake_dir, marker, hang);
-  const pid_t pid = test::start_process(SPECPROBE_BINARY,
-                                        {"probe", "--stack", "--stack-lib", "deep_gemm", "--python", py, "--stack-timeout", "60"},
-                                        {"TMPDIR=" + tmp});
+  const pid_t pid = test::start_process(
+      SPECPROBE_BINARY, {"probe", "--stack", "--stack-lib", "deep_gemm", "--python", py, "--stack-timeout", "60"},
+      {"TMPDIR=" + tmp});
   REQUIRE(pid > 0);
   const bool ready = test::eventually([&] { return fs::exists(fake_dir + "/ready"); }, 20);
   if (ready) std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -86,10 +86,16 @@ void kill_stack_run(int sig, Hang hang) {
 TEST_CASE("a killed stack probe run leaves no process and no private dir", "[probes][stack][killed]") {
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGKILL}) {
     SECTION(fmt::format("hanging adapter, signal {}", sig)) { kill_stack_run(sig, Hang::adapter); }
-    SECTION(fmt::format("adapter with a sleeping grandchild, signal {}", sig)) { kill_stack_run(sig, Hang::adapter_with_grandchild); }
+    SECTION(fmt::format("adapter with a sleeping grandchild, signal {}", sig)) {
+      kill_stack_run(sig, Hang::adapter_with_grandchild);
+    }
   }
-  SECTION("killed while the interpreter is asked about itself, SIGTERM") { kill_stack_run(SIGTERM, Hang::interpreter_question); }
-  SECTION("killed while the interpreter is asked about itself, SIGKILL") { kill_stack_run(SIGKILL, Hang::interpreter_question); }
+  SECTION("killed while the interpreter is asked about itself, SIGTERM") {
+    kill_stack_run(SIGTERM, Hang::interpreter_question);
+  }
+  SECTION("killed while the interpreter is asked about itself, SIGKILL") {
+    kill_stack_run(SIGKILL, Hang::interpreter_question);
+  }
 }
 
 TEST_CASE("what a child leaves in its process group is killed when it exits", "[probes][runner][killed]") {
@@ -105,9 +111,12 @@ TEST_CASE("what a child leaves in its process group is killed when it exits", "[
   CHECK(test::eventually([&] { return test::processes_marked(marker).empty(); }, 2));
 }
 
-TEST_CASE("the child gets its timeout in the environment, and its watchdog kills its group", "[probes][runner][killed]") {
+TEST_CASE("the child gets its timeout in the environment, and its watchdog kills its group",
+          "[probes][runner][killed]") {
   RunnerOptions o;
-  o.child_command = {"/bin/sh", "-c", "echo '@@specprobe begin 0'; echo \"@@specprobe result {\\\"t\\\": \\\"$SPECPROBE_CHILD_TIMEOUT_S\\\"}\"", "sh"};
+  o.child_command = {
+      "/bin/sh", "-c",
+      "echo '@@specprobe begin 0'; echo \"@@specprobe result {\\\"t\\\": \\\"$SPECPROBE_CHILD_TIMEOUT_S\\\"}\"", "sh"};
   o.timeout_s = 7.5;
   auto rs = probes::run_probes_isolated({{{"probe", "a"}}}, o);
   CHECK(rs[0]["t"] == "7.5");

@@ -56,7 +56,8 @@ std::vector<long double> brute_force(const MlaVerifyInputs& in, int b, int j) {
     for (int t = 0; t < L; ++t) {
       if (!mask[static_cast<size_t>(t)]) continue;
       long double dot = 0;
-      for (int e = 0; e < D; ++e) dot += static_cast<long double>(bf16_to_float(q[e])) * K[static_cast<size_t>(t) * D + e];
+      for (int e = 0; e < D; ++e)
+        dot += static_cast<long double>(bf16_to_float(q[e])) * K[static_cast<size_t>(t) * D + e];
       s[static_cast<size_t>(t)] = dot * in.sm_scale;
       mx = std::max(mx, s[static_cast<size_t>(t)]);
     }
@@ -93,7 +94,8 @@ void put_bf16(MlaVerifyInputs& in, size_t idx, float v) {
 
 }  // namespace
 
-TEST_CASE("mla verify reference: a hand-computed case, rope dims scored, latent-only or whole-row output", "[probes][mla]") {
+TEST_CASE("mla verify reference: a hand-computed case, rope dims scored, latent-only or whole-row output",
+          "[probes][mla]") {
   // One request of 3 tokens, 2 verify rows (positions 1 and 2), 2 heads, rows of 8 latent + 8
   // rope values, blocks of 2: token t lives in block {2, 0}[t / 2]. Value t + 1 in latent dim 0,
   // score c_t = t in rope dim 8 (head 0's q is e_8; head 1's q is 0: uniform weights).
@@ -151,7 +153,8 @@ TEST_CASE("mla verify reference matches a brute-force evaluation, dense and spar
             const auto ref = mla_verify_reference(in, b, j);
             const auto bf = brute_force(in, b, j);
             REQUIRE(ref.size() == bf.size());
-            for (size_t i = 0; i < ref.size(); ++i) CHECK(std::fabs(ref[i] - static_cast<double>(bf[i])) <= 1e-12 * (1 + std::fabs(ref[i])));
+            for (size_t i = 0; i < ref.size(); ++i)
+              CHECK(std::fabs(ref[i] - static_cast<double>(bf[i])) <= 1e-12 * (1 + std::fabs(ref[i])));
           }
       }
 }
@@ -223,15 +226,20 @@ TEST_CASE("mla verify memory estimate is the size of the buffers the probe build
     CHECK(est.host() > est.device());
   }
   // Past any host: a skip with both figures, before anything is generated.
-  Json big = {{"probe", "mla_verify"}, {"k", 3}, {"heads", 128}, {"batch", kMaxProbeBatch},
+  Json big = {{"probe", "mla_verify"},
+              {"k", 3},
+              {"heads", 128},
+              {"batch", kMaxProbeBatch},
               {"context", static_cast<int>(kMaxProbeTokens / kMaxProbeBatch)}};
   const Json r = run_mla_verify_probe(big);
   CHECK(r["status"] == kSkip);
   CHECK(r["reason"].get<std::string>().find("GiB of host memory") != std::string::npos);
 }
 
-TEST_CASE("mla verify spec validation: a bad shape is an error naming the key, one past the kernel a skip", "[probes][mla][limits]") {
-  const Json ok = {{"k", 3}, {"heads", 16}, {"latent_dim", 512}, {"rope_dim", 64}, {"kv_dtype", "fp8"}, {"block_size", 64}};
+TEST_CASE("mla verify spec validation: a bad shape is an error naming the key, one past the kernel a skip",
+          "[probes][mla][limits]") {
+  const Json ok = {{"k", 3},         {"heads", 16},       {"latent_dim", 512},
+                   {"rope_dim", 64}, {"kv_dtype", "fp8"}, {"block_size", 64}};
   CHECK(mla_verify_spec_problem(ok).status.empty());
   Json v4 = ok;
   v4["latent_dim"] = 448;
@@ -276,7 +284,8 @@ TEST_CASE("mla verify spec validation: a bad shape is an error naming the key, o
   CHECK(short_ctx["reason"].get<std::string>().find("context 4 < k + 1 = 8") != std::string::npos);
 }
 
-TEST_CASE("mla verify launch configuration: a CTA per row and 16 heads, shared memory within every target", "[probes][mla]") {
+TEST_CASE("mla verify launch configuration: a CTA per row and 16 heads, shared memory within every target",
+          "[probes][mla]") {
   const MlaVerifyInputs in = make_mla_verify_inputs(shape(3, 20, 512, 64, 512, 0, 64, true), 3, 100, 1);
   const MlaVerifyLaunch l = mla_verify_launch_config(in);
   CHECK(l.kernel == "mla_verify_fp8");
@@ -344,7 +353,8 @@ Json check_mla_specs(const std::vector<Json>& all, int plan_k, int heads, int la
 
 }  // namespace
 
-TEST_CASE("plan probes: MLA models get mla_verify at their shape for every k of the sweep, sparse for DSA", "[probes][mla][plan]") {
+TEST_CASE("plan probes: MLA models get mla_verify at their shape for every k of the sweep, sparse for DSA",
+          "[probes][mla][plan]") {
   // DeepSeek-V3: 128 heads over TP 8, kv_lora_rank 512 + rope 64, output the latent; dense.
   auto specs = plan_probe_specs(plan_facts("deepseek-v3", 8, 4, "auto"), "auto");
   check_mla_specs(specs, 3, 16, 512, 64, 512, 0, "bf16", 64);
@@ -404,7 +414,8 @@ TEST_CASE("plan probes: mla_verify results become per-k probe.mla_verify facts",
   auto mla = [](int k, const char* kv, int topk) {
     return Json{{"probe", "mla_verify"}, {"k", k}, {"kv_dtype", kv}, {"topk", topk}};
   };
-  Json patch = probe_facts_patch({make_result(mla(1, "fp8", 2048), kPass), make_result(mla(2, "fp8", 2048), kFail, "norm rel err 0.4"),
+  Json patch = probe_facts_patch({make_result(mla(1, "fp8", 2048), kPass),
+                                  make_result(mla(2, "fp8", 2048), kFail, "norm rel err 0.4"),
                                   make_result(mla(3, "fp8", 2048), kCrash, "CUDA_ERROR_ILLEGAL_ADDRESS"),
                                   make_result({{"probe", "mqa_logits"}, {"next_n", 2}}, kPass)});
   CHECK(*find_fact(patch, "probe.mla_verify.k.1.status") == "pass");
@@ -423,7 +434,8 @@ TEST_CASE("plan probes: mla_verify results become per-k probe.mla_verify facts",
   CHECK(*find_fact(patch, "probe.mla_verify.kv_dtype") == "bf16");
 }
 
-TEST_CASE("specprobe probe: MLA verify options make specs - a shape no model has is a usage error", "[probes][mla][cli]") {
+TEST_CASE("specprobe probe: MLA verify options make specs - a shape no model has is a usage error",
+          "[probes][mla][cli]") {
   ProbeOptions o;
   o.kinds = {"mla_verify"};
   o.kv_dtype = {"bf16", "fp8"};
@@ -460,8 +472,8 @@ TEST_CASE("specprobe probe: MLA verify options make specs - a shape no model has
 }
 
 TEST_CASE("mla verify in a build without probe kernels: a skip saying so, after the spec checks", "[probes][mla]") {
-  const Json spec = {{"probe", "mla_verify"}, {"k", 2}, {"heads", 16}, {"latent_dim", 448}, {"rope_dim", 64},
-                     {"v_dim", 512}, {"topk", 512}, {"kv_dtype", "fp8"}, {"block_size", 256}};
+  const Json spec = {{"probe", "mla_verify"}, {"k", 2},      {"heads", 16},       {"latent_dim", 448}, {"rope_dim", 64},
+                     {"v_dim", 512},          {"topk", 512}, {"kv_dtype", "fp8"}, {"block_size", 256}};
   const Json r = run_probe_in_process(spec);
   INFO(r.dump());
   if (probe_kernels_fatbin().empty()) {

@@ -18,7 +18,8 @@ TEST_CASE("request set limits name the field and the bound", "[probes][limits]")
   CHECK(probe_size_problem(0, 300, 1, "next_n") == "batch 0 < 1");
   CHECK(probe_size_problem(-5, 300, 1, "next_n") == "batch -5 < 1");
   CHECK(probe_size_problem(kMaxProbeBatch + 1, 300, 1, "next_n").find("the probes' limit") != std::string::npos);
-  CHECK(probe_size_problem(2, 3, 4, "next_n") == "context 3 < next_n = 4: a request's context holds all its query rows");
+  CHECK(probe_size_problem(2, 3, 4, "next_n") ==
+        "context 3 < next_n = 4: a request's context holds all its query rows");
   CHECK(probe_size_problem(2, 0, 1, "k + 1").rfind("context 0 < k + 1 = 1", 0) == 0);
   CHECK(probe_size_problem(2, kMaxProbeContext + 1, 1, "next_n").find("context") != std::string::npos);
   const std::string tokens = probe_size_problem(kMaxProbeBatch, kMaxProbeContext, 1, "next_n");
@@ -54,7 +55,8 @@ TEST_CASE("request lengths: the last request (every one when full) has the whole
 TEST_CASE("mqa memory estimate is the size of the buffers the probe builds", "[probes][limits]") {
   for (const bool full : {false, true})
     for (const auto& [batch, next_n, heads, head_dim, block_kv, context] :
-         std::vector<std::tuple<int, int, int, int, int, int>>{{3, 4, 16, 64, 32, 100}, {5, 1, 64, 128, 64, 300}, {2, 8, 32, 128, 256, 1000}}) {
+         std::vector<std::tuple<int, int, int, int, int, int>>{
+             {3, 4, 16, 64, 32, 100}, {5, 1, 64, 128, 64, 300}, {2, 8, 32, 128, 256, 1000}}) {
       const MqaBytes est = mqa_input_bytes(batch, next_n, heads, head_dim, block_kv, context, 9, full);
       const MqaInputs in = make_mqa_inputs(batch, next_n, heads, head_dim, block_kv, context, 9, full);
       CHECK(est.q == in.q.size());
@@ -71,9 +73,12 @@ TEST_CASE("mqa memory estimate is the size of the buffers the probe builds", "[p
 TEST_CASE("spec-verify memory estimate is the size of the buffers the probe builds", "[probes][limits]") {
   for (const bool fp8 : {false, true})
     for (const auto& [batch, k, gqa, heads_kv, head_dim, block_size, context] :
-         std::vector<std::tuple<int, int, int, int, int, int, int>>{{2, 3, 8, 2, 128, 16, 300}, {4, 0, 6, 1, 64, 32, 77}, {3, 7, 1, 4, 256, 128, 500}}) {
-      const SpecVerifyBytes est = spec_verify_input_bytes(batch, k, gqa, heads_kv, head_dim, fp8, block_size, context, 4);
-      const SpecVerifyInputs in = make_spec_verify_inputs(batch, k, gqa, heads_kv, head_dim, fp8, block_size, context, 4);
+         std::vector<std::tuple<int, int, int, int, int, int, int>>{
+             {2, 3, 8, 2, 128, 16, 300}, {4, 0, 6, 1, 64, 32, 77}, {3, 7, 1, 4, 256, 128, 500}}) {
+      const SpecVerifyBytes est =
+          spec_verify_input_bytes(batch, k, gqa, heads_kv, head_dim, fp8, block_size, context, 4);
+      const SpecVerifyInputs in =
+          make_spec_verify_inputs(batch, k, gqa, heads_kv, head_dim, fp8, block_size, context, 4);
       CHECK(est.q == in.q.size() * 2);
       CHECK(est.caches == in.k_cache.size() + in.v_cache.size());
       CHECK(est.block_table == in.block_table.size() * 4);
@@ -89,7 +94,8 @@ TEST_CASE("spec-verify memory estimate is the size of the buffers the probe buil
 
 TEST_CASE("a probe refuses an unusable request set before it touches the GPU", "[probes][limits]") {
   // No GPU is needed: these return before the driver is loaded (CI has none).
-  Json mqa = {{"probe", "mqa_logits"}, {"next_n", 8}, {"heads", 64}, {"head_dim", 128}, {"block_kv", 64}, {"context", 5}};
+  Json mqa = {{"probe", "mqa_logits"}, {"next_n", 8},    {"heads", 64},
+              {"head_dim", 128},       {"block_kv", 64}, {"context", 5}};
   Json r = run_mqa_logits_probe(mqa);
   CHECK(r["status"] == kError);
   CHECK(r["reason"].get<std::string>().find("context 5 < next_n = 8") != std::string::npos);
@@ -97,8 +103,8 @@ TEST_CASE("a probe refuses an unusable request set before it touches the GPU", "
   mqa["batch"] = 0;
   CHECK(run_mqa_logits_probe(mqa)["status"] == kError);
 
-  Json sv = {{"probe", "spec_verify"}, {"k", 3}, {"gqa", 8}, {"head_dim", 128}, {"kv_dtype", "bf16"}, {"block_size", 16},
-             {"batch", -1}};
+  Json sv = {{"probe", "spec_verify"}, {"k", 3},           {"gqa", 8},   {"head_dim", 128},
+             {"kv_dtype", "bf16"},     {"block_size", 16}, {"batch", -1}};
   CHECK(run_spec_verify_probe(sv)["status"] == kError);
   sv["probe"] = "graph_replay";
   CHECK(run_graph_replay_probe(sv)["reason"].get<std::string>().find("batch -1 < 1") != std::string::npos);
@@ -107,8 +113,15 @@ TEST_CASE("a probe refuses an unusable request set before it touches the GPU", "
 TEST_CASE("a probe too large for this machine's memory is a skip with the figures", "[probes][limits]") {
   // Up to 2^30 tokens of 128 KV heads x 256 dims in bf16, K and V: 128 TiB at full lengths, about
   // half with the probe's random lengths; more than any host has either way.
-  Json sv = {{"probe", "spec_verify"}, {"k", 3}, {"gqa", 1}, {"heads_kv", 128}, {"head_dim", 256}, {"kv_dtype", "bf16"},
-             {"block_size", 16}, {"batch", kMaxProbeBatch}, {"context", static_cast<int>(kMaxProbeTokens / kMaxProbeBatch)}};
+  Json sv = {{"probe", "spec_verify"},
+             {"k", 3},
+             {"gqa", 1},
+             {"heads_kv", 128},
+             {"head_dim", 256},
+             {"kv_dtype", "bf16"},
+             {"block_size", 16},
+             {"batch", kMaxProbeBatch},
+             {"context", static_cast<int>(kMaxProbeTokens / kMaxProbeBatch)}};
   for (const char* kind : {"spec_verify", "graph_replay"}) {
     sv["probe"] = kind;
     const Json r = kind == std::string("spec_verify") ? run_spec_verify_probe(sv) : run_graph_replay_probe(sv);
@@ -161,17 +174,20 @@ TEST_CASE("a hostile spec is an error result naming the key, never an exception"
   CHECK(ok["status"] == kSkip);
 }
 
-TEST_CASE("a context that cannot get memory is a GPU-busy error with the fix - other session failures stay plain", "[probes]") {
+TEST_CASE("a context that cannot get memory is a GPU-busy error with the fix - other session failures stay plain",
+          "[probes]") {
   const Json spec = {{"probe", "mla_verify"}, {"k", 2}};
   const Json busy = specprobe::probes::session_failure(
-      spec, specprobe::environment_error("cuCtxCreate(&s->ctx_, 0, dev) failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)"));
+      spec,
+      specprobe::environment_error("cuCtxCreate(&s->ctx_, 0, dev) failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)"));
   CHECK(busy["status"] == "error");
   CHECK(busy["gpu_busy"] == true);
   CHECK(busy["cuda_error"] == "CUDA_ERROR_OUT_OF_MEMORY");
   const std::string why = busy["reason"];
   CHECK(why.rfind("GPU busy: ", 0) == 0);
   CHECK(why.find("--probes off") != std::string::npos);
-  const Json other = specprobe::probes::session_failure(spec, specprobe::environment_error("cuInit failed: CUDA_ERROR_NO_DEVICE"));
+  const Json other =
+      specprobe::probes::session_failure(spec, specprobe::environment_error("cuInit failed: CUDA_ERROR_NO_DEVICE"));
   CHECK(other["status"] == "error");
   CHECK_FALSE(other.contains("gpu_busy"));
   CHECK(other["reason"] == "cuInit failed: CUDA_ERROR_NO_DEVICE");

@@ -29,7 +29,8 @@ std::vector<Json> two_specs() { return {{{"probe", "a"}}, {{"probe", "b"}}}; }
 }  // namespace
 
 TEST_CASE("runner collects results from a well-behaved child", "[probes][runner]") {
-  auto rs = run_probes_isolated(two_specs(), fake(R"(echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"a"}';
+  auto rs = run_probes_isolated(
+      two_specs(), fake(R"(echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"a"}';
 echo noise; echo '@@specprobe begin 1'; echo '@@specprobe result {"status":"skip","probe":"b"}')"));
   REQUIRE(rs.size() == 2);
   CHECK(rs[0]["status"] == "pass");
@@ -38,7 +39,8 @@ echo noise; echo '@@specprobe begin 1'; echo '@@specprobe result {"status":"skip
 
 TEST_CASE("a child killed by a signal becomes a crash and the rest runs in a new child", "[probes][runner]") {
   // First child dies in probe 0; the restarted child gets only spec b (one spec in --specs).
-  auto rs = run_probes_isolated(two_specs(), fake(R"(case "$2" in *'"a"'*) echo '@@specprobe begin 0'; kill -SEGV $$;; esac
+  auto rs =
+      run_probes_isolated(two_specs(), fake(R"(case "$2" in *'"a"'*) echo '@@specprobe begin 0'; kill -SEGV $$;; esac
 echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"b"}')"));
   REQUIRE(rs.size() == 2);
   CHECK(rs[0]["status"] == "crash");
@@ -48,7 +50,8 @@ echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"b
 
 TEST_CASE("a hanging probe is killed at the timeout and reported", "[probes][runner]") {
   auto rs = run_probes_isolated(two_specs(), fake(R"(case "$2" in *'"a"'*) echo '@@specprobe begin 0'; sleep 30;; esac
-echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"b"}')", 0.5));
+echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"b"}')",
+                                                  0.5));
   CHECK(rs[0]["status"] == "crash");
   CHECK(rs[0].contains("timeout_s"));
   CHECK(rs[1]["status"] == "pass");
@@ -76,15 +79,20 @@ TEST_CASE("unknown probe kinds are an error result in process", "[probes][runner
 
 TEST_CASE("an unknown MQA kernel family is an error result naming where it came from", "[probes][runner]") {
   // Checked before any GPU work, so it holds on machines without one.
-  Json r = run_probe_in_process({{"probe", "mqa_logits"}, {"next_n", 2}, {"heads", 64}, {"head_dim", 128},
-                                 {"block_kv", 64}, {"kernel", "fastest"}});
+  Json r = run_probe_in_process({{"probe", "mqa_logits"},
+                                 {"next_n", 2},
+                                 {"heads", 64},
+                                 {"head_dim", 128},
+                                 {"block_kv", 64},
+                                 {"kernel", "fastest"}});
   CHECK(r["status"] == "error");
   const std::string why = r.value("reason", std::string());
   CHECK(why.find("'fastest'") != std::string::npos);
   CHECK(why.find("auto, tma, mma") != std::string::npos);
   CHECK(why.find("spec's \"kernel\"") != std::string::npos);
   ::setenv("SPECPROBE_MQA_KERNEL", "wgmma", 1);
-  Json e = run_probe_in_process({{"probe", "mqa_logits"}, {"next_n", 2}, {"heads", 64}, {"head_dim", 128}, {"block_kv", 64}});
+  Json e = run_probe_in_process(
+      {{"probe", "mqa_logits"}, {"next_n", 2}, {"heads", 64}, {"head_dim", 128}, {"block_kv", 64}});
   ::unsetenv("SPECPROBE_MQA_KERNEL");
   CHECK(e["status"] == "error");
   CHECK(e.value("reason", std::string()).find("'wgmma' (SPECPROBE_MQA_KERNEL)") != std::string::npos);
@@ -94,8 +102,8 @@ TEST_CASE("an unknown spec-verify kernel family is an error result naming where 
   // SPECPROBE_SV_KERNEL=cp_async forces the portable kernel on Hopper (bench/probe_run_device.sh);
   // checked before any GPU work, like the MQA switch.
   ::setenv("SPECPROBE_SV_KERNEL", "wgmma", 1);
-  Json e = run_probe_in_process({{"probe", "spec_verify"}, {"k", 3}, {"gqa", 8}, {"head_dim", 128}, {"kv_dtype", "bf16"},
-                                 {"block_size", 16}});
+  Json e = run_probe_in_process(
+      {{"probe", "spec_verify"}, {"k", 3}, {"gqa", 8}, {"head_dim", 128}, {"kv_dtype", "bf16"}, {"block_size", 16}});
   ::unsetenv("SPECPROBE_SV_KERNEL");
   CHECK(e["status"] == "error");
   CHECK(e.value("reason", std::string()).find("'wgmma' (SPECPROBE_SV_KERNEL)") != std::string::npos);
@@ -115,15 +123,16 @@ TEST_CASE("the product's probe table has no test probes, a test binary's table a
   // test_hang would never return. The next test runs them in a child.
   std::vector<std::string> with_tests;
   for (const auto& k : testing::probe_kinds_with_tests()) with_tests.push_back(k.name);
-  CHECK(with_tests == std::vector<std::string>{"mqa_logits", "spec_verify", "graph_replay", "mla_verify", "test_fault", "test_hang"});
+  CHECK(with_tests ==
+        std::vector<std::string>{"mqa_logits", "spec_verify", "graph_replay", "mla_verify", "test_fault", "test_hang"});
 }
 
 TEST_CASE("this test binary is a probe child and a probe front end that knows the test probes", "[probes][runner]") {
   // /proc/self/exe __probe-child: the product's runner re-executing the test binary (what the GPU
   // isolation test does), and `<test binary> probe` (bench/probe_run_device.sh's isolation demo).
   // Without a GPU the test probes are errors (no driver) or skips (no kernels); on a GPU, crashes.
-  auto rs = run_probes_isolated({{{"probe", "test_fault"}}, {{"probe", "nope"}}},
-                                RunnerOptions{self_child_command(), 5});
+  auto rs =
+      run_probes_isolated({{{"probe", "test_fault"}}, {{"probe", "nope"}}}, RunnerOptions{self_child_command(), 5});
   REQUIRE(rs.size() == 2);
   INFO(Json(rs).dump());
   CHECK(rs[0]["probe"] == "test_fault");
@@ -131,7 +140,10 @@ TEST_CASE("this test binary is a probe child and a probe front end that knows th
   CHECK(rs[1]["status"] == "error");
   CHECK(rs[1]["reason"] == "unknown probe 'nope'");
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  FILE* p = ::popen((specprobe::test::shell_quote(self) + " probe --probe test_fault,test_hang --timeout 5 --format json 2>/dev/null").c_str(), "r");
+  FILE* p = ::popen(
+      (specprobe::test::shell_quote(self) + " probe --probe test_fault,test_hang --timeout 5 --format json 2>/dev/null")
+          .c_str(),
+      "r");
   REQUIRE(p != nullptr);
   std::string out;
   char buf[4096];
@@ -147,10 +159,12 @@ TEST_CASE("this test binary is a probe child and a probe front end that knows th
   CHECK(WIFEXITED(status));
 }
 
-TEST_CASE("a timeout in a host phase is an error that asks for a longer timeout, not a hung kernel", "[probes][runner]") {
+TEST_CASE("a timeout in a host phase is an error that asks for a longer timeout, not a hung kernel",
+          "[probes][runner]") {
   auto rs = run_probes_isolated(two_specs(), fake(R"(case "$2" in *'"a"'*) echo '@@specprobe begin 0';
 echo '@@specprobe phase host generate inputs'; sleep 30;; esac
-echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"b"}')", 0.5));
+echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"b"}')",
+                                                  0.5));
   CHECK(rs[0]["status"] == "error");
   CHECK(rs[0]["phase"] == "generate inputs");
   const std::string why = rs[0]["reason"];
@@ -160,8 +174,10 @@ echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"b
 }
 
 TEST_CASE("a timeout in a device phase is a crash that names the phase", "[probes][runner]") {
-  auto rs = run_probes_isolated({{{"probe", "a"}}}, fake(R"(echo '@@specprobe begin 0'; echo '@@specprobe phase host generate inputs';
-echo '@@specprobe phase device run kernel'; sleep 30)", 0.5));
+  auto rs = run_probes_isolated({{{"probe", "a"}}},
+                                fake(R"(echo '@@specprobe begin 0'; echo '@@specprobe phase host generate inputs';
+echo '@@specprobe phase device run kernel'; sleep 30)",
+                                     0.5));
   CHECK(rs[0]["status"] == "crash");
   CHECK(rs[0]["phase"] == "run kernel");
   CHECK(rs[0]["reason"].get<std::string>().find("hung in phase 'run kernel'") != std::string::npos);
@@ -171,13 +187,15 @@ TEST_CASE("a phase belongs to its probe: the next probe starts without one", "[p
   // Probe a passes after a host phase; probe b then hangs before marking any phase: a crash as
   // before phases existed, not an error carried over from a's host phase.
   auto rs = run_probes_isolated(two_specs(), fake(R"(echo '@@specprobe begin 0'; echo '@@specprobe phase host check';
-echo '@@specprobe result {"status":"pass","probe":"a"}'; echo '@@specprobe begin 1'; sleep 30)", 0.5));
+echo '@@specprobe result {"status":"pass","probe":"a"}'; echo '@@specprobe begin 1'; sleep 30)",
+                                                  0.5));
   CHECK(rs[0]["status"] == "pass");
   CHECK(rs[1]["status"] == "crash");
   CHECK_FALSE(rs[1].contains("phase"));
 }
 
-TEST_CASE("a death by signal in a host phase is an error naming the phase - phase names are cleaned", "[probes][runner]") {
+TEST_CASE("a death by signal in a host phase is an error naming the phase - phase names are cleaned",
+          "[probes][runner]") {
   auto rs = run_probes_isolated({{{"probe", "a"}}}, fake(R"(echo '@@specprobe begin 0';
 printf '@@specprobe phase host check \033[31mred\n'; kill -SEGV $$)"));
   CHECK(rs[0]["status"] == "error");
@@ -187,7 +205,8 @@ printf '@@specprobe phase host check \033[31mred\n'; kill -SEGV $$)"));
 }
 
 TEST_CASE("a phase marker without host or device counts as device work", "[probes][runner]") {
-  auto rs = run_probes_isolated({{{"probe", "a"}}}, fake(R"(echo '@@specprobe begin 0'; echo '@@specprobe phase import x'; sleep 30)", 0.5));
+  auto rs = run_probes_isolated(
+      {{{"probe", "a"}}}, fake(R"(echo '@@specprobe begin 0'; echo '@@specprobe phase import x'; sleep 30)", 0.5));
   CHECK(rs[0]["status"] == "crash");
   CHECK(rs[0]["phase"] == "import x");
 }

@@ -50,24 +50,36 @@ StackProbeOptions opts_for(const FakePython& py, double timeout = 5) {
 }
 
 Json dg_spec(std::vector<int> ns = {1, 3}) {
-  return {{"probe", "stack_deep_gemm"}, {"library", "deep_gemm"},
+  return {{"probe", "stack_deep_gemm"},
+          {"library", "deep_gemm"},
           {"params", {{"next_n", ns}, {"heads", 64}, {"head_dim", 128}, {"block_kv", 64}}}};
 }
 
-const char* kAssert = "Assertion error (csrc/apis/../jit_kernels/impls/sm90_fp8_mqa_logits.hpp:363): next_n == 1 or next_n == 2";
+const char* kAssert =
+    "Assertion error (csrc/apis/../jit_kernels/impls/sm90_fp8_mqa_logits.hpp:363): next_n == 1 or next_n == 2";
 
 Json dg_result(const std::string& status3) {
   Json c1 = {{"name", "next_n=1"}, {"key", "next_n.1"}, {"status", "pass"}, {"params", {{"next_n", 1}}}};
-  Json c3 = {{"name", "next_n=3"}, {"key", "next_n.3"}, {"status", status3}, {"params", {{"next_n", 3}}},
+  Json c3 = {{"name", "next_n=3"},
+             {"key", "next_n.3"},
+             {"status", status3},
+             {"params", {{"next_n", 3}}},
              {"error_text", status3 == "fail" ? Json(kAssert) : Json()}};
-  return {{"schema", "specprobe-stack/1"}, {"adapter", "stack_deep_gemm"}, {"library", "deep_gemm"},
-          {"version", "2.6.1"}, {"status", status3}, {"reason", status3 == "fail" ? "DeepGEMM rejects next_n 3" : ""},
+  return {{"schema", "specprobe-stack/1"},
+          {"adapter", "stack_deep_gemm"},
+          {"library", "deep_gemm"},
+          {"version", "2.6.1"},
+          {"status", status3},
+          {"reason", status3 == "fail" ? "DeepGEMM rejects next_n 3" : ""},
           {"error_text", status3 == "fail" ? Json(kAssert) : Json()},
-          {"device", {{"name", "NVIDIA H200"}, {"sm", 90}}}, {"cases", {c1, c3}}};
+          {"device", {{"name", "NVIDIA H200"}, {"sm", 90}}},
+          {"cases", {c1, c3}}};
 }
 
 // Prints the protocol lines around JSON (single-quoted for sh).
-std::string stack_prints(const Json& j) { return "echo '@@specprobe begin 0'; echo '@@specprobe result " + j.dump() + "'"; }
+std::string stack_prints(const Json& j) {
+  return "echo '@@specprobe begin 0'; echo '@@specprobe result " + j.dump() + "'";
+}
 
 }  // namespace
 
@@ -143,8 +155,9 @@ static pid_t read_pid(const std::string& path) {
 TEST_CASE("a hanging adapter is killed at the timeout and reported as an error", "[probes][stack]") {
   // The adapter starts a child that would outlive it by ten minutes and holds its stdout: the
   // runner has to kill the whole process group, not wait for the pipe to close.
-  FakePython py("echo $$ > \"$(dirname \"$0\")/adapter.pid\"; sleep 600 & echo $! > \"$(dirname \"$0\")/child.pid\"; "
-                "echo '@@specprobe begin 0'; wait");
+  FakePython py(
+      "echo $$ > \"$(dirname \"$0\")/adapter.pid\"; sleep 600 & echo $! > \"$(dirname \"$0\")/child.pid\"; "
+      "echo '@@specprobe begin 0'; wait");
   Json r = run_stack_probe(dg_spec(), opts_for(py, 0.5));
   const pid_t adapter = read_pid(py.dir + "/adapter.pid"), child = read_pid(py.dir + "/child.pid");
   REQUIRE(adapter > 0);
@@ -177,8 +190,10 @@ sleep 30)");
   CHECK(f["stack"]["errors"].get<std::string>().find("in phase 'jit-compile prefill'") != std::string::npos);
 
   // Without the file: the last marker on stderr.
-  Json runner = {{"status", "crash"}, {"reason", "no result within 900 s: the probe hung and its process was killed"},
-                 {"timeout_s", 900}, {"stderr_tail", "@@specprobe phase import flashinfer\n@@specprobe phase run decode\nlog\n"}};
+  Json runner = {{"status", "crash"},
+                 {"reason", "no result within 900 s: the probe hung and its process was killed"},
+                 {"timeout_s", 900},
+                 {"stderr_tail", "@@specprobe phase import flashinfer\n@@specprobe phase run decode\nlog\n"}};
   Json v = validate_stack_result(runner, spec);
   CHECK(v["reason"].get<std::string>().find("timed out after 900 s in phase 'run decode'") != std::string::npos);
   CHECK(v["reason"].get<std::string>().find("--stack-timeout 1800") != std::string::npos);
@@ -188,16 +203,22 @@ sleep 30)");
   CHECK(v["phase"].get<std::string>().size() <= 103);
   CHECK(v["phase"].get<std::string>().rfind("x?y", 0) == 0);
   // A death by signal names the phase too.
-  Json died = {{"status", "crash"}, {"reason", "the probe process died with SIGSEGV"}, {"signal", "SIGSEGV"}, {"phase", "run prefill"}};
-  CHECK(validate_stack_result(died, spec)["reason"].get<std::string>().find("failed in phase 'run prefill': the probe process died with SIGSEGV") != std::string::npos);
+  Json died = {{"status", "crash"},
+               {"reason", "the probe process died with SIGSEGV"},
+               {"signal", "SIGSEGV"},
+               {"phase", "run prefill"}};
+  CHECK(validate_stack_result(died, spec)["reason"].get<std::string>().find(
+            "failed in phase 'run prefill': the probe process died with SIGSEGV") != std::string::npos);
 }
 
-TEST_CASE("run_stack_specs runs what the interpreter says it is (a shim resolves to sys.executable)", "[probes][stack][python]") {
+TEST_CASE("run_stack_specs runs what the interpreter says it is (a shim resolves to sys.executable)",
+          "[probes][stack][python]") {
   FakePython real(stack_prints(dg_result("pass")));
   // The shim answers the inspect call (-I) for REAL and would print garbage for the adapter.
   FakePython shim(R"(if [ "$1" = "-I" ]; then
 echo '@@specprobe begin 0'
-echo '@@specprobe result {"specprobe_python": 1, "executable": ")" + real.path + R"(", "prefix": "/p", "version": "3.12.3", "site_packages": [")" + real.dir + R"("]}'
+echo '@@specprobe result {"specprobe_python": 1, "executable": ")" +
+                  real.path + R"(", "prefix": "/p", "version": "3.12.3", "site_packages": [")" + real.dir + R"("]}'
 else echo 'garbage from the shim'; fi)");
   Json spec = dg_spec();
   StackRun run = run_stack_specs({spec}, opts_for(shim));
@@ -255,9 +276,15 @@ TEST_CASE("results that break the schema are errors", "[probes][stack]") {
 }
 
 TEST_CASE("a library that is not installed is a skip with the reason", "[probes][stack]") {
-  Json skip = {{"schema", "specprobe-stack/1"}, {"adapter", "stack_deep_gemm"}, {"library", "deep_gemm"},
-               {"version", nullptr}, {"status", "skip"}, {"reason", "deep_gemm is not installed in this Python (/venv)"},
-               {"error_text", nullptr}, {"device", nullptr}, {"cases", Json::array()}};
+  Json skip = {{"schema", "specprobe-stack/1"},
+               {"adapter", "stack_deep_gemm"},
+               {"library", "deep_gemm"},
+               {"version", nullptr},
+               {"status", "skip"},
+               {"reason", "deep_gemm is not installed in this Python (/venv)"},
+               {"error_text", nullptr},
+               {"device", nullptr},
+               {"cases", Json::array()}};
   FakePython py(stack_prints(skip));
   Json r = run_stack_probe(dg_spec(), opts_for(py));
   CHECK(r["status"] == "skip");
@@ -319,9 +346,9 @@ printf '@@specprobe result {"schema":"specprobe-stack/1","adapter":"stack_deep_g
 }
 
 TEST_CASE("the child environment is an allow-list plus private dirs", "[probes][stack]") {
-  auto env = stack_child_env("/p", {"PATH=/venv/bin:/usr/bin", "HOME=/root", "AWS_SECRET_ACCESS_KEY=x", "PYTHONPATH=/evil",
-                                    "CUDA_VISIBLE_DEVICES=1", "LD_PRELOAD=/usr/lib/libstdc++.so.6", "MY_VAR=1",
-                                    "SPECPROBE_STACK_PASS_ENV=MY_VAR,HOME"});
+  auto env = stack_child_env("/p", {"PATH=/venv/bin:/usr/bin", "HOME=/root", "AWS_SECRET_ACCESS_KEY=x",
+                                    "PYTHONPATH=/evil", "CUDA_VISIBLE_DEVICES=1", "LD_PRELOAD=/usr/lib/libstdc++.so.6",
+                                    "MY_VAR=1", "SPECPROBE_STACK_PASS_ENV=MY_VAR,HOME"});
   auto has = [&](const std::string& e) { return std::find(env.begin(), env.end(), e) != env.end(); };
   CHECK(has("PATH=/venv/bin:/usr/bin"));
   CHECK(has("CUDA_VISIBLE_DEVICES=1"));
@@ -382,7 +409,8 @@ TEST_CASE("the plan implies DeepGEMM for a DSA model and skips FlashInfer/Triton
   CHECK(r["status"] == "skip");
 
   Json gqa = {{"spec", {{"next_n", 3}}},
-              {"model", {{"mla", false}, {"num_attention_heads", 32}, {"num_kv_heads", 8}, {"head_dim", 128}, {"gqa_ratio", 4}}},
+              {"model",
+               {{"mla", false}, {"num_attention_heads", 32}, {"num_kv_heads", 8}, {"head_dim", 128}, {"gqa_ratio", 4}}},
               {"attention", {{"selected", "FLASHINFER"}}},
               {"kv", {{"fp8", true}}},
               {"serve", {{"block_size", 16}}}};
@@ -402,18 +430,20 @@ TEST_CASE("the plan implies DeepGEMM for a DSA model and skips FlashInfer/Triton
 }
 
 TEST_CASE("the DSA derivation prefers the stack probe and says so", "[probes][stack][derive]") {
-  Json base = {{"engine", {{"name", "vllm"}}},
-               {"model", {{"mla", true}, {"dsa", {{"present", true}, {"index_n_heads", 64}, {"index_head_dim", 128}}}}},
-               {"gpu", {{"declared", "H200"}}},
-               {"spec", {{"enabled", true}, {"method", "mtp"}, {"num_speculative_tokens", 2}}},
-               {"lib", {{"vllm", {{"version", "0.21.1rc1.dev202+g3424fba5"}}}, {"deep_gemm", {{"version", "2.6.1+54e2261"}}}}}};
+  Json base = {
+      {"engine", {{"name", "vllm"}}},
+      {"model", {{"mla", true}, {"dsa", {{"present", true}, {"index_n_heads", 64}, {"index_head_dim", 128}}}}},
+      {"gpu", {{"declared", "H200"}}},
+      {"spec", {{"enabled", true}, {"method", "mtp"}, {"num_speculative_tokens", 2}}},
+      {"lib", {{"vllm", {{"version", "0.21.1rc1.dev202+g3424fba5"}}}, {"deep_gemm", {{"version", "2.6.1+54e2261"}}}}}};
   Json f = base;
   specprobe::testing::derive_plan(f);
   CHECK(f["dsa"]["indexer_mode"] == "blocked");
   CHECK(f["dsa"]["decided_by"] == "version-knowledge");
 
   Json passed = base;
-  passed["stack"] = {{"deep_gemm", {{"device_sm", 90}, {"version", "2.6.1"}, {"next_n", {{"3", {{"status", "pass"}}}}}}}};
+  passed["stack"] = {
+      {"deep_gemm", {{"device_sm", 90}, {"version", "2.6.1"}, {"next_n", {{"3", {{"status", "pass"}}}}}}}};
   specprobe::testing::derive_plan(passed);
   CHECK(passed["dsa"]["indexer_mode"] == "native");
   CHECK(passed["dsa"]["decided_by"] == "stack-probe");
@@ -421,7 +451,8 @@ TEST_CASE("the DSA derivation prefers the stack probe and says so", "[probes][st
 
   Json failed = base;
   failed["lib"]["deep_gemm"]["version"] = "2.6.1+unknownhash";
-  failed["stack"] = {{"deep_gemm", {{"device_sm", 90}, {"next_n", {{"3", {{"status", "fail"}, {"error_text", kAssert}}}}}}}};
+  failed["stack"] = {
+      {"deep_gemm", {{"device_sm", 90}, {"next_n", {{"3", {{"status", "fail"}, {"error_text", kAssert}}}}}}}};
   specprobe::testing::derive_plan(failed);
   CHECK(failed["dsa"]["indexer_mode"] == "blocked");
   CHECK(failed["dsa"]["decided_by"] == "stack-probe");
@@ -450,7 +481,9 @@ TEST_CASE("the real adapters under this machine's python3 validate (skip without
   o.adapter_dir = std::string(SPECPROBE_SOURCE_DIR) + "/probes";
   const std::vector<Json> specs = {
       dg_spec(),
-      {{"probe", "stack_flashinfer"}, {"library", "flashinfer"}, {"params", {{"q_heads", 8}, {"kv_heads", 2}, {"head_dim", 128}, {"q_len", 3}}}},
+      {{"probe", "stack_flashinfer"},
+       {"library", "flashinfer"},
+       {"params", {{"q_heads", 8}, {"kv_heads", 2}, {"head_dim", 128}, {"q_len", 3}}}},
       {{"probe", "stack_triton"}, {"library", "triton"}, {"params", {{"k", 2}, {"gqa", 4}, {"head_dim", 128}}}}};
   for (const auto& s : specs) {
     Json r = run_stack_probe(s, o);

@@ -10,20 +10,20 @@
 // Regenerate: SPECPROBE_UPDATE_GOLDEN=1 build-ci/tests/specprobe_tests "[golden]"; review the diff.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 
-#include "build_info.hpp"
 #include "../e2e/run_binary.hpp"
+#include "build_info.hpp"
 #include "common/json.hpp"
 
 using specprobe::Json;
-using specprobe::test::shell_quote;
 using specprobe::test::file_text;
+using specprobe::test::shell_quote;
 using specprobe::test::temp_dir;
 
 using specprobe::test::kExampleCheckpoints;
@@ -54,9 +54,12 @@ void normalize_json(Json& j, const Paths& p) {
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it) {
       const std::string& k = it.key();
-      if (k == "duration_ms" || k == "durationMs") it.value() = 0;
-      else if (k == "git_sha" || k == "gitSha") it.value() = "<git-sha>";
-      else normalize_json(it.value(), p);
+      if (k == "duration_ms" || k == "durationMs")
+        it.value() = 0;
+      else if (k == "git_sha" || k == "gitSha")
+        it.value() = "<git-sha>";
+      else
+        normalize_json(it.value(), p);
     }
   } else if (j.is_array()) {
     for (auto& x : j) normalize_json(x, p);
@@ -70,7 +73,8 @@ void normalize_json(Json& j, const Paths& p) {
 // The NFD expiry directive: a time 24 h from now.
 std::string normalize_expiry(std::string s) {
   const std::string key = "# +expiry-time=";
-  if (const size_t p = s.find(key); p != std::string::npos) s.replace(p + key.size(), s.find('\n', p) - p - key.size(), "<now + 24h>");
+  if (const size_t p = s.find(key); p != std::string::npos)
+    s.replace(p + key.size(), s.find('\n', p) - p - key.size(), "<now + 24h>");
   return s;
 }
 
@@ -106,8 +110,10 @@ struct Run {
 // Runs the binary in DIR with a clean GitHub environment and $GITHUB_STEP_SUMMARY set.
 Run run_in(const std::string& dir, const std::string& args, const std::string& summary_file) {
   const std::string errf = temp_dir() + "/stderr";
-  const std::string cmd = "cd " + shell_quote(dir) + " && env -u GITHUB_WORKSPACE -u GITHUB_ACTIONS NO_COLOR=1 GITHUB_STEP_SUMMARY=" +
-                          shell_quote(summary_file) + " " + shell_quote(SPECPROBE_BINARY) + " " + args + " 2>" + shell_quote(errf);
+  const std::string cmd =
+      "cd " + shell_quote(dir) +
+      " && env -u GITHUB_WORKSPACE -u GITHUB_ACTIONS NO_COLOR=1 GITHUB_STEP_SUMMARY=" + shell_quote(summary_file) +
+      " " + shell_quote(SPECPROBE_BINARY) + " " + args + " 2>" + shell_quote(errf);
   Run r;
   FILE* p = popen(cmd.c_str(), "r");
   char buf[4096];
@@ -128,13 +134,15 @@ void validate(const std::string& sarif, const std::string& junit, const std::str
   const std::string py = "/usr/bin/python3 ";
   const std::string tool = shell_quote(kSourceDir + "/tests/tools/validate_schema.py");
   if (!sarif.empty()) {
-    CHECK(sh(py + tool + " " + shell_quote(kSourceDir + "/tests/data/schemas/sarif-schema-2.1.0.json") + " " + shell_quote(sarif)) == 0);
+    CHECK(sh(py + tool + " " + shell_quote(kSourceDir + "/tests/data/schemas/sarif-schema-2.1.0.json") + " " +
+             shell_quote(sarif)) == 0);
     CHECK(sh(py + shell_quote(kSourceDir + "/tests/report/check_sarif_github.py") + " " + shell_quote(sarif)) == 0);
   }
   if (!json.empty())
     CHECK(sh(py + tool + " " + shell_quote(kSourceDir + "/docs/schema/report-1.json") + " " + shell_quote(json)) == 0);
   if (!junit.empty()) {
-    CHECK(sh("xmllint --noout --schema " + shell_quote(kSourceDir + "/tests/data/schemas/junit.xsd") + " " + shell_quote(junit) + " 2>/dev/null") == 0);
+    CHECK(sh("xmllint --noout --schema " + shell_quote(kSourceDir + "/tests/data/schemas/junit.xsd") + " " +
+             shell_quote(junit) + " 2>/dev/null") == 0);
     CHECK(sh(py + shell_quote(kSourceDir + "/tests/report/check_junit.py") + " " + shell_quote(junit)) == 0);
   }
 }
@@ -180,7 +188,8 @@ TEST_CASE("golden: matrix table, JSON, JUnit per GPU and NFD feature file", "[re
   const std::string case_name = "matrix";
   const std::string dir = kGolden + "/" + case_name;
   Paths p{temp_dir()};
-  const std::string base = "matrix --model " + shell_quote(kExampleCheckpoints + "/gqa16-mtp") + " --config serve.yaml --rules-dir ../rules/3xxx";  // no always-unknown rule: real cells
+  const std::string base = "matrix --model " + shell_quote(kExampleCheckpoints + "/gqa16-mtp") +
+                           " --config serve.yaml --rules-dir ../rules/3xxx";  // no always-unknown rule: real cells
   const std::string junit = p.out_dir + "/matrix.junit.xml";
   const Run table = run_in(dir, base + " --gpu H100,GB10 --junit " + shell_quote(junit), p.out_dir + "/unused.md");
   INFO("stderr " << table.err);
@@ -196,7 +205,8 @@ TEST_CASE("golden: matrix table, JSON, JUnit per GPU and NFD feature file", "[re
   golden(case_name, "matrix.json", j.dump(2) + "\n");
 
   const std::string nfd_file = p.out_dir + "/specprobe.features";
-  const Run nfd = run_in(dir, base + " --gpu GB10 --format nfd --output " + shell_quote(nfd_file), p.out_dir + "/unused.md");
+  const Run nfd =
+      run_in(dir, base + " --gpu GB10 --format nfd --output " + shell_quote(nfd_file), p.out_dir + "/unused.md");
   REQUIRE(nfd.exit_code == 1);
   CHECK(nfd.out.empty());
   golden(case_name, "specprobe.features", normalize_expiry(normalize_text(file_text(nfd_file), p)));

@@ -20,12 +20,12 @@ using namespace specprobe;
 
 namespace {
 
-
 const std::vector<fs::path> kAdvisoryBaseDirs = {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases",
-                                         fs::path(SPECPROBE_SOURCE_DIR) / "tests/advisories/bases"};
+                                                 fs::path(SPECPROBE_SOURCE_DIR) / "tests/advisories/bases"};
 
 std::string outcome(const RuleResult& r) {
-  if (r.status == ResultStatus::fail && r.severity == Severity::info && r.message.rfind("if you run ", 0) == 0) return "note";
+  if (r.status == ResultStatus::fail && r.severity == Severity::info && r.message.rfind("if you run ", 0) == 0)
+    return "note";
   return std::string(to_string(r.status));
 }
 

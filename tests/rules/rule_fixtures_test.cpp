@@ -24,7 +24,6 @@ using namespace specprobe;
 
 namespace {
 
-
 const std::vector<fs::path> kRuleBaseDirs = {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"};
 
 Json load_yaml_file(const fs::path& p) { return specprobe::testing::load_fixture_yaml(p); }
@@ -56,12 +55,14 @@ TEST_CASE("every rule's fixtures give the expected result", "[rules][fixtures]")
       const RuleResult r = evaluate_rule(*by_id[id], facts, {}, "serve.yaml");
       const std::string expect = c.at("expect").get<std::string>();
       // A note about older releases only (the version unknown) is "note" (rules/affected.hpp).
-      const std::string got =
-          r.status == ResultStatus::fail && !r.only_before.empty() ? std::string("note") : std::string(to_string(r.status));
+      const std::string got = r.status == ResultStatus::fail && !r.only_before.empty()
+                                  ? std::string("note")
+                                  : std::string(to_string(r.status));
       INFO("case '" << c.value("name", "?") << "': got " << got << " (" << r.message << ")");
       CHECK(got == expect);
       if (c.contains("message_contains"))
-        for (const auto& want : c["message_contains"].is_array() ? c["message_contains"] : Json::array({c["message_contains"]}))
+        for (const auto& want :
+             c["message_contains"].is_array() ? c["message_contains"] : Json::array({c["message_contains"]}))
           CHECK(r.message.find(want.get<std::string>()) != std::string::npos);
       seen[id].insert(expect);
       ++cases;

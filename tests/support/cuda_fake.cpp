@@ -15,9 +15,9 @@ CUresult failing(const char* fn) {
   return it == g_script.failing.end() ? kSuccess : it->second;
 }
 
-#define SP_FAKE_FAIL(fn)                   \
+#define SP_FAKE_FAIL(fn) \
   if (CUresult r_ = failing(fn); r_ != 0) return r_;
-#define SP_FAKE_DEV(dev)                                                          \
+#define SP_FAKE_DEV(dev)                                                                        \
   if ((dev) < 0 || (dev) >= static_cast<int>(g_script.gpus.size())) return kErrorInvalidDevice; \
   const FakeGpu& g = g_script.gpus[static_cast<size_t>(dev)];
 
@@ -27,7 +27,11 @@ CUresult f_init(unsigned) {
   g_inited = true;
   return kSuccess;
 }
-CUresult f_driver_version(int* v) { SP_FAKE_FAIL("cuDriverGetVersion"); *v = g_script.driver_version; return kSuccess; }
+CUresult f_driver_version(int* v) {
+  SP_FAKE_FAIL("cuDriverGetVersion");
+  *v = g_script.driver_version;
+  return kSuccess;
+}
 CUresult f_count(int* n) {
   SP_FAKE_FAIL("cuDeviceGetCount");
   if (!g_inited) return kErrorNotInitialized;
@@ -51,22 +55,53 @@ CUresult f_attr(int* v, int attr, CUdevice dev) {
   SP_FAKE_FAIL("cuDeviceGetAttribute");
   SP_FAKE_DEV(dev);
   switch (attr) {
-    case kAttrMultiprocessorCount: *v = g.sm_count; break;
-    case kAttrComputeCapabilityMajor: *v = g.cc_major; break;
-    case kAttrComputeCapabilityMinor: *v = g.cc_minor; break;
-    case kAttrMaxSharedMemoryPerBlockOptin: *v = g.smem_optin; break;
-    case kAttrMaxSharedMemoryPerMultiprocessor: *v = g.smem_per_sm; break;
-    case kAttrL2CacheSize: *v = g.l2_bytes; break;
-    case kAttrMemoryClockRate: *v = g.memory_clock_khz; break;
-    case kAttrGlobalMemoryBusWidth: *v = g.bus_width_bits; break;
-    case kAttrMaxThreadsPerMultiprocessor: *v = g.max_threads_per_sm; break;
-    case kAttrMaxRegistersPerMultiprocessor: *v = g.regs_per_sm; break;
-    default: return kErrorInvalidValue;
+    case kAttrMultiprocessorCount:
+      *v = g.sm_count;
+      break;
+    case kAttrComputeCapabilityMajor:
+      *v = g.cc_major;
+      break;
+    case kAttrComputeCapabilityMinor:
+      *v = g.cc_minor;
+      break;
+    case kAttrMaxSharedMemoryPerBlockOptin:
+      *v = g.smem_optin;
+      break;
+    case kAttrMaxSharedMemoryPerMultiprocessor:
+      *v = g.smem_per_sm;
+      break;
+    case kAttrL2CacheSize:
+      *v = g.l2_bytes;
+      break;
+    case kAttrMemoryClockRate:
+      *v = g.memory_clock_khz;
+      break;
+    case kAttrGlobalMemoryBusWidth:
+      *v = g.bus_width_bits;
+      break;
+    case kAttrMaxThreadsPerMultiprocessor:
+      *v = g.max_threads_per_sm;
+      break;
+    case kAttrMaxRegistersPerMultiprocessor:
+      *v = g.regs_per_sm;
+      break;
+    default:
+      return kErrorInvalidValue;
   }
   return kSuccess;
 }
-CUresult f_total_mem(size_t* b, CUdevice dev) { SP_FAKE_FAIL("cuDeviceTotalMem"); SP_FAKE_DEV(dev); *b = g.memory_bytes; return kSuccess; }
-CUresult f_uuid(unsigned char* u, CUdevice dev) { SP_FAKE_FAIL("cuDeviceGetUuid"); SP_FAKE_DEV(dev); std::memcpy(u, g.uuid, 16); return kSuccess; }
+CUresult f_total_mem(size_t* b, CUdevice dev) {
+  SP_FAKE_FAIL("cuDeviceTotalMem");
+  SP_FAKE_DEV(dev);
+  *b = g.memory_bytes;
+  return kSuccess;
+}
+CUresult f_uuid(unsigned char* u, CUdevice dev) {
+  SP_FAKE_FAIL("cuDeviceGetUuid");
+  SP_FAKE_DEV(dev);
+  std::memcpy(u, g.uuid, 16);
+  return kSuccess;
+}
 CUresult f_pci(char* out, int len, CUdevice dev) {
   SP_FAKE_FAIL("cuDeviceGetPCIBusId");
   SP_FAKE_DEV(dev);
@@ -75,7 +110,10 @@ CUresult f_pci(char* out, int len, CUdevice dev) {
   return kSuccess;
 }
 // The fake runs nothing: creating a context is the point where it stops.
-CUresult f_ctx_create(CUcontext*, unsigned, CUdevice) { SP_FAKE_FAIL("cuCtxCreate"); return kErrorNoDevice; }
+CUresult f_ctx_create(CUcontext*, unsigned, CUdevice) {
+  SP_FAKE_FAIL("cuCtxCreate");
+  return kErrorNoDevice;
+}
 
 }  // namespace
 

@@ -72,8 +72,7 @@ inline Expected<Json> fixture_facts(const Json& c, const std::vector<std::filesy
       return input_error("fixture sets '" + path + "', which " + f->writer +
                          " derives: set the plan's input instead (docs/facts.md)");
   }
-  if (auto name = fact_string(facts, "gpu.declared"); name && !declared_gpu(*name))
-    return declared_gpu(*name).error();
+  if (auto name = fact_string(facts, "gpu.declared"); name && !declared_gpu(*name)) return declared_gpu(*name).error();
   derive_plan(facts);
   return facts;
 }

@@ -14,8 +14,8 @@ using probes::kError;
 using probes::kPass;
 using probes::kSkip;
 using probes::make_result;
-using probes::probe_phase;
 using probes::PhaseWhere;
+using probes::probe_phase;
 
 Json run_one(const Json& spec, const char* kernel, bool hang) {
   const auto fat = test_kernels_fatbin();
@@ -25,9 +25,11 @@ Json run_one(const Json& spec, const char* kernel, bool hang) {
   GpuSession& s = **sess;
   cu::Driver& d = s.driver();
   cu::CUmodule module = nullptr;
-  if (auto st = SP_CU(d, cuModuleLoadData(&module, fat.data())); !st) return make_result(spec, kError, st.error().message);
+  if (auto st = SP_CU(d, cuModuleLoadData(&module, fat.data())); !st)
+    return make_result(spec, kError, st.error().message);
   cu::CUfunction f = nullptr;
-  if (auto st = SP_CU(d, cuModuleGetFunction(&f, module, kernel)); !st) return make_result(spec, kError, st.error().message);
+  if (auto st = SP_CU(d, cuModuleGetFunction(&f, module, kernel)); !st)
+    return make_result(spec, kError, st.error().message);
   uint64_t arg = 0x10;  // fault: a wild address no allocation covers
   if (hang) {
     auto flag = s.alloc(4);

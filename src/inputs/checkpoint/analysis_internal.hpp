@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/ascii.hpp"
 #include "common/json.hpp"
 #include "common/py_regex.hpp"
 #include "inputs/checkpoint/checkpoint.hpp"
@@ -31,7 +32,6 @@
 #include "inputs/checkpoint/quant_config.hpp"
 #include "inputs/checkpoint/safetensors.hpp"
 #include "inputs/model_config.hpp"
-#include "common/ascii.hpp"
 
 namespace specprobe::checkpoint {
 
@@ -82,16 +82,47 @@ std::string role_of(const std::string& runtime);
 
 // Parameter names that end a tensor name of a (possibly quantized) linear module, sorted; "blocks"
 // and "blocks_scales" come from gpt-oss's *_blocks / *_scales expert tensors.
-inline constexpr std::string_view kParamNames[] = {
-    "bias",          "blocks",       "blocks_scales",    "g_idx",          "input_global_scale",
-    "input_scale",   "qweight",      "qzeros",           "scale",          "scales",
-    "weight",        "weight_g_idx", "weight_global_scale", "weight_packed", "weight_scale",
-    "weight_scale_2", "weight_scale_inv", "weight_shape", "weight_zero_point"};
+inline constexpr std::string_view kParamNames[] = {"bias",
+                                                   "blocks",
+                                                   "blocks_scales",
+                                                   "g_idx",
+                                                   "input_global_scale",
+                                                   "input_scale",
+                                                   "qweight",
+                                                   "qzeros",
+                                                   "scale",
+                                                   "scales",
+                                                   "weight",
+                                                   "weight_g_idx",
+                                                   "weight_global_scale",
+                                                   "weight_packed",
+                                                   "weight_scale",
+                                                   "weight_scale_2",
+                                                   "weight_scale_inv",
+                                                   "weight_shape",
+                                                   "weight_zero_point"};
 inline constexpr size_t kParamCount = std::size(kParamNames);
 enum Param : uint8_t {
-  p_bias, p_blocks, p_blocks_scales, p_g_idx, p_input_global_scale, p_input_scale, p_qweight, p_qzeros, p_scale,
-  p_scales, p_weight, p_weight_g_idx, p_weight_global_scale, p_weight_packed, p_weight_scale, p_weight_scale_2,
-  p_weight_scale_inv, p_weight_shape, p_weight_zero_point};
+  p_bias,
+  p_blocks,
+  p_blocks_scales,
+  p_g_idx,
+  p_input_global_scale,
+  p_input_scale,
+  p_qweight,
+  p_qzeros,
+  p_scale,
+  p_scales,
+  p_weight,
+  p_weight_g_idx,
+  p_weight_global_scale,
+  p_weight_packed,
+  p_weight_scale,
+  p_weight_scale_2,
+  p_weight_scale_inv,
+  p_weight_shape,
+  p_weight_zero_point
+};
 static_assert(p_weight_zero_point + 1 == kParamCount);
 
 // An on-disk module: its name (a prefix of its tensors' names, viewing a shard header buffer) and,
@@ -243,16 +274,16 @@ struct Analysis {
 };
 
 // The phases, in the order analysis.cpp calls them.
-void locate_tree(Analysis& a);           // shards.cpp: root, its canonical path, an HF cache's blobs/
-void read_index_file(Analysis& a);       // index.cpp
-void list_shards(Analysis& a);           // shards.cpp
-void read_shard_headers(Analysis& a);    // shards.cpp
-void take_inventory(Analysis& a);        // shards.cpp
-void build_disk_modules(Analysis& a);    // layer_map.cpp
-void map_runtime_modules(Analysis& a);   // layer_map.cpp
-void summarize_groups(Analysis& a);      // layer_map.cpp
-void check_quantization(Analysis& a);    // quant_check.cpp
-void tally_weights(Analysis& a);         // weights.cpp: checkpoint.weights
+void locate_tree(Analysis& a);          // shards.cpp: root, its canonical path, an HF cache's blobs/
+void read_index_file(Analysis& a);      // index.cpp
+void list_shards(Analysis& a);          // shards.cpp
+void read_shard_headers(Analysis& a);   // shards.cpp
+void take_inventory(Analysis& a);       // shards.cpp
+void build_disk_modules(Analysis& a);   // layer_map.cpp
+void map_runtime_modules(Analysis& a);  // layer_map.cpp
+void summarize_groups(Analysis& a);     // layer_map.cpp
+void check_quantization(Analysis& a);   // quant_check.cpp
+void tally_weights(Analysis& a);        // weights.cpp: checkpoint.weights
 // The weights inventory computed from config.json (no headers): null when the config lacks the shapes.
 Json weights_from_config_for(const ModelConfig& cfg, const std::string& engine, const std::string& serve_quant);
 

@@ -42,8 +42,8 @@ struct CheckpointAnalysis {
   //   [{entry, mapped, on_disk_match}], quant.ignore_unmatched_count,
   //   quant.stored_mismatch [{module, runtime, group, config, stored}], quant.stored_mismatch_count,
   //   quant.mtp_differs [{module, runtime, role, mtp, main}], quant.mtp_unquantized_layers[],
-  //   quant.fused_disagree [{runtime, reason, shards}], quant.scale_inv_missing [{module, runtime, group, stored}] (DeepSeek-V4 wo_a
-  //   not FP8-block), quant.scale_inv_missing_unquantized (the subset stored without any scale),
+  //   quant.fused_disagree [{runtime, reason, shards}], quant.scale_inv_missing [{module, runtime, group, stored}]
+  //   (DeepSeek-V4 wo_a not FP8-block), quant.scale_inv_missing_unquantized (the subset stored without any scale),
   //   quant.never_quantized_stored_quantized [], quant.unmatched_layers [] (match no target:
   //   raise before vllm#41965 and in SGLang), quant.empty_prefix.{modules[], fix,
   //   matched_by_targets, stored_quantized}, quant.kv_cache_scheme

@@ -6,8 +6,8 @@
 #include <unordered_map>
 
 #include "common/excerpt.hpp"
-#include "common/paths.hpp"
 #include "common/json_scan.hpp"
+#include "common/paths.hpp"
 #include "inputs/checkpoint/analysis_internal.hpp"
 
 namespace specprobe::checkpoint {
@@ -83,8 +83,8 @@ class IndexSax : public nlohmann::json_sax<Json> {
   bool seen_map_ = false;
 };
 
-// The fast path: the shared strict scanner, recording what IndexSax records. Returns false, leaving D partly filled, on anything it does not accept;
-// values nested past 256 levels are left to the SAX parser too.
+// The fast path: the shared strict scanner, recording what IndexSax records. Returns false, leaving D partly filled, on
+// anything it does not accept; values nested past 256 levels are left to the SAX parser too.
 class IndexScanner {
  public:
   IndexScanner(char* s, size_t n, IndexData& d) : sc_(s, n, {.max_depth = 256}), d_(d) {}
@@ -154,7 +154,8 @@ bool slurp_index(const std::string& path, std::string& text, std::string& err) {
     return false;
   }
   if (const uintmax_t size = fs::file_size(path, ec); ec || size > kMaxIndexBytes) {
-    err = ec ? "cannot stat the index" : fmt::format("the index has {} bytes, more than the {} MiB cap", size, kMaxIndexBytes >> 20);
+    err = ec ? "cannot stat the index"
+             : fmt::format("the index has {} bytes, more than the {} MiB cap", size, kMaxIndexBytes >> 20);
     return false;
   }
   std::ifstream in(path, std::ios::binary);
@@ -222,7 +223,8 @@ void read_index_file(Analysis& a) {
       if (a.index.total_size) a.index_facts["total_size"] = *a.index.total_size;
       a.index_facts["weight_map_entries"] = a.index.entries.size();
       for (const std::string& bad : a.index.non_string)
-        a.problem("index_invalid", a.index_path.string(), fmt::format("weight_map entry '{}' is not a string", excerpt_name(bad)));
+        a.problem("index_invalid", a.index_path.string(),
+                  fmt::format("weight_map entry '{}' is not a string", excerpt_name(bad)));
     }
   }
   a.has_index = a.index.valid;

@@ -3,8 +3,8 @@
 // names.cpp) grouped into main / mtp / embed / lm_head, the MTP facts, and the per-group summary.
 #include <algorithm>
 
-#include "inputs/checkpoint/analysis_internal.hpp"
 #include "common/ascii.hpp"
+#include "inputs/checkpoint/analysis_internal.hpp"
 
 namespace specprobe::checkpoint {
 namespace {
@@ -196,7 +196,8 @@ void map_runtime_modules(Analysis& a) {
   const LayerContext c = layer_context(a);
   std::optional<int64_t> mtp_depth = a.cfg.mtp_depth;
   if (!mtp_depth)
-    if (const Json* f = find_fact(a.in_facts, "model.mtp_depth"); f && f->is_number_integer()) mtp_depth = f->get<int64_t>();
+    if (const Json* f = find_fact(a.in_facts, "model.mtp_depth"); f && f->is_number_integer())
+      mtp_depth = f->get<int64_t>();
   std::set<int64_t> mtp_layers;
   size_t mtp_tensors = 0;
   Placement last;
@@ -240,8 +241,11 @@ void summarize_groups(Analysis& a) {
   Json layer_groups = Json::object();
   for (const auto& [name, r] : a.runtime) {
     Json& g = summary[r.group];
-    if (g.is_null()) g = {{"modules", 0}, {"schemes", Json::object()}, {"weight_dtypes", Json::object()},
-                          {"scale_tensors", Json::object()}};
+    if (g.is_null())
+      g = {{"modules", 0},
+           {"schemes", Json::object()},
+           {"weight_dtypes", Json::object()},
+           {"scale_tensors", Json::object()}};
     g["modules"] = g["modules"].get<int>() + 1;
     for (const auto& [sv, n] : r.schemes) {
       const std::string sch(sv);

@@ -33,9 +33,10 @@ struct ArchNames {
   bool index_is_layer_id = false;
   // Runtime quant-match name of an MTP module: {L} = num_hidden_layers + k, {k}, {rest}.
   std::string mtp_runtime;
-  std::vector<Rename> mtp_renames;       // applied to the runtime MTP name (after the template)
+  std::vector<Rename> mtp_renames;           // applied to the runtime MTP name (after the template)
   std::vector<std::string> never_quantized;  // runtime suffix paths built with quant_config=None / plain nn.Linear
-  std::vector<std::string> needs_scale_inv;  // runtime suffix paths whose kernel reads weight_scale_inv (FP8 block only)
+  std::vector<std::string>
+      needs_scale_inv;  // runtime suffix paths whose kernel reads weight_scale_inv (FP8 block only)
   // MTP leaves constructed without prefix= before a fix: matched as "" by older builds.
   std::vector<std::string> mtp_empty_prefix_leaves;
   std::string empty_prefix_fix;  // e.g. "vllm-project/vllm#44821 (2026-06-10)"

@@ -4,8 +4,8 @@
 #include <cctype>
 #include <regex>
 
-#include "inputs/checkpoint/analysis_internal.hpp"
 #include "common/ascii.hpp"
+#include "inputs/checkpoint/analysis_internal.hpp"
 
 namespace specprobe::checkpoint {
 
@@ -87,9 +87,12 @@ std::string role_of(const std::string& runtime) {
   const std::string_view s = runtime;
   for (size_t i = 0; i < s.size(); ++i) {
     size_t j = i;
-    if (s.compare(i, 7, "layers.") == 0) j = i + 7;
-    else if (s.compare(i, 11, "mtp_layers.") == 0) j = i + 11;
-    else continue;
+    if (s.compare(i, 7, "layers.") == 0)
+      j = i + 7;
+    else if (s.compare(i, 11, "mtp_layers.") == 0)
+      j = i + 11;
+    else
+      continue;
     const size_t digits = j;
     while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j;
     if (j > digits && j < s.size() && s[j] == '.') return std::string(s.substr(j + 1));

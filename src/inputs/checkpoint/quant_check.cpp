@@ -11,25 +11,24 @@ namespace {
 
 // What one run of the phase shares between its steps.
 struct QuantCheck {
-  QuantCheck(Analysis& an, const QuantSpec& spec, bool sg)
-      : a(an), q(spec), sglang(sg), match{spec, an.arch, sg, re} {}
+  QuantCheck(Analysis& an, const QuantSpec& spec, bool sg) : a(an), q(spec), sglang(sg), match{spec, an.arch, sg, re} {}
 
   Analysis& a;
   const QuantSpec& q;
   bool sglang;
   RegexCache re;
   Matcher match;
-  std::vector<std::string> mapped_skip;  // the skip list as the engine sees it
-  bool modelled = false;                 // the method's matching is modelled
-  std::set<std::string> candidate_names;  // every name an ignore entry could address
+  std::vector<std::string> mapped_skip;                          // the skip list as the engine sees it
+  bool modelled = false;                                         // the method's matching is modelled
+  std::set<std::string> candidate_names;                         // every name an ignore entry could address
   std::map<std::string, std::map<std::string, int>> main_roles;  // main-model stored scheme per role
 
   // The findings, under their quant.* names (lists capped at kListCap; the counts are full).
-  Json found = {{"stored_mismatch", Json::array()}, {"fused_disagree", Json::array()},
-                {"unmatched_layers", Json::array()}, {"never_quantized_stored_quantized", Json::array()},
+  Json found = {{"stored_mismatch", Json::array()},   {"fused_disagree", Json::array()},
+                {"unmatched_layers", Json::array()},  {"never_quantized_stored_quantized", Json::array()},
                 {"scale_inv_missing", Json::array()}, {"scale_inv_missing_unquantized", Json::array()},
-                {"mtp_differs", Json::array()}, {"mtp_unquantized_layers", Json::array()},
-                {"ignore_unmatched", Json::array()}, {"empty_prefix", Json::object()}};
+                {"mtp_differs", Json::array()},       {"mtp_unquantized_layers", Json::array()},
+                {"ignore_unmatched", Json::array()},  {"empty_prefix", Json::object()}};
   size_t stored_mismatch_count = 0, unmatched_count = 0, ignore_unmatched_count = 0;
   void add(const char* list, Json v) { push_capped(found[list], std::move(v)); }
 };
@@ -96,7 +95,8 @@ bool check_table_rules(QuantCheck& c, const std::string& name, const RuntimeModu
   if (arch)
     for (const std::string& nq : arch->never_quantized) never = never || ends_with_path(name, nq);
   if (never && s.quantized)
-    c.add("never_quantized_stored_quantized", Json{{"runtime", name}, {"stored", s.scheme}, {"module", s.first_module}});
+    c.add("never_quantized_stored_quantized",
+          Json{{"runtime", name}, {"stored", s.scheme}, {"module", s.first_module}});
   if (arch)
     for (const std::string& need : arch->needs_scale_inv)
       if (ends_with_path(name, need) && s.scheme != "fp8_block") {
@@ -112,9 +112,9 @@ void compare_mtp(QuantCheck& c, const std::string& name, const RuntimeModule& r,
   if (r.group != "mtp" || r.kind == Kind::lm_head) return;
   auto mr = c.main_roles.find(r.role);
   if (mr == c.main_roles.end()) return;
-  const std::string main_s =
-      std::max_element(mr->second.begin(), mr->second.end(), [](auto& x, auto& y) { return x.second < y.second; })
-          ->first;
+  const std::string main_s = std::max_element(mr->second.begin(), mr->second.end(), [](auto& x, auto& y) {
+                               return x.second < y.second;
+                             })->first;
   if (main_s != s.scheme && !(r.schemes.count(main_s))) {
     c.add("mtp_differs",
           Json{{"module", s.first_module}, {"runtime", name}, {"role", r.role}, {"mtp", s.scheme}, {"main", main_s}});
@@ -133,7 +133,9 @@ std::string compressed_tensors_state(QuantCheck& c, const std::string& name, con
       ign += c.match.skipped(probe, c.mapped_skip, d) ? 1 : 0;
     }
     if (ign != 0 && ign != 3) disagree = true;
-    return ign == 3 ? "unquantized" : c.match.target_matched(name + ".0.gate_proj", Kind::moe) ? "quantized" : "unmatched";
+    return ign == 3                                                   ? "unquantized"
+           : c.match.target_matched(name + ".0.gate_proj", Kind::moe) ? "quantized"
+                                                                      : "unmatched";
   }
   std::vector<std::string> shard_names;
   const bool ign = c.match.skipped(name, c.mapped_skip, disagree, &shard_names);
@@ -177,8 +179,11 @@ void check_module(QuantCheck& c, const std::string& name, const RuntimeModule& r
     // lm_head kept in higher precision while the config would not quantize it anyway is normal;
     // BF16 MTP heads etc. are reported like any other module.
     ++c.stored_mismatch_count;
-    c.add("stored_mismatch",
-          Json{{"module", s.first_module}, {"runtime", name}, {"group", r.group}, {"config", state}, {"stored", s.scheme}});
+    c.add("stored_mismatch", Json{{"module", s.first_module},
+                                  {"runtime", name},
+                                  {"group", r.group},
+                                  {"config", state},
+                                  {"stored", s.scheme}});
   }
 }
 
@@ -198,7 +203,7 @@ void find_unmatched_ignores(QuantCheck& c) {
     bool on_disk = false;
     for (const DiskModule& dm : c.a.disk)
       if (const std::string module(dm.name); c.match.skip_entry_matches(module, q.skip[i]) ||
-          (!starts_with(q.skip[i], "re:") && starts_with(module, q.skip[i] + "."))) {
+                                             (!starts_with(q.skip[i], "re:") && starts_with(module, q.skip[i] + "."))) {
         on_disk = true;
         break;
       }
@@ -223,12 +228,14 @@ void check_empty_prefix(QuantCheck& c) {
   const bool config_q = !ignored && matched;
   const bool raises = q.method == "compressed-tensors" && !ignored && !matched;
   c.found["empty_prefix"] = {{"modules", modules},
-                    {"fix", c.a.arch->empty_prefix_fix},
-                    {"ignored", ignored},
-                    {"matched_by_targets", matched},
-                    {"stored_quantized", stored_q},
-                    {"before_41965", raises ? "raises" : config_q != stored_q ? "mismatch" : "ok"},
-                    {"before_44821", (config_q && !raises) != stored_q ? "mismatch" : "ok"}};
+                             {"fix", c.a.arch->empty_prefix_fix},
+                             {"ignored", ignored},
+                             {"matched_by_targets", matched},
+                             {"stored_quantized", stored_q},
+                             {"before_41965", raises                 ? "raises"
+                                              : config_q != stored_q ? "mismatch"
+                                                                     : "ok"},
+                             {"before_44821", (config_q && !raises) != stored_q ? "mismatch" : "ok"}};
 }
 
 void write_findings(QuantCheck& c) {
@@ -259,9 +266,11 @@ void check_quantization(Analysis& a) {
   for (const auto& [name, r] : a.runtime) check_module(c, name, r);
   find_unmatched_ignores(c);
   for (const auto& [bad, why] : c.re.bad())
-    a.out.notes.push_back({"warning", "regex_unsupported",
-                           fmt::format("pattern '{}' is not understood by specprobe's regex engine ({}); treated as matching nothing", excerpt(bad), why),
-                           a.cfg.quant_config_file});
+    a.out.notes.push_back(
+        {"warning", "regex_unsupported",
+         fmt::format("pattern '{}' is not understood by specprobe's regex engine ({}); treated as matching nothing",
+                     excerpt(bad), why),
+         a.cfg.quant_config_file});
   check_empty_prefix(c);
   write_findings(c);
 }

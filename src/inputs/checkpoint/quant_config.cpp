@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "common/excerpt.hpp"
 #include "common/ascii.hpp"
+#include "common/excerpt.hpp"
 
 namespace specprobe::checkpoint {
 namespace {
@@ -26,9 +26,7 @@ std::vector<std::string> strings(const Json& o, const char* k) {
   return out;
 }
 
-bool has_list(const Json& o, const char* k) {
-  return o.is_object() && o.contains(k) && o.at(k).is_array();
-}
+bool has_list(const Json& o, const char* k) { return o.is_object() && o.contains(k) && o.at(k).is_array(); }
 
 }  // namespace
 
@@ -38,8 +36,8 @@ QuantSpec parse_quant_config(const Json& config, const std::string& source, cons
   Json c = config;
   if (source == "hf_quant_config.json") {
     // Legacy ModelOpt file: {"producer": {...}, "quantization": {...}}.
-    const Json& quant = config.contains("quantization") && config["quantization"].is_object() ? config["quantization"]
-                                                                                               : Json::object();
+    const Json& quant =
+        config.contains("quantization") && config["quantization"].is_object() ? config["quantization"] : Json::object();
     q.method = "modelopt";
     q.quant_algo = str(quant, "quant_algo");
     q.skip = strings(quant, "exclude_modules");
@@ -65,8 +63,9 @@ QuantSpec parse_quant_config(const Json& config, const std::string& source, cons
     if (has_list(c, "ignore")) {
       q.unread_skip = strings(c, "ignore");
       q.unread_skip_key = "ignore";
-      q.notes.push_back("quant_method fp8 does not read the 'ignore' list (Fp8Config reads ignored_layers or "
-                        "modules_to_not_convert)");
+      q.notes.push_back(
+          "quant_method fp8 does not read the 'ignore' list (Fp8Config reads ignored_layers or "
+          "modules_to_not_convert)");
     }
     q.skip_match = SkipMatch::exact_fused;
     q.quantizes_linear = true;
@@ -100,7 +99,8 @@ QuantSpec parse_quant_config(const Json& config, const std::string& source, cons
         // Attention-only groups (single target ending in "Attention") are dropped by vLLM.
         if (grp.targets.size() == 1 && grp.targets[0].size() >= 9 &&
             grp.targets[0].compare(grp.targets[0].size() - 9, 9, "Attention") == 0) {
-          q.notes.push_back("config group '" + excerpt_name(grp.name) + "' targets only attention and is ignored by vLLM");
+          q.notes.push_back("config group '" + excerpt_name(grp.name) +
+                            "' targets only attention and is ignored by vLLM");
           continue;
         }
         q.groups.push_back(std::move(grp));

@@ -15,11 +15,11 @@ namespace specprobe::checkpoint {
 // How a method's skip list is compared with a runtime module name (vLLM).
 enum class SkipMatch {
   none,
-  exact_or_re,      // compressed-tensors: "re:" = re.match anchored at the start, else exact
-  exact_fused,      // Fp8Config is_layer_skipped: exact membership, fused shards expanded
-  substring,        // AWQ skip_with_substr
-  modelopt,         // exact/fused, legacy substring, fnmatch glob
-  bnb_component,    // bitsandbytes: a dot-component or a dotted prefix
+  exact_or_re,    // compressed-tensors: "re:" = re.match anchored at the start, else exact
+  exact_fused,    // Fp8Config is_layer_skipped: exact membership, fused shards expanded
+  substring,      // AWQ skip_with_substr
+  modelopt,       // exact/fused, legacy substring, fnmatch glob
+  bnb_component,  // bitsandbytes: a dot-component or a dotted prefix
 };
 
 struct QuantGroup {
@@ -27,16 +27,17 @@ struct QuantGroup {
   std::vector<std::string> targets;
   std::string format;  // per-group format, else the global one
   std::optional<int> num_bits;
-  std::string type;      // "int" | "float"
-  std::string strategy;  // "group" | "channel" | "block" | ...
+  std::string type;          // "int" | "float"
+  std::string strategy;      // "group" | "channel" | "block" | ...
   bool activations = false;  // input_activations present
 };
 
 struct QuantSpec {
-  std::string method;            // "" (none), fp8, compressed-tensors, modelopt, awq, gptq, mxfp4, bitsandbytes, ...
-  std::string effective_method;  // after overrides (fp8 + deepseek_v4 -> deepseek_v4_fp8; modelopt NVFP4 -> modelopt_fp4)
-  std::string format;            // compressed-tensors global format
-  std::string quant_algo;        // ModelOpt quant_algo; fp8 fmt
+  std::string method;  // "" (none), fp8, compressed-tensors, modelopt, awq, gptq, mxfp4, bitsandbytes, ...
+  std::string
+      effective_method;    // after overrides (fp8 + deepseek_v4 -> deepseek_v4_fp8; modelopt NVFP4 -> modelopt_fp4)
+  std::string format;      // compressed-tensors global format
+  std::string quant_algo;  // ModelOpt quant_algo; fp8 fmt
   std::vector<std::string> skip;  // the skip list the method reads
   std::string skip_key;           // key it came from
   SkipMatch skip_match = SkipMatch::none;
@@ -44,9 +45,9 @@ struct QuantSpec {
   std::string unread_skip_key;
   std::vector<QuantGroup> groups;  // compressed-tensors config_groups
   std::optional<std::vector<int>> weight_block_size;
-  bool quantizes_linear = false;  // non-matched Linear layers are quantized by default (fp8, modelopt, ...)
-  bool experts_only = false;      // mxfp4: only routed experts
-  bool lm_head_quantized = false; // GPTQ lm_head: true
+  bool quantizes_linear = false;   // non-matched Linear layers are quantized by default (fp8, modelopt, ...)
+  bool experts_only = false;       // mxfp4: only routed experts
+  bool lm_head_quantized = false;  // GPTQ lm_head: true
   std::vector<std::string> gptq_dynamic_exclude;  // "-:" patterns of GPTQ dynamic
   bool kv_cache_scheme = false;
   std::vector<std::string> notes;

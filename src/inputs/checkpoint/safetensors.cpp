@@ -29,13 +29,11 @@ struct DtypeRow {
 };
 // [ST] tensor.rs enum Dtype + bitsize().
 constexpr DtypeRow kDtypes[kDtypeCount] = {
-    {"BOOL", 8},         {"F4", 4},           {"F6_E2M3", 6},     {"F6_E3M2", 6},    {"U8", 8},
-    {"I8", 8},           {"F8_E5M2", 8},      {"F8_E4M3", 8},     {"F8_E8M0", 8},    {"F8_E4M3FNUZ", 8},
-    {"F8_E5M2FNUZ", 8},  {"I16", 16},         {"U16", 16},        {"F16", 16},       {"BF16", 16},
-    {"I32", 32},         {"U32", 32},         {"F32", 32},        {"C64", 64},       {"F64", 64},
-    {"I64", 64},         {"U64", 64},
+    {"BOOL", 8},    {"F4", 4},      {"F6_E2M3", 6}, {"F6_E3M2", 6},     {"U8", 8},          {"I8", 8},
+    {"F8_E5M2", 8}, {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"F8_E4M3FNUZ", 8}, {"F8_E5M2FNUZ", 8}, {"I16", 16},
+    {"U16", 16},    {"F16", 16},    {"BF16", 16},   {"I32", 32},        {"U32", 32},        {"F32", 32},
+    {"C64", 64},    {"F64", 64},    {"I64", 64},    {"U64", 64},
 };
-
 
 HeaderResult failure(std::string code, std::string message) {
   HeaderResult r;
@@ -97,10 +95,13 @@ bool read_tensor(JsonScanner& p, std::string_view key, ShardHeader& h, ShardErro
   t.name = key;
   const size_t dims_start = h.dims.size();
   bool have_dtype = false, have_shape = false, have_offsets = false;
-  if (!p.peek('{')) return reject(why, "invalid_tensor_info", fmt::format("entry '{}' is not an object", excerpt_name(key)));
+  if (!p.peek('{'))
+    return reject(why, "invalid_tensor_info", fmt::format("entry '{}' is not an object", excerpt_name(key)));
   const bool ok = p.members([&](std::string_view field) {
     if (field == "dtype") {
-      if (!p.string(t.dtype)) return reject(why, "invalid_tensor_info", fmt::format("tensor '{}': dtype must be a string", excerpt_name(key)));
+      if (!p.string(t.dtype))
+        return reject(why, "invalid_tensor_info",
+                      fmt::format("tensor '{}': dtype must be a string", excerpt_name(key)));
       return have_dtype = true;
     }
     if (field == "shape") {
@@ -111,7 +112,8 @@ bool read_tensor(JsonScanner& p, std::string_view key, ShardHeader& h, ShardErro
         h.dims.push_back(v);
         return true;
       });
-      if (!read) return reject(why, "invalid_tensor_info", fmt::format("tensor '{}': shape: {}", excerpt_name(key), p.error()));
+      if (!read)
+        return reject(why, "invalid_tensor_info", fmt::format("tensor '{}': shape: {}", excerpt_name(key), p.error()));
       return have_shape = true;
     }
     if (field == "data_offsets") {
@@ -133,10 +135,13 @@ bool read_tensor(JsonScanner& p, std::string_view key, ShardHeader& h, ShardErro
   });
   if (!ok) return false;
   if (!have_dtype || !have_shape || !have_offsets)
-    return reject(why, "invalid_tensor_info", fmt::format("tensor '{}' lacks dtype, shape or data_offsets", excerpt_name(key)));
+    return reject(why, "invalid_tensor_info",
+                  fmt::format("tensor '{}' lacks dtype, shape or data_offsets", excerpt_name(key)));
   size_t id = 0;
   while (id < kDtypeCount && kDtypes[id].name != t.dtype) ++id;
-  if (id == kDtypeCount) return reject(why, "unknown_dtype", fmt::format("tensor '{}' has unknown dtype '{}'", excerpt_name(key), excerpt(t.dtype)));
+  if (id == kDtypeCount)
+    return reject(why, "unknown_dtype",
+                  fmt::format("tensor '{}' has unknown dtype '{}'", excerpt_name(key), excerpt(t.dtype)));
   t.dtype = kDtypes[id].name;
   t.dtype_id = static_cast<uint8_t>(id);
   t.shape_offset = static_cast<uint32_t>(dims_start);  // < n: each dimension takes a byte or more
@@ -148,7 +153,9 @@ bool read_tensor(JsonScanner& p, std::string_view key, ShardHeader& h, ShardErro
 // Metadata::validate: sorted by offsets, contiguous from 0, sizes agree with dtype x shape, the
 // data region fills the file.
 std::optional<ShardError> validate_layout(const ShardHeader& h) {
-  auto bad = [](std::string code, std::string message) { return std::optional<ShardError>({std::move(code), std::move(message)}); };
+  auto bad = [](std::string code, std::string message) {
+    return std::optional<ShardError>({std::move(code), std::move(message)});
+  };
   std::vector<uint32_t> order(h.tensors.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
   const std::vector<TensorInfo>& ts = h.tensors;
@@ -159,8 +166,9 @@ std::optional<ShardError> validate_layout(const ShardHeader& h) {
   for (uint32_t i : order) {
     const TensorInfo* t = &ts[i];
     if (t->begin != start || t->end < t->begin)
-      return bad("invalid_offset", fmt::format("tensor '{}': data_offsets [{}, {}] leave a gap or overlap (expected begin {})",
-                                               excerpt_name(t->name), t->begin, t->end, start));
+      return bad("invalid_offset",
+                 fmt::format("tensor '{}': data_offsets [{}, {}] leave a gap or overlap (expected begin {})",
+                             excerpt_name(t->name), t->begin, t->end, start));
     start = t->end;
     uint64_t count = 1;
     for (uint64_t d : h.shape(*t)) {
@@ -169,14 +177,16 @@ std::optional<ShardError> validate_layout(const ShardHeader& h) {
       count *= d;
     }
     const uint64_t bits = static_cast<uint64_t>(kDtypes[t->dtype_id].bits);
-    if (count > UINT64_MAX / bits) return bad("validation_overflow", fmt::format("tensor '{}': byte size overflows", excerpt_name(t->name)));
+    if (count > UINT64_MAX / bits)
+      return bad("validation_overflow", fmt::format("tensor '{}': byte size overflows", excerpt_name(t->name)));
     const uint64_t total_bits = count * bits;
     if (total_bits % 8 != 0)
-      return bad("misaligned_slice",
-                 fmt::format("tensor '{}': {} elements of {} bits do not fill whole bytes", excerpt_name(t->name), count, bits));
+      return bad("misaligned_slice", fmt::format("tensor '{}': {} elements of {} bits do not fill whole bytes",
+                                                 excerpt_name(t->name), count, bits));
     if (t->end - t->begin != total_bits / 8)
-      return bad("tensor_invalid_info", fmt::format("tensor '{}': {} bytes stored but {} x {} needs {}", excerpt_name(t->name),
-                                                    t->end - t->begin, t->dtype, fmt::join(h.shape(*t), "x"), total_bits / 8));
+      return bad("tensor_invalid_info",
+                 fmt::format("tensor '{}': {} bytes stored but {} x {} needs {}", excerpt_name(t->name),
+                             t->end - t->begin, t->dtype, fmt::join(h.shape(*t), "x"), total_bits / 8));
   }
   // header_size <= kMaxHeaderSize and start fits in the file size (checked by the caller), so no overflow.
   if (start > UINT64_MAX - 8 - h.header_size || 8 + h.header_size + start != h.file_size)
@@ -233,7 +243,8 @@ HeaderResult read_header_fd(int fd, uint64_t size, uint64_t available) {
   if (n > kMaxHeaderSize)
     return failure("header_too_large", fmt::format("header length {} exceeds the {} cap", n, kMaxHeaderSize));
   if (8 + n > size)
-    return failure("invalid_header_length", fmt::format("header length {} runs past the end of the {}-byte file", n, size));
+    return failure("invalid_header_length",
+                   fmt::format("header length {} runs past the end of the {}-byte file", n, size));
   if (8 + n > available) return failure("read_failed", "the header was not fetched in full");
   auto buf = std::make_unique_for_overwrite<char[]>(n);
   size_t got = 0;
@@ -256,8 +267,8 @@ int open_regular(const std::string& path, uint64_t& size_out, HeaderResult& fail
   struct stat st {};
   const bool stat_ok = ::fstat(fd, &st) == 0;
   if (!stat_ok || !S_ISREG(st.st_mode)) {
-    fail = failure("read_failed", !stat_ok ? fmt::format("cannot stat: {}", std::strerror(errno))
-                                           : std::string("not a regular file"));
+    fail = failure("read_failed",
+                   !stat_ok ? fmt::format("cannot stat: {}", std::strerror(errno)) : std::string("not a regular file"));
     ::close(fd);
     return -1;
   }

@@ -41,11 +41,11 @@ struct TensorInfo {
 struct ShardHeader {
   std::string path;
   uint64_t file_size = 0;
-  uint64_t header_size = 0;  // N
-  std::vector<TensorInfo> tensors;  // in header order
-  std::vector<uint64_t> dims;       // every tensor's shape, concatenated
+  uint64_t header_size = 0;                     // N
+  std::vector<TensorInfo> tensors;              // in header order
+  std::vector<uint64_t> dims;                   // every tensor's shape, concatenated
   std::map<std::string, std::string> metadata;  // __metadata__
-  std::unique_ptr<char[]> text;     // the header JSON, names unescaped in place
+  std::unique_ptr<char[]> text;                 // the header JSON, names unescaped in place
 
   std::span<const uint64_t> shape(const TensorInfo& t) const { return {dims.data() + t.shape_offset, t.rank}; }
 

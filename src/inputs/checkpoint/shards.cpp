@@ -21,12 +21,14 @@ void add_job(Analysis& a, std::set<std::string>& listed, const std::string& rel,
   std::error_code ec;
   const fs::path relp(rel);
   if (relp.is_absolute()) {
-    a.problem("weight_map_absolute", a.index_path.string(), fmt::format("weight_map names the absolute path '{}'", excerpt_name(rel)));
+    a.problem("weight_map_absolute", a.index_path.string(),
+              fmt::format("weight_map names the absolute path '{}'", excerpt_name(rel)));
     return;
   }
   for (const auto& part : relp)
     if (part == "..") {
-      a.problem("weight_map_escape", a.index_path.string(), fmt::format("weight_map path '{}' leaves the checkpoint", excerpt_name(rel)));
+      a.problem("weight_map_escape", a.index_path.string(),
+                fmt::format("weight_map path '{}' leaves the checkpoint", excerpt_name(rel)));
       return;
     }
   if (check_only) return;
@@ -44,7 +46,8 @@ void add_job(Analysis& a, std::set<std::string>& listed, const std::string& rel,
   }
   const fs::path canon = fs::canonical(p, ec);
   if (ec || !(path_under(canon, a.root_canon) || path_under(canon, a.blobs_canon))) {
-    a.problem("symlink_escape", p.string(), fmt::format("shard '{}' resolves outside the checkpoint tree", excerpt_name(rel)));
+    a.problem("symlink_escape", p.string(),
+              fmt::format("shard '{}' resolves outside the checkpoint tree", excerpt_name(rel)));
     return;
   }
   a.jobs.push_back({rel, p, referenced, {}});
@@ -71,8 +74,9 @@ void cross_check_index(Analysis& a, Json& missing_in_shards, Json& not_in_index)
       ++missing_count;
       push_capped(missing_in_shards, std::string(name));
       if (missing_count <= 8)
-        a.problem("index_tensor_missing", job->path.string(),
-                  fmt::format("index names tensor '{}' but {} does not hold it", excerpt_name(name), excerpt_name(job->rel)));
+        a.problem(
+            "index_tensor_missing", job->path.string(),
+            fmt::format("index names tensor '{}' but {} does not hold it", excerpt_name(name), excerpt_name(job->rel)));
     }
   }
   for (const TensorRef& r : a.refs) {
@@ -81,7 +85,8 @@ void cross_check_index(Analysis& a, Json& missing_in_shards, Json& not_in_index)
       push_capped(not_in_index, std::string(r.t->name));
       if (not_in_index_count <= 8)
         a.problem("tensor_not_in_index", r.job->path.string(),
-                  fmt::format("tensor '{}' is stored in {} but the index does not say so", excerpt_name(r.t->name), excerpt_name(r.job->rel)));
+                  fmt::format("tensor '{}' is stored in {} but the index does not say so", excerpt_name(r.t->name),
+                              excerpt_name(r.job->rel)));
     }
   }
   const std::string index_path = a.index_path.string();
@@ -93,10 +98,10 @@ void cross_check_index(Analysis& a, Json& missing_in_shards, Json& not_in_index)
   const auto total = a.index_facts.find("total_size");
   if (total != a.index_facts.end() && total->is_number_unsigned() && total->get<uint64_t>() != a.bytes &&
       missing_count == 0 && not_in_index_count == 0)
-    a.out.notes.push_back({"info", "index_total_size",
-                           fmt::format("index total_size {} differs from the {} bytes the shards hold",
-                                       total->get<uint64_t>(), a.bytes),
-                           index_path});
+    a.out.notes.push_back(
+        {"info", "index_total_size",
+         fmt::format("index total_size {} differs from the {} bytes the shards hold", total->get<uint64_t>(), a.bytes),
+         index_path});
   a.index_facts["missing_in_shards_count"] = missing_count;
   a.index_facts["not_in_index_count"] = not_in_index_count;
 }
@@ -122,7 +127,8 @@ void locate_tree(Analysis& a) {
   if (!m.is_object() || !m.contains("shards") || !m["shards"].is_object()) return;
   a.remote = true;
   for (const auto& [name, v] : m["shards"].items())
-    if (v.is_object() && v.value("size", Json()).is_number_unsigned()) a.remote_shards[name] = v["size"].get<uint64_t>();
+    if (v.is_object() && v.value("size", Json()).is_number_unsigned())
+      a.remote_shards[name] = v["size"].get<uint64_t>();
   a.ck["hub"] = {{"repo", m.value("repo", Json())},
                  {"commit", m.value("commit", Json())},
                  {"endpoint_host", m.value("endpoint_host", Json())},
@@ -148,20 +154,20 @@ void list_shards(Analysis& a) {
   a.ck["metadata_only"] = a.has_index && !a.index.files.empty() && !any_shard;
   if (a.ck["metadata_only"].get<bool>()) {
     for (const std::string& f : a.index.files) add_job(a, listed, f, true, true);
-    a.out.notes.push_back({"info", "metadata_only",
-                           fmt::format("{} names {} shard file{} and none is present (a metadata-only checkpoint): "
-                                       "safetensors header and quantization-layout checks skipped",
-                                       a.index_path.filename().string(), a.index.files.size(),
-                                       a.index.files.size() == 1 ? "" : "s"),
-                           a.index_path.string()});
+    a.out.notes.push_back(
+        {"info", "metadata_only",
+         fmt::format("{} names {} shard file{} and none is present (a metadata-only checkpoint): "
+                     "safetensors header and quantization-layout checks skipped",
+                     a.index_path.filename().string(), a.index.files.size(), a.index.files.size() == 1 ? "" : "s"),
+         a.index_path.string()});
     return;
   }
   for (const std::string& f : a.index.files) add_job(a, listed, f, true);
   for (const std::string& f : on_disk) {
     if (listed.count(f)) continue;
     if (a.has_index)
-      a.problem("unreferenced_shard", (a.root / f).string(), fmt::format("shard '{}' is not named by the index", excerpt_name(f)),
-                "warning");
+      a.problem("unreferenced_shard", (a.root / f).string(),
+                fmt::format("shard '{}' is not named by the index", excerpt_name(f)), "warning");
     add_job(a, listed, f, !a.has_index);
   }
 }
@@ -169,9 +175,9 @@ void list_shards(Analysis& a) {
 void read_shard_headers(Analysis& a) {
   std::vector<ShardJob>& jobs = a.jobs;
   parallel_for(jobs.size(), [&](size_t i) {
-    jobs[i].result = jobs[i].stub.empty()
-                         ? read_safetensors_header(jobs[i].path.string())
-                         : read_safetensors_header_stub(jobs[i].stub.string(), jobs[i].remote_size, jobs[i].path.string());
+    jobs[i].result = jobs[i].stub.empty() ? read_safetensors_header(jobs[i].path.string())
+                                          : read_safetensors_header_stub(jobs[i].stub.string(), jobs[i].remote_size,
+                                                                         jobs[i].path.string());
   });
 }
 
@@ -194,7 +200,8 @@ void take_inventory(Analysis& a) {
       auto [slot, fresh] = a.tensors.insert(t.name, static_cast<uint32_t>(a.refs.size()));
       if (!fresh) {
         a.problem("duplicate_tensor", j.path.string(),
-                  fmt::format("tensor '{}' is also stored in {}", excerpt_name(t.name), excerpt_name(a.refs[*slot].job->rel)));
+                  fmt::format("tensor '{}' is also stored in {}", excerpt_name(t.name),
+                              excerpt_name(a.refs[*slot].job->rel)));
         continue;
       }
       a.refs.push_back({&t, &j, kNoFile});
