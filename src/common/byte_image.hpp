@@ -4,11 +4,16 @@
 // ok() false, and every read after that returns empty values.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "common/error.hpp"
 #include "common/json.hpp"
+#include "common/parallel.hpp"
 
 namespace specprobe {
 
@@ -91,5 +96,42 @@ class ByteReader {
   std::string_view in_;
   bool ok_ = true;
 };
+
+// ITEMS as an image: MAGIC, then each item as one length-prefixed record written by
+// WRITE(ByteWriter&, const T&).
+template <class T, class Write>
+std::string write_image(std::string_view magic, const std::vector<T>& items, Write&& write) {
+  ByteWriter w;
+  w.str(magic);
+  w.u32(static_cast<uint32_t>(items.size()));
+  for (const T& item : items) {
+    ByteWriter record;
+    write(record, item);
+    w.str(record.bytes());
+  }
+  return w.bytes();
+}
+
+// The items of an image write_image wrote with MAGIC: the records are found in one pass and read
+// on the cores by READ(std::string_view record) -> std::optional<T> (nullopt: corrupt). WHAT names
+// the image in errors ("the built-in rule image"), which are internal errors.
+template <class T, class Read>
+Expected<std::vector<T>> read_image(std::string_view image, std::string_view magic, std::string_view what,
+                                    Read&& read) {
+  ByteReader r(image);
+  if (r.view() != magic) return internal_error(fmt::format("{} is not one this binary reads", what));
+  std::vector<std::string_view> records(r.count());
+  for (auto& rec : records) rec = r.view();
+  if (!r.done()) return internal_error(fmt::format("{} is cut short or corrupt", what));
+  std::vector<std::optional<T>> read_items(records.size());
+  parallel_for(records.size(), [&](size_t i) { read_items[i] = read(records[i]); });
+  std::vector<T> out;
+  out.reserve(read_items.size());
+  for (size_t i = 0; i < read_items.size(); ++i) {
+    if (!read_items[i]) return internal_error(fmt::format("{}: record {} is corrupt", what, i + 1));
+    out.push_back(std::move(*read_items[i]));
+  }
+  return out;
+}
 
 }  // namespace specprobe

@@ -302,33 +302,12 @@ std::optional<Advisory> read_record(std::string_view bytes) {
 }  // namespace
 
 std::string advisory_image(const std::vector<Advisory>& advisories) {
-  ByteWriter w;
-  w.str(kImageMagic);
-  w.u32(static_cast<uint32_t>(advisories.size()));
-  for (const auto& a : advisories) {
-    ByteWriter record;
-    write_record(record, a);
-    w.str(record.bytes());
-  }
-  return w.bytes();
+  return write_image(kImageMagic, advisories, write_record);
 }
 
 Expected<std::vector<Advisory>> read_advisory_image(std::string_view image) {
-  ByteReader r(image);
-  if (r.view() != kImageMagic) return internal_error("the built-in advisory image is not one this binary reads");
-  // The records are length-prefixed: found in one pass, decoded (and their rules compiled) on the cores.
-  std::vector<std::string_view> records(r.count());
-  for (auto& rec : records) rec = r.view();
-  if (!r.done()) return internal_error("the built-in advisory image is cut short or corrupt");
-  std::vector<std::optional<Advisory>> out(records.size());
-  parallel_for(records.size(), [&](size_t i) { out[i] = read_record(records[i]); });
-  std::vector<Advisory> advisories;
-  advisories.reserve(out.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (!out[i]) return internal_error(fmt::format("the built-in advisory image: record {} is corrupt", i + 1));
-    advisories.push_back(std::move(*out[i]));
-  }
-  return advisories;
+  // Each record decoded and its trigger rule compiled on the cores.
+  return read_image<Advisory>(image, kImageMagic, "the built-in advisory image", read_record);
 }
 
 Expected<std::vector<Advisory>> load_advisories(const std::string& dir) {

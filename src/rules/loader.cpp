@@ -338,33 +338,10 @@ std::optional<Rule> read_rule(std::string_view bytes) {
 
 }  // namespace
 
-std::string rule_image(const std::vector<Rule>& rules) {
-  ByteWriter w;
-  w.str(kRuleImageMagic);
-  w.u32(static_cast<uint32_t>(rules.size()));
-  for (const auto& r : rules) {
-    ByteWriter record;
-    write_rule(record, r);
-    w.str(record.bytes());
-  }
-  return w.bytes();
-}
+std::string rule_image(const std::vector<Rule>& rules) { return write_image(kRuleImageMagic, rules, write_rule); }
 
 Expected<std::vector<Rule>> read_rule_image(std::string_view image) {
-  ByteReader in(image);
-  if (in.view() != kRuleImageMagic) return internal_error("the built-in rule image is not one this binary reads");
-  std::vector<std::string_view> records(in.count());
-  for (auto& rec : records) rec = in.view();
-  if (!in.done()) return internal_error("the built-in rule image is cut short or corrupt");
-  std::vector<std::optional<Rule>> out(records.size());
-  parallel_for(records.size(), [&](size_t i) { out[i] = read_rule(records[i]); });
-  std::vector<Rule> rules;
-  rules.reserve(out.size());
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (!out[i]) return internal_error(fmt::format("the built-in rule image: record {} is corrupt", i + 1));
-    rules.push_back(std::move(*out[i]));
-  }
-  return rules;
+  return read_image<Rule>(image, kRuleImageMagic, "the built-in rule image", read_rule);
 }
 
 Expected<std::vector<Rule>> load_rules(const std::string& dir) {

@@ -134,18 +134,21 @@ struct NameKind {
   bool vision = false, embed = false, head = false, mtp_name = false;
 };
 
-std::string digits_folded(std::string_view n) {
-  std::string k;
-  k.reserve(n.size());
+// N with every run of digits as one '#' ("model.layers.#.mlp.experts.#.w1.weight"), written into
+// OUT (reused across names: this runs once per tensor, ~92,000 times on DeepSeek-V3).
+void digits_folded(std::string_view n, std::string& out) {
+  out.resize(n.size());
+  char* o = out.data();
   for (size_t i = 0; i < n.size(); ++i) {
-    if (n[i] >= '0' && n[i] <= '9') {
-      k += '#';
+    const char c = n[i];
+    if (c >= '0' && c <= '9') {
+      *o++ = '#';
       while (i + 1 < n.size() && n[i + 1] >= '0' && n[i + 1] <= '9') ++i;
     } else {
-      k += n[i];
+      *o++ = c;
     }
   }
-  return k;
+  out.resize(static_cast<size_t>(o - out.data()));
 }
 
 NameKind kind_of(std::string_view n) {
@@ -166,12 +169,14 @@ void tally_headers(Analysis& a, Json& w) {
   uint64_t total = 0, vision = 0, embed = 0, head = 0, other = 0;
   uint64_t main[kClasses] = {}, mtp[kClasses] = {};
   std::unordered_map<std::string, NameKind> kinds;
+  std::string folded;
   for (const TensorRef& r : a.refs) {
     const std::string_view n = r.t->name;
     const uint64_t bytes = r.t->end - r.t->begin;
     total += bytes;
-    auto it = kinds.find(digits_folded(n));
-    if (it == kinds.end()) it = kinds.emplace(digits_folded(n), kind_of(n)).first;
+    digits_folded(n, folded);
+    auto it = kinds.find(folded);
+    if (it == kinds.end()) it = kinds.emplace(folded, kind_of(n)).first;
     const NameKind& k = it->second;
     if (k.vision) {
       vision += bytes;
