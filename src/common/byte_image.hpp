@@ -76,9 +76,15 @@ class ByteReader {
   Json json() {
     const std::string_view cbor = view();
     if (!ok_) return nullptr;
-    Json j = Json::from_cbor(cbor.begin(), cbor.end(), true, false);
-    if (j.is_discarded()) ok_ = false;
-    return j;
+    try {
+      // nlohmann's CBOR reader throws for some corrupt input (an array length past max_size)
+      // even when asked not to.
+      Json j = Json::from_cbor(cbor.begin(), cbor.end(), true, false);
+      if (!j.is_discarded()) return j;
+    } catch (const Json::exception&) {
+    }
+    ok_ = false;
+    return nullptr;
   }
   // A count of items that each take at least one byte: never more than what is left.
   size_t count() {
