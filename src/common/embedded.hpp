@@ -33,6 +33,7 @@ std::span<const EmbeddedDocument> embedded_documents();
 
 // The built-in rules and advisories as flat images (rules/rule.hpp rule_image, rules/advisory.hpp
 // advisory_image), written by the catalog compiler from what it checked; empty in the compiler.
+std::string_view embedded_registry_image();  // facts/registry.hpp FactRegistry::image
 std::string_view embedded_rule_image();
 std::string_view embedded_advisory_image();
 

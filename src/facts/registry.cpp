@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 
+#include "common/byte_image.hpp"
 #include "common/embedded.hpp"
 #include "common/yaml_json.hpp"
 
@@ -177,10 +178,54 @@ Expected<FactRegistry> FactRegistry::from_json(const Json& document, const std::
   return reg;
 }
 
+namespace {
+constexpr std::string_view kRegistryImageMagic = "specprobe-facts-1";
+}  // namespace
+
+std::string FactRegistry::image() const {
+  ByteWriter w;
+  w.str(kRegistryImageMagic);
+  w.u32(static_cast<uint32_t>(writers_.size()));
+  for (const Writer& x : writers_) {
+    w.str(x.name);
+    w.str(x.what);
+    w.u8(x.input ? 1 : 0);
+    w.str(x.supply);
+  }
+  w.u32(static_cast<uint32_t>(facts_.size()));
+  for (const FactSpec& f : facts_)
+    for (const std::string* field : {&f.name, &f.type, &f.unit, &f.writer, &f.doc}) w.str(*field);
+  return w.bytes();
+}
+
+Expected<FactRegistry> FactRegistry::from_image(std::string_view image) {
+  ByteReader r(image);
+  if (r.view() != kRegistryImageMagic)
+    return internal_error("the built-in facts registry image is not one this binary reads");
+  FactRegistry reg;
+  reg.writers_.resize(r.count());
+  for (Writer& x : reg.writers_) {
+    x.name = r.str();
+    x.what = r.str();
+    x.input = r.u8() != 0;
+    x.supply = r.str();
+  }
+  reg.facts_.resize(r.count());
+  for (FactSpec& f : reg.facts_)
+    for (std::string* field : {&f.name, &f.type, &f.unit, &f.writer, &f.doc}) *field = r.str();
+  if (!r.done()) return internal_error("the built-in facts registry image is cut short or corrupt");
+  reg.build_index();
+  return reg;
+}
+
 Expected<const FactRegistry*> fact_registry() {
   static Expected<FactRegistry> reg = internal_error("not loaded");
   static std::once_flag once;
   std::call_once(once, [] {
+    if (const std::string_view image = embedded_registry_image(); !image.empty()) {
+      reg = FactRegistry::from_image(image);
+      return;
+    }
     auto doc = embedded_yaml_document(kRegistryFile);
     if (doc)
       reg = FactRegistry::from_json(*doc, kRegistryFile);

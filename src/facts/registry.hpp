@@ -55,6 +55,11 @@ class FactRegistry {
   static Expected<FactRegistry> parse(std::string_view text, const std::string& file);
   // The same from the document parsed already (the build-time compiled catalog).
   static Expected<FactRegistry> from_json(const Json& doc, const std::string& file);
+  // The registry as a flat image (common/byte_image.hpp) the catalog compiler embeds, and back: a
+  // check reads it without decoding the document (start-up, issue 49). A corrupt image is an
+  // internal error.
+  std::string image() const;
+  static Expected<FactRegistry> from_image(std::string_view image);
 
  private:
   void build_index();

@@ -6,6 +6,7 @@
 
 #include "common/embedded.hpp"
 #include "common/yaml_json.hpp"
+#include "facts/registry.hpp"
 #include "rules/advisory.hpp"
 #include "rules/ids.hpp"
 #include "rules/rule.hpp"
@@ -143,5 +144,25 @@ TEST_CASE("the built-in rule image holds every rule as its YAML gives it", "[com
     std::optional<Expected<std::vector<Rule>>> r;
     REQUIRE_NOTHROW(r.emplace(read_rule_image(flipped)));
     if (!*r) CHECK((*r).error().kind == ErrorKind::internal);
+  }
+}
+
+TEST_CASE("the built-in facts registry image is the registry its YAML gives", "[common][embedded]") {
+  auto from_image = FactRegistry::from_image(embedded_registry_image());
+  REQUIRE(from_image.has_value());
+  auto text = embedded_file("src/facts/registry.yaml");
+  REQUIRE(text.has_value());
+  auto from_yaml = FactRegistry::parse(*text, "src/facts/registry.yaml");
+  REQUIRE(from_yaml.has_value());
+  CHECK(from_image->image() == from_yaml->image());
+  CHECK(from_image->markdown() == from_yaml->markdown());
+  REQUIRE(from_image->find("spec.k"));
+  CHECK(from_image->find("lib.vllm.version") ==
+        &from_image->facts()[static_cast<size_t>(from_yaml->find("lib.vllm.version") - &from_yaml->facts()[0])]);
+  const std::string image(embedded_registry_image());
+  for (size_t cut : {size_t{0}, size_t{7}, image.size() / 2, image.size() - 1}) {
+    auto r = FactRegistry::from_image(image.substr(0, cut));
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().kind == ErrorKind::internal);
   }
 }

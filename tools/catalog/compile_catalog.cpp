@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   // The loaders, on the YAML (this tool has no compiled documents: embedded_documents() is empty).
-  if (auto r = fact_registry(); !r) return fail(r.error());
+  auto registry = fact_registry();
+  if (!registry) return fail(registry.error());
   auto rules = load_rules();
   if (!rules) return fail(rules.error());
   auto advisories = load_advisories();
@@ -96,6 +97,8 @@ int main(int argc, char** argv) {
     out += "constexpr char kDoc" + std::to_string(i) + "[] =\n    " +
            literal({reinterpret_cast<const char*>(docs[i].second.data()), docs[i].second.size()}) + ";\n";
   const std::string rules_image = rule_image(*rules), image = advisory_image(*advisories);
+  const std::string registry_image = (*registry)->image();
+  out += "constexpr char kRegistryImage[] =\n    " + literal(registry_image) + ";\n";
   out += "constexpr char kRuleImage[] =\n    " + literal(rules_image) + ";\n";
   out += "constexpr char kAdvisoryImage[] =\n    " + literal(image) + ";\n";
   out += "const EmbeddedDocument kDocs[] = {\n";
@@ -104,6 +107,8 @@ int main(int argc, char** argv) {
            "}},\n";
   out += "};\n}  // namespace\n";
   out += "std::span<const EmbeddedDocument> embedded_documents() { return kDocs; }\n";
+  out += "std::string_view embedded_registry_image() { return {kRegistryImage, " +
+         std::to_string(registry_image.size()) + "}; }\n";
   out +=
       "std::string_view embedded_rule_image() { return {kRuleImage, " + std::to_string(rules_image.size()) + "}; }\n";
   out += "std::string_view embedded_advisory_image() { return {kAdvisoryImage, " + std::to_string(image.size()) +

@@ -5,6 +5,7 @@
 namespace specprobe {
 
 std::span<const EmbeddedDocument> embedded_documents() { return {}; }
+std::string_view embedded_registry_image() { return {}; }
 std::string_view embedded_rule_image() { return {}; }
 std::string_view embedded_advisory_image() { return {}; }
 
