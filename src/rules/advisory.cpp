@@ -248,9 +248,7 @@ void write_record(ByteWriter& w, const Advisory& a) {
   w.u8(a.request_dependent ? 1 : 0);
   write_affected(w, a.affected);
   w.strings(a.gpu);
-  w.u8(static_cast<uint8_t>(a.stage));
-  w.u8(static_cast<uint8_t>(a.severity));
-  w.u8(static_cast<uint8_t>(a.certainty));
+  write_kinds(w, a.stage, a.severity, a.certainty);
   w.str(a.condition_text);
   w.u32(static_cast<uint32_t>(a.upgrade.size()));
   for (const auto& [pkg, ver] : a.upgrade) {
@@ -275,13 +273,7 @@ std::optional<Advisory> read_record(std::string_view bytes) {
   a.request_dependent = r.u8() != 0;
   a.affected = read_affected(r);
   a.gpu = r.strings();
-  const uint8_t stage = r.u8(), severity = r.u8(), certainty = r.u8();
-  if (stage > static_cast<uint8_t>(Stage::silent) || severity > static_cast<uint8_t>(Severity::error) ||
-      certainty > static_cast<uint8_t>(Certainty::conditional))
-    return std::nullopt;
-  a.stage = static_cast<Stage>(stage);
-  a.severity = static_cast<Severity>(severity);
-  a.certainty = static_cast<Certainty>(certainty);
+  if (!read_kinds(r, a.stage, a.severity, a.certainty)) return std::nullopt;
   a.condition_text = r.str();
   for (size_t n = r.count(); n > 0 && r.ok(); --n) {
     std::string pkg = r.str();

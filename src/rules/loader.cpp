@@ -289,9 +289,7 @@ constexpr std::string_view kRuleImageMagic = "specprobe-rules-1";
 
 void write_rule(ByteWriter& w, const Rule& r) {
   for (const std::string* s : {&r.id, &r.slug, &r.title, &r.description}) w.str(*s);
-  w.u8(static_cast<uint8_t>(r.severity));
-  w.u8(static_cast<uint8_t>(r.stage));
-  w.u8(static_cast<uint8_t>(r.certainty));
+  write_kinds(w, r.stage, r.severity, r.certainty);
   for (const std::string* s : {&r.condition_text, &r.category}) w.str(*s);
   w.json(r.applies);
   for (const std::string* s : {&r.skip_reason, &r.vendor}) w.str(*s);
@@ -311,13 +309,7 @@ std::optional<Rule> read_rule(std::string_view bytes) {
   ByteReader in(bytes);
   Rule r;
   for (std::string* s : {&r.id, &r.slug, &r.title, &r.description}) *s = in.str();
-  const uint8_t severity = in.u8(), stage = in.u8(), certainty = in.u8();
-  if (stage > static_cast<uint8_t>(Stage::silent) || severity > static_cast<uint8_t>(Severity::error) ||
-      certainty > static_cast<uint8_t>(Certainty::conditional))
-    return std::nullopt;
-  r.severity = static_cast<Severity>(severity);
-  r.stage = static_cast<Stage>(stage);
-  r.certainty = static_cast<Certainty>(certainty);
+  if (!read_kinds(in, r.stage, r.severity, r.certainty)) return std::nullopt;
   for (std::string* s : {&r.condition_text, &r.category}) *s = in.str();
   r.applies = in.json();
   for (std::string* s : {&r.skip_reason, &r.vendor}) *s = in.str();
@@ -337,6 +329,23 @@ std::optional<Rule> read_rule(std::string_view bytes) {
 }
 
 }  // namespace
+
+void write_kinds(ByteWriter& w, Stage stage, Severity severity, Certainty certainty) {
+  w.u8(static_cast<uint8_t>(stage));
+  w.u8(static_cast<uint8_t>(severity));
+  w.u8(static_cast<uint8_t>(certainty));
+}
+
+bool read_kinds(ByteReader& r, Stage& stage, Severity& severity, Certainty& certainty) {
+  const uint8_t st = r.u8(), sev = r.u8(), cert = r.u8();
+  if (st > static_cast<uint8_t>(Stage::silent) || sev > static_cast<uint8_t>(Severity::error) ||
+      cert > static_cast<uint8_t>(Certainty::conditional))
+    return false;
+  stage = static_cast<Stage>(st);
+  severity = static_cast<Severity>(sev);
+  certainty = static_cast<Certainty>(cert);
+  return true;
+}
 
 std::string rule_image(const std::vector<Rule>& rules) { return write_image(kRuleImageMagic, rules, write_rule); }
 

@@ -99,6 +99,12 @@ std::vector<std::string> logic_fact_names(const Json& logic);
 // written by tools/catalog/compile_catalog from the rules it checked, read by load_rules with each
 // rule compiled again; a corrupt image is an internal error.
 std::string rule_image(const std::vector<Rule>& rules);
+// A rule's or advisory's stage, severity and certainty in an image record; reading gives false
+// for a value out of range.
+class ByteWriter;
+class ByteReader;
+void write_kinds(ByteWriter& w, Stage stage, Severity severity, Certainty certainty);
+bool read_kinds(ByteReader& r, Stage& stage, Severity& severity, Certainty& certainty);
 Expected<std::vector<Rule>> read_rule_image(std::string_view image);
 
 class FactRegistry;
