@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "common/ascii.hpp"
+#include "common/byte_image.hpp"
 #include "common/embedded.hpp"
 #include "common/suggest.hpp"
 #include "common/version.hpp"
@@ -213,23 +214,89 @@ std::vector<OptionString> build_strings(const EngineTable& t) {
   return std::move(out);
 }
 
+constexpr std::string_view kTableImageMagic = "specprobe-options-1";
+
+void write_set(ByteWriter& w, const ReleaseSet& s) {
+  for (size_t byte = 0; byte < kMaxReleases / 8; ++byte) {
+    uint8_t b = 0;
+    for (size_t bit = 0; bit < 8; ++bit) b |= s.test(byte * 8 + bit) ? uint8_t(1u << bit) : uint8_t(0);
+    w.u8(b);
+  }
+}
+
+ReleaseSet read_set(ByteReader& r) {
+  ReleaseSet s;
+  for (size_t byte = 0; byte < kMaxReleases / 8; ++byte) {
+    const uint8_t b = r.u8();
+    for (size_t bit = 0; bit < 8; ++bit)
+      if (b & (1u << bit)) s.set(byte * 8 + bit);
+  }
+  return s;
+}
+
+void write_ranged(ByteWriter& w, const std::vector<Ranged>& v) {
+  w.u32(static_cast<uint32_t>(v.size()));
+  for (const Ranged& x : v) {
+    w.str(x.value);
+    write_set(w, x.in);
+  }
+}
+
+std::vector<Ranged> read_ranged(ByteReader& r) {
+  std::vector<Ranged> v(r.count());
+  for (Ranged& x : v) {
+    x.value = r.str();
+    x.in = read_set(r);
+  }
+  return v;
+}
+
+using SpecMap = std::map<std::string, OptionSpec, std::less<>>;
+
+void write_specs(ByteWriter& w, const SpecMap& specs) {
+  w.u32(static_cast<uint32_t>(specs.size()));
+  for (const auto& [key, o] : specs) {
+    w.str(key);
+    w.str(o.name);
+    for (const ReleaseSet* set :
+         {&o.releases, &o.name_releases, &o.negatable, &o.deprecated, &o.choices_enforced, &o.choices_dynamic})
+      write_set(w, *set);
+    for (const std::vector<Ranged>* v : {&o.aliases, &o.types, &o.choices, &o.known_values, &o.enum_names, &o.json_of})
+      write_ranged(w, *v);
+  }
+}
+
+SpecMap read_specs(ByteReader& r) {
+  SpecMap specs;
+  for (size_t n = r.count(); n > 0 && r.ok(); --n) {
+    std::string key = r.str();
+    OptionSpec o;
+    o.name = r.str();
+    for (ReleaseSet* set :
+         {&o.releases, &o.name_releases, &o.negatable, &o.deprecated, &o.choices_enforced, &o.choices_dynamic})
+      *set = read_set(r);
+    for (std::vector<Ranged>* v : {&o.aliases, &o.types, &o.choices, &o.known_values, &o.enum_names, &o.json_of})
+      *v = read_ranged(r);
+    specs.emplace(std::move(key), std::move(o));
+  }
+  return specs;
+}
+
 Loaded& loaded(std::string_view engine) {
   static Loaded vllm, sglang;
   static std::once_flag once_vllm, once_sglang;
   const bool is_vllm = engine == "vllm";
   Loaded& l = is_vllm ? vllm : sglang;
   std::call_once(is_vllm ? once_vllm : once_sglang, [&l, is_vllm] {
-    l.table.engine = is_vllm ? "vllm" : "sglang";
-    l.table.display = is_vllm ? "vLLM" : "SGLang";
-    const std::string file = fmt::format("rules/data/options/{}.yaml", l.table.engine);
-    Loader loader{l.table, file};
-    auto doc = embedded_yaml_document(file);
-    if (!doc) {
-      l.status = internal_error(doc.error().message);
+    const std::string_view name = is_vllm ? "vllm" : "sglang";
+    const std::string_view image = embedded_option_image(name);
+    auto table = image.empty() ? load_table_yaml(name) : read_table_image(image);
+    if (!table) {
+      l.status = table.error();
       return;
     }
-    l.status = loader.load_json(std::move(*doc));
-    if (l.status) l.strings = build_strings(l.table);
+    l.table = std::move(*table);
+    l.strings = build_strings(l.table);
   });
   return l;
 }
@@ -304,6 +371,53 @@ ReleaseSet EngineTable::from(size_t index) const {
   ReleaseSet s;
   for (size_t i = index; i < releases.size(); ++i) s.set(i);
   return s;
+}
+
+Expected<EngineTable> load_table_yaml(std::string_view engine) {
+  EngineTable t;
+  t.engine = std::string(engine);
+  t.display = engine == "vllm" ? "vLLM" : "SGLang";
+  const std::string file = fmt::format("rules/data/options/{}.yaml", t.engine);
+  Loader loader{t, file};
+  auto doc = embedded_yaml_document(file);
+  if (!doc) return internal_error(doc.error().message);
+  if (auto st = loader.load_json(std::move(*doc)); !st) return st.error();
+  return t;
+}
+
+std::string table_image(const EngineTable& t) {
+  ByteWriter w;
+  w.str(kTableImageMagic);
+  w.str(t.engine);
+  w.str(t.display);
+  w.strings(t.releases);
+  write_set(w, t.all);
+  for (const SpecMap* specs : {&t.options, &t.speculative_config, &t.compilation_config}) write_specs(w, *specs);
+  w.u32(static_cast<uint32_t>(t.enums.size()));
+  for (const auto& [name, members] : t.enums) {
+    w.str(name);
+    write_ranged(w, members);
+  }
+  return w.bytes();
+}
+
+Expected<EngineTable> read_table_image(std::string_view image) {
+  ByteReader r(image);
+  if (r.view() != kTableImageMagic)
+    return internal_error("the built-in option table image is not one this binary reads");
+  EngineTable t;
+  t.engine = r.str();
+  t.display = r.str();
+  t.releases = r.strings();
+  t.all = read_set(r);
+  for (SpecMap* specs : {&t.options, &t.speculative_config, &t.compilation_config}) *specs = read_specs(r);
+  for (size_t n = r.count(); n > 0 && r.ok(); --n) {
+    std::string name = r.str();
+    t.enums[name] = read_ranged(r);
+  }
+  if (!r.done() || t.releases.size() > kMaxReleases)
+    return internal_error("the built-in option table image is cut short or corrupt");
+  return t;
 }
 
 Expected<const EngineTable*> engine_table(std::string_view engine) {

@@ -67,6 +67,14 @@ struct EngineTable {
 // load is an internal error (the tables are embedded and checked by tests).
 Expected<const EngineTable*> engine_table(std::string_view engine);
 
+// TABLE as a flat image (common/byte_image.hpp), written by tools/catalog/compile_catalog from the
+// table it loaded and checked, and read back by engine_table() without decoding the YAML document
+// (start-up, issue 49). A corrupt image is an internal error.
+std::string table_image(const EngineTable& table);
+// ENGINE's table read from its embedded YAML by the checking loader (what the compiler writes).
+Expected<EngineTable> load_table_yaml(std::string_view engine);
+Expected<EngineTable> read_table_image(std::string_view image);
+
 // Which releases a check uses for an engine version (engine.version; nullopt = unknown).
 struct Selection {
   ReleaseSet releases;

@@ -7,6 +7,7 @@
 #include "common/embedded.hpp"
 #include "common/yaml_json.hpp"
 #include "facts/registry.hpp"
+#include "inputs/option_tables.hpp"
 #include "rules/advisory.hpp"
 #include "rules/ids.hpp"
 #include "rules/rule.hpp"
@@ -165,4 +166,27 @@ TEST_CASE("the built-in facts registry image is the registry its YAML gives", "[
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().kind == ErrorKind::internal);
   }
+}
+
+TEST_CASE("the built-in option table images are the tables their YAML gives", "[common][embedded]") {
+  for (const char* engine : {"vllm", "sglang"}) {
+    INFO(engine);
+    const std::string_view image = embedded_option_image(engine);
+    REQUIRE_FALSE(image.empty());
+    auto from_image = options::read_table_image(image);
+    REQUIRE(from_image.has_value());
+    auto from_yaml = options::load_table_yaml(engine);
+    REQUIRE(from_yaml.has_value());
+    CHECK(options::table_image(*from_yaml) == std::string(image));
+    CHECK(from_image->options.size() == from_yaml->options.size());
+    CHECK(from_image->enums.size() == from_yaml->enums.size());
+    CHECK(from_image->releases == from_yaml->releases);
+    const std::string tp = std::string(engine) == "vllm" ? "tensor-parallel-size" : "tp-size";
+    REQUIRE(from_image->options.count(tp));
+    CHECK(from_image->options.at(tp).releases == from_yaml->options.at(tp).releases);
+    CHECK(from_image->options.at(tp).aliases.size() == from_yaml->options.at(tp).aliases.size());
+    for (size_t cut : {size_t{0}, size_t{9}, image.size() / 2, image.size() - 1})
+      CHECK_FALSE(options::read_table_image(image.substr(0, cut)).has_value());
+  }
+  CHECK(embedded_option_image("trtllm").empty());
 }

@@ -77,8 +77,12 @@ int main(int argc, char** argv) {
   if (!rules) return fail(rules.error());
   auto advisories = load_advisories();
   if (!advisories) return fail(advisories.error());
-  for (const char* engine : {"vllm", "sglang"})
-    if (auto t = options::engine_table(engine); !t) return fail(t.error());
+  std::string option_images[2];
+  for (int e = 0; e < 2; ++e) {
+    auto t = options::engine_table(e == 0 ? "vllm" : "sglang");
+    if (!t) return fail(t.error());
+    option_images[e] = options::table_image(**t);
+  }
   if (auto st = check_version_tables(); !st) return fail(st.error());
 
   std::vector<std::pair<std::string, std::vector<uint8_t>>> docs;
@@ -101,6 +105,8 @@ int main(int argc, char** argv) {
   out += "constexpr char kRegistryImage[] =\n    " + literal(registry_image) + ";\n";
   out += "constexpr char kRuleImage[] =\n    " + literal(rules_image) + ";\n";
   out += "constexpr char kAdvisoryImage[] =\n    " + literal(image) + ";\n";
+  out += "constexpr char kVllmOptionImage[] =\n    " + literal(option_images[0]) + ";\n";
+  out += "constexpr char kSglangOptionImage[] =\n    " + literal(option_images[1]) + ";\n";
   out += "const EmbeddedDocument kDocs[] = {\n";
   for (size_t i = 0; i < docs.size(); ++i)
     out += "    {\"" + docs[i].first + "\", {kDoc" + std::to_string(i) + ", " + std::to_string(docs[i].second.size()) +
@@ -111,8 +117,13 @@ int main(int argc, char** argv) {
          std::to_string(registry_image.size()) + "}; }\n";
   out +=
       "std::string_view embedded_rule_image() { return {kRuleImage, " + std::to_string(rules_image.size()) + "}; }\n";
-  out += "std::string_view embedded_advisory_image() { return {kAdvisoryImage, " + std::to_string(image.size()) +
-         "}; }\n}  // namespace specprobe\n";
+  out +=
+      "std::string_view embedded_advisory_image() { return {kAdvisoryImage, " + std::to_string(image.size()) + "}; }\n";
+  out +=
+      "std::string_view embedded_option_image(std::string_view engine) {\n  if (engine == \"vllm\") return "
+      "{kVllmOptionImage, " +
+      std::to_string(option_images[0].size()) + "};\n  if (engine == \"sglang\") return {kSglangOptionImage, " +
+      std::to_string(option_images[1].size()) + "};\n  return {};\n}\n}  // namespace specprobe\n";
   const std::string tmp = std::string(argv[1]) + ".tmp";
   {
     std::ofstream o(tmp, std::ios::binary | std::ios::trunc);

@@ -8,5 +8,6 @@ std::span<const EmbeddedDocument> embedded_documents() { return {}; }
 std::string_view embedded_registry_image() { return {}; }
 std::string_view embedded_rule_image() { return {}; }
 std::string_view embedded_advisory_image() { return {}; }
+std::string_view embedded_option_image(std::string_view) { return {}; }
 
 }  // namespace specprobe
