@@ -12,6 +12,7 @@
 
 #include "facts/registry.hpp"
 #include "pipeline/check.hpp"
+#include "report/emit.hpp"
 #include "report/printers.hpp"
 #include "rules/advisory.hpp"
 #include "rules/rule.hpp"
@@ -78,7 +79,8 @@ int main(int argc, char** argv) {
     rules = r->results.size();
   }
   auto report = specprobe::run_check(o, *services);
-  const double json_ms = timed_median(runs, [&] { (void)specprobe::report_to_json(*report).dump(); });
+  const double json_ms = timed_median(
+      runs, [&] { (void)specprobe::find_report_format("json")->render(*report, specprobe::RenderOptions{}); });
   std::vector<double> wall;
   const std::string cmd = std::string(SPECPROBE_BINARY) + " check " + o.file + " --model " + o.model +
                           " --gpu H200 --lib vllm=0.25.1 --probes off --format json >/dev/null";

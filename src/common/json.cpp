@@ -1,6 +1,7 @@
 // Dotted-path access into JSON documents (the facts document above all).
 #include "common/json.hpp"
 
+#include <cassert>
 #include <charconv>
 #include <cmath>
 
@@ -148,7 +149,54 @@ void dump_value(const Json& v, std::string& out, int indent, int depth) {
 
 }  // namespace
 
-void dump_json(const Json& value, std::string& out, int indent) { dump_value(value, out, indent, 0); }
+void dump_json(const Json& value, std::string& out, int indent, int depth) { dump_value(value, out, indent, depth); }
+void dump_json_string(std::string_view s, std::string& out) { dump_string(s, out); }
+void json_newline(std::string& out, int indent, int depth) {
+  if (indent >= 0) newline_indent(out, indent, depth);
+}
+
+JsonObjectWriter& JsonObjectWriter::key(std::string_view name) {
+#ifndef NDEBUG
+  assert((first_ || last_ < name) && "JsonObjectWriter: members out of key order");
+  last_.assign(name);
+#endif
+  if (!first_) out_ += ',';
+  first_ = false;
+  json_newline(out_, indent_, depth_ + 1);
+  dump_string(name, out_);
+  out_ += indent_ >= 0 ? ": " : ":";
+  return *this;
+}
+
+void JsonObjectWriter::strings(const std::vector<std::string>& v) {
+  if (v.empty()) {
+    out_ += "[]";
+    return;
+  }
+  out_ += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out_ += ',';
+    json_newline(out_, indent_, depth_ + 2);
+    dump_string(v[i], out_);
+  }
+  json_newline(out_, indent_, depth_ + 1);
+  out_ += ']';
+}
+
+void JsonObjectWriter::integer(int64_t v) {
+  char buf[24];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out_.append(buf, p);
+}
+
+void JsonObjectWriter::close() {
+  if (first_) {
+    out_ += '}';  // "{" + "}"
+    return;
+  }
+  json_newline(out_, indent_, depth_);
+  out_ += '}';
+}
 
 const Json* find_fact(const Json& facts, std::string_view dotted) {
   const Json* cur = &facts;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -33,7 +34,68 @@ std::optional<bool> fact_bool(const Json& facts, std::string_view dotted);
 // VALUE as Json::dump(INDENT, ' ', false, error_handler_t::replace) writes it (INDENT < 0: on one
 // line), byte for byte, appended to OUT; several times faster on the reports' mostly-ASCII text
 // (runs of plain bytes are copied whole; a string with other bytes is escaped by nlohmann itself).
-void dump_json(const Json& value, std::string& out, int indent = 2);
+// DEPTH: VALUE is written where a value nested DEPTH levels down is (its members indented one
+// level more), for a document written in pieces (JsonObjectWriter).
+void dump_json(const Json& value, std::string& out, int indent = 2, int depth = 0);
+// S as dump_json writes a string value (quoted and escaped).
+void dump_json_string(std::string_view s, std::string& out);
+
+// Writes a JSON object member by member into OUT, byte for byte as dump_json writes the object
+// with the same members at DEPTH, without building it: the reports' many results (start-up, issue
+// 49). Members must come in key order, as a Json object keeps them (checked in debug builds).
+class JsonObjectWriter {
+ public:
+  JsonObjectWriter(std::string& out, int indent, int depth) : out_(out), indent_(indent), depth_(depth) { out_ += '{'; }
+  JsonObjectWriter(const JsonObjectWriter&) = delete;
+  JsonObjectWriter& operator=(const JsonObjectWriter&) = delete;
+
+  // The member NAME, then exactly one value below (or written by the caller at child_depth()).
+  JsonObjectWriter& key(std::string_view name);
+  void value(const Json& v) { dump_json(v, out_, indent_, depth_ + 1); }
+  void string(std::string_view s) { dump_json_string(s, out_); }
+  void string_or_null(std::string_view s) { s.empty() ? null() : string(s); }
+  void strings(const std::vector<std::string>& v);
+  void integer(int64_t v);
+  void boolean(bool v) { out_ += v ? "true" : "false"; }
+  void null() { out_ += "null"; }
+  int child_depth() const { return depth_ + 1; }
+  // Ends the object ("{}" when it has no member).
+  void close();
+
+ private:
+  std::string& out_;
+  int indent_;
+  int depth_;
+  bool first_ = true;
+#ifndef NDEBUG
+  std::string last_;
+#endif
+};
+
+// OBJECT's members, and the member NAME written by WRITE(depth) at its place in key order, as
+// dump_json writes the object holding them all at DEPTH (OBJECT must not hold NAME).
+template <class Write>
+void write_object_with(const Json& object, std::string_view name, std::string& out, int indent, int depth,
+                       Write&& write) {
+  JsonObjectWriter w(out, indent, depth);
+  bool written = false;
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (!written && name < it.key()) {
+      w.key(name);
+      write(w.child_depth());
+      written = true;
+    }
+    w.key(it.key()).value(it.value());
+  }
+  if (!written) {
+    w.key(name);
+    write(w.child_depth());
+  }
+  w.close();
+}
+
+// A newline and DEPTH levels of INDENT (nothing for INDENT < 0), as dump_json separates members.
+void json_newline(std::string& out, int indent, int depth);
 
 // Flattens nested objects into "a.b.c" -> leaf (arrays are leaves). Used by --verbose and tests.
 Json flatten_facts(const Json& facts);

@@ -13,7 +13,7 @@ namespace {
 
 std::string dump(const Json& j) {
   std::string out;
-  dump_json(j, out, 2);
+  dump_json(j, out, kReportIndent);
   out += '\n';
   return out;
 }
@@ -21,26 +21,10 @@ std::string dump(const Json& j) {
 std::string render_text_format(const Report& r, const RenderOptions& o) {
   return render_text(r, TextStyle{o.color, o.verbose, o.quiet, o.width, o.explain_memory});
 }
-// Freeing a report's JSON document (a few thousand nodes) serves nothing when the process ends
-// next (start-up, issue 49): the latest one is kept to the end of the process (an earlier one is
-// freed then: in-process callers render many).
-void keep_document_until_exit(Json&& doc) {
-  static std::mutex mu;
-  static Json* kept = nullptr;
-  auto next = std::make_unique<Json>(std::move(doc));
-  Json* previous = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    previous = kept;
-    kept = next.release();
-  }
-  delete previous;
-}
-
 std::string render_json_format(const Report& r, const RenderOptions& o) {
-  Json doc = report_to_json(r, o.all_results);
-  std::string out = dump(doc);
-  keep_document_until_exit(std::move(doc));
+  std::string out;
+  write_report_json(report_head_json(r, o.all_results), r, o.all_results, out);
+  out += '\n';
   return out;
 }
 // One SARIF run for every report of the invocation (the catalog is the same for all).
@@ -104,20 +88,27 @@ std::string render_many(const std::string& format, const std::vector<Report>& re
     j["schema_version"] = kReportSchemaVersion;
     j["tool"] = report_tool_json();
     int worst = 0;
-    Json list = Json::array();
-    for (const auto& r : reports) {
-      worst = worse_exit(worst, r.exit_code);
-      Json one = report_to_json(r, o.all_results);
-      if (!r.server.empty()) one["input"]["server"] = r.server;
-      // A compact report gives the command line once, here, not in each report (with a thousand
-      // files it grew as their square).
-      if (!o.all_results) one["invocation"]["argv"] = Json::array();
-      list.push_back(std::move(one));
-    }
+    for (const auto& r : reports) worst = worse_exit(worst, r.exit_code);
     if (!o.all_results) j["invocation"] = {{"argv", reports.front().argv}};
     j["exit_code"] = worst;
-    j["reports"] = std::move(list);
-    return dump(j);
+    write_object_with(j, "reports", out, kReportIndent, 0, [&](int depth) {
+      out += '[';
+      for (size_t i = 0; i < n; ++i) {
+        const Report& r = reports[i];
+        Json head = report_head_json(r, o.all_results);
+        if (!r.server.empty()) head["input"]["server"] = r.server;
+        // A compact report gives the command line once, here, not in each report (with a
+        // thousand files it grew as their square).
+        if (!o.all_results) head["invocation"]["argv"] = Json::array();
+        if (i) out += ',';
+        json_newline(out, kReportIndent, depth + 1);
+        write_report_json(head, r, o.all_results, out, depth + 1);
+      }
+      if (n) json_newline(out, kReportIndent, depth);
+      out += ']';
+    });
+    out += '\n';
+    return out;
   }
   if (format == "sarif") return render_sarif_many(reports, o);
   if (format == "junit") return reports_to_junit(reports);

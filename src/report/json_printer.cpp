@@ -1,5 +1,8 @@
 // The canonical JSON report (schema: docs/schema/report-1.json). Dashboards key on ids and
 // params, never on message text.
+#include <algorithm>
+#include <thread>
+
 #include "build_info.hpp"
 #include "common/parallel.hpp"
 #include "report/printers.hpp"
@@ -16,36 +19,70 @@ Json location_json(const SourceLocation& l, const std::string& fact) {
   return j;
 }
 
-Json result_json(const RuleResult& res) {
-  Json x = Json::object();
-  x["id"] = res.id;
-  x["slug"] = res.slug;
-  x["title"] = res.title;
-  x["category"] = res.category;
-  x["status"] = to_string(res.status);
-  x["severity"] = to_string(res.severity);
-  x["stage"] = to_string(res.stage);
-  x["certainty"] = to_string(res.certainty);
-  x["condition"] = res.condition.empty() ? Json(nullptr) : Json(res.condition);
-  x["only_before"] = res.only_before.empty() ? Json(nullptr) : Json(res.only_before);
-  x["message"] = res.message;
-  x["params"] = res.params;
-  x["remediation"] = res.remediation;
-  x["evidence"] = res.evidence;
-  x["location"] = location_json(res.location, res.location_fact);
-  x["references"] = res.references;
-  x["suppressed"] =
-      res.suppressed ? Json{{"reason", res.suppressed->reason}, {"source", res.suppressed->source}} : Json(nullptr);
-  x["advisory"] = res.advisory;
-  x["known_by"] = res.known_by;
-  return x;
+// One result, written as the JSON report lists it (members in key order), at DEPTH.
+void write_result(const RuleResult& res, std::string& out, int depth) {
+  JsonObjectWriter w(out, kReportIndent, depth);
+  w.key("advisory").value(res.advisory);
+  w.key("category").string(res.category);
+  w.key("certainty").string(to_string(res.certainty));
+  w.key("condition").string_or_null(res.condition);
+  w.key("evidence").value(res.evidence);
+  w.key("id").string(res.id);
+  w.key("known_by").string(res.known_by);
+  w.key("location").value(location_json(res.location, res.location_fact));
+  w.key("message").string(res.message);
+  w.key("only_before").string_or_null(res.only_before);
+  w.key("params").value(res.params);
+  w.key("references").strings(res.references);
+  w.key("remediation").string(res.remediation);
+  w.key("severity").string(to_string(res.severity));
+  w.key("slug").string(res.slug);
+  w.key("stage").string(to_string(res.stage));
+  w.key("status").string(to_string(res.status));
+  w.key("suppressed")
+      .value(res.suppressed ? Json{{"reason", res.suppressed->reason}, {"source", res.suppressed->source}}
+                            : Json(nullptr));
+  w.key("title").string(res.title);
+  w.close();
+}
+
+// Whether the report lists RES (ALL_RESULTS false: passed and not applicable are only counted).
+bool listed(const RuleResult& res, bool all_results) {
+  return all_results || (res.status != ResultStatus::pass && res.status != ResultStatus::skip);
 }
 
 }  // namespace
 
 Json report_tool_json() { return {{"name", "specprobe"}, {"version", kToolVersion}, {"git_sha", kGitSha}}; }
 
-Json report_to_json(const Report& r, bool all_results) {
+Json matrix_json(const SupportMatrix& m) {
+  Json mj = Json::object();
+  mj["ks"] = m.ks;
+  mj["backends"] = m.backends;
+  mj["kv_cache_dtypes"] = m.kv_cache_dtypes;
+  Json cells = Json::array();
+  for (const auto& c : m.cells) {
+    cells.push_back({{"k", c.k},
+                     {"backend", c.backend},
+                     {"kv_cache_dtype", c.kv_cache_dtype},
+                     {"verdict", c.verdict},
+                     {"indexer", c.indexer.empty() ? Json(nullptr) : Json(c.indexer)},
+                     {"errors", c.errors},
+                     {"risks", c.risks},
+                     {"warnings", c.warnings},
+                     {"known_by", c.known_by}});
+    if (!c.evidence.empty()) cells.back()["evidence"] = c.evidence;
+    if (!c.undecided.empty()) cells.back()["undecided"] = c.undecided;
+  }
+  mj["cells"] = std::move(cells);
+  mj["working_k"] = m.working_k;
+  mj["max_working_k"] = m.max_working_k ? Json(*m.max_working_k) : Json(nullptr);
+  mj["alternative_backends"] = m.alternative_backends;
+  mj["alternative_kv_cache_dtypes"] = m.alternative_kv_cache_dtypes;
+  return mj;
+}
+
+Json report_head_json(const Report& r, bool all_results) {
   Json j = Json::object();
   j["$schema"] = "https://specprobe.dev/schema/report-1.json";
   j["schema_version"] = kReportSchemaVersion;
@@ -57,20 +94,12 @@ Json report_to_json(const Report& r, bool all_results) {
   j["verdict"] = r.verdict;
   Json summary = {{"pass", 0}, {"fail", 0}, {"skip", 0}, {"error", 0}, {"suppressed", 0}};
   Json by_sev = {{"error", 0}, {"warning", 0}, {"info", 0}};
-  std::vector<const RuleResult*> listed;
   for (const auto& res : r.results) {
     summary[std::string(to_string(res.status))] = summary[std::string(to_string(res.status))].get<int>() + 1;
     if (res.suppressed) summary["suppressed"] = summary["suppressed"].get<int>() + 1;
     if (res.status == ResultStatus::fail && !res.suppressed)
       by_sev[std::string(to_string(res.severity))] = by_sev[std::string(to_string(res.severity))].get<int>() + 1;
-    if (!all_results && (res.status == ResultStatus::pass || res.status == ResultStatus::skip)) continue;
-    listed.push_back(&res);
   }
-  // Most of a report's bytes: built on the machine's cores (start-up, issue 49).
-  std::vector<Json> items(listed.size());
-  parallel_for(listed.size(), [&](size_t i) { items[i] = result_json(*listed[i]); });
-  Json results = Json::array();
-  results.get_ref<Json::array_t&>() = std::move(items);
   summary["findings"] = std::move(by_sev);
   // What the user cares about (the text summary line): blocking errors, at risk, warnings, notes.
   const FindingCounts fc = count_findings(r);
@@ -85,36 +114,7 @@ Json report_to_json(const Report& r, bool all_results) {
                        {"suppressed", fc.suppressed}};
   j["summary"] = std::move(summary);
   j["results_listed"] = all_results ? "all" : "failing";
-  j["results"] = std::move(results);
-  if (r.matrix) {
-    const SupportMatrix& m = *r.matrix;
-    Json mj = Json::object();
-    mj["ks"] = m.ks;
-    mj["backends"] = m.backends;
-    mj["kv_cache_dtypes"] = m.kv_cache_dtypes;
-    Json cells = Json::array();
-    for (const auto& c : m.cells) {
-      cells.push_back({{"k", c.k},
-                       {"backend", c.backend},
-                       {"kv_cache_dtype", c.kv_cache_dtype},
-                       {"verdict", c.verdict},
-                       {"indexer", c.indexer.empty() ? Json(nullptr) : Json(c.indexer)},
-                       {"errors", c.errors},
-                       {"risks", c.risks},
-                       {"warnings", c.warnings},
-                       {"known_by", c.known_by}});
-      if (!c.evidence.empty()) cells.back()["evidence"] = c.evidence;
-      if (!c.undecided.empty()) cells.back()["undecided"] = c.undecided;
-    }
-    mj["cells"] = std::move(cells);
-    mj["working_k"] = m.working_k;
-    mj["max_working_k"] = m.max_working_k ? Json(*m.max_working_k) : Json(nullptr);
-    mj["alternative_backends"] = m.alternative_backends;
-    mj["alternative_kv_cache_dtypes"] = m.alternative_kv_cache_dtypes;
-    j["matrix"] = std::move(mj);
-  } else {
-    j["matrix"] = nullptr;
-  }
+  j["matrix"] = r.matrix ? matrix_json(*r.matrix) : Json(nullptr);
   Json notes = Json::array();
   for (const auto& n : r.notes)
     notes.push_back({{"severity", n.severity}, {"message", n.message}, {"location", location_json(n.where, "")}});
@@ -128,6 +128,31 @@ Json report_to_json(const Report& r, bool all_results) {
   j["probes"] = r.probes;
   j["checkpoint"] = r.checkpoint;
   return j;
+}
+
+void write_report_json(const Json& head, const Report& r, bool all_results, std::string& out, int depth) {
+  std::vector<const RuleResult*> items;
+  for (const auto& res : r.results)
+    if (listed(res, all_results)) items.push_back(&res);
+  write_object_with(head, "results", out, kReportIndent, depth, [&](int results_depth) {
+    if (items.empty()) {
+      out += "[]";
+      return;
+    }
+    // Most of a report's bytes: written on the machine's cores when there are many (start-up,
+    // issue 49).
+    std::vector<std::string> text(items.size());
+    const size_t threads = items.size() >= 64 ? std::max(1u, std::thread::hardware_concurrency()) : 1;
+    parallel_for(items.size(), threads, [&](size_t i) { write_result(*items[i], text[i], results_depth + 1); });
+    out += '[';
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (i) out += ',';
+      json_newline(out, kReportIndent, results_depth + 1);
+      out += text[i];
+    }
+    json_newline(out, kReportIndent, results_depth);
+    out += ']';
+  });
 }
 
 }  // namespace specprobe

@@ -120,7 +120,6 @@ Json matrix_report_json(const std::vector<std::string>& gpus, const std::vector<
   Json list = Json::array();
   for (size_t i = 0; i < reports.size(); ++i) {
     const Report& r = reports[i];
-    const Json full = report_to_json(r);
     Json g = Json::object();
     g["gpu"] = gpus[i];
     g["name"] = r.facts.value("gpu", Json::object()).value("name", Json(nullptr));
@@ -131,11 +130,11 @@ Json matrix_report_json(const std::vector<std::string>& gpus, const std::vector<
     g["verdict"] = r.verdict;
     g["max_k_by_backend"] = max_k_by_backend(r);
     g["findings"] = Json::array();
-    for (const auto& res : full["results"])
-      if (res["status"] == "fail")
+    for (const auto& res : r.results)
+      if (res.status == ResultStatus::fail)
         g["findings"].push_back(
-            {{"id", res["id"]}, {"severity", res["severity"]}, {"suppressed", !res["suppressed"].is_null()}});
-    g["matrix"] = full["matrix"];
+            {{"id", res.id}, {"severity", to_string(res.severity)}, {"suppressed", res.suppressed.has_value()}});
+    g["matrix"] = r.matrix ? matrix_json(*r.matrix) : Json(nullptr);
     list.push_back(std::move(g));
   }
   j["gpus"] = list;

@@ -27,10 +27,17 @@ std::string render_text_lines(const Report& report, const TextStyle& style);  //
 // broken at spaces; continuation lines are indented four more. WIDTH < 20: unchanged.
 std::string wrap_text(std::string_view text, int width);
 
-// The canonical JSON report (docs/schema/report-1.json).
-// ALL_RESULTS false: only the results that are not pass or skip (failures, undecided, suppressed
-// failures) are listed; "results_listed" says which, and the summary counts every result.
-Json report_to_json(const Report& report, bool all_results = true);
+// The canonical JSON report (docs/schema/report-1.json), written in two parts: the HEAD (every
+// member but the results: summary, matrix, notes, facts, ...) as a document a caller may amend,
+// then the whole report, the results written straight from the report at DEPTH (start-up, issue
+// 49: a report is mostly its results). ALL_RESULTS false: only the results that are not pass or
+// skip (failures, undecided, suppressed failures) are listed; "results_listed" says which, and
+// the summary counts every result.
+Json report_head_json(const Report& report, bool all_results = true);
+void write_report_json(const Json& head, const Report& report, bool all_results, std::string& out, int depth = 0);
+inline constexpr int kReportIndent = 2;
+// The support matrix as the JSON report gives it.
+Json matrix_json(const SupportMatrix& matrix);
 // {"name": "specprobe", "version", "git_sha"}: the tool block of every JSON document.
 Json report_tool_json();
 inline constexpr const char* kReportSchemaVersion = "1.2.0";

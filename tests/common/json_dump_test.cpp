@@ -109,3 +109,67 @@ TEST_CASE("dump_json equals nlohmann's dump on random documents", "[common][json
     }
   }
 }
+
+TEST_CASE("JsonObjectWriter and write_object_with write what dump_json writes", "[common][json]") {
+  std::mt19937 rng(20261130);
+  for (int i = 0; i < 2000; ++i) {
+    Json object = Json::object();
+    for (int n = std::uniform_int_distribution<int>(0, 5)(rng); n > 0; --n)
+      object[random_string(rng)] = random_value(rng, 1);
+    // One member written by the caller: one the object holds, or a new one.
+    std::string name = random_string(rng);
+    if (!object.empty() && std::uniform_int_distribution<int>(0, 1)(rng) == 1)
+      name = std::next(object.begin(), std::uniform_int_distribution<size_t>(0, object.size() - 1)(rng)).key();
+    else
+      object[name] = random_value(rng, 1);
+    Json rest = object;
+    rest.erase(name);
+    for (int indent : {-1, 2}) {
+      for (int depth : {0, 1, 3}) {
+        INFO("document " << i << " indent " << indent << " depth " << depth);
+        // The reference: the object nested DEPTH levels down in single-member objects.
+        Json nested = object;
+        for (int d = 0; d < depth; ++d) nested = Json{{"x", nested}};
+        std::string want = reference(nested, indent);
+        std::string got = "prefix:";
+        for (int d = 0; d < depth; ++d) {
+          got += '{';
+          specprobe::json_newline(got, indent, d + 1);
+          got += indent >= 0 ? "\"x\": " : "\"x\":";
+        }
+        specprobe::write_object_with(rest, name, got, indent, depth,
+                                     [&](int d) { dump_json(object[name], got, indent, d); });
+        for (int d = depth; d > 0; --d) {
+          specprobe::json_newline(got, indent, d - 1);
+          got += '}';
+        }
+        REQUIRE(got.substr(7) == want);
+      }
+    }
+  }
+}
+
+TEST_CASE("JsonObjectWriter's typed members", "[common][json]") {
+  const Json want = {{"a", nullptr},  {"b", true},          {"c", -42},
+                     {"d", "x\"y\n"}, {"e", Json::array()}, {"f", Json::array({"one", "t\two"})},
+                     {"g", nullptr},  {"h", "set"},         {"i", Json::object()}};
+  for (int indent : {-1, 2}) {
+    std::string got;
+    specprobe::JsonObjectWriter w(got, indent, 0);
+    w.key("a").null();
+    w.key("b").boolean(true);
+    w.key("c").integer(-42);
+    w.key("d").string("x\"y\n");
+    w.key("e").strings({});
+    w.key("f").strings({"one", "t\two"});
+    w.key("g").string_or_null("");
+    w.key("h").string_or_null("set");
+    w.key("i").value(Json::object());
+    w.close();
+    CHECK(got == reference(want, indent));
+    std::string empty;
+    specprobe::JsonObjectWriter e(empty, indent, 3);
+    e.close();
+    CHECK(empty == "{}");
+  }
+}
