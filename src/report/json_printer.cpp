@@ -22,7 +22,10 @@ Json location_json(const SourceLocation& l, const std::string& fact) {
 // One result, written as the JSON report lists it (members in key order), at DEPTH.
 void write_result(const RuleResult& res, std::string& out, int depth) {
   JsonObjectWriter w(out, kReportIndent, depth);
-  w.key("advisory").value(res.advisory);
+  if (res.advisory)
+    w.key("advisory").value(*res.advisory);
+  else
+    w.key("advisory").null();
   w.key("category").string(res.category);
   w.key("certainty").string(to_string(res.certainty));
   w.key("condition").string_or_null(res.condition);

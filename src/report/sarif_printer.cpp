@@ -249,7 +249,7 @@ void add_report(RunParts& parts, const Report& report, const SarifOptions& optio
   for (const auto& res : report.results) {
     const int index = rule_index(res.id);
     // Advisories that do not apply to this plan are many and say nothing about it.
-    if (!res.advisory.is_null() && (res.status == ResultStatus::skip || res.status == ResultStatus::pass)) continue;
+    if (res.advisory && (res.status == ResultStatus::skip || res.status == ResultStatus::pass)) continue;
     if (res.status == ResultStatus::skip) {
       parts.exec_notes.push_back(notification(
           "note", fmt::format("{}{} skipped: {}", prefix, res.id, res.message.empty() ? "not applicable" : res.message),

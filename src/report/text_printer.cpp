@@ -204,7 +204,7 @@ std::string findings_line(const FindingCounts& c) {
 
 std::string evaluated_count(const Report& r) {
   size_t advisories = 0;
-  for (const auto& res : r.results) advisories += res.advisory.is_null() ? 0 : 1;
+  for (const auto& res : r.results) advisories += res.advisory ? 1 : 0;
   const size_t rules = r.results.size() - advisories;
   return advisories ? fmt::format("{} rules and {} advisories", rules, advisories) : fmt::format("{} rules", rules);
 }

@@ -70,8 +70,35 @@ Rule make_trigger_rule(const Advisory& a) {
                       : fmt::format("not a {} plan{}", a.engine, a.gpu.empty() ? "" : " on an affected GPU");
   r.requires_facts = a.requires_facts;
   r.condition = a.trigger;
+  for (const auto& ref : a.references) r.references.push_back(ref.url);
   compile_rule(r);
   return r;
+}
+
+Json advisory_block(const Advisory& a) {
+  Json affected = Json::array();
+  for (const auto& ap : a.affected) {
+    Json ranges = Json::array();
+    for (const auto& vr : ap.ranges) {
+      Json x = {{"introduced", vr.introduced}, {"fixed", vr.fixed.empty() ? Json(nullptr) : Json(vr.fixed)}};
+      if (!vr.introduced_commit.empty()) x["introduced_commit"] = vr.introduced_commit;
+      if (!vr.fixed_commit.empty()) x["fixed_commit"] = vr.fixed_commit;
+      ranges.push_back(x);
+    }
+    affected.push_back({{"package", ap.package}, {"ranges", ranges}});
+  }
+  return {{"url", a.primary_url()},
+          {"published", a.published},
+          {"affected", affected},
+          {"fixed_in", a.upgrade},
+          {"request_dependent", a.request_dependent},
+          {"engine", a.engine}};
+}
+
+// What every evaluation of A shares, built once it is read.
+void finish_advisory(Advisory& a) {
+  a.rule = std::make_shared<const Rule>(make_trigger_rule(a));
+  a.block = std::make_shared<const Json>(advisory_block(a));
 }
 
 // The rule parse_advisory built, or one built now for an advisory made some other way.
@@ -230,7 +257,7 @@ Expected<Advisory> parse_advisory_json(const Json& d, const std::string& file, b
         return e;
       }
     }
-    a.rule = std::make_shared<const Rule>(make_trigger_rule(a));
+    finish_advisory(a);
     return a;
   } catch (const std::exception& e) {
     return input_error(fmt::format("malformed advisory: {}", e.what()), {file});
@@ -287,7 +314,7 @@ std::optional<Advisory> read_record(std::string_view bytes) {
   }
   a.source_file = r.str();
   if (!r.done()) return std::nullopt;
-  a.rule = std::make_shared<const Rule>(make_trigger_rule(a));
+  finish_advisory(a);
   return a;
 }
 
@@ -382,25 +409,7 @@ ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* sev
 RuleResult evaluate_advisory(const Advisory& a, const Json& facts,
                              const std::map<std::string, SourceLocation>& locations, const std::string& default_file) {
   RuleResult r = evaluate_rule(*trigger_rule(a), facts, {}, "");
-  r.references.clear();
-  for (const auto& ref : a.references) r.references.push_back(ref.url);
-  Json affected = Json::array();
-  for (const auto& ap : a.affected) {
-    Json ranges = Json::array();
-    for (const auto& vr : ap.ranges) {
-      Json x = {{"introduced", vr.introduced}, {"fixed", vr.fixed.empty() ? Json(nullptr) : Json(vr.fixed)}};
-      if (!vr.introduced_commit.empty()) x["introduced_commit"] = vr.introduced_commit;
-      if (!vr.fixed_commit.empty()) x["fixed_commit"] = vr.fixed_commit;
-      ranges.push_back(x);
-    }
-    affected.push_back({{"package", ap.package}, {"ranges", ranges}});
-  }
-  r.advisory = {{"url", a.primary_url()},
-                {"published", a.published},
-                {"affected", affected},
-                {"fixed_in", a.upgrade},
-                {"request_dependent", a.request_dependent},
-                {"engine", a.engine}};
+  r.advisory = a.block ? a.block : std::make_shared<const Json>(advisory_block(a));
   for (const auto& ap : a.affected) {
     const Json* v = find_fact(facts, "lib." + ap.package + ".version");
     r.evidence["lib." + ap.package + ".version"] = v ? *v : Json(nullptr);

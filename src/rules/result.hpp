@@ -2,6 +2,7 @@
 // everywhere (text, JSON, JUnit, SARIF): pass, fail, skip (not applicable, with the reason),
 // error (could not determine, with the reason).
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,8 +46,8 @@ struct RuleResult {
   // facts and versions by a rule or advisory), "unknown" (could not be decided).
   std::string known_by = "rule";
   // Advisories only (rules/advisory.hpp): {url, published, affected, fixed_in, request_dependent,
-  // engine}; null for rules.
-  Json advisory = nullptr;
+  // engine}, shared by every result of the advisory; nullptr for rules.
+  std::shared_ptr<const Json> advisory;
   // How surely it bites (rule.hpp Certainty), and when conditional, the condition in words.
   Certainty certainty = Certainty::deterministic;
   std::string condition;

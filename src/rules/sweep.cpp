@@ -80,42 +80,6 @@ void changed_facts(const Json& a, const Json& b, std::string& path, std::vector<
   path.resize(mark);
 }
 
-// The facts a cell changed from the plan's (changed_facts), sorted, with their first name
-// segments apart: most facts a rule reads are in groups no cell touches (gpu, model, lib), and
-// are told apart by their first segment alone.
-struct Changes {
-  std::vector<std::string> names;
-  std::vector<std::string_view> groups;  // first segments of NAMES, distinct
-  bool whole = false;                    // the documents differ at the top
-
-  explicit Changes(std::vector<std::string> changed) : names(std::move(changed)) {
-    std::sort(names.begin(), names.end());
-    for (const std::string& n : names) {
-      if (n.empty()) whole = true;
-      const std::string_view g = std::string_view(n).substr(0, n.find('.'));
-      if (groups.empty() || groups.back() != g) groups.push_back(g);
-    }
-  }
-
-  // Whether a fact in READS lies in, above or under a changed one.
-  bool touch(const std::vector<std::string>& reads) const {
-    if (whole) return true;
-    for (const std::string& r : reads) {
-      const std::string_view group = std::string_view(r).substr(0, r.find('.'));
-      if (std::find(groups.begin(), groups.end(), group) == groups.end()) continue;
-      // r itself, or a fact under it (r + "." + ...)
-      auto it = std::lower_bound(names.begin(), names.end(), r);
-      if (it != names.end() &&
-          (*it == r || (it->size() > r.size() && it->compare(0, r.size(), r) == 0 && (*it)[r.size()] == '.')))
-        return true;
-      // a fact above it: a proper prefix of r ending at a dot
-      for (size_t dot = r.find('.'); dot != std::string::npos; dot = r.find('.', dot + 1))
-        if (std::binary_search(names.begin(), names.end(), std::string_view(r).substr(0, dot))) return true;
-    }
-    return false;
-  }
-};
-
 // What each rule and advisory of the sweep gives on the plan's own facts, kept for the cells that
 // agree with the plan on every fact it reads (issue 49: most rules read nothing a cell changes, so
 // a cell evaluates only the few that do). An entry without an answer (reads not all named) is
@@ -132,11 +96,51 @@ struct PlanAnswers {
   };
   std::vector<Entry> rules;       // by catalog.rules index
   std::vector<Entry> advisories;  // by index in the sweep's advisory list
+  // Every fact an entry with an answer reads, sorted, with the entry's index (rules first, then
+  // advisories after rules.size()): a cell finds the entries its few changes touch from the
+  // changes, instead of testing every entry's reads against them.
+  std::vector<std::pair<std::string_view, uint32_t>> readers;
 
-  // The status of entry E on FACTS, whose differences from the plan's facts are CHANGED.
+  void index_readers() {
+    readers.clear();
+    for (size_t i = 0; i < rules.size() + advisories.size(); ++i) {
+      const Entry& e = i < rules.size() ? rules[i] : advisories[i - rules.size()];
+      if (e.answer)
+        for (const std::string& name : *e.reads) readers.emplace_back(name, static_cast<uint32_t>(i));
+    }
+    std::sort(readers.begin(), readers.end());
+  }
+
+  // Which entries read a fact that lies in, above or under one of CHANGED (the dotted names under
+  // which a cell's facts differ from the plan's; "" for the whole document), by entry index.
+  std::vector<char> touched(const std::vector<std::string>& changed) const {
+    const size_t n = rules.size() + advisories.size();
+    auto mark = [&](std::string_view name, std::vector<char>& out) {
+      auto it = std::lower_bound(readers.begin(), readers.end(), name,
+                                 [](const auto& r, std::string_view x) { return r.first < x; });
+      for (; it != readers.end() && it->first == name; ++it) out[it->second] = 1;
+    };
+    std::vector<char> out(n, 0);
+    for (const std::string& c : changed) {
+      if (c.empty()) return std::vector<char>(n, 1);
+      mark(c, out);
+      // the facts under it
+      const std::string under = c + '.';
+      for (auto it = std::lower_bound(readers.begin(), readers.end(), std::string_view(under),
+                                      [](const auto&r, std::string_view x) { return r.first < x; });
+           it != readers.end() && it->first.compare(0, under.size(), under) == 0; ++it)
+        out[it->second] = 1;
+      // the facts above it
+      for (size_t dot = c.find('.'); dot != std::string::npos; dot = c.find('.', dot + 1))
+        mark(std::string_view(c).substr(0, dot), out);
+    }
+    return out;
+  }
+
+  // The status of entry E (index I) on a cell's facts: the plan's answer unless TOUCHED.
   template <class Eval>
-  static ResultStatus status(const Entry& e, const Changes& changed, Severity& severity, Eval&& eval) {
-    if (e.answer && !changed.touch(*e.reads)) {
+  static ResultStatus status(const Entry& e, bool touched, Severity& severity, Eval&& eval) {
+    if (e.answer && !touched) {
       severity = e.answer->severity;
       return e.answer->status;
     }
@@ -167,6 +171,7 @@ PlanAnswers plan_answers(const Catalog& catalog, const std::vector<const Advisor
     e.answer = PlanAnswers::Answer{st, sev};
   }
   for (auto& e : p.advisories) e.reads = &e.own_reads;
+  p.index_readers();
   return p;
 }
 
@@ -283,7 +288,7 @@ void override_cell_inputs(Json& facts, int k, const std::string& backend, const 
 // facts, and how it is known.
 MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*>& advisories, const Json& facts,
                        MatrixCell cell, const std::set<std::string>& ignored, const PlanAnswers& plan,
-                       const Changes& changed) {
+                       const std::vector<char>& touched) {
   bool unknown = false, fails = false, risky = false;
   // An error that bites every time fails the cell; a conditional one puts it at risk.
   const bool fallback_gpu = fact_bool(facts, "gpu.fallback").value_or(false);
@@ -303,7 +308,7 @@ MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*
     if (r.deprecated || ignored.count(r.id)) continue;
     Severity sev = r.severity;
     const ResultStatus s =
-        PlanAnswers::status(plan.rules[i], changed, sev, [&] { return rule_status(r, facts, &sev); });
+        PlanAnswers::status(plan.rules[i], touched[i], sev, [&] { return rule_status(r, facts, &sev); });
     if (s == ResultStatus::fail) {
       if (sev == Severity::error) {
         error_finding(r.id, r.certainty, fallback_gpu && reads_gpu_facts(r));
@@ -319,8 +324,8 @@ MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*
     const Advisory& a = *advisories[i];
     if (ignored.count(a.id)) continue;
     Severity sev = a.severity;
-    const ResultStatus s =
-        PlanAnswers::status(plan.advisories[i], changed, sev, [&] { return advisory_status(a, facts, &sev); });
+    const ResultStatus s = PlanAnswers::status(plan.advisories[i], touched[catalog.rules.size() + i], sev,
+                                               [&] { return advisory_status(a, facts, &sev); });
     if (s == ResultStatus::fail) {
       if (sev == Severity::error) {
         error_finding(a.id, certainty_of(a), fallback_gpu && (!a.gpu.empty() || (a.rule && reads_gpu_facts(*a.rule))));
@@ -368,7 +373,7 @@ MatrixCell evaluate_cell(const Catalog& catalog, const std::vector<const Advisor
   std::vector<std::string> changed;
   std::string path;
   changed_facts(base, facts, path, changed);
-  return decide_cell(catalog, advisories, facts, std::move(cell), ignored, plan, Changes(std::move(changed)));
+  return decide_cell(catalog, advisories, facts, std::move(cell), ignored, plan, plan.touched(changed));
 }
 
 // The advisories that can change some cell: an advisory applies by engine and GPU (advisory.cpp
