@@ -169,24 +169,30 @@ JsonObjectWriter& JsonObjectWriter::key(std::string_view name) {
 }
 
 void JsonObjectWriter::strings(const std::vector<std::string>& v) {
-  if (v.empty()) {
-    out_ += "[]";
-    return;
+  JsonArrayWriter a(out_, indent_, depth_ + 1);
+  for (const std::string& s : v) {
+    a.next();
+    dump_string(s, out_);
   }
-  out_ += '[';
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out_ += ',';
-    json_newline(out_, indent_, depth_ + 2);
-    dump_string(v[i], out_);
-  }
-  json_newline(out_, indent_, depth_ + 1);
-  out_ += ']';
+  a.close();
 }
 
 void JsonObjectWriter::integer(int64_t v) {
   char buf[24];
   auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
   out_.append(buf, p);
+}
+
+int JsonArrayWriter::next() {
+  if (!first_) out_ += ',';
+  first_ = false;
+  json_newline(out_, indent_, depth_ + 1);
+  return depth_ + 1;
+}
+
+void JsonArrayWriter::close() {
+  if (!first_) json_newline(out_, indent_, depth_);
+  out_ += ']';
 }
 
 void JsonObjectWriter::close() {

@@ -72,6 +72,24 @@ class JsonObjectWriter {
 #endif
 };
 
+// Writes a JSON array element by element, as JsonObjectWriter writes objects.
+class JsonArrayWriter {
+ public:
+  JsonArrayWriter(std::string& out, int indent, int depth) : out_(out), indent_(indent), depth_(depth) { out_ += '['; }
+  JsonArrayWriter(const JsonArrayWriter&) = delete;
+  JsonArrayWriter& operator=(const JsonArrayWriter&) = delete;
+  // Starts the next element; returns the depth to write it at.
+  int next();
+  // Ends the array ("[]" when it has no element).
+  void close();
+
+ private:
+  std::string& out_;
+  int indent_;
+  int depth_;
+  bool first_ = true;
+};
+
 // OBJECT's members, and the member NAME written by WRITE(depth) at its place in key order, as
 // dump_json writes the object holding them all at DEPTH (OBJECT must not hold NAME).
 template <class Write>

@@ -19,11 +19,44 @@ Json location_json(const SourceLocation& l, const std::string& fact) {
   return j;
 }
 
+// An advisory result's "advisory" block, at DEPTH.
+void write_advisory(const Advisory& a, std::string& out, int depth) {
+  JsonObjectWriter w(out, kReportIndent, depth);
+  w.key("affected");
+  JsonArrayWriter packages(out, kReportIndent, w.child_depth());
+  for (const auto& ap : a.affected) {
+    JsonObjectWriter p(out, kReportIndent, packages.next());
+    p.key("package").string(ap.package);
+    p.key("ranges");
+    JsonArrayWriter ranges(out, kReportIndent, p.child_depth());
+    for (const auto& vr : ap.ranges) {
+      JsonObjectWriter x(out, kReportIndent, ranges.next());
+      x.key("fixed").string_or_null(vr.fixed);
+      if (!vr.fixed_commit.empty()) x.key("fixed_commit").string(vr.fixed_commit);
+      x.key("introduced").string(vr.introduced);
+      if (!vr.introduced_commit.empty()) x.key("introduced_commit").string(vr.introduced_commit);
+      x.close();
+    }
+    ranges.close();
+    p.close();
+  }
+  packages.close();
+  w.key("engine").string(a.engine);
+  w.key("fixed_in");
+  JsonObjectWriter fixed(out, kReportIndent, w.child_depth());
+  for (const auto& [package, version] : a.upgrade) fixed.key(package).string(version);
+  fixed.close();
+  w.key("published").string(a.published);
+  w.key("request_dependent").boolean(a.request_dependent);
+  w.key("url").string(a.primary_url());
+  w.close();
+}
+
 // One result, written as the JSON report lists it (members in key order), at DEPTH.
 void write_result(const RuleResult& res, std::string& out, int depth) {
   JsonObjectWriter w(out, kReportIndent, depth);
   if (res.advisory)
-    w.key("advisory").value(*res.advisory);
+    write_advisory(*res.advisory, out, w.key("advisory").child_depth());
   else
     w.key("advisory").null();
   w.key("category").string(res.category);

@@ -75,31 +75,8 @@ Rule make_trigger_rule(const Advisory& a) {
   return r;
 }
 
-Json advisory_block(const Advisory& a) {
-  Json affected = Json::array();
-  for (const auto& ap : a.affected) {
-    Json ranges = Json::array();
-    for (const auto& vr : ap.ranges) {
-      Json x = {{"introduced", vr.introduced}, {"fixed", vr.fixed.empty() ? Json(nullptr) : Json(vr.fixed)}};
-      if (!vr.introduced_commit.empty()) x["introduced_commit"] = vr.introduced_commit;
-      if (!vr.fixed_commit.empty()) x["fixed_commit"] = vr.fixed_commit;
-      ranges.push_back(x);
-    }
-    affected.push_back({{"package", ap.package}, {"ranges", ranges}});
-  }
-  return {{"url", a.primary_url()},
-          {"published", a.published},
-          {"affected", affected},
-          {"fixed_in", a.upgrade},
-          {"request_dependent", a.request_dependent},
-          {"engine", a.engine}};
-}
-
 // What every evaluation of A shares, built once it is read.
-void finish_advisory(Advisory& a) {
-  a.rule = std::make_shared<const Rule>(make_trigger_rule(a));
-  a.block = std::make_shared<const Json>(advisory_block(a));
-}
+void finish_advisory(Advisory& a) { a.rule = std::make_shared<const Rule>(make_trigger_rule(a)); }
 
 // The rule parse_advisory built, or one built now for an advisory made some other way.
 std::shared_ptr<const Rule> trigger_rule(const Advisory& a) {
@@ -409,7 +386,7 @@ ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* sev
 RuleResult evaluate_advisory(const Advisory& a, const Json& facts,
                              const std::map<std::string, SourceLocation>& locations, const std::string& default_file) {
   RuleResult r = evaluate_rule(*trigger_rule(a), facts, {}, "");
-  r.advisory = a.block ? a.block : std::make_shared<const Json>(advisory_block(a));
+  r.advisory = &a;
   for (const auto& ap : a.affected) {
     const Json* v = find_fact(facts, "lib." + ap.package + ".version");
     r.evidence["lib." + ap.package + ".version"] = v ? *v : Json(nullptr);

@@ -52,9 +52,6 @@ struct Advisory {
   // what-if sweep evaluates every advisory in every cell. A copy whose trigger fields are edited
   // must reset it (nullptr: trigger_rule then builds the rule at each call).
   std::shared_ptr<const Rule> rule;
-  // The advisory block of its results ({url, published, affected, fixed_in, request_dependent,
-  // engine}), built with RULE: the same in every evaluation (nullptr: built at each one).
-  std::shared_ptr<const Json> block;
 
   // The primary report's URL (or the first reference's).
   std::string primary_url() const;

@@ -2,7 +2,6 @@
 // everywhere (text, JSON, JUnit, SARIF): pass, fail, skip (not applicable, with the reason),
 // error (could not determine, with the reason).
 #pragma once
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +11,8 @@
 #include "rules/rule.hpp"
 
 namespace specprobe {
+
+struct Advisory;
 
 enum class ResultStatus { pass, fail, skip, error };
 std::string_view to_string(ResultStatus s);
@@ -45,9 +46,10 @@ struct RuleResult {
   // asked the installed library), "engine" (the installed engine said so), "rule" (derived from
   // facts and versions by a rule or advisory), "unknown" (could not be decided).
   std::string known_by = "rule";
-  // Advisories only (rules/advisory.hpp): {url, published, affected, fixed_in, request_dependent,
-  // engine}, shared by every result of the advisory; nullptr for rules.
-  std::shared_ptr<const Json> advisory;
+  // Advisories only: the advisory (rules/advisory.hpp; the report's catalog holds it, or the
+  // caller of evaluate_advisory); nullptr for rules. The JSON report gives its url, published,
+  // affected, fixed_in, request_dependent and engine.
+  const Advisory* advisory = nullptr;
   // How surely it bites (rule.hpp Certainty), and when conditional, the condition in words.
   Certainty certainty = Certainty::deterministic;
   std::string condition;

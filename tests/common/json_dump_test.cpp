@@ -171,5 +171,19 @@ TEST_CASE("JsonObjectWriter's typed members", "[common][json]") {
     specprobe::JsonObjectWriter e(empty, indent, 3);
     e.close();
     CHECK(empty == "{}");
+    // Arrays element by element: [[], [{"k": 1}, "s"]]
+    std::string arrays;
+    specprobe::JsonArrayWriter outer(arrays, indent, 0);
+    specprobe::JsonArrayWriter none(arrays, indent, outer.next());
+    none.close();
+    specprobe::JsonArrayWriter two(arrays, indent, outer.next());
+    specprobe::JsonObjectWriter k(arrays, indent, two.next());
+    k.key("k").integer(1);
+    k.close();
+    two.next();
+    specprobe::dump_json_string("s", arrays);
+    two.close();
+    outer.close();
+    CHECK(arrays == reference(Json::array({Json::array(), Json::array({{{"k", 1}}, "s"})}), indent));
   }
 }
