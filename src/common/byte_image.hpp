@@ -1,7 +1,7 @@
 // A flat byte image of loaded data, written once at build time and read at start-up without a
 // parser (issue 49): little-endian 32-bit lengths and counts, strings as length + bytes, JSON
-// values as length + CBOR. The reader never reads past its span: a short or corrupt image makes
-// ok() false, and every read after that returns empty values.
+// values as a tagged tree (a type byte, then the scalar, string, or the count and items). The reader never reads past
+// its span: a short or corrupt image makes ok() false, and every read after that returns empty values.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -31,10 +31,8 @@ class ByteWriter {
     u32(static_cast<uint32_t>(v.size()));
     for (const auto& s : v) str(s);
   }
-  void json(const Json& j) {
-    const std::vector<uint8_t> cbor = Json::to_cbor(j);
-    str(std::string_view(reinterpret_cast<const char*>(cbor.data()), cbor.size()));
-  }
+  // J as a tagged tree (byte_image.cpp): read back without a document parser.
+  void json(const Json& j);
   const std::string& bytes() const { return out_; }
 
  private:
@@ -73,19 +71,8 @@ class ByteReader {
     for (auto& s : out) s = str();
     return out;
   }
-  Json json() {
-    const std::string_view cbor = view();
-    if (!ok_) return nullptr;
-    try {
-      // nlohmann's CBOR reader throws for some corrupt input (an array length past max_size)
-      // even when asked not to.
-      Json j = Json::from_cbor(cbor.begin(), cbor.end(), true, false);
-      if (!j.is_discarded()) return j;
-    } catch (const Json::exception&) {
-    }
-    ok_ = false;
-    return nullptr;
-  }
+  // A value ByteWriter::json wrote; null, with ok() false, when it is cut short or corrupt.
+  Json json();
   // A count of items that each take at least one byte: never more than what is left.
   size_t count() {
     const uint32_t n = u32();
@@ -99,6 +86,7 @@ class ByteReader {
     in_ = {};
     return false;
   }
+  Json value(int depth);
   std::string_view in_;
   bool ok_ = true;
 };

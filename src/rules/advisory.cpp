@@ -31,23 +31,43 @@ Expected<std::string> need_string(const Json& d, const char* key, const std::str
   return it->get<std::string>();
 }
 
+// {"OP": ARGS}, and {"==": [A, B]}, built in place (nlohmann's initializer lists copy every
+// level again: a tenth of loading the advisories, issue 49).
+Json operation(const char* op, Json args) {
+  Json o = Json::object();
+  o.get_ref<Json::object_t&>().emplace(op, std::move(args));
+  return o;
+}
+Json equal(Json a, Json b) {
+  Json args = Json::array();
+  auto& v = args.get_ref<Json::array_t&>();
+  v.reserve(2);
+  v.push_back(std::move(a));
+  v.push_back(std::move(b));
+  return operation("==", std::move(args));
+}
+
 // The JSON Logic that says whether the advisory applies to the plan's engine and GPU.
 Json applicability(const Advisory& a) {
   Json all = Json::array();
-  if (a.engine != "any") all.push_back({{"==", Json::array({{{"var", "engine.name"}}, a.engine})}});
+  if (a.engine != "any") all.push_back(equal(operation("var", "engine.name"), a.engine));
   if (!a.gpu.empty()) {
     Json any = Json::array();
     for (const auto& g : a.gpu) {
-      if (g.rfind("sm_", 0) == 0)
-        any.push_back({{"==", Json::array({{{"cat", Json::array({"sm_", {{"var", "gpu.sm"}}})}}, g})}});
-      else
-        any.push_back({{"==", Json::array({{{"var", "gpu.arch_family"}}, g})}});
-      any.push_back({{"==", Json::array({{{"var", "gpu.arch"}}, g})}});
+      if (g.rfind("sm_", 0) == 0) {
+        Json parts = Json::array();
+        parts.push_back("sm_");
+        parts.push_back(operation("var", "gpu.sm"));
+        any.push_back(equal(operation("cat", std::move(parts)), g));
+      } else {
+        any.push_back(equal(operation("var", "gpu.arch_family"), g));
+      }
+      any.push_back(equal(operation("var", "gpu.arch"), g));
     }
-    all.push_back({{"or", any}});
+    all.push_back(operation("or", std::move(any)));
   }
   if (all.empty()) return true;
-  return {{"and", all}};
+  return operation("and", std::move(all));
 }
 
 // The advisory as a rule over its trigger (for status, evidence and anchoring).

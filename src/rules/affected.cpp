@@ -1,6 +1,8 @@
 // Affected version ranges and where the installed versions place a plan (see affected.hpp).
 #include "rules/affected.hpp"
 
+#include <unordered_map>
+
 #include "common/byte_image.hpp"
 #include "common/version.hpp"
 
@@ -43,6 +45,15 @@ Expected<std::string> version_text(const Json& v, const char* key, const std::st
 
 namespace {
 
+// parse_version, remembered per thread: the same few range bounds and installed versions are
+// placed again for every advisory and every matrix cell (start-up, issue 49). The map's nodes
+// stay put, so a reference stays valid while others are added.
+const std::optional<Version>& parsed(const std::string& text) {
+  thread_local std::unordered_map<std::string, std::optional<Version>> memo;
+  if (auto it = memo.find(text); it != memo.end()) return it->second;
+  return memo.emplace(text, parse_version(text)).first->second;
+}
+
 bool hash_prefix(const std::string& have, const std::string& known) {
   if (have.size() < 7 || known.size() < 7) return false;
   const size_t n = std::min(have.size(), known.size());
@@ -57,9 +68,9 @@ bool in_range(const Version& v, const VersionRange& r) {
   }
   const Version base = v.public_version();
   if (r.introduced != "0")
-    if (auto lo = parse_version(r.introduced); lo && base < *lo) return false;
+    if (const auto& lo = parsed(r.introduced); lo && base < *lo) return false;
   if (!r.fixed.empty())
-    if (auto hi = parse_version(r.fixed); hi && !(base < *hi)) return false;
+    if (const auto& hi = parsed(r.fixed); hi && !(base < *hi)) return false;
   return true;
 }
 
@@ -115,14 +126,15 @@ VersionVerdict place_versions(const std::vector<AffectedPackage>& affected, cons
   bool all_unknown_reach_newest = true;
   for (const auto& ap : affected) {
     const auto text = fact_string(facts, "lib." + ap.package + ".version");
-    const auto ver = text ? parse_version(*text) : std::nullopt;
+    static const std::optional<Version> kUnknown;
+    const std::optional<Version>& ver = text ? parsed(*text) : kUnknown;
     if (!ver) {
       unknown.push_back(ap.package);
       bool newest = false;
       std::string fixed;
       for (const auto& r : ap.ranges) {
         newest |= r.fixed.empty();
-        if (!r.fixed.empty() && (fixed.empty() || *parse_version(fixed) < *parse_version(r.fixed))) fixed = r.fixed;
+        if (!r.fixed.empty() && (fixed.empty() || *parsed(fixed) < *parsed(r.fixed))) fixed = r.fixed;
       }
       if (!newest) {
         all_unknown_reach_newest = false;

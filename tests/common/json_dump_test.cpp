@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "common/byte_image.hpp"
 #include "common/json.hpp"
 
 using specprobe::dump_json;
@@ -186,4 +187,42 @@ TEST_CASE("JsonObjectWriter's typed members", "[common][json]") {
     outer.close();
     CHECK(arrays == reference(Json::array({Json::array(), Json::array({{{"k", 1}}, "s"})}), indent));
   }
+}
+
+TEST_CASE("JSON values in a catalog image read back as written, and fail cleanly cut short or corrupt",
+          "[common][json][embedded]") {
+  std::mt19937 rng(20261131);
+  for (int i = 0; i < 1000; ++i) {
+    const Json j = random_value(rng, 0);
+    specprobe::ByteWriter w;
+    w.json(j);
+    w.u8(7);
+    const std::string bytes = w.bytes();
+    specprobe::ByteReader r(bytes);
+    const Json back = r.json();
+    INFO("document " << i);
+    // NaN is the one value not equal to itself: compare the texts.
+    REQUIRE(reference(back, -1) == reference(j, -1));
+    REQUIRE(r.u8() == 7);
+    REQUIRE(r.done());
+    // Every shorter prefix is cut short: an error, never a crash or a read past the end.
+    for (size_t n = 0; n + 1 < bytes.size(); n += 1 + n / 8) {
+      specprobe::ByteReader cut(std::string_view(bytes).substr(0, n));
+      (void)cut.json();
+      (void)cut.u8();
+      REQUIRE_FALSE(cut.done());
+    }
+    // Random bytes flipped: whatever it reads, it returns.
+    std::string flipped = bytes;
+    flipped[std::uniform_int_distribution<size_t>(0, flipped.size() - 1)(rng)] ^=
+        static_cast<char>(std::uniform_int_distribution<int>(1, 255)(rng));
+    specprobe::ByteReader bad(flipped);
+    (void)bad.json();
+  }
+  // Nesting past any catalog's: refused, not recursed into.
+  std::string deep;
+  for (int d = 0; d < 100000; ++d) deep += std::string("\x07\x01\x00\x00\x00", 5);
+  specprobe::ByteReader r(deep);
+  CHECK(r.json().is_null());
+  CHECK_FALSE(r.ok());
 }
