@@ -36,9 +36,23 @@ bool is_number(std::string_view s) {
   return true;
 }
 
+// The program a command word runs: its base name, or for a word that is only a variable the
+// file does not set, the engine the variable is named for ("$VLLM serve ...", "${SGLANG_BIN}
+// serve ...": the script is run with it set to the engine's executable).
+std::string program_name(const ShellWord& w) {
+  const std::string& t = w.text;
+  if (t.size() > 2 && t.front() == kMarkOpen && t.back() == kMarkClose && t.find(kMarkOpen, 1) == std::string::npos) {
+    std::string name = t.substr(1, t.size() - 2);
+    for (char& c : name) c = ascii_lower(c);
+    if (name.find("vllm") != std::string::npos) return "vllm";
+    if (name.find("sglang") != std::string::npos) return "sglang";
+  }
+  return base_name(t);
+}
+
 ServeCommand find_serve(const std::vector<ShellWord>& words, size_t from) {
   for (size_t j = from; j + 1 < words.size(); ++j) {
-    const std::string b = base_name(words[j].text);
+    const std::string b = program_name(words[j]);
     const std::string& next = words[j + 1].text;
     if (b == "vllm" && next == "serve") return {Engine::vllm, false, true, j, j + 2};
     if (b == "sglang" && next == "serve") return {Engine::sglang, false, true, j, j + 2};
@@ -356,6 +370,14 @@ Status ServeCollector::serve(const std::vector<ShellWord>& words, size_t begin, 
     return Ok{};
   }
   const ServeCommand sc = find_serve(words, begin);
+  if (sc.engine != Engine::none && sc.cli && has_unresolved(words[sc.at].text)) {
+    const std::string name = unresolved_names(words[sc.at].text).front();
+    notes_.push_back({"info",
+                      fmt::format("`${} serve` is read as `{} serve`: {} is not set in this file, and is taken to name "
+                                  "the engine's executable",
+                                  name, sc.engine == Engine::vllm ? "vllm" : "sglang", name),
+                      loc(words[sc.at].start)});
+  }
   std::vector<std::pair<std::string, EnvSetting>> env = context.env;
   for (const auto& [k, v] : c.env) {
     const std::string& name = k;  // clang before 16 cannot capture a structured binding

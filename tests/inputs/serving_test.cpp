@@ -416,3 +416,15 @@ TEST_CASE("random and mutated input never crashes", "[serving]") {
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a serve command run through an unset variable named for the engine", "[serving]") {
+  const ParsedServing p = read_ok("serve-engine-variable.sh");
+  CHECK(p.form == InputForm::vllm_command);
+  CHECK(derived_fact(p, "model.id") == "microsoft/Phi-3-mini-4k-instruct");
+  CHECK(derived_fact(p, "serve.max_model_len") == 4096);
+  CHECK(derived_fact(p, "serve.gpu_memory_utilization") == 0.85);
+  CHECK(where(p, "serve.max_model_len") == "7:3");
+  CHECK(has_note(p, "`$VLLM serve` is read as `vllm serve`"));
+  // A variable named for no engine starts nothing that can be told.
+  CHECK(p.unknown.empty());
+}
