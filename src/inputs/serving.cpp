@@ -94,7 +94,9 @@ Expected<ServingFile> dispatch(const std::shared_ptr<const CollectorSource>& src
     auto doc = parse_json(
         s, [shared](size_t off) { return shared->at(off); }, "JSON file");
     if (doc && looks_like_benchmark_json(*doc)) return read_benchmark_json(src, *doc);
-    if (doc || !yaml_ext) {
+    // Not JSON after all: a YAML file, or a log whose first line starts with '[' (a prompt's
+    // "[25 Jun 05:21 PM] ~ ❯ ./run.sh", a "[INFO]" prefix).
+    if (doc || !(yaml_ext || ext == ".log" || looks_like_log(s))) {
       if (!doc) return doc.error();
       return read_config(s, index, InputForm::vllm_json);
     }

@@ -374,3 +374,16 @@ TEST_CASE("option check: no table for another engine, nothing written", "[option
   CHECK_FALSE(f["options"].contains("unknown"));
   CHECK_FALSE(f["options"].contains("table"));
 }
+
+TEST_CASE("options: a list in a start-up log is the JSON value the engine parsed, not text to check", "[options]") {
+  // vLLM's Namespace line prints --allowed-origins (json.loads) as the list it parsed.
+  TempFile log("serve.log",
+               "INFO 04-29 00:57:50 [api_server.py:1044] args: Namespace(host=None, port=8000, "
+               "allowed_origins=['*'], allowed_methods=['*'], model='Qwen/Qwen3-30B-A3B', tensor_parallel_size=4)\n");
+  const Json f = derived(from_file(log));
+  CHECK(count(f, "invalid") == 0);
+  CHECK(messages(f, "invalid").empty());
+  // Written by hand on a command line, the same value is text the engine parses, and is checked.
+  const Json cli = derived(from_argv({"vllm", "serve", "m", "--allowed-origins", "*"}));
+  CHECK(messages(cli, "invalid").find("--allowed-origins") != std::string::npos);
+}

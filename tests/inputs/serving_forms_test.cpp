@@ -517,6 +517,15 @@ TEST_CASE("start-up logs: non-default args, Namespace, ServerArgs, cut lines", "
   CHECK(form_fact(cut, "serve.pp").is_null());
   CHECK(form_fact(cut, "serve.enforce_eager").is_null());
   CHECK(note(cut, "unknown, not the engine's defaults: "));
+  // A log whose first line starts with '[' (a prompt with a date) is a log, not broken JSON.
+  const ParsedServing prompt =
+      one("[25 Jun 05:21 PM] ~/deploy/vllm \xE2\x9D\xAF CUDA_VISIBLE_DEVICES=4 ./run-openai-server.sh\n"
+          "(APIServer pid=3380144) INFO 06-25 17:21:29 [utils.py:233] non-default args: {'model_tag': 'Qwen/Qwen3-8B', "
+          "'model': 'Qwen/Qwen3-8B', 'max_model_len': 40960}\n",
+          "prompt.log");
+  CHECK(form_fact(prompt, "input.form") == "vllm-log");
+  CHECK(form_fact(prompt, "model.id") == "Qwen/Qwen3-8B");
+  CHECK(form_fact(prompt, "serve.max_model_len") == 40960);
   // SGLang's ServerArgs.
   const ParsedServing s =
       one("server_args=ServerArgs(model_path='org/q', tp_size=4, speculative_algorithm='EAGLE', "
