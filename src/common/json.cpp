@@ -155,14 +155,23 @@ void json_newline(std::string& out, int indent, int depth) {
   if (indent >= 0) newline_indent(out, indent, depth);
 }
 
+void JsonContainerWriter::separate() {
+  if (!first_) out_ += ',';
+  first_ = false;
+  json_newline(out_, indent_, depth_ + 1);
+}
+
+void JsonContainerWriter::end(char close) {
+  if (!first_) json_newline(out_, indent_, depth_);
+  out_ += close;
+}
+
 JsonObjectWriter& JsonObjectWriter::key(std::string_view name) {
 #ifndef NDEBUG
   assert((first_ || last_ < name) && "JsonObjectWriter: members out of key order");
   last_.assign(name);
 #endif
-  if (!first_) out_ += ',';
-  first_ = false;
-  json_newline(out_, indent_, depth_ + 1);
+  separate();
   dump_string(name, out_);
   out_ += indent_ >= 0 ? ": " : ":";
   return *this;
@@ -181,27 +190,6 @@ void JsonObjectWriter::integer(int64_t v) {
   char buf[24];
   auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
   out_.append(buf, p);
-}
-
-int JsonArrayWriter::next() {
-  if (!first_) out_ += ',';
-  first_ = false;
-  json_newline(out_, indent_, depth_ + 1);
-  return depth_ + 1;
-}
-
-void JsonArrayWriter::close() {
-  if (!first_) json_newline(out_, indent_, depth_);
-  out_ += ']';
-}
-
-void JsonObjectWriter::close() {
-  if (first_) {
-    out_ += '}';  // "{" + "}"
-    return;
-  }
-  json_newline(out_, indent_, depth_);
-  out_ += '}';
 }
 
 const Json* find_fact(const Json& facts, std::string_view dotted) {

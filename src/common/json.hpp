@@ -40,14 +40,36 @@ void dump_json(const Json& value, std::string& out, int indent = 2, int depth = 
 // S as dump_json writes a string value (quoted and escaped).
 void dump_json_string(std::string_view s, std::string& out);
 
+// What JsonObjectWriter and JsonArrayWriter share: where they write, at what depth, and whether
+// a member or element came yet.
+class JsonContainerWriter {
+ public:
+  JsonContainerWriter(const JsonContainerWriter&) = delete;
+  JsonContainerWriter& operator=(const JsonContainerWriter&) = delete;
+  // The depth a member's or element's value is written at.
+  int child_depth() const { return depth_ + 1; }
+
+ protected:
+  JsonContainerWriter(std::string& out, int indent, int depth, char open) : out_(out), indent_(indent), depth_(depth) {
+    out_ += open;
+  }
+  // The comma and the newline before the next member or element.
+  void separate();
+  // Ends the container with CLOSE ("{}" / "[]" when nothing came).
+  void end(char close);
+
+  std::string& out_;
+  int indent_;
+  int depth_;
+  bool first_ = true;
+};
+
 // Writes a JSON object member by member into OUT, byte for byte as dump_json writes the object
 // with the same members at DEPTH, without building it: the reports' many results (start-up, issue
 // 49). Members must come in key order, as a Json object keeps them (checked in debug builds).
-class JsonObjectWriter {
+class JsonObjectWriter : public JsonContainerWriter {
  public:
-  JsonObjectWriter(std::string& out, int indent, int depth) : out_(out), indent_(indent), depth_(depth) { out_ += '{'; }
-  JsonObjectWriter(const JsonObjectWriter&) = delete;
-  JsonObjectWriter& operator=(const JsonObjectWriter&) = delete;
+  JsonObjectWriter(std::string& out, int indent, int depth) : JsonContainerWriter(out, indent, depth, '{') {}
 
   // The member NAME, then exactly one value below (or written by the caller at child_depth()).
   JsonObjectWriter& key(std::string_view name);
@@ -58,36 +80,24 @@ class JsonObjectWriter {
   void integer(int64_t v);
   void boolean(bool v) { out_ += v ? "true" : "false"; }
   void null() { out_ += "null"; }
-  int child_depth() const { return depth_ + 1; }
-  // Ends the object ("{}" when it has no member).
-  void close();
+  void close() { end('}'); }
 
  private:
-  std::string& out_;
-  int indent_;
-  int depth_;
-  bool first_ = true;
 #ifndef NDEBUG
   std::string last_;
 #endif
 };
 
 // Writes a JSON array element by element, as JsonObjectWriter writes objects.
-class JsonArrayWriter {
+class JsonArrayWriter : public JsonContainerWriter {
  public:
-  JsonArrayWriter(std::string& out, int indent, int depth) : out_(out), indent_(indent), depth_(depth) { out_ += '['; }
-  JsonArrayWriter(const JsonArrayWriter&) = delete;
-  JsonArrayWriter& operator=(const JsonArrayWriter&) = delete;
+  JsonArrayWriter(std::string& out, int indent, int depth) : JsonContainerWriter(out, indent, depth, '[') {}
   // Starts the next element; returns the depth to write it at.
-  int next();
-  // Ends the array ("[]" when it has no element).
-  void close();
-
- private:
-  std::string& out_;
-  int indent_;
-  int depth_;
-  bool first_ = true;
+  int next() {
+    separate();
+    return depth_ + 1;
+  }
+  void close() { end(']'); }
 };
 
 // OBJECT's members, and the member NAME written by WRITE(depth) at its place in key order, as
