@@ -46,6 +46,10 @@ const KnownGpu kKnownGpus[] = {
     {"a800|a800sxm4|a800sxm480gb", "NVIDIA A800-SXM4-80GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, drv(79.33),
      2039 * kGBps},
     {"a10040gb|a100pcie", "NVIDIA A100-PCIE-40GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, 42298834944, 1555 * kGBps},
+    // The 40 GB SXM4 part (HBM2, 1,555 GB/s: NVIDIA A100 datasheet); without it, "A100-SXM4-40GB"
+    // lost its size to the tail rule in lookup_keys and was read as the 80 GB card.
+    {"a100sxm440gb|a100sxm40gb", "NVIDIA A100-SXM4-40GB", 8, 0, 108, kSmem163, 167936, 40 * kMiB, 42298834944,
+     1555 * kGBps},
     {"a10|a10g", "NVIDIA A10", 8, 6, 72, kSmem99, 102400, 6 * kMiB, drv(21.99), 600 * kGBps},
     {"rtx3090|3090|geforcertx3090", "NVIDIA GeForce RTX 3090", 8, 6, 82, kSmem99, 102400, 6 * kMiB, drv(23.70),
      936 * kGBps},
@@ -207,8 +211,11 @@ std::vector<std::string> lookup_keys(const std::string& name) {
   for (const char* p : {"nvidia", "geforce", "tesla", "quadro"})
     if (k.rfind(p, 0) == 0 && k.size() > std::strlen(p)) k = k.substr(std::strlen(p));
   keys.push_back(k);
-  // A trailing memory size and form factor: "80gb", "80gbhbm3", "sxm480gb", "96gb", "pcie".
-  static const std::regex tail(R"((sxm\d?|pcie)?(\d+gb)?(hbm\de?|pcie|sxm\d?)?$)");
+  // A trailing memory size and form factor: "80gb", "80gbhbm3", "sxm480gb", "96gb", "pcie". The
+  // sizes are the cards' (a bare \d+gb also took the model number: "a10080gbpcie" became "a").
+  static const std::regex tail(
+      R"((sxm\d?|pcie)?((?:8|10|11|12|16|20|24|32|40|46|48|64|80|94|96|128|141|144|180|188|192|256|288)gb)?)"
+      R"((hbm\de?|pcie|sxm\d?)?$)");
   const std::string stripped = std::regex_replace(k, tail, "");
   if (!stripped.empty() && stripped != k) keys.push_back(stripped);
   return keys;

@@ -150,3 +150,16 @@ TEST_CASE("the GPU a deploy file's node selector names", "[resolve][gpu]") {
   CHECK_FALSE(gpu_name_from_label("NVIDIA-A1000"));
   CHECK_FALSE(gpu_name_from_label("cpu-only"));
 }
+
+TEST_CASE("a declared GPU keeps the memory size its name states", "[gpu]") {
+  for (const char* name : {"NVIDIA A100-SXM4-40GB", "A100-SXM4-40GB", "a100 sxm4 40gb"}) {
+    auto g = specprobe::declared_gpu(name);
+    INFO(name);
+    REQUIRE(g.has_value());
+    CHECK(g->name == "NVIDIA A100-SXM4-40GB");
+    CHECK(g->memory_bytes == 42298834944);
+  }
+  for (const char* name : {"NVIDIA A100-SXM4-80GB", "A100 80GB PCIe", "a100"})
+    CHECK(specprobe::declared_gpu(name)->name == "NVIDIA A100-SXM4-80GB");
+  CHECK(specprobe::declared_gpu("NVIDIA A100-PCIE-40GB")->name == "NVIDIA A100-PCIE-40GB");
+}
