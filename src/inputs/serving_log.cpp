@@ -413,7 +413,21 @@ Expected<ServingFile> read_server_log(std::shared_ptr<const CollectorSource> src
   DeployInfo version;
   log_version(src->text, col, version);
   std::vector<LogArgs> found = find_log_args(src->text, col);
-  if (found.empty()) found.push_back(fragment(src->text, col));  // keys without the ServerArgs( prefix
+  if (found.empty()) {
+    LogArgs piece = fragment(src->text, col);  // keys without the ServerArgs( prefix
+    if (piece.options.empty()) {
+      // No arguments line, not even a piece of one: the serve command pasted with the log is the
+      // plan (no command: no server, as for a script that starts none).
+      for (ParsedServing& c : commands) {
+        PlanWriter w(c);
+        if (!version.engine_version.empty())
+          write_engine_version(w, version, fact_string(c.facts, "engine.name").value_or("vllm"));
+        out.plans.push_back(std::move(c));
+      }
+      return out;
+    }
+    found.push_back(std::move(piece));
+  }
   for (LogArgs& a : found) {
     ReadContext ctx;
     ctx.path = src->path;

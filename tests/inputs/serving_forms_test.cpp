@@ -526,6 +526,19 @@ TEST_CASE("start-up logs: non-default args, Namespace, ServerArgs, cut lines", "
   CHECK(form_fact(prompt, "input.form") == "vllm-log");
   CHECK(form_fact(prompt, "model.id") == "Qwen/Qwen3-8B");
   CHECK(form_fact(prompt, "serve.max_model_len") == 40960);
+  // A log with no arguments line: the serve command pasted with it is the plan, with the log's
+  // version; with no command either, no server (not a made-up SGLang fragment).
+  const ParsedServing pasted =
+      one("vllm serve org/m --max-model-len 4096\n"
+          "INFO 03-29 08:49:38 [api_server.py:981] vLLM API server version 0.8.2\n"
+          "INFO 03-29 08:49:56 [gpu_model_runner.py:4820] Model loading took 7.12 GiB memory\n",
+          "pasted.log");
+  CHECK(form_fact(pasted, "engine.name") == "vllm");
+  CHECK(form_fact(pasted, "model.id") == "org/m");
+  CHECK(form_fact(pasted, "serve.max_model_len") == 4096);
+  CHECK(form_fact(pasted, "deploy.engine_version") == "0.8.2");
+  CHECK(read("INFO 03-29 08:49:56 [gpu_model_runner.py:4820] Model loading took 7.12 GiB\nhello\n", "plain.log")
+            .plans.empty());
   // SGLang's ServerArgs.
   const ParsedServing s =
       one("server_args=ServerArgs(model_path='org/q', tp_size=4, speculative_algorithm='EAGLE', "
