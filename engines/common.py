@@ -156,6 +156,9 @@ def validate_request(req):
                 raise RequestError("a declared gpu needs cc: [major, minor]")
         if gpu.get("count") is not None and not (isinstance(gpu["count"], int) and 1 <= gpu["count"] <= 4096):
             raise RequestError("gpu.count must be a positive integer")
+        for key in ("sm_count", "compute_units"):
+            if gpu.get(key) is not None and not (isinstance(gpu[key], int) and 1 <= gpu[key] <= 100000):
+                raise RequestError("gpu.%s must be a positive integer" % key)
     cells = req.get("cells", [])
     if not isinstance(cells, list) or len(cells) > MAX_CELLS:
         raise RequestError("cells must be a list of at most %d objects" % MAX_CELLS)
@@ -570,11 +573,11 @@ _HUB_PATTERNS = (
     "neither a local path nor", "is not a directory", "does not exist",
 )
 _REMOTE_CODE_PATTERNS = ("trust_remote_code", "trust-remote-code", "custom code", "remote code", "auto_map")
-_GPU_PATTERNS = ("cuda driver is a stub", "no cuda gpus are available", "found no nvidia driver",
+GPU_PATTERNS = ("cuda driver is a stub", "no cuda gpus are available", "found no nvidia driver",
                  "cudagetdevicecount", "cuda error", "cuinit", "nvml", "no cuda device",
                  "torch not compiled with cuda", "cuda initialization", "invalid device ordinal",
                  "no cuda runtime", "libcuda.so")
-_ADAPTER_EXC = (NameError, AttributeError, ImportError, KeyError, IndexError, UnboundLocalError,
+ADAPTER_EXCEPTIONS = (NameError, AttributeError, ImportError, KeyError, IndexError, UnboundLocalError,
                 RecursionError, MemoryError, SyntaxError)
 
 
@@ -668,7 +671,7 @@ def classify(exc, stage, ctx):
         rec.update(status="adapter-error", missing=None)
         rec["message"] = clip("the engine tried to write outside the private dir: " + rec["message"])
         return rec
-    if stage in ("config", "model-interface", "backend-selection") and any(p in text for p in _GPU_PATTERNS) and \
+    if stage in ("config", "model-interface", "backend-selection") and any(p in text for p in GPU_PATTERNS) and \
             isinstance(top, (RuntimeError, AssertionError, OSError, AttributeError, TypeError, ValueError)):
         rec.update(status="missing-input", missing=(
             "a real GPU: the engine queries the device itself at this stage, which the declared GPU "
@@ -681,7 +684,7 @@ def classify(exc, stage, ctx):
     if where is not None and where.startswith(ADAPTER_DIR):
         rec.update(status="adapter-error")
         return rec
-    if isinstance(top, _ADAPTER_EXC) and not (stage == "argparse"):
+    if isinstance(top, ADAPTER_EXCEPTIONS) and not (stage == "argparse"):
         rec.update(status="adapter-error")
         return rec
     if stage in ("request", "import"):
@@ -997,8 +1000,10 @@ def run_adapter(engine, setup, check):
         base = list(req.get("args", []))
         phase("plan")
         ctx["what"] = "plan"
+        ctx["whole_plan"] = True
         ctx["model_dir"] = req.get("model_dir")
         result["plan"] = run_check(check, base, ctx)
+        ctx["plan_record"] = result["plan"]
         result["timing_s"]["plan"] = result["plan"]["timing_s"]
         t1 = time.monotonic()
         for cell in req.get("cells", []):
@@ -1010,6 +1015,9 @@ def run_adapter(engine, setup, check):
                 rec = new_record([])
                 rec.update(status="adapter-error", stage="request", exception="RequestError", message=str(e), args=None)
             else:
+                # A cell with its own arguments or model is a plan of its own; one that overrides a
+                # few flags is a variant of the plan (stages that only whole plans run are left out).
+                ctx["whole_plan"] = "args" in cell or "model_dir" in cell
                 ctx["model_dir"] = cell.get("model_dir", req.get("model_dir"))
                 rec = run_check(check, args, ctx)
                 if "model_dir" in cell:

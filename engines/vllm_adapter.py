@@ -7,7 +7,9 @@
 # the GPU model runner does. On a machine without the GPU, the GPU is declared (compute capability,
 # name, count) through a vLLM platform object installed as vllm.platforms.current_platform.
 # Protocol: engines/README.md; shared machinery: common.py (standard library + vLLM only).
+import contextlib
 import dataclasses
+import enum
 import inspect
 import os
 import sys
@@ -282,8 +284,9 @@ def setup(req, result):
     ctx = {
         "req": req, "parser": parser, "serve_mod": serve_mod, "AsyncEngineArgs": AsyncEngineArgs,
         "UsageContext": UsageContext, "engine_roots": [site], "allow_remote_code": bool(req.get("allow_remote_code")),
-        "model_dirs": dict(req.get("model_dirs") or {}), "declared": declared,
+        "model_dirs": dict(req.get("model_dirs") or {}), "declared": declared, "gpu": dict(gpu, declared=declared),
         "host_memory_declared": bool(host_mem),
+        "rocm_emulated": rocm and plat.get("torch_hip") is None,
     }
     return ctx
 
@@ -462,6 +465,256 @@ def resolve_cudagraph(cfg, target_backend, drafter_backend, mc, ctx):
     return cm.plain(mode), cm.plain(getp(cfg, "compilation_config.cudagraph_capture_sizes"))
 
 
+class _GroupStandIn:
+    """Rank 0 of a parallel group of WORLD_SIZE ranks, for model construction only: what the layers
+    read while they are built (sizes and ranks; the process group's size() and rank()). No
+    collective can run on it: nothing here runs a forward pass."""
+
+    def __init__(self, name, world_size):
+        self.unique_name = "%s:0" % name
+        self.world_size = int(world_size)
+        self.rank = self.rank_in_group = self.local_rank = 0
+        self.ranks = list(range(self.world_size))
+        self.is_first_rank = True
+        self.is_last_rank = self.world_size == 1
+        self.use_device_communicator = False
+        self.device_communicator = None
+        self.device_group = self.cpu_group = types.SimpleNamespace(size=lambda: self.world_size, rank=lambda: 0)
+
+    def size(self):
+        return self.world_size
+
+
+def group_sizes(pc):
+    tp = int(getp(pc, "tensor_parallel_size", 1) or 1)
+    pp = int(getp(pc, "pipeline_parallel_size", 1) or 1)
+    dp = int(getp(pc, "data_parallel_size", 1) or 1)
+    pcp = int(getp(pc, "prefill_context_parallel_size", 1) or 1)
+    return {"_WORLD": tp * pp * dp * pcp, "_TP": tp, "_PP": pp, "_DP": dp, "_PCP": pcp,
+            "_DCP": int(getp(pc, "decode_context_parallel_size", 1) or 1),
+            "_EP": tp * dp * pcp if getp(pc, "enable_expert_parallel", False) else 1,
+            "_EPLB": 1, "_ETP": 1}
+
+
+@contextlib.contextmanager
+def rank0_groups(pc):
+    """vLLM's parallel-state groups set to rank 0 of the plan's sizes while a model is built, and
+    put back afterwards. The last pipeline rank is not built (rank 0 is first: embedding, its layers)."""
+    from vllm.distributed import parallel_state as ps
+
+    saved = {}
+    for name, size in group_sizes(pc).items():
+        if hasattr(ps, name):
+            saved[name] = getattr(ps, name)
+            setattr(ps, name, _GroupStandIn(name.strip("_").lower(), size))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(ps, name, value)
+
+
+def declared_properties(gpu):
+    """torch.cuda.get_device_properties() for a declared NVIDIA GPU whose SM count is declared (kernel
+    libraries size their grids by it while layers are built), else None (the device is asked)."""
+    if not gpu or not gpu.get("declared") or cm.is_amd(gpu) or not gpu.get("sm_count") or not gpu.get("cc"):
+        return None
+    major, minor = gpu["cc"]
+    return types.SimpleNamespace(
+        name=gpu.get("name") or "declared sm_%d%d GPU" % (major, minor), major=major, minor=minor,
+        multi_processor_count=int(gpu["sm_count"]), total_memory=int(cm.declared_memory(gpu)[0] * (1 << 30)),
+        is_integrated=False, is_multi_gpu_board=False, warp_size=32)
+
+
+class _DeviceHandleStandIn:
+    """A CUDA stream or event made while a layer is built (overlap streams for shared experts, ...):
+    kept for the forward pass, which never runs here."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __getattr__(self, name):
+        return lambda *a, **k: None
+
+
+@contextlib.contextmanager
+def meta_device_handles(gpu):
+    """While the model is built: the platform's current device is the meta device, CUDA streams and
+    events are stand-ins and the model runner's workspace lives on the meta device, so that layers
+    which place a tensor on "the current device", make a side stream or reserve scratch space at
+    construction build on the meta device instead of initialising CUDA."""
+    import torch
+    import vllm.platforms as vp
+
+    plat_cls = type(vp.current_platform)
+    saved = [(torch.cuda, "Stream", torch.cuda.Stream), (torch.cuda, "Event", torch.cuda.Event),
+             (plat_cls, "current_device", plat_cls.__dict__.get("current_device")),
+             (torch.cuda, "get_device_properties", torch.cuda.get_device_properties)]
+    torch.cuda.Stream = torch.cuda.Event = _DeviceHandleStandIn
+    plat_cls.current_device = classmethod(lambda cls, *a, **k: torch.device("meta"))
+    props = declared_properties(gpu)
+    if props is not None:
+        torch.cuda.get_device_properties = lambda device=None: props
+    # The GPU model runner sets up its scratch workspace before it builds the model; here on meta.
+    try:
+        from vllm.v1.worker import workspace as ws
+    except ImportError:
+        ws = None
+    fresh_workspace = ws is not None and hasattr(ws, "init_workspace_manager") and getattr(ws, "_manager", 0) is None
+    if fresh_workspace:
+        ws.init_workspace_manager(torch.device("meta"))
+    try:
+        yield
+    finally:
+        if fresh_workspace:
+            ws._manager = None
+        for owner, name, value in saved:
+            if value is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
+
+
+def on_meta():
+    """A torch function mode that puts every tensor a layer makes on the meta device, also those made
+    with an explicit device ("cuda", the platform's current device) and those moved there; pinned
+    host memory becomes plain meta memory. torch.device("meta") alone leaves explicit devices be."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._device import _device_constructors
+
+    constructors = _device_constructors()
+    meta = torch.device("meta")
+
+    def off_host(d):
+        return d is not None and not (isinstance(d, torch.device) and d.type in ("cpu", "meta")) and \
+            not (isinstance(d, str) and d.split(":")[0] in ("cpu", "meta"))
+
+    class AllOnMeta(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if func in constructors:
+                kwargs["device"] = meta
+                kwargs.pop("pin_memory", None)
+            elif func is torch.Tensor.cuda or func is torch.Tensor.pin_memory:
+                return args[0]
+            elif func is torch.Tensor.to:
+                if off_host(kwargs.get("device")):
+                    kwargs.pop("device")
+                args = tuple(a for i, a in enumerate(args) if i == 0 or not (
+                    isinstance(a, (str, int, torch.device)) and off_host(a if not isinstance(a, int) else "cuda")))
+                if len(args) == 1 and not kwargs:
+                    return args[0]
+            return func(*args, **kwargs)
+
+    return AllOnMeta()
+
+
+def model_census(model):
+    """What the engine built: parameter bytes of this rank, the attention backend of each attention
+    layer, the MoE method and experts of each MoE layer (counted by kind)."""
+    backends, moe = {}, {}
+    nbytes = 0
+    for p in model.parameters():
+        nbytes += p.numel() * p.element_size()
+    for mod in model.modules():
+        ab = getattr(mod, "attn_backend", None)
+        if ab is not None and hasattr(mod, "layer_name"):
+            name = getattr(ab, "name", None) if isinstance(ab, enum.Enum) else backend_name(ab)
+            key = "%s (%s)" % (name, type(mod).__name__)
+            backends[key] = backends.get(key, 0) + 1
+        qm = getattr(mod, "quant_method", None)
+        if qm is not None and hasattr(mod, "local_num_experts"):
+            key = type(qm).__name__
+            moe[key] = moe.get(key, 0) + 1
+    return {"parameter_bytes": nbytes, "attention_layers": backends, "moe_layers": moe}
+
+
+# Exceptions raised while building on the meta device that say "this needs the device", not "the
+# engine objects": the construction then stops there and the plan keeps its earlier answer.
+_META_LIMITS = ("meta tensor", "meta device", "is not implemented for 'meta'", "on the 'meta' device",
+                "cannot copy out of meta", "tensor.item() cannot be called on meta", "register_meta",
+                "data-dependent", "data dependent")
+# A declared ROCm platform in a CUDA environment lacks the ROCm kernel packages (aiter, ...): a layer
+# that finds no backend for that reason would find one on the ROCm host.
+_ROCM_PACKAGE_LIMITS = ("required dependencies not available", "aiter is not installed", "no module named 'aiter'")
+
+
+def construct(cfg, rec, ctx):
+    """The target model (and the drafter, for model-based methods) built the way the engine's loader
+    builds it (vllm/model_executor/model_loader/base_loader.py: default dtype, target device,
+    initialize_model), on the meta device, as rank 0 of the plan's parallel sizes: the layers'
+    own checks (quantization block shapes against the TP split, MoE methods, per-layer attention
+    backend selection) run; no weight is read and no memory is allocated."""
+    import torch
+    from vllm.model_executor.model_loader.utils import initialize_model
+    from vllm.utils.torch_utils import set_default_torch_dtype
+
+    facts = rec["facts"]
+    spec = cfg.speculative_config
+    dmc = getp(spec, "draft_model_config") if spec is not None else None
+    draft = dmc is not None and getp(spec, "method") not in ("ngram", "suffix", "ngram_gpu")
+    built = []
+    try:
+        with rank0_groups(cfg.parallel_config), meta_device_handles(ctx.get("gpu")):
+            with set_default_torch_dtype(cfg.model_config.dtype), on_meta():
+                target = initialize_model(vllm_config=cfg)
+            facts["model_construction"] = model_census(target)
+            built.append("target")
+            del target
+            if draft:
+                draft_cfg = draft_vllm_config(cfg, spec)
+                try:
+                    from vllm.compilation.backends import set_model_tag
+                    tag = set_model_tag("eagle_head")
+                except Exception:
+                    tag = contextlib.nullcontext()
+                with tag, set_default_torch_dtype(dmc.dtype), on_meta():
+                    drafter = initialize_model(vllm_config=draft_cfg, model_config=dmc)
+                facts["drafter_construction"] = model_census(drafter)
+                built.append("drafter")
+    except Exception as e:
+        text = " | ".join(str(x) for x in cm.exc_chain(e)).lower()
+        in_torch = "torch/" in (cm.raised_at(e) or "")
+        if any(p in text for p in cm.GPU_PATTERNS):
+            why = "needs the device"
+        elif any(p in text for p in _META_LIMITS) or (in_torch and "meta" in text):
+            why = "needs real tensor values"
+        elif ctx.get("rocm_emulated") and any(p in text for p in _ROCM_PACKAGE_LIMITS):
+            why = "needs the ROCm kernel packages this CUDA environment lacks"
+        elif isinstance(e, cm.ADAPTER_EXCEPTIONS):
+            why = "reads more of the parallel state than rank 0's sizes, or more of the device than declared"
+        else:
+            why = None
+        if why is not None:
+            # Not an objection to the plan: what the engine needs here is not on this machine.
+            facts["model_construction_stopped"] = {
+                "after": built, "why": why, "exception": type(e).__name__,
+                "message": cm.exception_message(e)[:500], "raised_at": cm.raised_at(e)}
+            if os.environ.get("SPECPROBE_ENGINE_DEBUG"):
+                import traceback
+                facts["model_construction_stopped"]["traceback"] = cm.clip(
+                    "".join(traceback.format_exception(type(e), e, e.__traceback__))[-3000:])
+            rec["notes"].append("model construction on the meta device stopped (%s) at %s: %s" % (
+                why, cm.raised_at(e), cm.exception_message(e)[:300]))
+            return
+        raise
+
+
+def draft_vllm_config(cfg, spec):
+    """The drafter's VllmConfig as the proposer makes it (_create_draft_vllm_config), else CFG."""
+    for mod, cls in (("vllm.v1.spec_decode.llm_base_proposer", "LLMBaseProposer"),
+                     ("vllm.v1.spec_decode.eagle", "EagleProposer")):
+        try:
+            P = getattr(__import__(mod, fromlist=[cls]), cls)
+        except Exception:
+            continue
+        make = getattr(P, "_create_draft_vllm_config", None)
+        if make is not None:
+            return make(types.SimpleNamespace(speculative_config=spec, vllm_config=cfg))
+    return cfg
+
+
 def check(rec, args, ctx):
     facts = rec["facts"]
     ns = None
@@ -539,17 +792,7 @@ def check(rec, args, ctx):
         spec = cfg.speculative_config
         dmc = getp(spec, "draft_model_config") if spec is not None else None
         if dmc is not None and getp(spec, "method") not in ("ngram", "suffix", "ngram_gpu"):
-            draft_cfg = cfg
-            try:
-                from vllm.v1.spec_decode.llm_base_proposer import LLMBaseProposer as P
-            except Exception:
-                try:
-                    from vllm.v1.spec_decode.eagle import EagleProposer as P
-                except Exception:
-                    P = None
-            make = getattr(P, "_create_draft_vllm_config", None) if P is not None else None
-            if make is not None:
-                draft_cfg = make(types.SimpleNamespace(speculative_config=spec, vllm_config=cfg))
+            draft_cfg = draft_vllm_config(cfg, spec)
             drafter, dshown, drejected = select_backend(draft_cfg, dmc, getp(draft_cfg, "cache_config.cache_dtype"), ctx)
             facts["drafter_attention_backend"] = backend_name(drafter)
             facts["drafter_selector_inputs"] = dshown
@@ -560,6 +803,12 @@ def check(rec, args, ctx):
         mode, sizes = resolve_cudagraph(cfg, target, drafter, mc, ctx)
         facts["cudagraph_mode"] = mode
         facts["cudagraph_capture_sizes"] = sizes
+    # Whole plans are built; a variant of the plan only when building the plan was refused (the
+    # variant may change what refused it, e.g. an attention layer's backend).
+    plan = ctx.get("plan_record") or {}
+    if ctx.get("whole_plan") or (plan.get("status") == "refused" and plan.get("stage") == "model-construction"):
+        with cm.Stage(rec, "model-construction", ctx):
+            construct(cfg, rec, ctx)
 
 
 if __name__ == "__main__":

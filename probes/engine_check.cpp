@@ -37,12 +37,13 @@ const std::set<std::string>& statuses() {
   return s;
 }
 const std::set<std::string>& stages() {
-  static const std::set<std::string> s = {"argparse", "config", "model-interface", "backend-selection",
-                                          "request",  "import", "adapter"};
+  static const std::set<std::string> s = {"argparse",           "config",  "model-interface", "backend-selection",
+                                          "model-construction", "request", "import",          "adapter"};
   return s;
 }
 const std::set<std::string>& verdict_stages() {
-  static const std::set<std::string> s = {"argparse", "config", "model-interface", "backend-selection"};
+  static const std::set<std::string> s = {"argparse", "config", "model-interface", "backend-selection",
+                                          "model-construction"};
   return s;
 }
 
@@ -180,6 +181,20 @@ Json engine_cell(const std::string& engine, int k, const std::string& backend, c
   return {{"id", engine_cell_id(k, backend, kv)}, {"args_override", o}};
 }
 
+// The GPUs the engine is told the node has: the driver's count, else the deploy's (a Kubernetes
+// limit, docker --gpus N), else as many as the plan uses (TP x PP x DP): a GPU named by --gpu says
+// which GPU, not how many, and the engines refuse a world size larger than the node.
+static int64_t gpu_count(const Json& facts) {
+  if (fact_string(facts, "gpu.source").value_or("") == "driver")
+    if (auto n = fact_int(facts, "gpu.count")) return *n;
+  if (const Json* d = find_fact(facts, "deploy.gpus"); d && d->is_number_integer() && d->get<int64_t>() > 0)
+    return d->get<int64_t>();
+  int64_t n = 1;
+  for (const char* size : {"serve.tp", "serve.pp", "serve.dp"})
+    n *= std::clamp<int64_t>(fact_int(facts, size).value_or(1), 1, 4096);
+  return n;
+}
+
 Json engine_request(const Json& facts, const std::string& model_dir, const Json& cells,
                     std::vector<std::string>& unresolved) {
   const std::string engine = fact_string(facts, "engine.name").value_or("vllm");
@@ -277,10 +292,12 @@ Json engine_request(const Json& facts, const std::string& model_dir, const Json&
     gpu["name"] = fact_string(facts, "gpu.name").value_or("");
     // A GPU the driver reported is the one here: the adapter then asks the engine's own detection.
     gpu["declared"] = vendor == "amd" || fact_string(facts, "gpu.source").value_or("declared") != "driver";
-    gpu["count"] = std::clamp<int64_t>(fact_int(facts, "gpu.count").value_or(1), 1, 4096);
+    gpu["count"] = std::clamp<int64_t>(gpu_count(facts), 1, 4096);
     if (auto mem = fact_int(facts, "gpu.memory_bytes"); mem && *mem > 0)
       gpu["memory_gib"] = *mem / (1024.0 * 1024 * 1024);
-    if (auto sms = fact_int(facts, "gpu.sm_count"); vendor == "amd" && sms && *sms > 0) gpu["compute_units"] = *sms;
+    // SMs (CUs on AMD): kernel libraries size their grids by it while the engine builds the model.
+    if (auto sms = fact_int(facts, "gpu.sm_count"); sms && *sms > 0)
+      gpu[vendor == "amd" ? "compute_units" : "sm_count"] = *sms;
     req["gpu"] = gpu;
   }
   return req;
@@ -491,7 +508,11 @@ Json engine_facts_patch(const Json& record, const std::vector<std::string>& unre
   set_fact(f, "engine_check.python", record.value("python", Json()));
   set_fact(f, "engine_check.cached", record.value("cached", false));
   set_fact(f, "engine_check.duration_s", record.value("duration_s", Json()));
-  const Json timing = record.value("timing_s", Json());
+  Json timing = record.value("timing_s", Json());
+  // The plan's stages (argparse, config, ..., model-construction): the engine's own config time is
+  // import + argparse + config; the rest is what the server does before it loads weights.
+  if (timing.is_object() && plan.is_object() && plan.value("stage_s", Json()).is_object())
+    timing["plan_stages"] = plan["stage_s"];
   set_fact(f, "engine_check.timing_s", timing.is_object() ? timing : Json());
   Json unres = Json::array();
   for (const auto& u : unresolved) unres.push_back(u);

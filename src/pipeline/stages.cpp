@@ -712,6 +712,17 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
         " ({:.1f} s: engine import {:.1f} s, plan {:.1f} s)", took, record["timing_s"]["import"].get<double>(),
         record["timing_s"].value("plan", Json(0.0)).is_number() ? record["timing_s"]["plan"].get<double>() : 0.0);
   if (!cells.empty()) msg += fmt::format("; {} matrix cells asked", cells.size());
+  // How far vLLM built the model on the meta device (engines/README.md, stage model-construction).
+  if (const Json* built = find_fact(inputs, "engine_check.facts.model_construction");
+      built && built->is_object() && built->value("parameter_bytes", Json()).is_number())
+    msg += fmt::format("; the model built layer by layer as rank 0 ({:.2f} GiB of parameters{})",
+                       (*built)["parameter_bytes"].get<double>() / (1024.0 * 1024 * 1024),
+                       find_fact(inputs, "engine_check.facts.drafter_construction") ? ", and the drafter" : "");
+  if (const Json* stop = find_fact(inputs, "engine_check.facts.model_construction_stopped");
+      stop && stop->is_object() && stop->value("why", Json()).is_string())
+    msg += fmt::format("; building the model stopped ({}) at {}: not asked beyond that point",
+                       (*stop)["why"].get<std::string>(),
+                       stop->value("raised_at", Json()).is_string() ? (*stop)["raised_at"].get<std::string>() : "?");
   if (!unresolved.empty()) {
     std::string list;
     for (const auto& u : unresolved) list += (list.empty() ? "" : ", ") + u;

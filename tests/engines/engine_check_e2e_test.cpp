@@ -481,3 +481,39 @@ TEST_CASE("--engine-env auto asks SGLang 0.5.17, which refuses trtllm_mha on an 
   CHECK(now.fact("engine_check.version") == "0.5.23");
   CHECK(now.fact("engine_check.status") == "ok");
 }
+
+// The model built as the engine builds it (stage model-construction, vLLM): Qwen3-30B-A3B-FP8 at TP 4
+// splits its 768-wide experts into 192 per rank against 128-wide FP8 blocks. vLLM 0.25.1 raises while
+// building the MoE layer, and so does every matrix cell (each cell is built once the plan's build is
+// refused); 0.33.0 builds it. The GPU count is the plan's (a declared GPU says which, not how many).
+TEST_CASE("vLLM 0.25.1 refuses a block-FP8 MoE split at TP 4 while building the model - 0.33.0 builds it",
+          "[.engines][vllm]") {
+  if (!stamped("vllm-0.25.1") || !stamped("vllm-0.33.0")) return;
+  const std::string qwen = std::string(SPECPROBE_SOURCE_DIR) + "/tests/corpus/models/Qwen--Qwen3-30B-A3B-FP8";
+  const std::string cmd = "vllm serve Qwen/Qwen3-30B-A3B-FP8 --tensor-parallel-size 4";
+  const std::string cache = temp_dir();
+  const fs::path envs = fs::path(cache) / "specprobe" / "engines";
+  fs::create_directories(envs);
+  for (const char* name : {"vllm-0.25.1", "vllm-0.33.0"})
+    fs::create_directory_symlink(fs::path(SPECPROBE_BINARY).parent_path() / "engines" / name, envs / name);
+  EngineRun old =
+      run_check_json(cache, "--engine-env auto --gpu H100 --lib vllm=0.25.1 --model " + shell_quote(qwen), cmd);
+  INFO(old.message());
+  CHECK(old.sp4100_status() == "fail");
+  CHECK(old.fact("engine_check.stage") == "model-construction");
+  CHECK(old.message().find("weight = 192 is not divisible by weight quantization block_n = 128") != std::string::npos);
+  CHECK(old.fact("engine_check.platform.count") == 4);
+  int asked = 0;
+  for (const auto& c : old.report["matrix"]["cells"])
+    if (c.contains("evidence") && c["evidence"].dump().find("block_n = 128") != std::string::npos) {
+      ++asked;
+      CHECK(c["verdict"] == "fails");
+    }
+  CHECK(asked > 1);
+
+  EngineRun now = run_check_json(
+      cache, "--engine-env auto --gpu H100 --no-matrix --lib vllm=0.33.0 --model " + shell_quote(qwen), cmd);
+  INFO(now.fact("engine_check.message").dump());
+  CHECK(now.fact("engine_check.status") == "ok");
+  CHECK(now.fact("engine_check.facts.model_construction.moe_layers") == Json({{"Fp8MoEMethod", 48}}));
+}

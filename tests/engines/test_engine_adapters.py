@@ -26,7 +26,8 @@ EX = os.path.join(REPO, "docs", "examples", "checkpoints")
 FIX = next((p for p in (os.environ.get("SPECPROBE_FIXTURES_CHECKPOINTS"),
                         os.path.join(REPO, "..", "shared", "fixtures", "checkpoints"),
                         "/work/shared/fixtures/checkpoints") if p and os.path.isdir(p)), None)
-H100 = {"name": "NVIDIA H100 80GB HBM3", "cc": [9, 0], "declared": True, "count": 8}
+H100 = {"name": "NVIDIA H100 80GB HBM3", "cc": [9, 0], "declared": True, "count": 8, "sm_count": 132}
+CORPUS_MODELS = os.path.join(REPO, "tests", "corpus", "models")
 A100 = {"name": "NVIDIA A100-SXM4-80GB", "cc": [8, 0], "declared": True, "count": 8}
 HOST = {"memory_gib": 2048}
 TIMINGS = []
@@ -217,6 +218,16 @@ def vllm_request(gpu=H100):
         {"id": "tokenizer-files", "model_dir": os.path.join(REPO, "tests", "corpus", "models", "MiniMaxAI--MiniMax-M2.7"),
          "args": ["MiniMaxAI/MiniMax-M2.7", "--tensor-parallel-size", "2", "--tool-call-parser", "minimax_m2",
                   "--reasoning-parser", "minimax_m2", "--enable-auto-tool-choice"]},
+        # model construction (whole plans): a block-FP8 MoE whose expert width 768 splits into
+        # 192 per rank at TP 4 (the checkpoint's blocks are 128 wide), with and without EP; DeepSeek-V3
+        # with its MTP layer as the drafter
+        {"id": "fp8-moe-tp4", "model_dir": os.path.join(CORPUS_MODELS, "Qwen--Qwen3-30B-A3B-FP8"),
+         "args": ["Qwen/Qwen3-30B-A3B-FP8", "--tensor-parallel-size", "4"]},
+        {"id": "fp8-moe-tp4-ep", "model_dir": os.path.join(CORPUS_MODELS, "Qwen--Qwen3-30B-A3B-FP8"),
+         "args": ["Qwen/Qwen3-30B-A3B-FP8", "--tensor-parallel-size", "4", "--enable-expert-parallel"]},
+        {"id": "dsv3-mtp", "model_dir": os.path.join(FIX, "deepseek-v3"),
+         "args": ["deepseek-ai/DeepSeek-V3", "--tensor-parallel-size", "8",
+                  "--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": 2})]},
         {"id": "remote-code", "model_dir": custom_code_checkpoint(),
          "args": ["example-org/custom-code-model", "--tensor-parallel-size", "1", "--trust-remote-code"]},
     ]
@@ -442,6 +453,69 @@ def test_vllm_flashinfer_spec_decode_cudagraph_downgrade():
 
 # ------------------------------------------------------------------------------------------------
 # SGLang
+
+def test_vllm_model_construction():
+    """The plan's target and drafter are built on the meta device as rank 0: per-layer backends, MoE
+    methods and this rank's parameter bytes are the engine's own; flag variants are not built."""
+    for key, r in each("vllm-0.33.0", "vllm-0.25.1"):
+        plan = r["plan"]
+        ok(plan)
+        assert "model-construction" in plan["stage_s"], (key, plan["stage_s"])
+        built = plan["facts"]["model_construction"]
+        assert built["attention_layers"] == {"FLASH_ATTN (Attention)": 32}, (key, built)
+        assert built["moe_layers"] == {}, (key, built)
+        # Llama-3.1-8B in BF16 at TP 1: 8,030,261,248 parameters x 2 bytes.
+        assert built["parameter_bytes"] == 16060522496, (key, built["parameter_bytes"])
+        draft = plan["facts"]["drafter_construction"]
+        assert sum(draft["attention_layers"].values()) == 1, (key, draft)
+        # A variant of the plan (k, KV dtype) is not built again.
+        assert "model_construction" not in cell(r, "kv-fp8")["facts"], key
+        # DeepSeek-V3 at TP 8 with its MTP layer: MLA layers, FP8 MoE, the drafter built as the
+        # proposer builds it.
+        ds = cell(r, "dsv3-mtp")
+        ok(ds)
+        layers = ds["facts"]["model_construction"]["attention_layers"]
+        assert sum(layers.values()) == 61 and all("MLAAttention" in k for k in layers), (key, layers)
+        assert ds["facts"]["model_construction"]["moe_layers"] == {"Fp8MoEMethod": 58}, key
+        assert ds["facts"]["drafter_construction"]["moe_layers"] == {"Fp8MoEMethod": 1}, key
+        ok(cell(r, "fp8-moe-tp4-ep"))
+
+
+def test_vllm_fp8_block_moe_split_refused_in_025_built_in_033():
+    """Qwen3-30B-A3B-FP8 at TP 4: 768 / 4 = 192 per rank against 128-wide blocks. vLLM 0.25.1's FP8 MoE
+    method raises while the layer is built; 0.29.0 and later refine the scale grid and build it."""
+    old, new = maybe("vllm-0.25.1"), maybe("vllm-0.33.0")
+    if old is None and new is None:
+        skip("neither vLLM 0.25.1 nor 0.33.0 is installed")
+    if old is not None:
+        c = cell(old, "fp8-moe-tp4")
+        refused(c, "model-construction", "The output_size of gate's and up's weight = 192 is not divisible by "
+                                         "weight quantization block_n = 128")
+        assert c["raised_at"].startswith("vllm/model_executor/layers/quantization/fp8.py"), c["raised_at"]
+    if new is not None:
+        c = cell(new, "fp8-moe-tp4")
+        ok(c)
+        assert c["facts"]["model_construction"]["moe_layers"] == {"Fp8MoEMethod": 48}, c["facts"]
+
+
+def test_vllm_construction_stops_where_the_device_is_needed():
+    """A B200 declared without its SM count: vLLM 0.33.0's NVFP4 MoE asks FlashInfer for the SM count
+    while the layer is built. The construction stops there with the reason; the plan keeps the
+    earlier stages' answer (ok), never a refusal or a missing input."""
+    if not have("vllm-0.33.0"):
+        skip("vllm-0.33.0 is not installed")
+    req = {"engine": "vllm", "args": ["nvidia/Qwen3.6-35B-A3B-NVFP4", "--tensor-parallel-size", "2"],
+           "model_dir": os.path.join(CORPUS_MODELS, "nvidia--Qwen3.6-35B-A3B-NVFP4"),
+           "gpu": {"name": "NVIDIA B200", "cc": [10, 0], "declared": True, "count": 8}, "host": HOST, "cells": []}
+    result, info = run_adapter("vllm-0.33.0", "vllm", req)
+    assert result is not None, info["stderr"][-2000:]
+    plan = result["plan"]
+    ok(plan)
+    stopped = plan["facts"]["model_construction_stopped"]
+    assert stopped["why"] == "needs the device" and stopped["after"] == [], stopped
+    assert any("model construction on the meta device stopped" in n for n in plan["notes"]), plan["notes"]
+    assert "model_construction" not in plan["facts"]
+
 
 def test_sglang_plan_and_refusals():
     r, info = result_for("sglang-0.5.23")

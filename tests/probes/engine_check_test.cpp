@@ -205,7 +205,9 @@ TEST_CASE("the request carries the plan's arguments as read, leaving unresolved 
                   {"cc_minor", 0},
                   {"source", "declared"},
                   {"count", 8},
+                  {"sm_count", 132},
                   {"vendor", "nvidia"}}},
+                {"serve", {{"tp", 8}, {"pp", 1}}},
                 {"options",
                  {{"given",
                    {{{"flag", "--tensor-parallel-size"}, {"source", "command"}, {"value", "8"}},
@@ -227,6 +229,20 @@ TEST_CASE("the request carries the plan's arguments as read, leaving unresolved 
   CHECK(req["gpu"]["cc"] == Json({9, 0}));
   CHECK(req["gpu"]["declared"] == true);
   CHECK(req["gpu"]["count"] == 8);
+  CHECK(req["gpu"]["sm_count"] == 132);  // kernel libraries size grids by it while the model is built
+  // How many GPUs: a declared GPU says which, not how many; the engine is told the plan's TP x PP x DP
+  // (it refuses a world size larger than the node), the deploy's count when it states one, the
+  // driver's when the GPUs are here.
+  facts["serve"] = {{"tp", 4}, {"pp", 2}, {"dp", 2}};
+  CHECK(engine_request(facts, "/ckpt/llama", Json::array(), unresolved)["gpu"]["count"] == 16);
+  facts["deploy"] = {{"gpus", 4}};
+  CHECK(engine_request(facts, "/ckpt/llama", Json::array(), unresolved)["gpu"]["count"] == 4);
+  facts["gpu"]["source"] = "driver";
+  CHECK(engine_request(facts, "/ckpt/llama", Json::array(), unresolved)["gpu"]["count"] == 8);
+  facts["gpu"]["source"] = "declared";
+  facts.erase("deploy");
+  facts["serve"] = {{"tp", 8}, {"pp", 1}};
+  unresolved.clear();
 
   // SGLang: the model as --model-path; the sweep's "fp8" is its fp8_e4m3.
   facts["engine"]["name"] = "sglang";
@@ -273,6 +289,7 @@ TEST_CASE("an AMD GPU is declared by its gfx target, and the deploy's engine set
                   {"count", 8},
                   {"sm_count", 304},
                   {"memory_bytes", int64_t{192} << 30}}},
+                {"serve", {{"tp", 8}}},
                 {"env",
                  {{"VLLM_ROCM_USE_AITER", "1"},
                   {"SGLANG_ENABLE_SPEC_V2", "true"},
