@@ -133,7 +133,10 @@ RankWeights rank_weights(const Json& f, const Json& w, const Layout& l, const st
   }
   const double embed = vocab_share(num(w, "embed"), vocab, l);
   const double head = l.pp == 1 ? vocab_share(num(w, "lm_head"), vocab, l) : 0;
-  const double vision = num(w, "vision");
+  // The multimodal encoder's linear layers are split over the TP ranks as the decoder's are (vLLM's
+  // mm_encoder_tp_mode "weights", its default; SGLang's vision towers), whole with "data".
+  const bool encoder_whole = fact_string(f, "serve.mm_encoder_tp_mode").value_or("") == "data";
+  const double vision = num(w, "vision") / static_cast<double>(encoder_whole ? 1 : l.tp);
   const double other = num(w, "other");
   r.target = layers_b + embed + head + vision + other;
   r.parts["layers"] = std::llround(layers_b);

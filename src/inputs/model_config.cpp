@@ -253,6 +253,19 @@ Expected<ModelConfig> read_model_config(const std::string& dir_or_file) {
   };
   for (const IntKey& k : keys)
     if (auto s = get_int(k.key, *k.out); !s) return s.error();
+  // A size the file leaves out is the transformers config class's default, which the engines then
+  // build with (google/gemma-3-*-it write no vocab_size: Gemma3TextConfig's 262,208 rows).
+  struct ClassDefault {
+    const char* model_type;
+    const char* key;
+    std::optional<int64_t>* out;
+    int64_t value;
+  };
+  const ClassDefault class_defaults[] = {
+      {"gemma3_text", "vocab_size", &cfg.vocab_size, 262208},  // transformers Gemma3TextConfig
+  };
+  for (const ClassDefault& d : class_defaults)
+    if (!*d.out && (cfg.text_model_type == d.model_type || cfg.model_type == d.model_type)) *d.out = d.value;
   // Bounds from what the engines do with the value (issue 48: a value the engine accepts is never a
   // corrupt file). A negative count, or no query heads (vLLM divides the hidden size by them), is a
   // config no engine builds: an input error naming the field, as a count of the wrong type is. A

@@ -315,6 +315,7 @@ const OptionFact kOptionFacts[] = {
     {"tool-call-parser", "serve.tool_call_parser", Kind::text},
     {"distributed-executor-backend", "serve.distributed_executor_backend", Kind::text},
     {"load-format", "serve.load_format", Kind::text},
+    {"mm-encoder-tp-mode", "serve.mm_encoder_tp_mode", Kind::text},
     {"revision", "serve.revision", Kind::text},
     {"tokenizer", "serve.tokenizer", Kind::text},
     {"tokenizer-revision", "serve.tokenizer_revision", Kind::text},

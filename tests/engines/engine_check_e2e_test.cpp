@@ -484,13 +484,16 @@ TEST_CASE("--engine-env auto asks SGLang 0.5.17, which refuses trtllm_mha on an 
 
 // The model built as the engine builds it (stage model-construction, vLLM): Qwen3-30B-A3B-FP8 at TP 4
 // splits its 768-wide experts into 192 per rank against 128-wide FP8 blocks. vLLM 0.25.1 raises while
-// building the MoE layer, and so does every matrix cell (each cell is built once the plan's build is
-// refused); 0.33.0 builds it. The GPU count is the plan's (a declared GPU says which, not how many).
+// building the MoE layer, and so does every matrix cell of the n-gram plan (each cell is built once
+// the plan's build is refused); 0.33.0 builds it. The GPU count is the plan's (a declared GPU says which, not how
+// many).
 TEST_CASE("vLLM 0.25.1 refuses a block-FP8 MoE split at TP 4 while building the model - 0.33.0 builds it",
           "[.engines][vllm]") {
   if (!stamped("vllm-0.25.1") || !stamped("vllm-0.33.0")) return;
   const std::string qwen = std::string(SPECPROBE_SOURCE_DIR) + "/tests/corpus/models/Qwen--Qwen3-30B-A3B-FP8";
-  const std::string cmd = "vllm serve Qwen/Qwen3-30B-A3B-FP8 --tensor-parallel-size 4";
+  const std::string cmd =
+      "vllm serve Qwen/Qwen3-30B-A3B-FP8 --tensor-parallel-size 4 --speculative-config "
+      "'{\"method\": \"ngram\", \"num_speculative_tokens\": 3, \"prompt_lookup_max\": 4}'";
   const std::string cache = temp_dir();
   const fs::path envs = fs::path(cache) / "specprobe" / "engines";
   fs::create_directories(envs);

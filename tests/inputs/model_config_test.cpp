@@ -155,6 +155,15 @@ TEST_CASE("model_config: Qwen3.6 NVFP4 (text_config, mtp_num_hidden_layers, Mode
   CHECK(f["model"]["num_hidden_layers"] == 40);
 }
 
+TEST_CASE("model_config: a size the file leaves out is the transformers class default the engine builds with",
+          "[model_config]") {
+  // google/gemma-3-27b-it's config.json has no vocab_size: Gemma3TextConfig's default, 262,208.
+  auto c = must_read(std::string(SPECPROBE_SOURCE_DIR) + "/tests/corpus/models/google--gemma-3-27b-it");
+  CHECK(c.vocab_size == 262208);
+  Json f = model_facts(c, 2);
+  CHECK(f["model"]["vocab_size"] == 262208);
+}
+
 TEST_CASE("model_config: gpt-oss, Llama and an EAGLE3 draft", "[model_config]") {
   auto g = model_facts(must_read(kModelConfigData + "gpt-oss-20b"), 1);
   CHECK(g["model"]["quant_method"] == "mxfp4");

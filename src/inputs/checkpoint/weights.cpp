@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -220,7 +222,44 @@ struct QuantCost {
   bool experts_only = false;
   bool lm_head = false;
   std::string what;  // "fp8", "int4 g128", ...
+  // ModelOpt MIXED_PRECISION: each listed module's own format, by layer and block (self_attn,
+  // linear_attn, mlp.experts, mlp.shared_expert, mlp); a module not listed is not quantized.
+  std::map<std::pair<int64_t, std::string>, double> mixed;
+  std::optional<double> mixed_lm_head;
 };
+
+// The block of a module name inside its layer: "self_attn", "linear_attn", "mlp.experts",
+// "mlp.shared_expert", "mlp" (a dense MLP's gate/up/down), "" when NAME is not in a layer.
+std::string layer_block(std::string_view name) {
+  const int64_t i = layer_index(name);
+  if (i < 0) return "";
+  const std::string idx = "layers." + std::to_string(i) + ".";
+  const size_t p = name.find(idx);
+  if (p == std::string_view::npos) return "";
+  std::string_view rest = name.substr(p + idx.size());
+  const size_t dot = rest.find('.');
+  const std::string_view first = rest.substr(0, dot);
+  if (first == "mlp" || first == "feed_forward" || first == "block_sparse_moe") {
+    const std::string_view second =
+        dot == std::string_view::npos ? "" : rest.substr(dot + 1, rest.find('.', dot + 1) - dot - 1);
+    if (second == "experts" || second == "shared_expert" || second == "shared_experts")
+      return "mlp." + std::string(second);
+    return "mlp";
+  }
+  return std::string(first);
+}
+
+// Bytes per weight element of a ModelOpt quant_algo (NVFP4: e2m1 + an fp8 scale per 16; FP8;
+// INT4 AWQ with a 16-bit scale per GROUP), nullopt for one not known here.
+std::optional<double> modelopt_algo_bytes(const std::string& algo, int64_t group) {
+  const std::string a = ascii_upper(algo);
+  if (a.find("FP4") != std::string::npos) return 0.5 + 1.0 / 16;
+  if (a.find("FP8") != std::string::npos || a.find("INT8") != std::string::npos || a == "W8A8") return 1.0;
+  if (a.find("INT4") != std::string::npos || a.find("W4A8") != std::string::npos ||
+      a.find("W4A16_AWQ") != std::string::npos)
+    return 0.5 + 2.0 / static_cast<double>(group > 0 ? group : 128);
+  return std::nullopt;
+}
 
 QuantCost quant_cost(const QuantSpec& q, const Json& qc, const std::string& serve_quant) {
   QuantCost c;
@@ -256,6 +295,33 @@ QuantCost quant_cost(const QuantSpec& q, const Json& qc, const std::string& serv
     c.bytes = 1;
     c.linear = true;
     c.what = "fp8";
+    return c;
+  }
+  if (m == "modelopt_mixed") {
+    const Json* layers = nullptr;
+    for (const Json* d : {&qc, qc.contains("quantization") ? &qc["quantization"] : nullptr})
+      if (d && d->is_object() && d->contains("quantized_layers") && (*d)["quantized_layers"].is_object())
+        layers = &(*d)["quantized_layers"];
+    if (!layers) return c;  // nothing says which module is in which format
+    std::map<std::pair<int64_t, std::string>, std::set<double>> seen;
+    std::set<std::string> algos;
+    for (const auto& [name, entry] : layers->items()) {
+      if (!entry.is_object() || !entry.value("quant_algo", Json()).is_string()) continue;
+      const std::string algo = entry["quant_algo"].get<std::string>();
+      const auto b = modelopt_algo_bytes(algo, cfg_int(entry, {"group_size"}, 128));
+      if (!b) continue;
+      algos.insert(ascii_lower(algo));
+      if (name == "lm_head" || (name.size() > 8 && name.compare(name.size() - 8, 8, ".lm_head") == 0)) {
+        c.mixed_lm_head = *b;
+        continue;
+      }
+      const std::string block = layer_block(name);
+      if (!block.empty()) seen[{layer_index(name), block}].insert(*b);
+    }
+    // A block whose modules differ takes the larger format (within the 3% the inventory is for).
+    for (const auto& [key, bytes] : seen) c.mixed[key] = *bytes.rbegin();
+    c.linear = !c.mixed.empty();
+    for (const std::string& a : algos) c.what += (c.what.empty() ? "" : " + ") + a;
     return c;
   }
   if (m == "modelopt" || m == "modelopt_fp4") {
@@ -433,9 +499,17 @@ bool module_skipped(Synth& s, const Module& mod) {
   return s.match->skipped(mod.name, s.skip, disagree);
 }
 
+// Bytes per element of MOD: its own format under mixed precision, else the checkpoint's.
+double module_bytes(Synth& s, const Module& mod) {
+  if (module_skipped(s, mod)) return s.elt;
+  if (s.qc.mixed.empty()) return s.qc.bytes;
+  auto it = s.qc.mixed.find({layer_index(mod.name), layer_block(mod.name)});
+  return it == s.qc.mixed.end() ? s.elt : it->second;
+}
+
 void add_layer(Synth& s, Json& classes, const std::vector<Module>& mods) {
   for (const Module& mod : mods) {
-    const double per = module_skipped(s, mod) ? s.elt : s.qc.bytes;
+    const double per = module_bytes(s, mod);
     Json& slot = classes[mod.cls];
     // A negative or absurd size in a hand-edited config counts as nothing, never wraps.
     const double b = mod.params * per;
@@ -476,6 +550,7 @@ Json weights_from_config(const ModelConfig& cfg, const QuantSpec& q, Matcher* ma
   Synth s{t, dtype_bytes(cfg.dtype), quant_cost(q, cfg.quant_config, serve_quant), q, match, false, q.skip};
   for (const std::string& e : q.skip)
     if (std::any_of(e.begin(), e.end(), [](char c) { return c >= '0' && c <= '9'; })) s.per_layer_skip = true;
+  if (!s.qc.mixed.empty()) s.per_layer_skip = true;  // each layer's modules as listed
   // Decoder layers: each distinct layer shape once unless the skip list names layers.
   const std::string prefix = "model.layers.";
   const int64_t experts = cfg_int(t, {"n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts"});
@@ -509,8 +584,12 @@ Json weights_from_config(const ModelConfig& cfg, const QuantSpec& q, Matcher* ma
   }
   const double V = static_cast<double>(cfg.vocab_size.value_or(0));
   w["embed"] = V > 0 ? static_cast<uint64_t>(std::llround(V * h * s.elt)) : 0;
-  const bool tied = cfg_bool(t, "tie_word_embeddings", cfg_bool(cfg.raw, "tie_word_embeddings", false));
-  w["lm_head"] = tied || V <= 0 ? 0 : static_cast<uint64_t>(std::llround(V * h * (s.qc.lm_head ? s.qc.bytes : s.elt)));
+  // Absent from the file: the transformers config class's default (Gemma's configs tie the head to
+  // the embedding; the others the engines serve untied unless they say so).
+  const bool tied_default = cfg.text_model_type.value_or(cfg.model_type.value_or("")).rfind("gemma", 0) == 0;
+  const bool tied = cfg_bool(t, "tie_word_embeddings", cfg_bool(cfg.raw, "tie_word_embeddings", tied_default));
+  const double head = s.qc.mixed_lm_head ? *s.qc.mixed_lm_head : s.qc.lm_head ? s.qc.bytes : s.elt;
+  w["lm_head"] = tied || V <= 0 ? 0 : static_cast<uint64_t>(std::llround(V * h * head));
   w["tied"] = tied;
   w["other"] = static_cast<uint64_t>(std::llround(h * s.elt));
   const double vis = vision_params(cfg.raw, h) * s.elt;
