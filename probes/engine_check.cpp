@@ -110,6 +110,13 @@ std::string validate_record(const Json& r, Json& out) {
   } else {
     out["facts"] = Json::object();
   }
+  // Seconds per stage (argparse, config, ...), stages named as the adapter names them.
+  if (r.contains("stage_s") && r["stage_s"].is_object()) {
+    Json st = Json::object();
+    for (const auto& [name, v] : r["stage_s"].items())
+      if (stages().count(name) && v.is_number() && v.get<double>() >= 0) st[name] = v;
+    out["stage_s"] = st;
+  }
   if (r.contains("notes") && r["notes"].is_array()) {
     Json notes = Json::array();
     for (const auto& n : r["notes"])

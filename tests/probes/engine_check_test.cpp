@@ -112,8 +112,9 @@ TEST_CASE("a refused plan keeps the engine's message, stage and raised_at - ever
   cell["id"] = "k3-FLASH_ATTN-fp8";
   // Json::array({cell}), not {cell}: clang reads a braced list of one json as a copy of it, g++
   // as an array of one, and the result needs a list of cells.
-  Json r = validate_engine_result(result_with(record("refused", "config", kTypo), Json::array({cell})),
-                                  request_with_cells({"k3-FLASH_ATTN-fp8"}));
+  Json plan = record("refused", "config", kTypo);
+  plan["stage_s"] = {{"argparse", 0.002}, {"config", 0.6}, {"not-a-stage", 9.0}};
+  Json r = validate_engine_result(result_with(plan, Json::array({cell})), request_with_cells({"k3-FLASH_ATTN-fp8"}));
   REQUIRE(r["status"] == "refused");
   CHECK(r["version"] == "0.33.0");
   CHECK(r["plan"]["message"] == kTypo);
@@ -129,6 +130,9 @@ TEST_CASE("a refused plan keeps the engine's message, stage and raised_at - ever
   CHECK(f["engine_check"]["facts"]["attention_backend"] == "FLASH_ATTN");
   CHECK(f["engine_check"]["cells"]["k3-FLASH_ATTN-fp8"]["status"] == "refused");
   CHECK(f["engine_check"]["unresolved"][0] == "--port $PORT");
+  // The plan's stage times (the engine's own config time is import + argparse + config); a name that
+  // is not a stage is left out.
+  CHECK(f["engine_check"]["timing_s"]["plan_stages"] == Json({{"argparse", 0.002}, {"config", 0.6}}));
 }
 
 TEST_CASE("results that break the protocol are adapter errors, never verdicts", "[engine_check]") {
