@@ -646,7 +646,6 @@ def construct(cfg, rec, ctx):
     initialize_model), on the meta device, as rank 0 of the plan's parallel sizes: the layers'
     own checks (quantization block shapes against the TP split, MoE methods, per-layer attention
     backend selection) run; no weight is read and no memory is allocated."""
-    import torch
     from vllm.model_executor.model_loader.utils import initialize_model
     from vllm.utils.torch_utils import set_default_torch_dtype
 

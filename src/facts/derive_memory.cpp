@@ -600,10 +600,44 @@ void derive_memory(Json& f) {
                                gib(std::max(0.0, t.kv)), per_token.note);
   }
 
+  // SGLang's request-to-token table, (max_num_reqs + 1) x (context_len + 4) int32, is allocated with
+  // the KV pool from what mem_fraction_static leaves (mem_cache/memory_pool.py ReqToTokenPool;
+  // mem_cache/kv_cache_configurator.py resolve_max_num_reqs: kv_tokens / context_len x 512 held
+  // between 2048 and 4096, at most kv_tokens / 2; --max-running-requests per DP worker instead). A
+  // long default context makes it the largest allocation of the start-up: Llama-4-Scout's
+  // 10,485,760 positions need 80.04 GiB (sglang issue 5755).
+  double request_table = 0;
+  if (engine == "sglang" && max_len && *max_len > 0) {
+    const double ctx = static_cast<double>(*max_len);
+    const std::optional<double> kv_tokens =
+        m.value("kv_tokens", Json()).is_number() ? std::optional<double>(m["kv_tokens"].get<double>()) : std::nullopt;
+    double reqs;
+    if (auto given = fact_int(f, "serve.max_num_seqs"); given && *given > 0) {
+      reqs = std::max<double>(1, static_cast<double>(*given / std::max<int64_t>(1, l.attn_dp)));
+    } else {
+      reqs = kv_tokens ? std::clamp(std::floor(*kv_tokens / ctx * 512), 2048.0, 4096.0) : 2048.0;
+    }
+    if (kv_tokens) reqs = std::min(reqs, std::floor(*kv_tokens / 2));
+    request_table = (reqs + 1) * (ctx + 4) * 4;
+    b["request_table_bytes"] = std::llround(request_table);
+    b["request_table_requests"] = reqs;
+    const double reserve = (gpu_bytes - t.overhead) * (1 - fraction);
+    const std::string what = fmt::format(
+        "SGLang's request table for {:.0f} requests x context_len {} is {} (int32), allocated with the KV pool "
+        "from the {} that {}={} leaves",
+        reqs, tokens_text(ctx), gib(request_table), gib(reserve), budget_name, fraction);
+    const std::string how = "set --context-length to what requests need, or lower --max-running-requests";
+    if (request_table > reserve)
+      set("fails", "request-table", what, how);
+    else if (request_table + t.activation > reserve)
+      set("at-risk", "request-table",
+          what + fmt::format(", with about {} of activations (estimate)", gib(t.activation)), how);
+  }
+
   // CUDA graphs: vLLM captures after the KV cache is allocated, outside the budget; SGLang inside its
-  // reserve of (1 - mem_fraction_static).
+  // reserve of (1 - mem_fraction_static), next to the request table.
   if (graph > 0) {
-    const double room = engine == "sglang" ? (gpu_bytes - t.overhead) * (1 - fraction) - t.activation
+    const double room = engine == "sglang" ? (gpu_bytes - t.overhead) * (1 - fraction) - t.activation - request_table
                         : graphs_inside    ? t.kv_high + graph
                                            : gpu_bytes - t.budget;
     const double need = graph * 1.5 + (engine == "sglang" ? 0 : 0.5 * kGiBd);
