@@ -625,6 +625,23 @@ _TOKENIZER_FILE_PATTERNS = ("couldn't instantiate the backend tokenizer", "can't
                             "unable to load vocabulary from file", "tokenizer.model file not found")
 
 
+# The engine built a tokenizer without the model's vocabulary and then could not find the model's
+# own tokens in it (vLLM's ReasoningConfig for --reasoning-parser): with the model's tokenizer files
+# missing here, an input to supply; with them present, the engine's objection.
+_TOKENIZER_VOCAB_PATTERNS = ("failed to tokenize reasoning strings",)
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tiktoken.model", "vocab.json", "spiece.model")
+
+
+def has_tokenizer_files(model_dir):
+    if not model_dir or not os.path.isdir(model_dir):
+        return False
+    try:
+        names = os.listdir(model_dir)
+    except OSError:
+        return False
+    return any(n in _TOKENIZER_FILES or n.endswith(".tiktoken") for n in names)
+
+
 def classify(exc, stage, ctx):
     """The record fields for EXC raised at STAGE. CTX: {"engine_roots": [...], "mentions": {text:
     what-to-supply}, "remote_code_needed": bool}. Order: missing input (the adapter said so, the Hub
@@ -654,7 +671,9 @@ def classify(exc, stage, ctx):
             "allow_remote_code: true in the request (with the checkpoint's *.py files in model_dir) to let the "
             "engine run it"))
         return rec
-    if stage in ("config", "model-interface") and any(p in text for p in _TOKENIZER_FILE_PATTERNS):
+    if stage in ("config", "model-interface") and (
+            any(p in text for p in _TOKENIZER_FILE_PATTERNS) or
+            (any(p in text for p in _TOKENIZER_VOCAB_PATTERNS) and not has_tokenizer_files(ctx.get("model_dir")))):
         # transformers could not build the tokenizer from the model directory: its tokenizer files
         # (tokenizer.json, tokenizer.model, tiktoken vocabularies) are not in the metadata here,
         # while the deployment downloads them with the weights.

@@ -228,6 +228,11 @@ def vllm_request(gpu=H100):
         {"id": "dsv3-mtp", "model_dir": os.path.join(FIX, "deepseek-v3"),
          "args": ["deepseek-ai/DeepSeek-V3", "--tensor-parallel-size", "8",
                   "--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": 2})]},
+        # --reasoning-parser makes vLLM tokenize the parser's <think> strings at config: without the
+        # model's tokenizer files here the tokenizer it builds lacks them (a missing input, not a
+        # refusal of a plan that starts with the real files)
+        {"id": "reasoning-tokens", "model_dir": os.path.join(CORPUS_MODELS, "Qwen--Qwen3.6-35B-A3B"),
+         "args": ["Qwen/Qwen3.6-35B-A3B", "--tensor-parallel-size", "2", "--reasoning-parser", "qwen3"]},
         {"id": "remote-code", "model_dir": custom_code_checkpoint(),
          "args": ["example-org/custom-code-model", "--tensor-parallel-size", "1", "--trust-remote-code"]},
     ]
@@ -440,6 +445,7 @@ def test_vllm_missing_inputs():
         assert cell(r, "remote-code")["stage"] == "config"
     for key, r in each("vllm-0.33.0", "vllm-0.25.1"):
         missing(cell(r, "tokenizer-files"), "the tokenizer files of the model")
+        missing(cell(r, "reasoning-tokens"), "the tokenizer files of the model")
 
 
 def test_vllm_flashinfer_spec_decode_cudagraph_downgrade():

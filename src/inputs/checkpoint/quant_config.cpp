@@ -94,6 +94,7 @@ QuantSpec parse_quant_config(const Json& config, const std::string& source, cons
           if (w.contains("num_bits") && w["num_bits"].is_number_integer()) grp.num_bits = w["num_bits"].get<int>();
           grp.type = str(w, "type");
           grp.strategy = str(w, "strategy");
+          grp.symmetric = w.value("symmetric", Json()).is_boolean() && w["symmetric"].get<bool>();
         }
         grp.activations = g->contains("input_activations") && !(*g)["input_activations"].is_null();
         // Attention-only groups (single target ending in "Attention") are dropped by vLLM.

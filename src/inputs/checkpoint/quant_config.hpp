@@ -29,6 +29,7 @@ struct QuantGroup {
   std::optional<int> num_bits;
   std::string type;          // "int" | "float"
   std::string strategy;      // "group" | "channel" | "block" | ...
+  bool symmetric = false;    // weights.symmetric: no zero points stored
   bool activations = false;  // input_activations present
 };
 

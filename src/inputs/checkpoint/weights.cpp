@@ -269,9 +269,10 @@ QuantCost quant_cost(const QuantSpec& q, const Json& qc, const std::string& serv
     if (s.contains("group_size") && s["group_size"].is_number_integer()) return s["group_size"].get<int64_t>();
     return 128;
   }();
-  auto int_bits = [&](int bits) {
+  auto int_bits = [&](int bits, bool zeros = true) {
     const double gs = group > 0 ? static_cast<double>(group) : 128.0;
-    c.bytes = bits / 8.0 + (2.0 + bits / 8.0) / gs;  // packed weight + fp16 scale + packed zero per group
+    // packed weight + a 16-bit scale per group (+ a packed zero point per group unless symmetric)
+    c.bytes = bits / 8.0 + (2.0 + (zeros ? bits / 8.0 : 0.0)) / gs;
     c.linear = true;
     c.what = fmt::format("int{} g{}", bits, group);
   };
@@ -362,7 +363,7 @@ QuantCost quant_cost(const QuantSpec& q, const Json& qc, const std::string& serv
         c.linear = true;
         c.what = g.type == "float" ? "fp8" : "int8";
       } else {
-        int_bits(bits);
+        int_bits(bits, !g.symmetric);
       }
       return c;
     }
