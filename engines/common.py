@@ -642,6 +642,14 @@ def has_tokenizer_files(model_dir):
     return any(n in _TOKENIZER_FILES or n.endswith(".tiktoken") for n in names)
 
 
+def tokenizer_missing(exc, model_dir):
+    """Whether EXC says the engine could not build the model's tokenizer, or built one without the
+    model's own tokens, because the model's tokenizer files are not in MODEL_DIR."""
+    text = " | ".join(str(e) for e in exc_chain(exc)).lower()
+    return any(p in text for p in _TOKENIZER_FILE_PATTERNS) or (
+        any(p in text for p in _TOKENIZER_VOCAB_PATTERNS) and not has_tokenizer_files(model_dir))
+
+
 def classify(exc, stage, ctx):
     """The record fields for EXC raised at STAGE. CTX: {"engine_roots": [...], "mentions": {text:
     what-to-supply}, "remote_code_needed": bool}. Order: missing input (the adapter said so, the Hub
@@ -671,9 +679,7 @@ def classify(exc, stage, ctx):
             "allow_remote_code: true in the request (with the checkpoint's *.py files in model_dir) to let the "
             "engine run it"))
         return rec
-    if stage in ("config", "model-interface") and (
-            any(p in text for p in _TOKENIZER_FILE_PATTERNS) or
-            (any(p in text for p in _TOKENIZER_VOCAB_PATTERNS) and not has_tokenizer_files(ctx.get("model_dir")))):
+    if stage in ("config", "model-interface") and tokenizer_missing(exc, ctx.get("model_dir")):
         # transformers could not build the tokenizer from the model directory: its tokenizer files
         # (tokenizer.json, tokenizer.model, tiktoken vocabularies) are not in the metadata here,
         # while the deployment downloads them with the weights.

@@ -753,7 +753,23 @@ def check(rec, args, ctx):
             ctx["mentions"][sc["model"]] = "the draft model %r (its config.json at %s)" % (draft, sc["model"])
         ctx["mentions"][ns.model] = "the target checkpoint metadata (config.json) at %s" % ns.model
         ea = ctx["AsyncEngineArgs"].from_cli_args(ns)
-        cfg = ea.create_engine_config(usage_context=ctx["UsageContext"].OPENAI_API_SERVER)
+        try:
+            cfg = ea.create_engine_config(usage_context=ctx["UsageContext"].OPENAI_API_SERVER)
+        except Exception as e:
+            # The reasoning / tool-call parsers read the model's tokens from its tokenizer at config;
+            # without the tokenizer files here, the rest of the plan is asked without them and the
+            # parsers' token checks are said not asked (facts.not_asked).
+            parsers = [n for n in ("reasoning_parser", "tool_call_parser") if getattr(ns, n, None)]
+            if not parsers or not cm.tokenizer_missing(e, ns.model):
+                raise
+            facts["not_asked"] = ["the model's tokens for %s (the tokenizer files are not in %s)" % (
+                " and ".join("--%s %s" % (n.replace("_", "-"), getattr(ns, n)) for n in parsers), ns.model)]
+            for n in parsers:
+                setattr(ns, n, None)
+            if getattr(ns, "enable_auto_tool_choice", False):
+                ns.enable_auto_tool_choice = False
+            ea = ctx["AsyncEngineArgs"].from_cli_args(ns)
+            cfg = ea.create_engine_config(usage_context=ctx["UsageContext"].OPENAI_API_SERVER)
         facts.update(config_facts(cfg))
     model_cls = None
     with cm.Stage(rec, "model-interface", ctx):

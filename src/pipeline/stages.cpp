@@ -723,6 +723,11 @@ void add_engine_check(const CheckRequest& req, const Services& services, const s
     msg += fmt::format("; building the model stopped ({}) at {}: not asked beyond that point",
                        (*stop)["why"].get<std::string>(),
                        stop->value("raised_at", Json()).is_string() ? (*stop)["raised_at"].get<std::string>() : "?");
+  // What the engine could not be asked without an input this machine lacks (vLLM's parser tokens
+  // without the model's tokenizer files): the rest of the plan was asked.
+  if (const Json* na = find_fact(inputs, "engine_check.facts.not_asked"); na && na->is_array())
+    for (const auto& n : *na)
+      if (n.is_string()) msg += "; not asked: " + n.get<std::string>();
   if (!unresolved.empty()) {
     std::string list;
     for (const auto& u : unresolved) list += (list.empty() ? "" : ", ") + u;

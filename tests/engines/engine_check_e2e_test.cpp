@@ -520,3 +520,19 @@ TEST_CASE("vLLM 0.25.1 refuses a block-FP8 MoE split at TP 4 while building the 
   CHECK(now.fact("engine_check.status") == "ok");
   CHECK(now.fact("engine_check.facts.model_construction.moe_layers") == Json({{"Fp8MoEMethod", 48}}));
 }
+
+// The parsers' token checks need the model's tokenizer files, which the model's metadata here does
+// not have: vLLM is asked about the rest of the plan and the note says what was not asked.
+TEST_CASE("vLLM without the tokenizer files: the parsers' checks are not asked, the rest of the plan is",
+          "[.engines][vllm]") {
+  if (!have("vllm-0.33.0")) return;
+  const std::string minimax = std::string(SPECPROBE_SOURCE_DIR) + "/tests/corpus/models/MiniMaxAI--MiniMax-M2.7";
+  EngineRun r = run_engine_check("vllm-0.33.0", "--no-matrix --model " + shell_quote(minimax),
+                                 "vllm serve MiniMaxAI/MiniMax-M2.7 --tensor-parallel-size 2 --tool-call-parser "
+                                 "minimax_m2 --reasoning-parser minimax_m2 --enable-auto-tool-choice");
+  INFO(r.report["notes"].dump());
+  CHECK(r.fact("engine_check.status") == "ok");
+  CHECK(r.sp4100_status() == "pass");
+  CHECK(r.report["notes"].dump().find("not asked: the model's tokens for --reasoning-parser minimax_m2 and "
+                                      "--tool-call-parser minimax_m2") != std::string::npos);
+}

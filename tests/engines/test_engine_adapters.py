@@ -214,7 +214,7 @@ def vllm_request(gpu=H100):
         {"id": "shell-var", "args_override": {"--port": "$PORT"}},
         {"id": "em-dash", "args": ["meta-llama/Llama-3.1-8B-Instruct", "\u2014tensor-parallel-size", "8"]},
         # a tool/reasoning parser makes vLLM build the tokenizer at config: its files are not in
-        # the metadata (the corpus's MiniMax-M2.7 config only)
+        # the metadata (the corpus's MiniMax-M2.7 config only): the parsers' checks are not asked
         {"id": "tokenizer-files", "model_dir": os.path.join(REPO, "tests", "corpus", "models", "MiniMaxAI--MiniMax-M2.7"),
          "args": ["MiniMaxAI/MiniMax-M2.7", "--tensor-parallel-size", "2", "--tool-call-parser", "minimax_m2",
                   "--reasoning-parser", "minimax_m2", "--enable-auto-tool-choice"]},
@@ -229,7 +229,7 @@ def vllm_request(gpu=H100):
          "args": ["deepseek-ai/DeepSeek-V3", "--tensor-parallel-size", "8",
                   "--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": 2})]},
         # --reasoning-parser makes vLLM tokenize the parser's <think> strings at config: without the
-        # model's tokenizer files here the tokenizer it builds lacks them (a missing input, not a
+        # model's tokenizer files here the tokenizer it builds lacks them (not asked, never a
         # refusal of a plan that starts with the real files)
         {"id": "reasoning-tokens", "model_dir": os.path.join(CORPUS_MODELS, "Qwen--Qwen3.6-35B-A3B"),
          "args": ["Qwen/Qwen3.6-35B-A3B", "--tensor-parallel-size", "2", "--reasoning-parser", "qwen3"]},
@@ -444,8 +444,14 @@ def test_vllm_missing_inputs():
         missing(cell(r, "remote-code"), "trust_remote_code")
         assert cell(r, "remote-code")["stage"] == "config"
     for key, r in each("vllm-0.33.0", "vllm-0.25.1"):
-        missing(cell(r, "tokenizer-files"), "the tokenizer files of the model")
-        missing(cell(r, "reasoning-tokens"), "the tokenizer files of the model")
+        # Without the tokenizer files the parsers' token checks are not asked and the rest of the
+        # plan is (the engine's answer stands for everything else).
+        for cid, parsers in (("tokenizer-files", "--reasoning-parser minimax_m2 and --tool-call-parser minimax_m2"),
+                             ("reasoning-tokens", "--reasoning-parser qwen3")):
+            c = cell(r, cid)
+            ok(c)
+            assert c["facts"]["not_asked"] == ["the model's tokens for %s (the tokenizer files are not in %s)" % (
+                parsers, c["model_dir"])], (key, c["facts"].get("not_asked"))
 
 
 def test_vllm_flashinfer_spec_decode_cudagraph_downgrade():
