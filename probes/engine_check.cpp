@@ -188,17 +188,19 @@ Json engine_cell(const std::string& engine, int k, const std::string& backend, c
   return {{"id", engine_cell_id(k, backend, kv)}, {"args_override", o}};
 }
 
-// The GPUs the engine is told the node has: the driver's count, else the deploy's (a Kubernetes
-// limit, docker --gpus N), else as many as the plan uses (TP x PP x DP): a GPU named by --gpu says
-// which GPU, not how many, and the engines refuse a world size larger than the node.
+// The GPUs the engine is told the node has: the driver's count; for a declared GPU (which says which
+// GPU, not how many) as many as the plan uses (TP x PP x DP), or the deploy's count when it states
+// more. A deploy's count is per container or pod: multi-node launchers (Dynamo's nodeCount,
+// LeaderWorkerSet) spread TP over nodes, so a count below the plan's is no refusal here, and the
+// engines refuse a world size larger than the node.
 static int64_t gpu_count(const Json& facts) {
   if (fact_string(facts, "gpu.source").value_or("") == "driver")
     if (auto n = fact_int(facts, "gpu.count")) return *n;
-  if (const Json* d = find_fact(facts, "deploy.gpus"); d && d->is_number_integer() && d->get<int64_t>() > 0)
-    return d->get<int64_t>();
   int64_t n = 1;
   for (const char* size : {"serve.tp", "serve.pp", "serve.dp"})
     n *= std::clamp<int64_t>(fact_int(facts, size).value_or(1), 1, 4096);
+  if (const Json* d = find_fact(facts, "deploy.gpus"); d && d->is_number_integer())
+    n = std::max<int64_t>(n, d->get<int64_t>());
   return n;
 }
 

@@ -235,12 +235,14 @@ TEST_CASE("the request carries the plan's arguments as read, leaving unresolved 
   CHECK(req["gpu"]["count"] == 8);
   CHECK(req["gpu"]["sm_count"] == 132);  // kernel libraries size grids by it while the model is built
   // How many GPUs: a declared GPU says which, not how many; the engine is told the plan's TP x PP x DP
-  // (it refuses a world size larger than the node), the deploy's count when it states one, the
-  // driver's when the GPUs are here.
+  // (it refuses a world size larger than the node), the deploy's count when it states more (a count
+  // per pod below the plan's is a multi-node launch, not a refusal), the driver's when the GPUs are here.
   facts["serve"] = {{"tp", 4}, {"pp", 2}, {"dp", 2}};
   CHECK(engine_request(facts, "/ckpt/llama", Json::array(), unresolved)["gpu"]["count"] == 16);
   facts["deploy"] = {{"gpus", 4}};
-  CHECK(engine_request(facts, "/ckpt/llama", Json::array(), unresolved)["gpu"]["count"] == 4);
+  CHECK(engine_request(facts, "/ckpt/llama", Json::array(), unresolved)["gpu"]["count"] == 16);
+  facts["deploy"] = {{"gpus", 32}};
+  CHECK(engine_request(facts, "/ckpt/llama", Json::array(), unresolved)["gpu"]["count"] == 32);
   facts["gpu"]["source"] = "driver";
   CHECK(engine_request(facts, "/ckpt/llama", Json::array(), unresolved)["gpu"]["count"] == 8);
   facts["gpu"]["source"] = "declared";

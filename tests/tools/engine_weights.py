@@ -20,9 +20,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 MODELS = os.path.join(REPO, "tests", "corpus", "models")
 
-# (corpus model dir, engine arguments after the model, a part of specprobe's figure that the loader
-# adds after the model is built: MXFP4 experts padded at load, hidden to 256 and each rank's width
-# to 128, left out of the comparison and shown).
+# (corpus model dir, engine arguments after the model, why the built size is not the loaded one
+# where it is not: the case is shown and not scored).
 CASES = [
     ("meta-llama--Llama-3.1-8B-Instruct", "", None),
     ("Qwen--Qwen3-30B-A3B-FP8", "--tensor-parallel-size 2", None),
@@ -35,7 +34,9 @@ CASES = [
     ("meta-llama--Llama-4-Scout-17B-16E-Instruct", "--tensor-parallel-size 8", None),
     ("Qwen--Qwen3.5-35B-A3B", "--tensor-parallel-size 2", None),
     ("nvidia--Qwen3.6-35B-A3B-NVFP4", "--tensor-parallel-size 2", None),
-    ("openai--gpt-oss-120b", "--tensor-parallel-size 4", "mxfp4_padding"),
+    ("openai--gpt-oss-120b", "--tensor-parallel-size 4",
+     "built before the MXFP4 experts are re-laid out for the MoE kernel at load; the loaded size follows the "
+     "engines' logs (tests/corpus/memory: 64.38 GiB at TP 1 on vLLM 0.14.1, vllm#33155)"),
 ]
 
 
@@ -69,18 +70,15 @@ def main():
     print("| model | plan | specprobe GiB | vLLM %s built GiB | difference |" % a.env.split("-")[1])
     print("|---|---|---|---|---|")
     agree = scored = 0
-    for model, extra, at_load in CASES:
+    for model, extra, why in CASES:
         ours, parts, built, outcome = one(a.binary, env_dir, model, extra)
-        why = None
-        if ours and at_load and parts.get(at_load):
-            why = "less %.2f GiB of %s, added at load" % (parts[at_load] / 2**30, at_load)
-            ours -= parts[at_load]
         if not ours or not built:
             print("| %s | %s | %s | (engine check: %s) | |" % (model, extra, ours, outcome))
             continue
         diff = (ours - built) / built
-        scored += 1
-        agree += abs(diff) <= 0.03
+        if not why:
+            scored += 1
+            agree += abs(diff) <= 0.03
         print("| %s | %s | %.2f | %.2f | %+.1f%%%s |" % (model.replace("--", "/", 1), extra or "TP 1", ours / 2**30,
                                                         built / 2**30, 100 * diff, " (%s)" % why if why else ""))
         sys.stdout.flush()
