@@ -10,16 +10,14 @@ reports figures and asserts nothing.
 usage: bench/engine_bench.py [BINARY] [--engines BUILD_DIR/engines] [--runs N] [--only NAME,...]
 """
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "tests", "tools"))
+from engine_plan import check_plan  # noqa: E402
 MODELS = os.path.join(REPO, "tests", "corpus", "models")
 DATA = os.path.join(REPO, "tests", "data", "checkpoint")
 
@@ -48,20 +46,8 @@ PLANS = {
 
 
 def one(binary, env_dir, model_dir, command):
-    with tempfile.TemporaryDirectory() as tmp:
-        deploy = os.path.join(tmp, "serve.sh")
-        with open(deploy, "w") as f:
-            f.write("#!/bin/sh\n%s\n" % command)
-        cmd = [binary, "check", deploy, "--engine-env", env_dir, "--gpu", "H100", "--model", model_dir,
-               "--no-resolve", "--no-cache", "--probes", "off", "--stack-probes", "off", "--format", "json",
-               "--engine-timeout", "600"]
-        env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"))
-        t0 = time.monotonic()
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        wall = time.monotonic() - t0
-    report = json.loads(p.stdout)
-    ec = report["facts"].get("engine_check", {})
-    return wall, ec
+    wall, report = check_plan(binary, env_dir, model_dir, command)
+    return wall, report["facts"].get("engine_check", {})
 
 
 def main():

@@ -10,11 +10,11 @@ usage: engine_weights.py BINARY [--engines BUILD_DIR/engines] [--env vllm-0.33.0
 Exit 1 when fewer than --min-share of the cases agree within 3%.
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from engine_plan import check_plan  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -41,19 +41,12 @@ CASES = [
 
 
 def one(binary, env_dir, model, extra):
-    with tempfile.TemporaryDirectory() as tmp:
-        plan = os.path.join(tmp, "serve.sh")
-        with open(plan, "w") as f:
-            f.write("vllm serve %s %s\n" % (model.replace("--", "/", 1), extra))
-        p = subprocess.run([binary, "check", plan, "--model", os.path.join(MODELS, model), "--gpu", "H200",
-                            "--engine-env", env_dir, "--no-resolve", "--no-cache", "--no-matrix", "--probes", "off",
-                            "--stack-probes", "off", "--format", "json", "--exit-zero", "--engine-timeout", "600"],
-                           capture_output=True, text=True, env=dict(os.environ, XDG_CACHE_HOME=tmp))
-    facts = json.loads(p.stdout)["facts"]
-    memory = facts.get("memory") or {}
-    parts = (memory.get("breakdown") or {}).get("weights_parts") or {}
+    _, report = check_plan(binary, env_dir, os.path.join(MODELS, model),
+                           "vllm serve %s %s" % (model.replace("--", "/", 1), extra), gpu="H200", extra=["--no-matrix"])
+    facts = report["facts"]
     built = ((facts.get("engine_check") or {}).get("facts") or {}).get("model_construction") or {}
-    return memory.get("weights_bytes"), parts, built.get("parameter_bytes"), facts.get("engine_check", {}).get("outcome")
+    return (facts.get("memory") or {}).get("weights_bytes"), built.get("parameter_bytes"), \
+        facts.get("engine_check", {}).get("outcome")
 
 
 def main():
@@ -71,7 +64,7 @@ def main():
     print("|---|---|---|---|---|")
     agree = scored = 0
     for model, extra, why in CASES:
-        ours, parts, built, outcome = one(a.binary, env_dir, model, extra)
+        ours, built, outcome = one(a.binary, env_dir, model, extra)
         if not ours or not built:
             print("| %s | %s | %s | (engine check: %s) | |" % (model, extra, ours, outcome))
             continue
