@@ -150,6 +150,49 @@ TEST_CASE("memory: a multimodal NVFP4 export's excluded attention (model.languag
   CHECK(bytes(q["layers"], "dense") * 3 < bytes(b["layers"], "dense"));
 }
 
+TEST_CASE("memory: ModelOpt MIXED_PRECISION prices each module in its own format", "[facts][memory]") {
+  // nvidia/Qwen3.6-35B-A3B-NVFP4 lists every module's quant_algo: routed and shared experts NVFP4
+  // (half a byte + an fp8 scale per 16), attention and linear attention FP8 (one byte), the MTP
+  // layer ignored (BF16). vLLM 0.33.0 builds rank 0 of TP 2 with 10.14 GiB (tests/tools/engine_weights.py).
+  const Json w = weights_of(std::string(SPECPROBE_SOURCE_DIR) + "/tests/corpus/models/nvidia--Qwen3.6-35B-A3B-NVFP4");
+  CHECK(w["quantized"] == "fp8 + w4a16_nvfp4");
+  const Json& l = w["layers"];
+  // 40 layers x 256 experts x 3 x 2048 x 512 elements at 9/16 byte.
+  CHECK(bytes(l, "experts") == static_cast<uint64_t>(40.0 * 256 * 3 * 2048 * 512 * (0.5 + 1.0 / 16)));
+  // The MTP layer's experts stay in BF16 (mtp* is ignored).
+  CHECK(bytes(w["mtp"], "experts") == 256ull * 3 * 2048 * 512 * 2);
+  CHECK(bytes(w, "bytes") < 25ull << 30);  // unquantized it would be 66.8 GiB
+}
+
+TEST_CASE("memory: symmetric int4 groups store no zero points", "[facts][memory]") {
+  // moonshotai/Kimi-K2.5: compressed-tensors int4, group 32, symmetric: a packed half byte and a
+  // 16-bit scale per 32 elements (vLLM 0.33.0: 71.16 GiB per rank at TP 8).
+  const Json w = weights_of(std::string(SPECPROBE_SOURCE_DIR) + "/tests/corpus/models/moonshotai--Kimi-K2.5");
+  CHECK(w["quantized"] == "int4 g32");
+  // 60 MoE layers x 384 experts x 3 x 7168 x 2048 elements.
+  CHECK(bytes(w["layers"], "experts") == static_cast<uint64_t>(60.0 * 384 * 3 * 7168 * 2048 * (0.5 + 2.0 / 32)));
+}
+
+TEST_CASE("memory: Gemma 3's vocabulary and tied head from its config class, its vision tower split over TP",
+          "[facts][memory]") {
+  // google/gemma-3-27b-it writes neither vocab_size nor tie_word_embeddings: Gemma3TextConfig's
+  // 262,208 rows, tied. vLLM 0.33.0 builds rank 0 of TP 2 with 25.56 GiB.
+  const Json w = weights_of(std::string(SPECPROBE_SOURCE_DIR) + "/tests/corpus/models/google--gemma-3-27b-it");
+  CHECK(bytes(w, "embed") == 262208ull * 5376 * 2);
+  CHECK(bytes(w, "lm_head") == 0);
+  Json f =
+      specprobe::testing::fixture_base("llama8b-memory-h100", {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"});
+  f["checkpoint"]["weights"] = w;
+  f["serve"]["tp"] = 2;
+  Json whole = f;
+  whole["serve"]["mm_encoder_tp_mode"] = "data";
+  specprobe::testing::derive_plan(f);
+  specprobe::testing::derive_plan(whole);
+  const double split = f["memory"]["breakdown"]["weights_parts"]["vision"].get<double>();
+  CHECK(split == Approx(bytes(w, "vision") / 2.0).epsilon(1e-6));
+  CHECK(whole["memory"]["breakdown"]["weights_parts"]["vision"].get<double>() == Approx(2 * split).epsilon(1e-6));
+}
+
 TEST_CASE("memory: vLLM keeps a sliding-window layer's KV for its window only, and counts requests by it",
           "[facts][memory]") {
   // Half of the Llama-3.1-8B-shaped base's 32 layers made sliding (window 4096), max_model_len

@@ -76,6 +76,7 @@ int64_t layer_index(std::string_view name) {
         int64_t v = 0;
         size_t digits = 0;
         while (q < name.size() && name[q] >= '0' && name[q] <= '9') {
+          if (digits >= 18) return -1;  // no model has that many layers; never overflows
           v = v * 10 + (name[q] - '0');
           ++q;
           ++digits;
