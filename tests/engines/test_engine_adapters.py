@@ -675,6 +675,10 @@ def test_rocm_request_validation():
     assert r["plan"]["status"] == "adapter-error" and \
         "HF_TOKEN, VLLM_API_KEY, VLLM_CACHE_ROOT are not an engine setting" in r["plan"]["message"], r["plan"]
     assert "hf_x" not in json.dumps(r) and "sekrit" not in json.dumps(r)
+    bad_sms = {"engine": engine, "args": [], "gpu": dict(H100, sm_count="132")}
+    r, _ = run_adapter(name, engine, bad_sms, timeout=120)
+    assert r["plan"]["status"] == "adapter-error" and "gpu.sm_count must be a positive integer" in \
+        r["plan"]["message"], r["plan"]
 
 
 # ------------------------------------------------------------------------------------------------

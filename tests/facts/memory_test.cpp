@@ -164,6 +164,25 @@ TEST_CASE("memory: ModelOpt MIXED_PRECISION prices each module in its own format
   CHECK(bytes(w, "bytes") < 25ull << 30);  // unquantized it would be 66.8 GiB
 }
 
+TEST_CASE("memory: a MIXED_PRECISION list with entries of the wrong shape prices what it can, never fails",
+          "[facts][memory]") {
+  specprobe::test::TempDir tmp;
+  Json config = Json::parse(std::ifstream(std::string(SPECPROBE_SOURCE_DIR) +
+                                          "/tests/corpus/models/nvidia--Qwen3.6-35B-A3B-NVFP4/config.json"));
+  Json& layers = config["quantization_config"]["quantized_layers"];
+  layers["model.language_model.layers.0.mlp.experts"] = "W4A16_NVFP4";                 // not an object
+  layers["model.language_model.layers.1.mlp.experts"] = {{"quant_algo", 4}};           // not a string
+  layers["model.language_model.layers.2.mlp.experts"] = {{"quant_algo", "W9A9_NEW"}};  // not known here
+  layers["model.language_model.layers.99999999999999999999.mlp.experts"] = {{"quant_algo", "FP8"}};
+  layers["lm_head"] = nullptr;
+  std::ofstream(tmp.path / "config.json") << config.dump();
+  const Json w = weights_of(tmp.path.string());
+  // Layers 0-2's experts unpriced (BF16), the other 37 NVFP4; no crash on the 20-digit index.
+  const double per_layer = 256.0 * 3 * 2048 * 512;
+  CHECK(bytes(w["layers"], "experts") ==
+        static_cast<uint64_t>(3 * per_layer * 2) + static_cast<uint64_t>(37 * per_layer * (0.5 + 1.0 / 16)));
+}
+
 TEST_CASE("memory: symmetric int4 groups store no zero points", "[facts][memory]") {
   // moonshotai/Kimi-K2.5: compressed-tensors int4, group 32, symmetric: a packed half byte and a
   // 16-bit scale per 32 elements (vLLM 0.33.0: 71.16 GiB per rank at TP 8).
