@@ -39,7 +39,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       cmake ninja-build g++ make binutils \
-      libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev libcurl4-openssl-dev
+      libcli11-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev libjemalloc-dev libcurl4-openssl-dev
 WORKDIR /src
 COPY . .
 RUN cmake -S . -B build-docker -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPECPROBE_TESTS=OFF \

@@ -2,7 +2,7 @@
 # the binary is built on Debian 12 (glibc 2.36) but must run on glibc 2.28+ (RHEL/Rocky/Alma 8,
 # Debian 10+, Ubuntu 18.10+). The shim defines the few symbols newer glibc added (arc4random,
 # _dl_find_object, __libc_single_threaded) and the link wraps the ones whose default version
-# moved (pthread/dl functions and __libc_start_main in 2.34, the stat family in 2.33, exp and pow in 2.29) onto their
+# moved (pthread/dl functions and __libc_start_main in 2.34, the stat family in 2.33, exp, pow and log in 2.29) onto their
 # base versions. Only the executable gets it; sanitizer and fuzz builds (whose runtimes intercept
 # pthread_create and friends) do not. ctest "glibc_symbols" (label package) checks the result.
 option(SPECPROBE_GLIBC_COMPAT "Make the specprobe binary run on glibc 2.28+" ON)
@@ -26,9 +26,11 @@ if(SPECPROBE_GLIBC_COMPAT_ACTIVE)
     pthread_create pthread_join pthread_detach pthread_once pthread_key_create __pthread_key_create
     pthread_key_delete pthread_getspecific pthread_setspecific
     pthread_rwlock_rdlock pthread_rwlock_wrlock pthread_rwlock_unlock pthread_sigmask
+    pthread_mutexattr_init pthread_mutexattr_destroy pthread_mutexattr_settype pthread_mutex_trylock
+    pthread_setname_np pthread_getname_np
     dlopen dlsym dlclose dlerror dladdr
     stat lstat fstat stat64 lstat64 fstat64 fstatat fstatat64
-    exp pow)
+    exp pow log)
   foreach(sym ${_specprobe_wrapped})
     target_link_options(specprobe PRIVATE "LINKER:--wrap=${sym}")
   endforeach()

@@ -29,7 +29,7 @@ endif()
 set(CPACK_PACKAGE_FILE_NAME "specprobe-${PROJECT_VERSION}-linux-${_specprobe_arch}")
 set(CPACK_ARCHIVE_FILE_NAME "${CPACK_PACKAGE_FILE_NAME}")
 
-# .deb: installs under /usr and depends on libc6 only (libstdc++, libgcc and yaml-cpp are linked
+# .deb: installs under /usr and depends on libc6 only (libstdc++, libgcc, yaml-cpp and jemalloc are linked
 # statically). With the glibc shim, on glibc 2.28, the floor that ctest glibc_symbols enforces and
 # ctest old_glibc runs on: dpkg-shlibdeps would say 2.34, because the executable NEEDs
 # libpthread.so.0 and libdl.so.2, stubs on the build machine's glibc whose symbols files start at

@@ -9,7 +9,7 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   cmake ninja-build g++ make git \
-  libcli11-dev nlohmann-json3-dev libfmt-dev catch2 libyaml-cpp-dev libcurl4-openssl-dev \
+  libcli11-dev nlohmann-json3-dev libfmt-dev catch2 libyaml-cpp-dev libjemalloc-dev libcurl4-openssl-dev \
   python3 python3-venv python3-jsonschema python3-yaml libxml2-utils \
   clang clang-format libclang-rt-14-dev \
   binutils dpkg-dev file curl lintian >/dev/null

@@ -267,7 +267,9 @@ int emit_check_report(const CheckOptions& o, const Report& report, std::FILE* st
   return emit_check_reports(o, {report}, stream);
 }
 
-int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports, std::FILE* stream) {
+namespace {
+
+RenderOptions render_options(const CheckOptions& o, std::FILE* stream) {
   RenderOptions ro;
   ro.color = o.output.empty() && want_color(o.color, fileno(stream));
   ro.width = o.output.empty() ? text_width(fileno(stream)) : text_width(-1);
@@ -280,11 +282,10 @@ int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports
   ro.paths.root = find_source_root(o.source_root, first_file, [](const char* n) { return std::getenv(n); });
   ro.paths.working_dir = fs::current_path(ec).string();
   ro.sarif_category = o.sarif_category;
-  if (!o.sarif_file.empty() || o.format == "sarif")
-    if (std::any_of(reports.begin(), reports.end(), [](const Report& r) { return r.input_path == kCommandLineInput; }))
-      std::fprintf(stderr,
-                   "specprobe: note: a command line given after `--` is in no file: its SARIF results have no file "
-                   "location, which GitHub code scanning requires; check the deploy script or config file instead\n");
+  return ro;
+}
+
+std::vector<ReportOutput> report_outputs(const CheckOptions& o) {
   std::vector<ReportOutput> outputs = {{o.format, o.output}};
   if (!o.json_file.empty()) outputs.push_back({"json", o.json_file});
   if (!o.sarif_file.empty()) outputs.push_back({"sarif", o.sarif_file});
@@ -294,18 +295,37 @@ int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports
   if (o.github || o.format == "github")
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary)
       outputs.push_back({"github-summary", summary, nullptr, true});
-  const std::vector<Error> problems = emit_reports(reports, outputs, ro, stream);
+  return outputs;
+}
+
+// The exit code for the problems of writing the outputs (each printed): a report not written (5)
+// over an internal error (3).
+int report_problems(const std::vector<Error>& problems) {
   int rc = 0;
   for (const auto& e : problems) {
     std::fprintf(stderr, "specprobe: %s\n", e.str().c_str());
-    rc = std::max(rc, exit_code(e.kind));  // a report not written (5) over an internal error (3)
+    rc = std::max(rc, exit_code(e.kind));
   }
   return rc;
 }
 
-// One file's outcome: its reports, or the error that stopped it (printed in file order).
+}  // namespace
+
+int emit_check_reports(const CheckOptions& o, const std::vector<Report>& reports, std::FILE* stream) {
+  const RenderOptions ro = render_options(o, stream);
+  if (!o.sarif_file.empty() || o.format == "sarif")
+    if (std::any_of(reports.begin(), reports.end(), [](const Report& r) { return r.input_path == kCommandLineInput; }))
+      std::fprintf(stderr,
+                   "specprobe: note: a command line given after `--` is in no file: its SARIF results have no file "
+                   "location, which GitHub code scanning requires; check the deploy script or config file instead\n");
+  return report_problems(emit_reports(reports, report_outputs(o), ro, stream));
+}
+
+// One file's outcome: its reports (or, rendered ahead, their JSON entries), or the error that
+// stopped it (printed in file order).
 struct FileOutcome {
   std::vector<Report> reports;
+  std::vector<RenderedReport> rendered;
   std::string error;  // one line for stderr, "" when none
   int exit = 0;
 };
@@ -373,6 +393,18 @@ int run_check_command(CheckOptions o) {
   // one GPU query; each file's reports and errors keep their place. Installing an engine
   // environment stays one file at a time (one download per release).
   std::vector<FileOutcome> outcomes(files.size());
+  // Several files with one JSON output (the many-file run of a CI job or a dashboard): each
+  // file's reports are rendered on the thread that checked them and freed (issue 49); the
+  // document is the same as from the reports kept.
+  const std::vector<ReportOutput> outputs = report_outputs(o);
+  const bool render_ahead = files.size() > 1 && outputs.size() == 1 && outputs.front().format == "json";
+  const RenderOptions ro = render_options(o, stdout);
+  auto check = [&](const CheckOptions& opts, size_t i) {
+    outcomes[i] = check_one_file(opts, files[i], stdin_text, *services);
+    if (!render_ahead) return;
+    for (const Report& r : outcomes[i].reports) outcomes[i].rendered.push_back(render_json_entry(r, ro));
+    outcomes[i].reports.clear();
+  };
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const size_t jobs = o.request.install_engines ? 1 : o.jobs > 0 ? static_cast<size_t>(o.jobs) : cores;
   if (files.size() > 1 && jobs > 1) {
@@ -386,22 +418,28 @@ int run_check_command(CheckOptions o) {
     };
     // One scope for the whole run: the threads' own scopes (probes, engine checks) nest inside it.
     const InterruptScope interrupts;
-    parallel_for(files.size(), jobs,
-                 [&](size_t i) { outcomes[i] = check_one_file(o, files[i], stdin_text, *services); });
+    parallel_for(files.size(), jobs, [&](size_t i) { check(o, i); });
   } else {
     // One file at a time: each file's rules and matrix cells use the jobs instead.
     CheckOptions alone = o;
     alone.request.threads = static_cast<int>(jobs);
-    for (size_t i = 0; i < files.size(); ++i) outcomes[i] = check_one_file(alone, files[i], stdin_text, *services);
+    for (size_t i = 0; i < files.size(); ++i) check(alone, i);
   }
   std::vector<Report> reports;
+  std::vector<RenderedReport> rendered;
   int worst = 0;
   for (FileOutcome& f : outcomes) {
     if (!f.error.empty()) std::fprintf(stderr, "specprobe: %s\n", f.error.c_str());
     worst = worse_exit(worst, f.exit);
     for (Report& r : f.reports) reports.push_back(std::move(r));
+    for (RenderedReport& r : f.rendered) rendered.push_back(std::move(r));
   }
   services->progress = nullptr;  // the line is cleared before anything else is printed
+  if (render_ahead) {
+    if (rendered.empty()) return worst;
+    const int rc = report_problems(emit_json_entries(rendered, outputs.front(), ro, stdout));
+    return rc != 0 ? rc : worst;
+  }
   if (reports.empty()) return worst;
   const int rc = emit_check_reports(o, reports, stdout);
   keep_until_exit(std::move(reports));

@@ -184,7 +184,7 @@ std::string describe_advisory(const Advisory& a) {
     for (const auto& g : a.gpu) out += " " + g;
     out += "\n";
   }
-  out += "Trigger (JSON Logic over facts; `specprobe facts` lists them):\n  " + a.trigger.dump() + "\n";
+  out += "Trigger (JSON Logic over facts; `specprobe facts` lists them):\n  " + a.trigger().dump() + "\n";
   if (!a.upgrade.empty() || !a.fix_config.empty()) {
     out += "Fix:\n";
     for (const auto& [pkg, ver] : a.upgrade) out += fmt::format("  upgrade {} to {}\n", pkg, ver);

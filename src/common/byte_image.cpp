@@ -1,6 +1,7 @@
 // JSON values in a catalog image (see byte_image.hpp).
 #include "common/byte_image.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace specprobe {
@@ -67,6 +68,46 @@ void write_value(ByteWriter& w, const Json& j) {
 void ByteWriter::json(const Json& j) { write_value(*this, j); }
 
 Json ByteReader::json() { return value(0); }
+
+std::string_view ByteReader::json_bytes() {
+  const std::string_view start = in_;
+  skip_value(0);
+  return ok_ ? start.substr(0, start.size() - in_.size()) : std::string_view();
+}
+
+void ByteReader::skip_value(int depth) {
+  if (depth > kMaxDepth) {
+    need(in_.size() + 1);
+    return;
+  }
+  switch (u8()) {
+    case kNull:
+    case kFalse:
+    case kTrue:
+      return;
+    case kInt:
+    case kUint:
+    case kFloat:
+      need(8);
+      in_.remove_prefix(std::min<size_t>(8, in_.size()));
+      return;
+    case kString:
+      view();
+      return;
+    case kArray:
+      for (size_t n = count(); n > 0 && ok_; --n) skip_value(depth + 1);
+      return;
+    case kObject:
+      for (size_t n = count(); n > 0 && ok_; --n) {
+        view();
+        skip_value(depth + 1);
+      }
+      return;
+    default:
+      need(in_.size() + 1);
+      return;
+  }
+}
 
 Json ByteReader::value(int depth) {
   if (depth > kMaxDepth) {

@@ -73,6 +73,9 @@ class ByteReader {
   }
   // A value ByteWriter::json wrote; null, with ok() false, when it is cut short or corrupt.
   Json json();
+  // The bytes of the value ByteWriter::json wrote here, checked but not decoded (ByteReader(bytes).json()
+  // decodes them later); empty, with ok() false, when it is cut short or corrupt.
+  std::string_view json_bytes();
   // A count of items that each take at least one byte: never more than what is left.
   size_t count() {
     const uint32_t n = u32();
@@ -87,6 +90,7 @@ class ByteReader {
     return false;
   }
   Json value(int depth);
+  void skip_value(int depth);
   std::string_view in_;
   bool ok_ = true;
 };

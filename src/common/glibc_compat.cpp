@@ -40,8 +40,10 @@
 
 #if defined(__x86_64__)
 #define SPECPROBE_GLIBC_BASE "GLIBC_2.2.5"
+#define SPECPROBE_GLIBC_2_12 "GLIBC_2.12"
 #elif defined(__aarch64__)
 #define SPECPROBE_GLIBC_BASE "GLIBC_2.17"
+#define SPECPROBE_GLIBC_2_12 "GLIBC_2.17"
 #else
 #error "glibc_compat.cpp: unknown glibc base symbol version for this architecture"
 #endif
@@ -147,6 +149,11 @@ int _dl_find_object(void* address, dl_find_object* result) noexcept {
   ret specprobe_old_##name params;              \
   SPECPROBE_OLD(specprobe_old_##name, name);    \
   ret __wrap_##name params { return specprobe_old_##name args; }
+// The same for a function that came after the base version (its first version is VERSION).
+#define SPECPROBE_WRAP_AT(ret, name, params, args, version)       \
+  ret specprobe_old_##name params;                                \
+  __asm__(".symver specprobe_old_" #name ", " #name "@" version); \
+  ret __wrap_##name params { return specprobe_old_##name args; }
 
 SPECPROBE_WRAP(int, pthread_create, (pthread_t * t, const pthread_attr_t* a, void* (*f)(void*), void* arg),
                (t, a, f, arg))
@@ -163,17 +170,26 @@ SPECPROBE_WRAP(int, pthread_rwlock_wrlock, (pthread_rwlock_t * l), (l))
 SPECPROBE_WRAP(int, pthread_rwlock_unlock, (pthread_rwlock_t * l), (l))
 // New default version in 2.32 (run_cleanup.cpp blocks signals around its forks).
 SPECPROBE_WRAP(int, pthread_sigmask, (int how, const sigset_t* set, sigset_t* old), (how, set, old))
+// The allocator (jemalloc, linked statically: CMakeLists.txt) locks, names its threads and
+// computes with log.
+SPECPROBE_WRAP(int, pthread_mutexattr_init, (pthread_mutexattr_t * a), (a))
+SPECPROBE_WRAP(int, pthread_mutexattr_destroy, (pthread_mutexattr_t * a), (a))
+SPECPROBE_WRAP(int, pthread_mutexattr_settype, (pthread_mutexattr_t * a, int t), (a, t))
+SPECPROBE_WRAP(int, pthread_mutex_trylock, (pthread_mutex_t * m), (m))
+SPECPROBE_WRAP_AT(int, pthread_setname_np, (pthread_t t, const char* n), (t, n), SPECPROBE_GLIBC_2_12)
+SPECPROBE_WRAP_AT(int, pthread_getname_np, (pthread_t t, char* n, size_t len), (t, n, len), SPECPROBE_GLIBC_2_12)
 SPECPROBE_WRAP(void*, dlopen, (const char* f, int m), (f, m))
 SPECPROBE_WRAP(void*, dlsym, (void* h, const char* s), (h, s))
 SPECPROBE_WRAP(int, dlclose, (void* h), (h))
 SPECPROBE_WRAP(char*, dlerror, (void), ())
 SPECPROBE_WRAP(int, dladdr, (const void* a, Dl_info* i), (a, i))
 
-// exp and pow got new default versions in 2.29 (the same functions without the SVID error
+// exp, pow and log got new default versions in 2.29 (the same functions without the SVID error
 // handling, _LIB_VERSION); the base versions compute the same results for the finite, in-range
 // arguments specprobe passes and set errno the same way otherwise.
 SPECPROBE_WRAP(double, exp, (double x), (x))
 SPECPROBE_WRAP(double, pow, (double x, double y), (x, y))
+SPECPROBE_WRAP(double, log, (double x), (x))
 
 // crt1.o's _start calls __libc_start_main. Since glibc 2.34, _start passes no init function and
 // the new __libc_start_main runs the executable's DT_INIT / DT_INIT_ARRAY itself; the 2.2.5

@@ -3,6 +3,8 @@
 // own words count: `latest`, nightly tags and vendor container releases name no engine version.
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <set>
 
 #include "common/ascii.hpp"
@@ -189,10 +191,21 @@ std::optional<EngineVersion> pip_engine_version(const std::vector<ShellWord>& wo
   return std::nullopt;
 }
 
-std::map<std::string, std::pair<std::string, std::string>> pinned_versions(const std::string& dir) {
-  std::map<std::string, std::pair<std::string, std::string>> out;
+namespace {
+
+// The requirement and lock files in DIR, sorted. A many-file run lists each directory once
+// (issue 49: a thousand deploy files in one directory listed it a thousand times, a tenth of the
+// run): the listing is kept while the directory's modification time (which an added, removed or
+// renamed entry changes) stays the same. The files themselves are read every time.
+std::vector<fs::path> pin_files(const std::string& dir) {
+  static std::mutex mu;
+  static std::map<std::string, std::pair<fs::file_time_type, std::vector<fs::path>>> listed;
   std::error_code ec;
-  if (dir.empty() || !fs::is_directory(dir, ec)) return out;
+  const fs::file_time_type mtime = fs::last_write_time(dir, ec);
+  if (!ec) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = listed.find(dir); it != listed.end() && it->second.first == mtime) return it->second.second;
+  }
   std::vector<fs::path> files;
   size_t seen = 0;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -203,7 +216,22 @@ std::map<std::string, std::pair<std::string, std::string>> pinned_versions(const
       files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
-  for (const auto& p : files) {
+  std::error_code again;
+  if (fs::last_write_time(dir, again) == mtime && !again) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (listed.size() > 4096) listed.clear();
+    listed[dir] = {mtime, files};
+  }
+  return files;
+}
+
+}  // namespace
+
+std::map<std::string, std::pair<std::string, std::string>> pinned_versions(const std::string& dir) {
+  std::map<std::string, std::pair<std::string, std::string>> out;
+  std::error_code ec;
+  if (dir.empty() || !fs::is_directory(dir, ec)) return out;
+  for (const auto& p : pin_files(dir)) {
     if (fs::file_size(p, ec) > kMaxInputBytes) continue;
     if (!inside_tree(p, dir)) continue;  // a link out of the deploy file's directory (SECURITY.md)
     std::ifstream in(p, std::ios::binary);

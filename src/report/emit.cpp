@@ -11,6 +11,9 @@
 namespace specprobe {
 namespace {
 
+// The depth of a report in the document of several ({"reports": [ENTRY, ...]}).
+constexpr int kEntryDepth = 2;
+
 std::string dump(const Json& j) {
   std::string out;
   dump_json(j, out, kReportIndent);
@@ -79,36 +82,50 @@ std::string server_header(const Report& r, size_t i, size_t n) {
                      r.server.empty() ? "" : " (" + r.server + ")");
 }
 
+// The document of several JSON reports (docs/schema/reports-1.json) around ENTRIES, each written
+// by WRITE_ENTRY(i, out, depth) at its place in "reports".
+template <class WriteEntry>
+std::string json_document(size_t n, int worst_exit, const std::vector<std::string>& argv, const RenderOptions& o,
+                          WriteEntry&& write_entry) {
+  std::string out;
+  Json j = Json::object();
+  j["$schema"] = "https://specprobe.dev/schema/reports-1.json";
+  j["schema_version"] = kReportSchemaVersion;
+  j["tool"] = report_tool_json();
+  if (!o.all_results) j["invocation"] = {{"argv", argv}};
+  j["exit_code"] = worst_exit;
+  write_object_with(j, "reports", out, kReportIndent, 0, [&](int depth) {
+    out += '[';
+    for (size_t i = 0; i < n; ++i) {
+      if (i) out += ',';
+      json_newline(out, kReportIndent, depth + 1);
+      write_entry(i, out, depth + 1);
+    }
+    if (n) json_newline(out, kReportIndent, depth);
+    out += ']';
+  });
+  out += '\n';
+  return out;
+}
+
+// REPORT as an entry of the document's "reports" (at DEPTH).
+void write_json_entry(const Report& r, const RenderOptions& o, std::string& out, int depth) {
+  Json head = report_head_json(r, o.all_results);
+  if (!r.server.empty()) head["input"]["server"] = r.server;
+  // A compact report gives the command line once, in the document, not in each report (with a
+  // thousand files it grew as their square).
+  if (!o.all_results) head["invocation"]["argv"] = Json::array();
+  write_report_json(head, r, o.all_results, out, depth);
+}
+
 std::string render_many(const std::string& format, const std::vector<Report>& reports, const RenderOptions& o) {
   const size_t n = reports.size();
   std::string out;
   if (format == "json") {
-    Json j = Json::object();
-    j["$schema"] = "https://specprobe.dev/schema/reports-1.json";
-    j["schema_version"] = kReportSchemaVersion;
-    j["tool"] = report_tool_json();
     int worst = 0;
     for (const auto& r : reports) worst = worse_exit(worst, r.exit_code);
-    if (!o.all_results) j["invocation"] = {{"argv", reports.front().argv}};
-    j["exit_code"] = worst;
-    write_object_with(j, "reports", out, kReportIndent, 0, [&](int depth) {
-      out += '[';
-      for (size_t i = 0; i < n; ++i) {
-        const Report& r = reports[i];
-        Json head = report_head_json(r, o.all_results);
-        if (!r.server.empty()) head["input"]["server"] = r.server;
-        // A compact report gives the command line once, here, not in each report (with a
-        // thousand files it grew as their square).
-        if (!o.all_results) head["invocation"]["argv"] = Json::array();
-        if (i) out += ',';
-        json_newline(out, kReportIndent, depth + 1);
-        write_report_json(head, r, o.all_results, out, depth + 1);
-      }
-      if (n) json_newline(out, kReportIndent, depth);
-      out += ']';
-    });
-    out += '\n';
-    return out;
+    return json_document(n, worst, reports.front().argv, o,
+                         [&](size_t i, std::string& text, int depth) { write_json_entry(reports[i], o, text, depth); });
   }
   if (format == "sarif") return render_sarif_many(reports, o);
   if (format == "junit") return reports_to_junit(reports);
@@ -170,6 +187,37 @@ std::vector<Error> emit_report(const Report& report, const std::vector<ReportOut
     }
     if (!st) problems.push_back(st.error());
   }
+  return problems;
+}
+
+RenderedReport render_json_entry(const Report& report, const RenderOptions& options) {
+  RenderedReport r;
+  write_json_entry(report, options, r.json, kEntryDepth);
+  r.exit_code = report.exit_code;
+  r.argv = report.argv;
+  return r;
+}
+
+std::vector<Error> emit_json_entries(const std::vector<RenderedReport>& entries, const ReportOutput& output,
+                                     const RenderOptions& options, std::FILE* stream) {
+  int worst = 0;
+  for (const auto& e : entries) worst = worse_exit(worst, e.exit_code);
+  static const std::vector<std::string> kNoArgv;
+  const std::string text = json_document(entries.size(), worst, entries.empty() ? kNoArgv : entries.front().argv,
+                                         options, [&](size_t i, std::string& out, int depth) {
+                                           if (depth != kEntryDepth) throw std::logic_error("report entry depth");
+                                           out += entries[i].json;
+                                         });
+  std::vector<Error> problems;
+  Status st = Ok{};
+  if (output.path.empty()) {
+    std::FILE* fp = output.stream ? output.stream : stream;
+    std::fflush(stream);
+    st = write_stream(fp, text);
+  } else {
+    st = write_file_atomic(output.path, text);
+  }
+  if (!st) problems.push_back(st.error());
   return problems;
 }
 

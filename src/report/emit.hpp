@@ -60,4 +60,19 @@ std::vector<Error> emit_report(const Report& report, const std::vector<ReportOut
 std::vector<Error> emit_reports(const std::vector<Report>& reports, const std::vector<ReportOutput>& outputs,
                                 const RenderOptions& options, std::FILE* stream);
 
+// A report rendered ahead as its entry in the JSON document of several reports, with what the
+// document's head reads from it. A many-file run renders each file's reports on the thread that
+// checked it and frees them (issue 49: a thousand files' facts and results were held to the end,
+// and growing the heap for them was a sixth of the run).
+struct RenderedReport {
+  std::string json;  // the entry in "reports"
+  int exit_code = 0;
+  std::vector<std::string> argv;  // the command line (the document's invocation, from the first)
+};
+RenderedReport render_json_entry(const Report& report, const RenderOptions& options);
+// The document of several reports (as emit_reports writes it, however many there are) from
+// entries rendered ahead, written to OUTPUT (a JSON output).
+std::vector<Error> emit_json_entries(const std::vector<RenderedReport>& entries, const ReportOutput& output,
+                                     const RenderOptions& options, std::FILE* stream);
+
 }  // namespace specprobe

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <list>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -70,8 +71,9 @@ Json applicability(const Advisory& a) {
   return operation("and", std::move(all));
 }
 
-// The advisory as a rule over its trigger (for status, evidence and anchoring).
-Rule make_trigger_rule(const Advisory& a) {
+// The advisory as a rule (for status, evidence and anchoring): its applicability and what a
+// result names, and with WITH_TRIGGER its trigger as the condition.
+Rule make_rule(const Advisory& a, bool with_trigger) {
   Rule r;
   r.id = a.id;
   r.slug = a.id;
@@ -88,27 +90,22 @@ Rule make_trigger_rule(const Advisory& a) {
   r.skip_reason = a.engine == "any"
                       ? "not on an affected GPU"
                       : fmt::format("not a {} plan{}", a.engine, a.gpu.empty() ? "" : " on an affected GPU");
-  r.requires_facts = a.requires_facts;
-  r.condition = a.trigger;
+  if (with_trigger) {
+    r.requires_facts = a.requires_facts;
+    r.condition = a.trigger();
+  }
   for (const auto& ref : a.references) r.references.push_back(ref.url);
   compile_rule(r);
   return r;
-}
-
-// What every evaluation of A shares, built once it is read.
-void finish_advisory(Advisory& a) { a.rule = std::make_shared<const Rule>(make_trigger_rule(a)); }
-
-// The rule parse_advisory built, or one built now for an advisory made some other way.
-std::shared_ptr<const Rule> trigger_rule(const Advisory& a) {
-  return a.rule ? a.rule : std::make_shared<const Rule>(make_trigger_rule(a));
 }
 
 // Whether the trigger is false on what is known: a conjunct of a top-level "and" that reads no
 // `requires` fact and evaluates false. Such a plan is not affected even when a required fact (a
 // width, a group size) is unknown.
 bool known_false(const Advisory& a, const Json& facts) {
-  if (!a.trigger.is_object() || !a.trigger.contains("and") || !a.trigger["and"].is_array()) return false;
-  for (const auto& conjunct : a.trigger["and"]) {
+  const Json& trigger = a.trigger();
+  if (!trigger.is_object() || !trigger.contains("and") || !trigger["and"].is_array()) return false;
+  for (const auto& conjunct : trigger["and"]) {
     bool reads_required = false;
     for (const auto& n : jsonlogic::referenced_vars(conjunct))
       reads_required |= std::find(a.requires_facts.begin(), a.requires_facts.end(), n) != a.requires_facts.end();
@@ -121,7 +118,7 @@ bool known_false(const Advisory& a, const Json& facts) {
 
 // The first fact of the trigger with a recorded place in the user's file.
 std::string anchor_fact(const Advisory& a, const std::map<std::string, SourceLocation>& locations) {
-  for (const auto& n : jsonlogic::referenced_vars(a.trigger))
+  for (const auto& n : a.trigger_facts())
     if (locations.count(n)) return n;
   return {};
 }
@@ -136,6 +133,58 @@ std::string remediation_of(const Advisory& a) {
 }
 
 }  // namespace
+
+// What the advisory builds at first use (advisory.hpp): the trigger (decoded from image bytes
+// when it came from the built-in image) and the two rules.
+struct Advisory::Lazy {
+  std::string trigger_bytes;  // a built-in image's encoding of the trigger, until decoded
+  std::once_flag decoded;
+  Json trigger;
+  std::vector<std::string> trigger_facts;
+  std::once_flag head_built, rule_built;
+  std::shared_ptr<const Rule> head, rule;
+};
+
+Advisory::Advisory() : lazy_(std::make_shared<Lazy>()) {}
+
+Advisory::Lazy& Advisory::lazy() const { return *lazy_; }
+
+const Json& Advisory::trigger() const {
+  Lazy& l = lazy();
+  std::call_once(l.decoded, [&] {
+    if (l.trigger_bytes.empty()) return;
+    ByteReader r(l.trigger_bytes);
+    l.trigger = r.json();  // checked when the image was read (json_bytes)
+    l.trigger_bytes.clear();
+  });
+  return l.trigger;
+}
+
+const std::vector<std::string>& Advisory::trigger_facts() const { return lazy().trigger_facts; }
+
+void Advisory::set_trigger(Json trigger) {
+  lazy_ = std::make_shared<Lazy>();
+  lazy_->trigger_facts = jsonlogic::referenced_vars(trigger);
+  lazy_->trigger = std::move(trigger);
+}
+
+void Advisory::set_trigger_image(std::string bytes, std::vector<std::string> facts) {
+  lazy_ = std::make_shared<Lazy>();
+  lazy_->trigger_bytes = std::move(bytes);
+  lazy_->trigger_facts = std::move(facts);
+}
+
+const Rule& Advisory::head_rule() const {
+  Lazy& l = lazy();
+  std::call_once(l.head_built, [&] { l.head = std::make_shared<const Rule>(make_rule(*this, false)); });
+  return *l.head;
+}
+
+const Rule& Advisory::trigger_rule() const {
+  Lazy& l = lazy();
+  std::call_once(l.rule_built, [&] { l.rule = std::make_shared<const Rule>(make_rule(*this, true)); });
+  return *l.rule;
+}
 
 std::string Advisory::primary_url() const {
   for (const auto& r : references)
@@ -179,8 +228,7 @@ Expected<Advisory> parse_advisory_json(const Json& d, const std::string& file, b
       return input_error("published must be a date YYYY-MM-DD", {file});
     a.published = d["published"].get<std::string>();
     if (!d.contains("trigger")) return input_error("missing field 'trigger'", {file});
-    a.trigger = d["trigger"];
-    if (auto st = checked_at_build ? Status(Ok{}) : jsonlogic::validate(a.trigger); !st)
+    if (auto st = checked_at_build ? Status(Ok{}) : jsonlogic::validate(d["trigger"]); !st)
       return input_error(fmt::format("invalid JSON Logic in trigger: {}", st.error().message), {file});
     if (d.contains("requires")) {
       if (!d["requires"].is_array()) return input_error("requires must be a list of fact names", {file});
@@ -246,7 +294,7 @@ Expected<Advisory> parse_advisory_json(const Json& d, const std::string& file, b
     if (!checked_at_build) {
       auto registry = fact_registry();
       if (!registry) return registry.error();
-      std::vector<std::string> names = jsonlogic::referenced_vars(a.trigger);
+      std::vector<std::string> names = jsonlogic::referenced_vars(d["trigger"]);
       names.insert(names.end(), a.requires_facts.begin(), a.requires_facts.end());
       if (auto st = check_fact_names(names, **registry); !st) {
         Error e = st.error();
@@ -254,7 +302,8 @@ Expected<Advisory> parse_advisory_json(const Json& d, const std::string& file, b
         return e;
       }
     }
-    finish_advisory(a);
+    a.set_trigger(d["trigger"]);
+    a.head_rule();  // built here, where the catalog is read (the trigger's rule at its first use)
     return a;
   } catch (const std::exception& e) {
     return input_error(fmt::format("malformed advisory: {}", e.what()), {file});
@@ -263,11 +312,12 @@ Expected<Advisory> parse_advisory_json(const Json& d, const std::string& file, b
 
 namespace {
 
-constexpr std::string_view kImageMagic = "specprobe-advisories-1";
+constexpr std::string_view kImageMagic = "specprobe-advisories-2";
 
 void write_record(ByteWriter& w, const Advisory& a) {
   for (const std::string* s : {&a.id, &a.summary, &a.details, &a.published, &a.engine}) w.str(*s);
-  w.json(a.trigger);
+  w.json(a.trigger());
+  w.strings(a.trigger_facts());
   w.strings(a.requires_facts);
   w.u8(a.request_dependent ? 1 : 0);
   write_affected(w, a.affected);
@@ -292,7 +342,9 @@ std::optional<Advisory> read_record(std::string_view bytes) {
   ByteReader r(bytes);
   Advisory a;
   for (std::string* s : {&a.id, &a.summary, &a.details, &a.published, &a.engine}) *s = r.str();
-  a.trigger = r.json();
+  const std::string_view trigger = r.json_bytes();
+  std::vector<std::string> trigger_facts = r.strings();
+  a.set_trigger_image(std::string(trigger), std::move(trigger_facts));
   a.requires_facts = r.strings();
   a.request_dependent = r.u8() != 0;
   a.affected = read_affected(r);
@@ -311,7 +363,7 @@ std::optional<Advisory> read_record(std::string_view bytes) {
   }
   a.source_file = r.str();
   if (!r.done()) return std::nullopt;
-  finish_advisory(a);
+  a.head_rule();  // built here, on the loading thread; the trigger's rule at its first use
   return a;
 }
 
@@ -387,9 +439,14 @@ Expected<std::vector<Advisory>> load_advisories(const std::string& dir) {
 VersionVerdict place_versions(const Advisory& a, const Json& facts) { return place_versions(a.affected, facts); }
 
 ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* severity) {
-  const ResultStatus trig = rule_status(*trigger_rule(a), facts);
-  if (trig == ResultStatus::skip || trig == ResultStatus::pass) return trig;
+  // Decided without the trigger (as evaluate_advisory): not the plan's engine or GPU, or versions
+  // outside every range.
+  const ResultStatus head = rule_status(a.head_rule(), facts);
+  if (head == ResultStatus::skip) return ResultStatus::skip;
   const VersionVerdict v = place_versions(a, facts);
+  if (head == ResultStatus::pass && v.kind == VersionVerdict::Kind::fixed) return ResultStatus::pass;
+  const ResultStatus trig = rule_status(a.trigger_rule(), facts);
+  if (trig == ResultStatus::skip || trig == ResultStatus::pass) return trig;
   if (v.kind == VersionVerdict::Kind::fixed) return ResultStatus::pass;
   if (trig == ResultStatus::error && known_false(a, facts)) return ResultStatus::pass;
   if (trig == ResultStatus::error && v.kind == VersionVerdict::Kind::unknown_older) {
@@ -405,14 +462,25 @@ ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* sev
 
 RuleResult evaluate_advisory(const Advisory& a, const Json& facts,
                              const std::map<std::string, SourceLocation>& locations, const std::string& default_file) {
-  RuleResult r = evaluate_rule(*trigger_rule(a), facts, {}, "");
-  r.advisory = &a;
-  for (const auto& ap : a.affected) {
-    const Json* v = find_fact(facts, "lib." + ap.package + ".version");
-    r.evidence["lib." + ap.package + ".version"] = v ? *v : Json(nullptr);
-  }
-  if (r.status == ResultStatus::skip || r.status == ResultStatus::pass) return r;
+  auto add_evidence = [&](RuleResult& r, const std::string& name) {
+    const Json* v = find_fact(facts, name);
+    r.evidence[name] = v ? *v : Json(nullptr);
+  };
+  // Decided without the trigger, which is then not read (it is decoded and compiled at its first
+  // use, issue 49): an advisory for another engine or GPU does not apply, and one whose versions
+  // the plan runs are outside every range passes whatever its trigger says. The evidence names
+  // the facts the trigger reads all the same.
+  const ResultStatus head = rule_status(a.head_rule(), facts);
   const VersionVerdict v = place_versions(a, facts);
+  const bool by_head =
+      head == ResultStatus::skip || (head == ResultStatus::pass && v.kind == VersionVerdict::Kind::fixed);
+  RuleResult r = evaluate_rule(by_head ? a.head_rule() : a.trigger_rule(), facts, {}, "");
+  if (by_head)
+    for (const auto& name : a.trigger_facts()) add_evidence(r, name);
+  r.advisory = &a;
+  for (const auto& ap : a.affected) add_evidence(r, "lib." + ap.package + ".version");
+  if (by_head && r.status == ResultStatus::pass) r.message = v.text;
+  if (r.status == ResultStatus::skip || r.status == ResultStatus::pass) return r;
   // Versions outside every range decide it whatever else is unknown.
   if (v.kind == VersionVerdict::Kind::fixed || (r.status == ResultStatus::error && known_false(a, facts))) {
     r.status = ResultStatus::pass;

@@ -27,12 +27,13 @@
 namespace specprobe {
 
 struct Advisory {
+  Advisory();
+
   std::string id;       // SPA-VLLM-37754
   std::string summary;  // one line
   std::string details;
   std::string published;  // YYYY-MM-DD the primary report was opened
   std::string engine;     // vllm | sglang | any
-  Json trigger;           // JSON Logic over facts
   std::vector<std::string> requires_facts;
   bool request_dependent = false;
   std::vector<AffectedPackage> affected;  // all of them
@@ -48,13 +49,33 @@ struct Advisory {
   };
   std::vector<Reference> references;  // the first `report` is the primary report
   std::string source_file;
-  // The trigger as a rule (applicability, requires, condition), built once by parse_advisory: the
-  // what-if sweep evaluates every advisory in every cell. A copy whose trigger fields are edited
-  // must reset it (nullptr: trigger_rule then builds the rule at each call).
-  std::shared_ptr<const Rule> rule;
+
+  // The trigger: JSON Logic over facts. One read from the built-in image is decoded when it is
+  // first asked for (issue 49: a check reads the triggers of the advisories that apply to its
+  // engine and GPU; decoding and compiling all of them was most of start-up). Safe from several
+  // threads; copies share it.
+  const Json& trigger() const;
+  // Every fact the trigger reads by name (jsonlogic::referenced_vars), known without decoding it.
+  const std::vector<std::string>& trigger_facts() const;
+  void set_trigger(Json trigger);
+  // The trigger bytes of a built-in image record (common/byte_image.hpp) and the facts it reads.
+  void set_trigger_image(std::string bytes, std::vector<std::string> facts);
+
+  // The advisory as rules, each built once from the advisory's fields at its first use (the what-if
+  // sweep evaluates advisories in every cell; a copy whose fields are edited after that must call
+  // set_trigger again). head_rule: its applicability (engine, GPU) and what a result names (id,
+  // summary, severity, stage, certainty, references), without the trigger's condition.
+  // trigger_rule: the same with the trigger as its condition and `requires`.
+  const Rule& head_rule() const;
+  const Rule& trigger_rule() const;
 
   // The primary report's URL (or the first reference's).
   std::string primary_url() const;
+
+ private:
+  struct Lazy;
+  std::shared_ptr<Lazy> lazy_;
+  Lazy& lazy() const;
 };
 
 // How surely it bites: a failure that needs some request content is conditional on it.

@@ -162,9 +162,10 @@ PlanAnswers plan_answers(const Catalog& catalog, const std::vector<const Advisor
   p.advisories.resize(advisories.size());
   for (size_t i = 0; i < advisories.size(); ++i) {
     const Advisory& a = *advisories[i];
-    if (!a.rule || !a.rule->compiled || !a.rule->compiled->closed) continue;
+    const Rule& rule = a.trigger_rule();
+    if (!rule.compiled || !rule.compiled->closed) continue;
     PlanAnswers::Entry& e = p.advisories[i];
-    e.own_reads = a.rule->compiled->status_facts;
+    e.own_reads = rule.compiled->status_facts;
     for (const auto& ap : a.affected) e.own_reads.push_back("lib." + ap.package + ".version");
     Severity sev = a.severity;
     const ResultStatus st = advisory_status(a, base, &sev);
@@ -328,7 +329,7 @@ MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*
                                                [&] { return advisory_status(a, facts, &sev); });
     if (s == ResultStatus::fail) {
       if (sev == Severity::error) {
-        error_finding(a.id, certainty_of(a), fallback_gpu && (!a.gpu.empty() || (a.rule && reads_gpu_facts(*a.rule))));
+        error_finding(a.id, certainty_of(a), fallback_gpu && (!a.gpu.empty() || reads_gpu_facts(a.trigger_rule())));
       } else if (sev == Severity::warning) {
         cell.warnings.push_back(a.id);
       }
@@ -379,17 +380,11 @@ MatrixCell evaluate_cell(const Catalog& catalog, const std::vector<const Advisor
 // The advisories that can change some cell: an advisory applies by engine and GPU (advisory.cpp
 // applicability), which no cell changes, so one that does not apply to the plan applies to none
 // of its cells and is left out of the sweep (issue 49: most of the database is another engine's,
-// or fixed in the versions the plan runs). One whose applicability cannot be evaluated (or that has no
-// trigger rule yet) stays.
+// or fixed in the versions the plan runs). One whose applicability cannot be evaluated stays.
 std::vector<const Advisory*> sweep_advisories(const Catalog& catalog, const Json& plan_facts) {
   std::vector<const Advisory*> out;
   for (const auto& a : catalog.advisories) {
-    if (a.rule) {
-      const jsonlogic::Program applies =
-          a.rule->compiled ? a.rule->compiled->applies : jsonlogic::Program(a.rule->applies);
-      std::string error;
-      if (!applies.test(plan_facts, &error) && error.empty()) continue;
-    }
+    if (rule_status(a.head_rule(), plan_facts) == ResultStatus::skip) continue;
     // Nor does a cell change the libraries' versions: an advisory the installed versions are
     // outside of passes in every cell, and one that reaches only releases older than the newest
     // (for an unknown version) is at most a note, which no cell counts (advisory_status).

@@ -91,12 +91,14 @@ TEST_CASE("the built-in advisory image holds every advisory as its YAML gives it
     REQUIRE(y.source_file.rfind(root, 0) == 0);
     y.source_file.erase(0, root.size());
     CHECK(advisory_image({a}) == advisory_image({y}));
-    REQUIRE(a.rule);
-    CHECK(a.rule->applies == y.rule->applies);
-    CHECK(a.rule->condition == y.rule->condition);
-    CHECK(a.rule->skip_reason == y.rule->skip_reason);
-    REQUIRE(a.rule->compiled);
-    CHECK(a.rule->compiled->status_facts == y.rule->compiled->status_facts);
+    CHECK(a.trigger_facts() == y.trigger_facts());
+    CHECK(a.trigger_rule().applies == y.trigger_rule().applies);
+    CHECK(a.trigger_rule().condition == y.trigger_rule().condition);
+    CHECK(a.trigger_rule().skip_reason == y.trigger_rule().skip_reason);
+    REQUIRE(a.trigger_rule().compiled);
+    CHECK(a.trigger_rule().compiled->status_facts == y.trigger_rule().compiled->status_facts);
+    CHECK(a.head_rule().applies == a.trigger_rule().applies);
+    CHECK(a.head_rule().condition.is_null());
   }
 }
 
