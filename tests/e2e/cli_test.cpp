@@ -302,6 +302,47 @@ TEST_CASE("several files on several threads: -j gives the reports and errors of 
   CHECK(a == b);
 }
 
+TEST_CASE(
+    "several files, one JSON output: each file's reports rendered as it finishes give the document kept reports give",
+    "[e2e][cli]") {
+  // Issue 49: with one JSON output a many-file run renders each file's reports on its thread and
+  // frees them; with another output next to it (here JUnit) the reports are kept to the end. The
+  // JSON is the same document either way, and several files give the document of several reports
+  // even when only one of them was read.
+  const std::string dir = temp_dir();
+  const std::string files = kExampleSeeds + "/turboquant-ngram.yaml " + kExampleSeeds + "/dsv4-mtp.yaml " +
+                            kExampleSeeds + "/turboquant-ngram.yaml";
+  const std::string common =
+      "check --gpu H200 --lib vllm=0.25.1 --model-dir meta-llama/Llama-3.1-8B-Instruct=" + kExampleCheckpoints +
+      "/llama-3.1-8b --model-dir deepseek-ai/DeepSeek-V4-Flash=" + kExampleCheckpoints +
+      "/deepseek-v4-flash --format json ";
+  auto strip = [](json doc) {
+    for (auto& rep : doc["reports"]) {
+      rep["invocation"].erase("duration_ms");
+      rep["invocation"].erase("argv");  // --junit FILE
+    }
+    doc.erase("invocation");
+    return doc;
+  };
+  for (const std::string results : {"", "--results all "}) {
+    auto ahead = run_specprobe(common + results + files);
+    auto kept = run_specprobe(common + results + "--junit " + dir + "/junit.xml " + files);
+    INFO(results << ahead.err << kept.err);
+    CHECK(ahead.exit_code == kept.exit_code);
+    const json a = json::parse(ahead.out), k = json::parse(kept.out);
+    REQUIRE(a["reports"].size() == 3);
+    CHECK(a["exit_code"] == k["exit_code"]);
+    CHECK(strip(a) == strip(k));
+  }
+  auto lone = run_specprobe(common + kExampleSeeds + "/dsv4-mtp.yaml " + dir + "/missing.yaml");
+  INFO(lone.err);
+  CHECK(lone.exit_code == 2);
+  CHECK(lone.err.find("missing.yaml") != std::string::npos);
+  const json doc = json::parse(lone.out);
+  REQUIRE(doc["reports"].size() == 1);
+  CHECK(doc["reports"][0]["results_listed"] == "failing");
+}
+
 TEST_CASE("several files: a failing file's exit 1 outranks another's unknown 4, and the JSON lists failing results",
           "[e2e][cli]") {
   // Issue 51 item 5: one file specprobe cannot decide must not hide another that fails. Issue 49:

@@ -3,9 +3,11 @@
 // Kubernetes, Dockerfile, start-up logs, benchmark matrices, engine versions, shell traps.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "e2e/run_binary.hpp"
 #include "inputs/serving.hpp"
@@ -299,6 +301,32 @@ TEST_CASE("engine versions from pip lines and pins next to the file", "[inputs][
   CHECK(form_fact(p, "deploy.engine_version_source") == "requirements.txt: vllm==0.11.0");
   CHECK(form_fact(p, "deploy.lib_pins")["flashinfer"]["version"] == "0.4.1");
   CHECK(form_fact(p, "deploy.lib_pins")["deep_gemm"]["version"] == "2.5.0");
+}
+
+TEST_CASE("pins next to the file: a directory's listing is kept while it is unchanged, and read again after",
+          "[inputs][forms][version]") {
+  // Issue 49: a many-file run lists each directory once; a requirements file added, changed or
+  // removed between two reads in one process is seen (the listing follows the directory's
+  // modification time; the files' text is read every time).
+  const std::string d = forms_temp_dir() + "/pins-listed-once";
+  std::filesystem::create_directories(d);
+  const std::string serve = write_file(d, "serve.sh", "vllm serve m\n");
+  auto version = [&] {
+    auto f = read_serving_plans(serve, clean());
+    REQUIRE(f);
+    return form_fact(f->plans.at(0), "deploy.engine_version").get<std::string>();
+  };
+  CHECK(version() == "<absent>");
+  CHECK(version() == "<absent>");
+  // An entry added a moment later (a coarse clock could give the directory the same time).
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  write_file(d, "requirements-serve.txt", "vllm==0.12.0\n");
+  CHECK(version() == "0.12.0");
+  write_file(d, "requirements-serve.txt", "vllm==0.13.0\n");  // the same entry, new text
+  CHECK(version() == "0.13.0");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::filesystem::remove(std::filesystem::path(d) / "requirements-serve.txt");
+  CHECK(version() == "<absent>");
 }
 
 TEST_CASE("docker compose: services, list and string commands, env, $$, GPUs", "[inputs][forms][compose]") {
