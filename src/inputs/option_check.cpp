@@ -597,18 +597,33 @@ void write_list(Json& out, const char* name, const std::vector<Problem>& problem
   out[std::string(name) + "_at"] = problems.empty() ? Json(nullptr) : Json(problems.front().at);
 }
 
-}  // namespace
+// Every fact the option checks read (Checker, check_ranges), besides the engine's table. The
+// what-if sweep derives each cell again, and a cell changes few of these (spec.enabled, SGLang's
+// spec.num_steps), so the answer is remembered per thread by their values (issue 49: it was a
+// tenth of a many-file run). option_check_test.cpp checks that no other fact changes the answer.
+constexpr const char* kOptionCheckReads[] = {"engine.name",
+                                             "engine.version",
+                                             "options.given",
+                                             "input.form",
+                                             "model.path",
+                                             "model.quant_method",
+                                             "serve.tp",
+                                             "serve.pp",
+                                             "serve.dp",
+                                             "serve.max_num_seqs",
+                                             "serve.max_num_batched_tokens",
+                                             "serve.block_size",
+                                             "serve.gpu_memory_utilization",
+                                             "spec.enabled",
+                                             "spec.method",
+                                             "spec.num_steps",
+                                             "spec.topk"};
 
-void derive_option_checks(Json& f) {
-  if (auto it = f.find("options"); it != f.end() && it->is_object())
-    for (const char* key : {"table", "unknown", "invalid", "notes"})
-      for (const char* suffix : {"", "_count", "_text", "_at"}) it->erase(std::string(key) + suffix);
-  const std::string engine = fact_string(f, "engine.name").value_or("vllm");
-  auto table = options::engine_table(engine);
-  if (!table || !*table) return;  // no table for this engine (or one that did not load: tests catch it)
+constexpr const char* kOptionCheckOutputs[] = {"table", "unknown", "invalid", "notes"};
+
+void check_options(Json& f, const EngineTable& t, const std::string& engine) {
   Json& out = f["options"];
-  if (!out.is_object()) out = Json::object();
-  Checker c{**table, select_releases(**table, fact_string(f, "engine.version")), engine == "vllm", f, {}, {}, {}, {}};
+  Checker c{t, select_releases(t, fact_string(f, "engine.version")), engine == "vllm", f, {}, {}, {}, {}};
   if (const Json* given = find_fact(f, "options.given"); given && given->is_array()) {
     for (size_t i = 0; i < given->size(); ++i) c.check_given(i, (*given)[i]);
   }
@@ -618,6 +633,39 @@ void derive_option_checks(Json& f) {
   write_list(out, "unknown", c.unknown);
   write_list(out, "invalid", c.invalid);
   write_list(out, "notes", c.notes);
+}
+
+}  // namespace
+
+std::span<const char* const> option_check_reads() { return kOptionCheckReads; }
+
+void derive_option_checks(Json& f) {
+  if (auto it = f.find("options"); it != f.end() && it->is_object())
+    for (const char* key : kOptionCheckOutputs)
+      for (const char* suffix : {"", "_count", "_text", "_at"}) it->erase(std::string(key) + suffix);
+  const std::string engine = fact_string(f, "engine.name").value_or("vllm");
+  auto table = options::engine_table(engine);
+  if (!table || !*table) return;  // no table for this engine (or one that did not load: tests catch it)
+  std::string key = fmt::format("{}", static_cast<const void*>(*table));
+  for (const char* name : kOptionCheckReads) {
+    const Json* v = find_fact(f, name);
+    key += '\x1e';
+    if (v) dump_json(*v, key, -1);
+  }
+  thread_local std::unordered_map<std::string, Json> memo;
+  Json& out = f["options"];
+  if (!out.is_object()) out = Json::object();
+  if (const auto it = memo.find(key); it != memo.end()) {
+    for (const auto& [name, value] : it->second.items()) out[name] = value;
+    return;
+  }
+  check_options(f, **table, engine);
+  Json written = Json::object();
+  for (const char* k : kOptionCheckOutputs)
+    for (const char* suffix : {"", "_count", "_text", "_at"})
+      if (const auto w = out.find(std::string(k) + suffix); w != out.end()) written[w.key()] = *w;
+  if (memo.size() >= 256) memo.clear();
+  memo.emplace(std::move(key), std::move(written));
 }
 
 }  // namespace specprobe

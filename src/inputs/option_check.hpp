@@ -19,10 +19,16 @@
 // refuses at startup (or, for a JSON key in vLLM 0.9.1-0.15.1, silently ignores), which is exactly
 // what a rule reports; exit 2 stays for files specprobe cannot read.
 #pragma once
+#include <span>
+
 #include "common/json.hpp"
 
 namespace specprobe {
 
 void derive_option_checks(Json& facts);
+
+// Every fact the option checks read, besides the engine's option table: their answer is
+// remembered per thread by these facts' values (the what-if sweep derives every cell again).
+std::span<const char* const> option_check_reads();
 
 }  // namespace specprobe

@@ -439,14 +439,11 @@ Expected<std::vector<Advisory>> load_advisories(const std::string& dir) {
 VersionVerdict place_versions(const Advisory& a, const Json& facts) { return place_versions(a.affected, facts); }
 
 ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* severity) {
-  // Decided without the trigger (as evaluate_advisory): not the plan's engine or GPU, or versions
-  // outside every range.
-  const ResultStatus head = rule_status(a.head_rule(), facts);
-  if (head == ResultStatus::skip) return ResultStatus::skip;
-  const VersionVerdict v = place_versions(a, facts);
-  if (head == ResultStatus::pass && v.kind == VersionVerdict::Kind::fixed) return ResultStatus::pass;
+  // The same status as evaluate_advisory's (which decides some without the trigger: the sweep
+  // asks only about advisories that apply to the plan and whose versions it runs).
   const ResultStatus trig = rule_status(a.trigger_rule(), facts);
   if (trig == ResultStatus::skip || trig == ResultStatus::pass) return trig;
+  const VersionVerdict v = place_versions(a, facts);
   if (v.kind == VersionVerdict::Kind::fixed) return ResultStatus::pass;
   if (trig == ResultStatus::error && known_false(a, facts)) return ResultStatus::pass;
   if (trig == ResultStatus::error && v.kind == VersionVerdict::Kind::unknown_older) {

@@ -3,6 +3,9 @@
 // rule anchored at the option in the user's file).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <thread>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -386,4 +389,54 @@ TEST_CASE("options: a list in a start-up log is the JSON value the engine parsed
   // Written by hand on a command line, the same value is text the engine parses, and is checked.
   const Json cli = derived(from_argv({"vllm", "serve", "m", "--allowed-origins", "*"}));
   CHECK(messages(cli, "invalid").find("--allowed-origins") != std::string::npos);
+}
+
+TEST_CASE("option check: the answer depends on the facts it lists as read, and no other", "[options][sweep]") {
+  // Issue 49: derive_option_checks keeps its answer per thread by the values of the facts it
+  // reads (the sweep derives every cell again). Every other fact of real deploy plans is changed
+  // in turn, and the checks, made afresh on a new thread, give the same answer.
+  const fs::path corpus = fs::path(SPECPROBE_SOURCE_DIR) / "tests/corpus/deploy/files";
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(corpus))
+    if (e.is_regular_file() && e.path().string().find("malformed") == std::string::npos) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  auto fresh = [](Json f) {  // on a new thread: nothing remembered
+    std::thread([&f] { derive_option_checks(f); }).join();
+    return f["options"];
+  };
+  size_t plans = 0, changed = 0, with_findings = 0;
+  for (size_t i = 0; i < files.size(); i += 7) {
+    auto file = read_serving_plans(files[i].string());
+    if (!file) continue;
+    for (const auto& p : file->plans) {
+      INFO(files[i].string());
+      Json f = p.facts;
+      derive_facts(f);
+      const Json expected = fresh(f);
+      for (const char* count : {"unknown_count", "invalid_count", "notes_count"})
+        if (expected.contains(std::string(count)) && expected[count].get<int>() > 0) {
+          ++with_findings;
+          break;
+        }
+      ++plans;
+      const Json leaves = f.flatten();
+      for (const auto& leaf : leaves.items()) {
+        const std::string name = leaf.key().substr(1);                                         // "/spec/k" -> "spec/k"
+        if (name.rfind("options/", 0) == 0 && name.rfind("options/given/", 0) != 0) continue;  // what it writes
+        std::string dotted = name;
+        std::replace(dotted.begin(), dotted.end(), '/', '.');
+        bool read = false;
+        for (const char* r : option_check_reads()) read |= dotted == r || dotted.rfind(std::string(r) + ".", 0) == 0;
+        if (read) continue;
+        Json g = f;
+        g[Json::json_pointer(leaf.key())] = "changed " + name;
+        INFO("changed " << dotted);
+        CHECK(fresh(g) == expected);
+        ++changed;
+      }
+    }
+  }
+  CHECK(plans >= 10);
+  CHECK(with_findings >= 2);
+  CHECK(changed > 500);
 }
