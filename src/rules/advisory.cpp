@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <list>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -72,8 +74,8 @@ Json applicability(const Advisory& a) {
 }
 
 // The advisory as a rule (for status, evidence and anchoring): its applicability and what a
-// result names, and with WITH_TRIGGER its trigger as the condition.
-Rule make_rule(const Advisory& a, bool with_trigger) {
+// result names, and with a TRIGGER (the head rule has none) that trigger as the condition.
+Rule make_rule(const Advisory& a, std::optional<Json> trigger) {
   Rule r;
   r.id = a.id;
   r.slug = a.id;
@@ -90,12 +92,29 @@ Rule make_rule(const Advisory& a, bool with_trigger) {
   r.skip_reason = a.engine == "any"
                       ? "not on an affected GPU"
                       : fmt::format("not a {} plan{}", a.engine, a.gpu.empty() ? "" : " on an affected GPU");
-  if (with_trigger) {
-    r.requires_facts = a.requires_facts;
-    r.condition = a.trigger();
-  }
   for (const auto& ref : a.references) r.references.push_back(ref.url);
+  if (trigger) {
+    r.requires_facts = a.requires_facts;
+    r.condition = std::move(*trigger);
+    compile_rule(r);
+    return r;
+  }
+  // A head rule's compiled form depends on its applicability alone, which a few dozen engine and
+  // GPU lists give every advisory: compiled once for each (start-up, issue 49).
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const Rule::Compiled>> by_applicability;
+  std::string key = a.engine;
+  for (const auto& g : a.gpu) key += '\x1f' + g;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = by_applicability.find(key); it != by_applicability.end()) {
+      r.compiled = it->second;
+      return r;
+    }
+  }
   compile_rule(r);
+  std::lock_guard<std::mutex> lock(mu);
+  by_applicability.emplace(std::move(key), r.compiled);
   return r;
 }
 
@@ -137,9 +156,8 @@ std::string remediation_of(const Advisory& a) {
 // What the advisory builds at first use (advisory.hpp): the trigger (decoded from image bytes
 // when it came from the built-in image) and the two rules.
 struct Advisory::Lazy {
-  std::string trigger_bytes;  // a built-in image's encoding of the trigger, until decoded
-  std::once_flag decoded;
-  Json trigger;
+  std::string trigger_bytes;  // a built-in image's encoding of the trigger (decoded into the rule)
+  Json trigger;               // or the trigger itself
   std::vector<std::string> trigger_facts;
   std::once_flag head_built, rule_built;
   std::shared_ptr<const Rule> head, rule;
@@ -149,16 +167,7 @@ Advisory::Advisory() : lazy_(std::make_shared<Lazy>()) {}
 
 Advisory::Lazy& Advisory::lazy() const { return *lazy_; }
 
-const Json& Advisory::trigger() const {
-  Lazy& l = lazy();
-  std::call_once(l.decoded, [&] {
-    if (l.trigger_bytes.empty()) return;
-    ByteReader r(l.trigger_bytes);
-    l.trigger = r.json();  // checked when the image was read (json_bytes)
-    l.trigger_bytes.clear();
-  });
-  return l.trigger;
-}
+const Json& Advisory::trigger() const { return trigger_rule().condition; }
 
 const std::vector<std::string>& Advisory::trigger_facts() const { return lazy().trigger_facts; }
 
@@ -176,13 +185,17 @@ void Advisory::set_trigger_image(std::string bytes, std::vector<std::string> fac
 
 const Rule& Advisory::head_rule() const {
   Lazy& l = lazy();
-  std::call_once(l.head_built, [&] { l.head = std::make_shared<const Rule>(make_rule(*this, false)); });
+  std::call_once(l.head_built, [&] { l.head = std::make_shared<const Rule>(make_rule(*this, std::nullopt)); });
   return *l.head;
 }
 
 const Rule& Advisory::trigger_rule() const {
   Lazy& l = lazy();
-  std::call_once(l.rule_built, [&] { l.rule = std::make_shared<const Rule>(make_rule(*this, true)); });
+  std::call_once(l.rule_built, [&] {
+    // An image's trigger was checked when the image was read (json_bytes), and is decoded once.
+    Json trigger = l.trigger_bytes.empty() ? l.trigger : ByteReader(l.trigger_bytes).json();
+    l.rule = std::make_shared<const Rule>(make_rule(*this, std::move(trigger)));
+  });
   return *l.rule;
 }
 
