@@ -10,6 +10,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -399,11 +400,22 @@ int run_check_command(CheckOptions o) {
   const std::vector<ReportOutput> outputs = report_outputs(o);
   const bool render_ahead = files.size() > 1 && outputs.size() == 1 && outputs.front().format == "json";
   const RenderOptions ro = render_options(o, stdout);
+  // The entries go to the output in file order as they are ready (a file's entries wait for the
+  // files before it).
+  std::optional<JsonReportsWriter> writer;
+  if (render_ahead) writer.emplace(outputs.front(), ro, stdout, o.request.invocation);
+  std::mutex write_mu;
+  size_t next_to_write = 0;
+  std::vector<char> ready(files.size(), 0);
   auto check = [&](const CheckOptions& opts, size_t i) {
     outcomes[i] = check_one_file(opts, files[i], stdin_text, *services);
     if (!render_ahead) return;
     for (const Report& r : outcomes[i].reports) outcomes[i].rendered.push_back(render_json_entry(r, ro));
     outcomes[i].reports.clear();
+    std::lock_guard<std::mutex> lock(write_mu);
+    ready[i] = 1;
+    for (; next_to_write < files.size() && ready[next_to_write]; ++next_to_write)
+      writer->add(std::move(outcomes[next_to_write].rendered));
   };
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const size_t jobs = o.request.install_engines ? 1 : o.jobs > 0 ? static_cast<size_t>(o.jobs) : cores;
@@ -426,18 +438,15 @@ int run_check_command(CheckOptions o) {
     for (size_t i = 0; i < files.size(); ++i) check(alone, i);
   }
   std::vector<Report> reports;
-  std::vector<RenderedReport> rendered;
   int worst = 0;
   for (FileOutcome& f : outcomes) {
     if (!f.error.empty()) std::fprintf(stderr, "specprobe: %s\n", f.error.c_str());
     worst = worse_exit(worst, f.exit);
     for (Report& r : f.reports) reports.push_back(std::move(r));
-    for (RenderedReport& r : f.rendered) rendered.push_back(std::move(r));
   }
   services->progress = nullptr;  // the line is cleared before anything else is printed
   if (render_ahead) {
-    if (rendered.empty()) return worst;
-    const int rc = report_problems(emit_json_entries(rendered, outputs.front(), ro, stdout));
+    const int rc = report_problems(writer->finish());
     return rc != 0 ? rc : worst;
   }
   if (reports.empty()) return worst;

@@ -55,11 +55,31 @@ mode_t new_file_mode() {
 
 }  // namespace
 
-Status write_file_atomic(const std::string& path, std::string_view content, const BeforeRename& before_rename) {
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) close(fd_);
+  if (!tmp_.empty()) unlink(tmp_.c_str());
+}
+
+Status AtomicFileWriter::fail(int err) {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  if (!tmp_.empty()) unlink(tmp_.c_str());
+  tmp_.clear();
+  return failed(path_, err);
+}
+
+Expected<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::open(const std::string& path) {
   if (path.empty()) return io_error("cannot write a file with an empty name");
+  std::unique_ptr<AtomicFileWriter> w(new AtomicFileWriter());
+  w->path_ = path;
   std::string target = path;
   struct stat st {};
-  if (path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0) return write_through(path, content, O_TRUNC);
+  auto through = [&]() -> Expected<std::unique_ptr<AtomicFileWriter>> {
+    w->fd_ = ::open(target.c_str(), O_TRUNC | O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (w->fd_ < 0) return failed(path, errno).error();
+    return std::move(w);
+  };
+  if (path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0) return through();
   if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
     // Replace the file the link names, not the link.
     if (char* real = realpath(path.c_str(), nullptr)) {
@@ -68,38 +88,75 @@ Status write_file_atomic(const std::string& path, std::string_view content, cons
     }
   }
   const bool exists = stat(target.c_str(), &st) == 0;
-  if (exists && !S_ISREG(st.st_mode)) return write_through(target, content, O_TRUNC);  // a device, a FIFO
+  if (exists && !S_ISREG(st.st_mode)) return through();  // a device, a FIFO
 
   const size_t slash = target.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
+  w->dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
   const std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
-  if (base.empty()) return failed(path, EISDIR);
-  std::string tmp = (dir == "/" ? "" : dir) + "/." + base + ".tmp.XXXXXX";
-  const int fd = mkostemp(tmp.data(), O_CLOEXEC);
-  if (fd < 0) return failed(path, errno);
-  auto fail = [&](int err, bool open) {
-    if (open) close(fd);
-    unlink(tmp.c_str());
-    return failed(path, err);
-  };
+  if (base.empty()) return failed(path, EISDIR).error();
+  std::string tmp = (w->dir_ == "/" ? "" : w->dir_) + "/." + base + ".tmp.XXXXXX";
+  w->fd_ = mkostemp(tmp.data(), O_CLOEXEC);
+  if (w->fd_ < 0) return failed(path, errno).error();
+  w->tmp_ = tmp;
+  w->target_ = target;
   // mkstemp makes 0600; a report gets what a plain create would give it (or keeps the old mode).
-  if (fchmod(fd, exists ? (st.st_mode & 07777) : new_file_mode()) != 0) return fail(errno, true);
-  if (!write_all(fd, content)) return fail(errno, true);
+  if (fchmod(w->fd_, exists ? (st.st_mode & 07777) : new_file_mode()) != 0) return w->fail(errno).error();
+  return std::move(w);
+}
+
+Status AtomicFileWriter::write(std::string_view content) {
+  if (fd_ < 0) return failed(path_, EBADF);
+  if (!write_all(fd_, content)) return fail(errno);
+  written_ += content.size();
+  return Ok{};
+}
+
+Status AtomicFileWriter::write_at(size_t offset, std::string_view content) {
+  if (fd_ < 0 || tmp_.empty()) return failed(path_, ESPIPE);
+  for (size_t done = 0; done < content.size();) {
+    const ssize_t n = pwrite(fd_, content.data() + done, content.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail(n == 0 ? ENOSPC : errno);
+    done += static_cast<size_t>(n);
+  }
+  return Ok{};
+}
+
+Status AtomicFileWriter::commit(const BeforeRename& before_rename) {
+  if (fd_ < 0) return failed(path_, EBADF);
+  if (tmp_.empty()) {  // written in place
+    const int fd = fd_;
+    fd_ = -1;
+    if (close(fd) != 0) return failed(path_, errno);
+    return Ok{};
+  }
   if (before_rename)
-    if (auto hook = before_rename(tmp); !hook) {
-      close(fd);
-      unlink(tmp.c_str());
+    if (auto hook = before_rename(tmp_); !hook) {
+      close(fd_);
+      fd_ = -1;
+      unlink(tmp_.c_str());
+      tmp_.clear();
       return hook.error();
     }
-  if (fsync(fd) != 0) return fail(errno, true);
-  if (close(fd) != 0) return fail(errno, false);
-  if (rename(tmp.c_str(), target.c_str()) != 0) return fail(errno, false);
+  if (fsync(fd_) != 0) return fail(errno);
+  const int fd = fd_;
+  fd_ = -1;
+  if (close(fd) != 0) return fail(errno);
+  if (rename(tmp_.c_str(), target_.c_str()) != 0) return fail(errno);
+  tmp_.clear();
   // The rename itself reaches the disk with the directory (best effort: some filesystems refuse).
-  if (const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+  if (const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
     fsync(dfd);
     close(dfd);
   }
   return Ok{};
+}
+
+Status write_file_atomic(const std::string& path, std::string_view content, const BeforeRename& before_rename) {
+  auto w = AtomicFileWriter::open(path);
+  if (!w) return w.error();
+  if (auto st = (*w)->write(content); !st) return st;
+  return (*w)->commit(before_rename);
 }
 
 Status append_file(const std::string& path, std::string_view content) {

@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,33 @@ namespace specprobe {
 using BeforeRename = std::function<Status(const std::string& tmp_path)>;
 
 Status write_file_atomic(const std::string& path, std::string_view content, const BeforeRename& before_rename = {});
+
+// write_file_atomic in pieces: the content goes to the temporary file as it is written, and
+// commit() renames it over PATH (a target written in place, as above, is written as it comes).
+// A writer destroyed without commit, or after a failure, removes its temporary file and leaves
+// the target as it was. Every error names PATH.
+class AtomicFileWriter {
+ public:
+  static Expected<std::unique_ptr<AtomicFileWriter>> open(const std::string& path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  Status write(std::string_view content);
+  // Overwrites bytes written before, at OFFSET from the start (a temporary file only: a target
+  // written in place cannot be, and says so with ESPIPE).
+  Status write_at(size_t offset, std::string_view content);
+  bool rewritable() const { return !tmp_.empty(); }
+  size_t written() const { return written_; }
+  Status commit(const BeforeRename& before_rename = {});
+
+ private:
+  AtomicFileWriter() = default;
+  Status fail(int err);
+  std::string path_, target_, dir_, tmp_;  // tmp_ empty: written in place
+  int fd_ = -1;
+  size_t written_ = 0;
+};
 
 // Appends CONTENT to PATH (created when missing) with checked writes; for logs that others
 // append to as well (the GitHub job summary).

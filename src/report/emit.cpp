@@ -86,8 +86,9 @@ std::string server_header(const Report& r, size_t i, size_t n) {
 // by WRITE_ENTRY(i, out, depth) at its place in "reports".
 template <class WriteEntry>
 std::string json_document(size_t n, int worst_exit, const std::vector<std::string>& argv, const RenderOptions& o,
-                          WriteEntry&& write_entry) {
+                          WriteEntry&& write_entry, size_t size_hint = 0) {
   std::string out;
+  out.reserve(size_hint);
   Json j = Json::object();
   j["$schema"] = "https://specprobe.dev/schema/reports-1.json";
   j["schema_version"] = kReportSchemaVersion;
@@ -190,6 +191,85 @@ std::vector<Error> emit_report(const Report& report, const std::vector<ReportOut
   return problems;
 }
 
+struct JsonReportsWriter::Stream {
+  std::unique_ptr<AtomicFileWriter> file;
+  std::string tail;         // after the last entry
+  size_t exit_code_at = 0;  // where the document's exit code digit is in the file
+  bool any = false;
+};
+
+JsonReportsWriter::JsonReportsWriter(ReportOutput output, RenderOptions options, std::FILE* stream,
+                                     std::vector<std::string> argv)
+    : output_(std::move(output)), options_(std::move(options)), stream_(stream), argv_(std::move(argv)) {
+  if (output_.path.empty()) return;
+  auto file = AtomicFileWriter::open(output_.path);
+  if (!file) {
+    problems_.push_back(file.error());
+    failed_ = true;
+    return;
+  }
+  if (!(*file)->rewritable()) return;  // a device or a FIFO: the document at the end
+  // The document around one marked entry, cut at the mark: what comes before the first entry and
+  // after the last, with the exit code (a digit, known at the end) at a place found now.
+  static constexpr std::string_view kMark = "\x01entry\x01";
+  const std::string doc = json_document(1, 0, argv_, options_, [&](size_t, std::string& out, int) { out += kMark; });
+  const size_t mark = doc.find(kMark);
+  const size_t code = doc.find("\"exit_code\": 0");
+  if (mark == std::string::npos || code == std::string::npos || code > mark) return;
+  auto s = std::make_unique<Stream>();
+  s->file = std::move(*file);
+  s->tail = doc.substr(mark + kMark.size());
+  s->exit_code_at = code + std::string_view("\"exit_code\": ").size();
+  if (auto st = s->file->write(std::string_view(doc).substr(0, mark)); !st) {
+    problems_.push_back(st.error());
+    failed_ = true;
+    return;
+  }
+  stream_state_ = std::move(s);
+}
+
+JsonReportsWriter::~JsonReportsWriter() = default;
+
+void JsonReportsWriter::add(std::vector<RenderedReport> entries) {
+  if (failed_) return;
+  for (RenderedReport& e : entries) {
+    worst_ = worse_exit(worst_, e.exit_code);
+    if (!stream_state_) {
+      kept_.push_back(std::move(e));
+      continue;
+    }
+    Stream& s = *stream_state_;
+    std::string piece;
+    if (s.any) {
+      piece += ',';
+      json_newline(piece, kReportIndent, kEntryDepth);
+    }
+    s.any = true;
+    if (auto st = s.file->write(piece); !st || !(st = s.file->write(e.json))) {
+      problems_.push_back(st.error());
+      stream_state_.reset();  // the temporary file is removed; nothing more is written
+      failed_ = true;
+    }
+  }
+}
+
+std::vector<Error> JsonReportsWriter::finish() {
+  if (failed_) return problems_;
+  if (stream_state_) {
+    Stream& s = *stream_state_;
+    if (!s.any) return problems_;  // no report: nothing written, as without streaming
+    Status st = s.file->write(s.tail);
+    // A report's exit code is 0, 1 or 4 (cli/check.cpp exit_code_for): one digit.
+    if (st && worst_ != 0) st = s.file->write_at(s.exit_code_at, std::to_string(worst_));
+    if (st) st = s.file->commit();
+    if (!st) problems_.push_back(st.error());
+    stream_state_.reset();
+    return problems_;
+  }
+  if (!problems_.empty() || kept_.empty()) return problems_;
+  return emit_json_entries(kept_, output_, options_, stream_);
+}
+
 RenderedReport render_json_entry(const Report& report, const RenderOptions& options) {
   RenderedReport r;
   write_json_entry(report, options, r.json, kEntryDepth);
@@ -203,11 +283,15 @@ std::vector<Error> emit_json_entries(const std::vector<RenderedReport>& entries,
   int worst = 0;
   for (const auto& e : entries) worst = worse_exit(worst, e.exit_code);
   static const std::vector<std::string> kNoArgv;
-  const std::string text = json_document(entries.size(), worst, entries.empty() ? kNoArgv : entries.front().argv,
-                                         options, [&](size_t i, std::string& out, int depth) {
-                                           if (depth != kEntryDepth) throw std::logic_error("report entry depth");
-                                           out += entries[i].json;
-                                         });
+  size_t size = 4096;  // the head, the separators
+  for (const auto& e : entries) size += e.json.size() + 16;
+  const std::string text = json_document(
+      entries.size(), worst, entries.empty() ? kNoArgv : entries.front().argv, options,
+      [&](size_t i, std::string& out, int depth) {
+        if (depth != kEntryDepth) throw std::logic_error("report entry depth");
+        out += entries[i].json;
+      },
+      size);
   std::vector<Error> problems;
   Status st = Ok{};
   if (output.path.empty()) {

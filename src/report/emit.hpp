@@ -75,4 +75,29 @@ RenderedReport render_json_entry(const Report& report, const RenderOptions& opti
 std::vector<Error> emit_json_entries(const std::vector<RenderedReport>& entries, const ReportOutput& output,
                                      const RenderOptions& options, std::FILE* stream);
 
+// The document of emit_json_entries written as its entries come, in order: to a file, each entry
+// as it is added (the document's exit code is written in its place at the end; a thousand files'
+// report is on disk when the last is checked, issue 49), replacing the file atomically at
+// finish(); to a stream or a device, whole at finish(). Nothing is written without an entry.
+// ARGV: the command line the document names.
+class JsonReportsWriter {
+ public:
+  JsonReportsWriter(ReportOutput output, RenderOptions options, std::FILE* stream, std::vector<std::string> argv);
+  ~JsonReportsWriter();
+  void add(std::vector<RenderedReport> entries);
+  std::vector<Error> finish();
+
+ private:
+  struct Stream;
+  ReportOutput output_;
+  RenderOptions options_;
+  std::FILE* stream_;
+  std::vector<std::string> argv_;
+  std::unique_ptr<Stream> stream_state_;
+  std::vector<RenderedReport> kept_;
+  std::vector<Error> problems_;
+  int worst_ = 0;
+  bool failed_ = false;
+};
+
 }  // namespace specprobe

@@ -57,6 +57,48 @@ TEST_CASE("write_file_atomic writes the content and leaves no temporary file", "
   CHECK(test::file_text(path) == "two\n");
 }
 
+TEST_CASE("AtomicFileWriter: written in pieces, rewritten in place, renamed at commit, removed without it",
+          "[common][output]") {
+  // Issue 49: a many-file JSON report is written as its entries come, and its exit code patched.
+  const std::string dir = test::temp_dir();
+  const std::string path = dir + "/report.json";
+  REQUIRE(write_file_atomic(path, "old\n"));
+  {
+    auto w = AtomicFileWriter::open(path);
+    REQUIRE(w);
+    REQUIRE((*w)->rewritable());
+    REQUIRE((*w)->write("{\"exit_code\": 0, "));
+    REQUIRE((*w)->write("\"reports\": []}\n"));
+    CHECK((*w)->written() == 32);
+    CHECK(test::file_text(path) == "old\n");  // nothing replaced before commit
+    REQUIRE((*w)->write_at(14, "1"));
+    REQUIRE((*w)->commit());
+  }
+  CHECK(test::file_text(path) == "{\"exit_code\": 1, \"reports\": []}\n");
+  CHECK(others(dir, "report.json").empty());
+  {
+    auto w = AtomicFileWriter::open(path);
+    REQUIRE(w);
+    REQUIRE((*w)->write("half"));
+  }  // dropped without commit: the temporary file goes, the target stays
+  CHECK(test::file_text(path) == "{\"exit_code\": 1, \"reports\": []}\n");
+  CHECK(others(dir, "report.json").empty());
+  // A target written in place (a device) cannot be rewritten.
+  auto dev = AtomicFileWriter::open("/dev/null");
+  REQUIRE(dev);
+  CHECK_FALSE((*dev)->rewritable());
+  REQUIRE((*dev)->write("x"));
+  auto again = (*dev)->write_at(0, "y");
+  REQUIRE_FALSE(again);
+  CHECK(again.error().kind == ErrorKind::io);
+  CHECK(again.error().message.find("/dev/null") != std::string::npos);
+  REQUIRE((*dev)->commit());
+  // A directory that does not exist: an io error naming the file.
+  auto missing = AtomicFileWriter::open(dir + "/no/such/report.json");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message.find("no/such/report.json") != std::string::npos);
+}
+
 TEST_CASE("write_file_atomic renames only after the whole content is written - a failure keeps the old file",
           "[common][output]") {
   const std::string dir = test::temp_dir();

@@ -334,6 +334,26 @@ TEST_CASE(
     CHECK(a["exit_code"] == k["exit_code"]);
     CHECK(strip(a) == strip(k));
   }
+  // To a file: written as the entries come, with the document's exit code (1: a file fails) put in
+  // its place at the end; a file that cannot be written is exit 5, and nothing is left behind.
+  const std::string failing = kExampleSeeds + "/turboquant-ngram.yaml " + kExampleSeeds + "/dsv4-mtp.yaml";
+  auto to_stdout =
+      run_specprobe("check --gpu RTX5090 --model-dir meta-llama/Llama-3.1-8B-Instruct=" + kExampleCheckpoints +
+                    "/llama-3.1-8b --format json " + failing);
+  auto to_file =
+      run_specprobe("check --gpu RTX5090 --model-dir meta-llama/Llama-3.1-8B-Instruct=" + kExampleCheckpoints +
+                    "/llama-3.1-8b --format json -o " + dir + "/out.json " + failing);
+  INFO(to_file.err);
+  CHECK(to_stdout.exit_code == 1);
+  CHECK(to_file.exit_code == 1);
+  const json streamed = json::parse(specprobe::test::file_text(dir + "/out.json"));
+  CHECK(streamed["exit_code"] == 1);
+  CHECK(strip(streamed) == strip(json::parse(to_stdout.out)));
+  auto unwritable = run_specprobe(common + "-o " + dir + "/no/such/dir/out.json " + files);
+  CHECK(unwritable.exit_code == 5);
+  CHECK(unwritable.err.find("no/such/dir/out.json") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/no/such/dir"));
+
   auto lone = run_specprobe(common + kExampleSeeds + "/dsv4-mtp.yaml " + dir + "/missing.yaml");
   INFO(lone.err);
   CHECK(lone.exit_code == 2);
