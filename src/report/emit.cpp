@@ -77,6 +77,17 @@ std::vector<std::string> selectable_format_names() {
 
 namespace {
 
+// TEXT to OUT: its stream (STREAM's pending output flushed first, so that it stays ahead), or its
+// file (replaced atomically, or appended to).
+Status write_output(const ReportOutput& out, std::FILE* stream, const std::string& text) {
+  if (out.path.empty()) {
+    std::FILE* fp = out.stream ? out.stream : stream;
+    std::fflush(stream);  // what went to STREAM before stays ahead (checked when it is written to)
+    return write_stream(fp, text);
+  }
+  return out.append ? append_file(out.path, text) : write_file_atomic(out.path, text);
+}
+
 std::string server_header(const Report& r, size_t i, size_t n) {
   return fmt::format("== server {} of {}: {}{} ==\n", i + 1, n, r.input_path,
                      r.server.empty() ? "" : " (" + r.server + ")");
@@ -152,16 +163,7 @@ std::vector<Error> emit_reports(const std::vector<Report>& reports, const std::v
     }
     RenderOptions o = options;
     if (!out.path.empty()) o.color = false;
-    const std::string text = render_many(out.format, reports, o);
-    Status st = Ok{};
-    if (out.path.empty()) {
-      std::FILE* fp = out.stream ? out.stream : stream;
-      std::fflush(stream);
-      st = write_stream(fp, text);
-    } else {
-      st = out.append ? append_file(out.path, text) : write_file_atomic(out.path, text);
-    }
-    if (!st) problems.push_back(st.error());
+    if (auto st = write_output(out, stream, render_many(out.format, reports, o)); !st) problems.push_back(st.error());
   }
   return problems;
 }
@@ -177,19 +179,34 @@ std::vector<Error> emit_report(const Report& report, const std::vector<ReportOut
     }
     RenderOptions o = options;
     if (!out.path.empty()) o.color = false;
-    const std::string text = f->render(report, o);
-    Status st = Ok{};
-    if (out.path.empty()) {
-      std::FILE* fp = out.stream ? out.stream : stream;
-      std::fflush(stream);  // what went to STREAM before stays ahead (checked when it is written to)
-      st = write_stream(fp, text);
-    } else {
-      st = out.append ? append_file(out.path, text) : write_file_atomic(out.path, text);
-    }
-    if (!st) problems.push_back(st.error());
+    if (auto st = write_output(out, stream, f->render(report, o)); !st) problems.push_back(st.error());
   }
   return problems;
 }
+
+namespace {
+
+// The document of several reports from entries rendered ahead, written whole to OUTPUT.
+std::vector<Error> emit_json_entries(const std::vector<RenderedReport>& entries, const ReportOutput& output,
+                                     const RenderOptions& options, std::FILE* stream) {
+  int worst = 0;
+  for (const auto& e : entries) worst = worse_exit(worst, e.exit_code);
+  static const std::vector<std::string> kNoArgv;
+  size_t size = 4096;  // the head, the separators
+  for (const auto& e : entries) size += e.json.size() + 16;
+  const std::string text = json_document(
+      entries.size(), worst, entries.empty() ? kNoArgv : entries.front().argv, options,
+      [&](size_t i, std::string& out, int depth) {
+        if (depth != kEntryDepth) throw std::logic_error("report entry depth");
+        out += entries[i].json;
+      },
+      size);
+  std::vector<Error> problems;
+  if (auto st = write_output(output, stream, text); !st) problems.push_back(st.error());
+  return problems;
+}
+
+}  // namespace
 
 struct JsonReportsWriter::Stream {
   std::unique_ptr<AtomicFileWriter> file;
@@ -276,33 +293,6 @@ RenderedReport render_json_entry(const Report& report, const RenderOptions& opti
   r.exit_code = report.exit_code;
   r.argv = report.argv;
   return r;
-}
-
-std::vector<Error> emit_json_entries(const std::vector<RenderedReport>& entries, const ReportOutput& output,
-                                     const RenderOptions& options, std::FILE* stream) {
-  int worst = 0;
-  for (const auto& e : entries) worst = worse_exit(worst, e.exit_code);
-  static const std::vector<std::string> kNoArgv;
-  size_t size = 4096;  // the head, the separators
-  for (const auto& e : entries) size += e.json.size() + 16;
-  const std::string text = json_document(
-      entries.size(), worst, entries.empty() ? kNoArgv : entries.front().argv, options,
-      [&](size_t i, std::string& out, int depth) {
-        if (depth != kEntryDepth) throw std::logic_error("report entry depth");
-        out += entries[i].json;
-      },
-      size);
-  std::vector<Error> problems;
-  Status st = Ok{};
-  if (output.path.empty()) {
-    std::FILE* fp = output.stream ? output.stream : stream;
-    std::fflush(stream);
-    st = write_stream(fp, text);
-  } else {
-    st = write_file_atomic(output.path, text);
-  }
-  if (!st) problems.push_back(st.error());
-  return problems;
 }
 
 }  // namespace specprobe

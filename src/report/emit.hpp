@@ -71,11 +71,7 @@ struct RenderedReport {
 };
 RenderedReport render_json_entry(const Report& report, const RenderOptions& options);
 // The document of several reports (as emit_reports writes it, however many there are) from
-// entries rendered ahead, written to OUTPUT (a JSON output).
-std::vector<Error> emit_json_entries(const std::vector<RenderedReport>& entries, const ReportOutput& output,
-                                     const RenderOptions& options, std::FILE* stream);
-
-// The document of emit_json_entries written as its entries come, in order: to a file, each entry
+// entries rendered ahead, written as they come, in order: to a file, each entry
 // as it is added (the document's exit code is written in its place at the end; a thousand files'
 // report is on disk when the last is checked, issue 49), replacing the file atomically at
 // finish(); to a stream or a device, whole at finish(). Nothing is written without an entry.

@@ -269,6 +269,21 @@ TEST_CASE("rules list with a relative --rules-dir - data tables below it are not
   }
 }
 
+namespace {
+
+// A document of several reports without what differs from run to run of the same files: the
+// durations and the command line.
+json without_run_details(json doc) {
+  for (auto& rep : doc["reports"]) {
+    rep["invocation"].erase("duration_ms");
+    rep["invocation"].erase("argv");
+  }
+  doc.erase("invocation");
+  return doc;
+}
+
+}  // namespace
+
 TEST_CASE("several files on several threads: -j gives the reports and errors of -j 1, in file order", "[e2e][cli]") {
   // Issue 49 item 2: parallel checks across cores share the catalog and checkpoint reads.
   const std::string dir = temp_dir();
@@ -283,14 +298,7 @@ TEST_CASE("several files on several threads: -j gives the reports and errors of 
       "check --gpu H200 --lib vllm=0.25.1 --model-dir meta-llama/Llama-3.1-8B-Instruct=" + kExampleCheckpoints +
       "/llama-3.1-8b --model-dir deepseek-ai/DeepSeek-V4-Flash=" + kExampleCheckpoints +
       "/deepseek-v4-flash --format json --results all ";
-  auto strip = [](json doc) {
-    for (auto& rep : doc["reports"]) {
-      rep["invocation"].erase("duration_ms");
-      rep["invocation"].erase("argv");  // -j 1 / -j 4
-    }
-    doc.erase("invocation");
-    return doc;
-  };
+  const auto strip = without_run_details;  // -j 1 / -j 4
   auto one = run_specprobe(common + "-j 1 " + files);
   auto four = run_specprobe(common + "-j 4 " + files);
   INFO(one.err << "\n" << four.err);
@@ -316,14 +324,7 @@ TEST_CASE(
       "check --gpu H200 --lib vllm=0.25.1 --model-dir meta-llama/Llama-3.1-8B-Instruct=" + kExampleCheckpoints +
       "/llama-3.1-8b --model-dir deepseek-ai/DeepSeek-V4-Flash=" + kExampleCheckpoints +
       "/deepseek-v4-flash --format json ";
-  auto strip = [](json doc) {
-    for (auto& rep : doc["reports"]) {
-      rep["invocation"].erase("duration_ms");
-      rep["invocation"].erase("argv");  // --junit FILE
-    }
-    doc.erase("invocation");
-    return doc;
-  };
+  const auto strip = without_run_details;  // --junit FILE
   for (const std::string results : {"", "--results all "}) {
     auto ahead = run_specprobe(common + results + files);
     auto kept = run_specprobe(common + results + "--junit " + dir + "/junit.xml " + files);
