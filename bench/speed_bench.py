@@ -26,24 +26,28 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def timed(cmd, env=None):
-    """Wall seconds, exit code, and the child's peak RSS in MB (ru_maxrss of the latest child)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Wall seconds, exit code, the child's peak RSS in MB (ru_maxrss of the latest child), stderr
+    and the child's CPU seconds (user + system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, p.returncode, max(after, before) / 1024.0, p.stderr.decode(errors="replace")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return wall, p.returncode, max(after.ru_maxrss, before.ru_maxrss) / 1024.0, p.stderr.decode(errors="replace"), cpu
 
 
 def series(cmd, runs, env=None):
-    walls = []
+    """Median and p90 wall ms, and the median CPU ms (steadier than wall on a shared machine)."""
+    walls, cpus = [], []
     for _ in range(runs):
-        w, rc, _, err = timed(cmd, env)
+        w, rc, _, err, cpu = timed(cmd, env)
         if rc not in (0, 1, 4):
             sys.exit(f"{' '.join(cmd)}: exit {rc}: {err}")
         walls.append(w * 1000)
+        cpus.append(cpu * 1000)
     walls.sort()
-    return statistics.median(walls), walls[min(len(walls) - 1, len(walls) * 9 // 10)]
+    return statistics.median(walls), walls[min(len(walls) - 1, len(walls) * 9 // 10)], statistics.median(cpus)
 
 
 def main():
@@ -61,8 +65,9 @@ def main():
                "vllm=0.25.1", "--probes", "off"]
     series(example + ["--format", "json"], 3, env)  # warm the page cache
     for fmt in ("json", "text"):
-        med, p90 = series(example + ["--format", fmt], a.runs, env)
-        rows.append((f"check, DeepSeek-V4 example, full matrix, --format {fmt}", f"median {med:.1f} ms, p90 {p90:.1f} ms"))
+        med, p90, cpu = series(example + ["--format", fmt], a.runs, env)
+        rows.append((f"check, DeepSeek-V4 example, full matrix, --format {fmt}",
+                     f"median {med:.1f} ms, p90 {p90:.1f} ms (CPU {cpu:.1f} ms)"))
 
     bench = os.path.join(a.build, "bench", "checkpoint_bench")
     with tempfile.TemporaryDirectory(prefix="speed-") as tmp:
@@ -74,8 +79,9 @@ def main():
             cmd = [exe, "check", "--model", ckpt, "--gpu", "H200", "--probes", "off", "--format", "json", "--",
                    "vllm", "serve", ckpt, "--speculative-config", '{"method": "mtp", "num_speculative_tokens": 1}']
             series(cmd, 2, env)
-            med, p90 = series(cmd, max(5, a.runs // 3), env)
-            rows.append((f"check, {shards}-shard checkpoint (checkpoint_bench)", f"median {med:.1f} ms, p90 {p90:.1f} ms"))
+            med, p90, cpu = series(cmd, max(5, a.runs // 3), env)
+            rows.append((f"check, {shards}-shard checkpoint (checkpoint_bench)",
+                         f"median {med:.1f} ms, p90 {p90:.1f} ms (CPU {cpu:.1f} ms)"))
             # Several deploy files against one --model: the checkpoint is read once per process.
             many = []
             for i in range(20):
@@ -84,7 +90,7 @@ def main():
                     out.write(f"model: {ckpt}\nspeculative-config: "
                               f'{{"method": "mtp", "num_speculative_tokens": {i % 3 + 1}}}\n')
                 many.append(f)
-            w, rc, _, err = timed([exe, "check", "--model", ckpt, "--gpu", "H200", "--probes", "off", "--format",
+            w, rc, _, err, _ = timed([exe, "check", "--model", ckpt, "--gpu", "H200", "--probes", "off", "--format",
                                    "json", "-o", os.path.join(tmp, "many.json"), "--exit-zero"] + many, env)
             rows.append((f"20 files, one --model of {shards} shards", f"{w:.2f} s" if rc == 0 else f"exit {rc}: {err[:200]}"))
         else:
@@ -106,13 +112,13 @@ def main():
             out = os.path.join(tmp, "report.json")
             cmd = [exe, "check", "--no-resolve", "--gpu", "H200", "--probes", "off", "--format", "json", "-o", out,
                    "--exit-zero"] + extra + files
-            w, rc, rss, err = timed(cmd, env)
+            w, rc, rss, err, cpu = timed(cmd, env)
             if rc != 0:
                 rows.append((f"{a.files} files in one call, {label}", f"exit {rc}: {err.strip()[:200]}"))
                 continue
             size = os.path.getsize(out) / 1e6
             rows.append((f"{a.files} files in one call, {label}",
-                         f"{w:.2f} s, report {size:.1f} MB, peak RSS {rss:.0f} MB"))
+                         f"{w:.2f} s (CPU {cpu:.2f} s), report {size:.1f} MB, peak RSS {rss:.0f} MB"))
 
     width = max(len(r[0]) for r in rows)
     print(f"specprobe speed ({os.cpu_count()} cores, {exe})")
