@@ -2,7 +2,7 @@
 # The whole test suite, as CI runs it (.ci/run calls this):
 #   1. set up (Debian packages),
 #   2. release build with the probe kernels (when nvcc exists) + every CPU test (ctest -LE gpu),
-#      the packaging tests (label package) included,
+#      the packaging tests (label package) included, then the start-up benchmark's figures,
 #   3. ASan+UBSan build of the whole test suite and the fuzz harnesses (second build dir, clang
 #      -O1, no kernels; the labels that check data or run minutes of the same code, property /
 #      advisories / style / engines / load, run in step 2 only),
@@ -21,6 +21,8 @@ bash tests/package/setup_tools.sh build   # pre-commit from PyPI, for ctest rele
 echo "== tests (release)"
 # package-root / package-slow (old-glibc chroot, Dockerfile stages): bash tests/package/run_heavy.sh
 ctest --test-dir build --output-on-failure -LE "gpu|package-root|package-slow" -j "$JOBS"
+echo "== speed (a report, not a test: figures only; docs/perf/startup.md)"
+python3 bench/speed_bench.py --runs 9 --files 300
 
 SAN_TESTS="gpu|fuzz|package|property|advisories|style|engines|load|corpus|tools"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
