@@ -150,6 +150,26 @@ TEST_CASE("memory: a multimodal NVFP4 export's excluded attention (model.languag
   CHECK(bytes(q["layers"], "dense") * 3 < bytes(b["layers"], "dense"));
 }
 
+TEST_CASE("memory: Gemma 4 MoE layers keep their dense MLP, and full-attention layers their own head shape",
+          "[facts][memory]") {
+  // google/gemma-4-26B-A4B as vLLM builds it (gemma4.py): every layer has the dense MLP
+  // (intermediate_size 2112) next to the 128 experts of 704, and the 5 full-attention layers use
+  // global_head_dim 512 with 2 KV heads (the 25 sliding ones 256 and 8); with attention_k_eq_v the
+  // V slot of qkv_proj is still allocated. BF16. vLLM logged 48.5 GiB on an A100
+  // (tests/corpus/memory/cases/vllm-page-myoceane-a100-gemma-4-26b-a4b-eager.yaml).
+  const Json w = weights_of(std::string(SPECPROBE_SOURCE_DIR) + "/tests/corpus/models/google--gemma-4-26B-A4B");
+  const double H = 2816, heads = 16;
+  const double sliding = 25, full = 5;
+  const Json& l = w["layers"];
+  CHECK(bytes(l, "attn") == std::llround(2 * (sliding * 2 * H * heads * 256 + full * 2 * H * heads * 512)));
+  CHECK(bytes(l, "kv_proj") == std::llround(2 * (sliding * 2 * H * 8 * 256 + full * 2 * H * 2 * 512)));
+  CHECK(bytes(l, "dense") == std::llround(2 * 30 * 3 * H * 2112));
+  CHECK(bytes(l, "experts") == std::llround(2 * 30 * 128 * 3 * H * 704));
+  const double gib = w["bytes"].get<double>() / (1024.0 * 1024 * 1024);
+  CHECK(gib > 48.5 * 0.97);
+  CHECK(gib < 48.5 * 1.03);
+}
+
 TEST_CASE("memory: ModelOpt MIXED_PRECISION prices each module in its own format", "[facts][memory]") {
   // nvidia/Qwen3.6-35B-A3B-NVFP4 lists every module's quant_algo: routed and shared experts NVFP4
   // (half a byte + an fp8 scale per 16), attention and linear attention FP8 (one byte), the MTP

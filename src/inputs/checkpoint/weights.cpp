@@ -414,12 +414,26 @@ bool is_linear_attention_layer(const Json& t, int64_t i) {
   return false;
 }
 
+// Gemma 4's full-attention layers: their own head size and KV heads (global_head_dim,
+// num_global_key_value_heads; vLLM gemma4.py per_layer_config).
+bool is_global_attention_layer(const Json& t, int64_t i) {
+  if (!t.contains("global_head_dim") && !t.contains("num_global_key_value_heads")) return false;
+  auto lt = t.find("layer_types");
+  return lt != t.end() && lt->is_array() && i < static_cast<int64_t>(lt->size()) && (*lt)[i] == "full_attention";
+}
+
 std::vector<Module> layer_modules(const Json& t, int64_t i, const std::string& prefix) {
   std::vector<Module> m;
   const double h = static_cast<double>(cfg_int(t, {"hidden_size", "d_model", "n_embd"}));
   const int64_t heads = cfg_int(t, {"num_attention_heads", "n_head"});
-  const int64_t kv = cfg_int(t, {"num_key_value_heads", "num_kv_heads"}, heads);
-  const double hd = static_cast<double>(cfg_int(t, {"head_dim"}, heads ? static_cast<int64_t>(h) / heads : 0));
+  int64_t kv = cfg_int(t, {"num_key_value_heads", "num_kv_heads"}, heads);
+  double hd = static_cast<double>(cfg_int(t, {"head_dim"}, heads ? static_cast<int64_t>(h) / heads : 0));
+  // With attention_k_eq_v a global layer's checkpoint ships no v_proj, but vLLM's qkv_proj still
+  // holds a V slot, loaded with K.
+  if (is_global_attention_layer(t, i)) {
+    if (const int64_t g = cfg_int(t, {"global_head_dim"}, 0); g > 0) hd = static_cast<double>(g);
+    if (const int64_t g = cfg_int(t, {"num_global_key_value_heads"}, 0); g > 0) kv = g;
+  }
   const std::string p = prefix + std::to_string(i) + ".";
   if (is_linear_attention_layer(t, i)) {
     const double nk = static_cast<double>(cfg_int(t, {"linear_num_key_heads"}));
@@ -486,6 +500,12 @@ std::vector<Module> layer_modules(const Json& t, int64_t i, const std::string& p
     } else if (mt.rfind("llama4", 0) == 0) {
       m.push_back({"dense", p + "feed_forward.shared_expert", 3 * h * mi, true});
     }
+    // Gemma 4's MoE block runs next to the layer's dense MLP (vLLM gemma4.py: `mlp` always,
+    // `experts` when num_experts is set).
+    if (mt.rfind("gemma4", 0) == 0)
+      if (const double di = static_cast<double>(cfg_int(t, {"intermediate_size"}));
+          di > 0 && t.contains("moe_intermediate_size"))
+        m.push_back({"dense", p + "mlp.gate_up_proj", 3 * h * di, true});
   } else {
     const double di = static_cast<double>(cfg_int(t, {"intermediate_size_mlp", "intermediate_size", "n_inner"}));
     if (di > 0) m.push_back({"dense", p + "mlp.gate_up_proj", 3 * h * di, true});
@@ -558,7 +578,8 @@ Json weights_from_config(const ModelConfig& cfg, const QuantSpec& q, Matcher* ma
   const int64_t experts = cfg_int(t, {"n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts"});
   std::map<int, Json> by_kind;  // layer shape -> its classes, when the skip list names no layer
   for (int64_t i = 0; i < L; ++i) {
-    const int kind = (is_moe_layer(t, i, experts) ? 1 : 0) + (is_linear_attention_layer(t, i) ? 2 : 0);
+    const int kind = (is_moe_layer(t, i, experts) ? 1 : 0) + (is_linear_attention_layer(t, i) ? 2 : 0) +
+                     (is_global_attention_layer(t, i) ? 4 : 0);
     Json* delta = nullptr;
     if (!s.per_layer_skip) {
       auto it = by_kind.find(kind);
