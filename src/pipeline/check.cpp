@@ -116,6 +116,7 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
     phase("sweeping the support matrix (k x backend x kv-cache dtype)");
     SweepOptions sweep;
     sweep.threads = static_cast<size_t>(std::max(1, req.threads));
+    sweep.plan_results = &report.results;
     if (memo) {
       const std::string key = sweep_key(inputs, suppressed);
       auto it = memo->find(key);

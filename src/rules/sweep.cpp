@@ -2,6 +2,7 @@
 #include "rules/sweep.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -148,15 +149,28 @@ struct PlanAnswers {
   }
 };
 
-PlanAnswers plan_answers(const Catalog& catalog, const std::vector<const Advisory*>& advisories, const Json& base) {
+PlanAnswers plan_answers(const Catalog& catalog, const std::vector<const Advisory*>& advisories, const Json& base,
+                         const std::vector<RuleResult>* results) {
+  // The plan's results, when given, by id: their status and severity are what rule_status and
+  // advisory_status give on the plan's facts (evaluate_rule and evaluate_advisory decide the same).
+  std::map<std::string_view, const RuleResult*> given;
+  if (results)
+    for (const RuleResult& r : *results) given.emplace(r.id, &r);
+  auto answer = [&](const std::string& id, auto&& evaluate) {
+    if (auto it = given.find(id); it != given.end())
+      return PlanAnswers::Answer{it->second->status, it->second->severity};
+    return evaluate();
+  };
   PlanAnswers p;
   p.rules.resize(catalog.rules.size());
   for (size_t i = 0; i < catalog.rules.size(); ++i) {
     const Rule& r = catalog.rules[i];
     if (r.deprecated || !r.compiled || !r.compiled->closed) continue;
-    Severity sev = r.severity;
-    const ResultStatus st = rule_status(r, base, &sev);
-    p.rules[i].answer = PlanAnswers::Answer{st, sev};
+    p.rules[i].answer = answer(r.id, [&] {
+      Severity sev = r.severity;
+      const ResultStatus st = rule_status(r, base, &sev);
+      return PlanAnswers::Answer{st, sev};
+    });
     p.rules[i].reads = &r.compiled->status_facts;
   }
   p.advisories.resize(advisories.size());
@@ -167,9 +181,11 @@ PlanAnswers plan_answers(const Catalog& catalog, const std::vector<const Advisor
     PlanAnswers::Entry& e = p.advisories[i];
     e.own_reads = rule.compiled->status_facts;
     for (const auto& ap : a.affected) e.own_reads.push_back("lib." + ap.package + ".version");
-    Severity sev = a.severity;
-    const ResultStatus st = advisory_status(a, base, &sev);
-    e.answer = PlanAnswers::Answer{st, sev};
+    e.answer = answer(a.id, [&] {
+      Severity sev = a.severity;
+      const ResultStatus st = advisory_status(a, base, &sev);
+      return PlanAnswers::Answer{st, sev};
+    });
   }
   for (auto& e : p.advisories) e.reads = &e.own_reads;
   p.index_readers();
@@ -444,7 +460,7 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
 
   const std::vector<const Advisory*> advisories = sweep_advisories(catalog, base);
   const PlanAnswers plan = options.reuse_plan_answers
-                               ? plan_answers(catalog, advisories, base)
+                               ? plan_answers(catalog, advisories, base, options.plan_results)
                                : PlanAnswers{std::vector<PlanAnswers::Entry>(catalog.rules.size()),
                                              std::vector<PlanAnswers::Entry>(advisories.size())};
   // Without backend variants (SGLang, other vendors) the one row is the plan's own backend: its

@@ -59,6 +59,9 @@ struct SweepOptions {
   // for it instead of evaluating it again (only for those whose reads are all named: Program::closed).
   // The matrix is the same either way; false evaluates everything (tests compare the two).
   bool reuse_plan_answers = true;
+  // The plan's own results (evaluate_catalog on PLAN_FACTS), when the caller has them: the plan's
+  // answers are read from them instead of evaluated again. Null: evaluated here.
+  const std::vector<RuleResult>* plan_results = nullptr;
 };
 
 // INPUT_FACTS: the plan's input facts (what the readers, the GPU query, the library scan and

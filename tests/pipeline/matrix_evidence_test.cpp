@@ -205,7 +205,19 @@ TEST_CASE(
       SweepOptions reused;
       reused.threads = 2;
       const SupportMatrix a = sweep_support_matrix(catalog(), expanded, derived, full);
+      // The plan's answers evaluated by the sweep, or read from the plan's own results.
+      const std::vector<RuleResult> results = evaluate_catalog(catalog(), derived, {}, "serve.yaml");
+      SweepOptions given = reused;
+      given.plan_results = &results;
       const SupportMatrix b = sweep_support_matrix(catalog(), expanded, derived, reused);
+      const SupportMatrix c = sweep_support_matrix(catalog(), expanded, derived, given);
+      REQUIRE(a.cells.size() == c.cells.size());
+      for (size_t i = 0; i < a.cells.size(); ++i) {
+        INFO("cell k=" << a.cells[i].k << " " << a.cells[i].backend << "/" << a.cells[i].kv_cache_dtype);
+        CHECK(std::tie(a.cells[i].verdict, a.cells[i].errors, a.cells[i].risks, a.cells[i].warnings,
+                       a.cells[i].undecided) == std::tie(c.cells[i].verdict, c.cells[i].errors, c.cells[i].risks,
+                                                         c.cells[i].warnings, c.cells[i].undecided));
+      }
       REQUIRE(a.cells.size() == b.cells.size());
       for (size_t i = 0; i < a.cells.size(); ++i) {
         const MatrixCell& x = a.cells[i];
