@@ -476,13 +476,18 @@ HubAnswer Hub::fetch(const std::string& repo, const std::string& revision, bool 
   ok = ok && write_file(tmp / kManifest, manifest.dump(1));
   const fs::path dest = repo_dir / "commits" / info->commit;
   if (ok) {
-    if (fs::exists(dest, ec)) {
-      // Another run (or a snapshot without headers) is there: replace it.
-      const fs::path old = repo_dir / "commits" / fmt::format(".old-{}-{}", ::getpid(), counter++);
-      fs::rename(dest, old, ec);
-      fs::remove_all(old, ec);
+    if (cached_snapshot(repo_dir, repo, info->commit, with_headers)) {
+      // Another run wrote as much meanwhile (several checks at once on one cache): it stays, since
+      // that run may be reading it now; ours is dropped.
+    } else {
+      if (fs::exists(dest, ec)) {
+        // A snapshot without the headers this one has (or an incomplete one): replaced.
+        const fs::path old = repo_dir / "commits" / fmt::format(".old-{}-{}", ::getpid(), counter++);
+        fs::rename(dest, old, ec);
+        fs::remove_all(old, ec);
+      }
+      fs::rename(tmp, dest, ec);
     }
-    fs::rename(tmp, dest, ec);
     ok = !ec || fs::exists(dest / kManifest);
   }
   fs::remove_all(tmp, ec);

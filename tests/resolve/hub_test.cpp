@@ -5,6 +5,8 @@
 // redirect loop, an oversized answer, no server) is one line naming the repo, never a crash.
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -139,6 +141,41 @@ TEST_CASE("hub: a repeat is one revision request, and offline mode asks nothing"
     CHECK(b.failure.kind == "offline");
     CHECK(b.failure.message.find("offline (HF_HUB_OFFLINE=1)") != std::string::npos);
     CHECK(server.stats()["requests"] == 0);
+  }
+}
+
+TEST_CASE("hub: checks fetching one repository into one cache at once each read a whole snapshot", "[resolve][hub]") {
+  // Several checks at once on one cache (`check -j` in processes of its own, a CI matrix): a run
+  // that finds the snapshot written by another meanwhile keeps that one (the other may be reading
+  // it) instead of replacing it under its feet.
+  Fixture fx;
+  HubStandin server(fx.root.path);
+  REQUIRE(server.running());
+  const auto local = analyze_checkpoint(fx.ckpt.path.string(), kVllm);
+  REQUIRE(local);
+  for (int round = 0; round < 3; ++round) {
+    TempDir cache{"hubcache-race"};
+    constexpr int kRuns = 6;
+    std::vector<std::string> failures(kRuns);
+    std::vector<std::thread> runs;
+    for (int r = 0; r < kRuns; ++r)
+      runs.emplace_back([&, r] {
+        Hub hub(settings_for(server, cache.path));  // each its own process: no shared memory
+        const HubAnswer a = hub.snapshot("canada/DeepSeek-V4-Flash-W4A16-FP8-MTP", "main", true, within(30));
+        if (!a.snapshot) {
+          failures[r] = "no snapshot: " + a.failure.message;
+          return;
+        }
+        for (int read = 0; read < 5; ++read) {
+          const auto remote = analyze_checkpoint(a.snapshot->dir, kVllm);
+          if (!remote || comparable(*remote) != comparable(*local)) {
+            failures[r] = "the snapshot at " + a.snapshot->dir + " changed while it was read";
+            return;
+          }
+        }
+      });
+    for (auto& t : runs) t.join();
+    for (const auto& f : failures) CHECK(f.empty());
   }
 }
 

@@ -71,10 +71,15 @@ def start_standin(tmp):
     port_file = os.path.join(tmp, "port")
     proc = subprocess.Popen([sys.executable, STANDIN, "--root", root, "--port-file", port_file],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if os.path.exists(port_file):
+    # Up to a minute: under a loaded -j suite the stand-in's start (Python, its imports, an fsync)
+    # has taken more than the 10 s this waited before.
+    for _ in range(1200):
+        if os.path.exists(port_file) or proc.poll() is not None:
             break
         time.sleep(0.05)
+    if not os.path.exists(port_file):
+        proc.kill()
+        sys.exit(f"the Hub stand-in did not start (exit {proc.poll()})")
     with open(port_file) as f:
         port = int(f.read().strip())
     return proc, f"http://127.0.0.1:{port}", served
