@@ -187,15 +187,14 @@ std::vector<Error> emit_report(const Report& report, const std::vector<ReportOut
 namespace {
 
 // The document of several reports from entries rendered ahead, written whole to OUTPUT.
-std::vector<Error> emit_json_entries(const std::vector<RenderedReport>& entries, const ReportOutput& output,
-                                     const RenderOptions& options, std::FILE* stream) {
+std::vector<Error> emit_json_entries(const std::vector<RenderedReport>& entries, const std::vector<std::string>& argv,
+                                     const ReportOutput& output, const RenderOptions& options, std::FILE* stream) {
   int worst = 0;
   for (const auto& e : entries) worst = worse_exit(worst, e.exit_code);
-  static const std::vector<std::string> kNoArgv;
   size_t size = 4096;  // the head, the separators
   for (const auto& e : entries) size += e.json.size() + 16;
   const std::string text = json_document(
-      entries.size(), worst, entries.empty() ? kNoArgv : entries.front().argv, options,
+      entries.size(), worst, argv, options,
       [&](size_t i, std::string& out, int depth) {
         if (depth != kEntryDepth) throw std::logic_error("report entry depth");
         out += entries[i].json;
@@ -284,14 +283,13 @@ std::vector<Error> JsonReportsWriter::finish() {
     return problems_;
   }
   if (!problems_.empty() || kept_.empty()) return problems_;
-  return emit_json_entries(kept_, output_, options_, stream_);
+  return emit_json_entries(kept_, argv_, output_, options_, stream_);
 }
 
 RenderedReport render_json_entry(const Report& report, const RenderOptions& options) {
   RenderedReport r;
   write_json_entry(report, options, r.json, kEntryDepth);
   r.exit_code = report.exit_code;
-  r.argv = report.argv;
   return r;
 }
 

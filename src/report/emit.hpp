@@ -67,7 +67,6 @@ std::vector<Error> emit_reports(const std::vector<Report>& reports, const std::v
 struct RenderedReport {
   std::string json;  // the entry in "reports"
   int exit_code = 0;
-  std::vector<std::string> argv;  // the command line (the document's invocation, from the first)
 };
 RenderedReport render_json_entry(const Report& report, const RenderOptions& options);
 // The document of several reports (as emit_reports writes it, however many there are) from
