@@ -17,7 +17,7 @@
 #include "common/embedded.hpp"
 #include "common/output_file.hpp"
 #include "common/run_cleanup.hpp"
-#include "inputs/python_env.hpp"
+#include "inputs/versions/python_env.hpp"
 #include "probes/answer_cache.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"

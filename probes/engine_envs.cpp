@@ -17,7 +17,7 @@
 #include "common/clock.hpp"
 #include "common/output_file.hpp"
 #include "common/run_cleanup.hpp"
-#include "inputs/installed_libs.hpp"
+#include "inputs/versions/installed_libs.hpp"
 #include "probes/answer_cache.hpp"
 
 namespace fs = std::filesystem;

@@ -12,7 +12,7 @@
 // / error (crash, hang, unparseable or invalid output, JIT or environment failure: never trusted).
 // Results become facts under "stack." (names in probes/README.md). Touches no GPU itself; the
 // adapters do, in their own process.
-// The interpreter is found and asked about itself by inputs/python_env.hpp.
+// The interpreter is found and asked about itself by inputs/versions/python_env.hpp.
 #pragma once
 #include <functional>
 #include <string>

@@ -87,3 +87,56 @@ TEST_CASE("layers include only layers below them", "[layering]") {
   CHECK(edges > 100);
   for (const auto& v : violations) FAIL_CHECK(v);
 }
+
+// src/inputs/ in rooms, one per input form plus what they share, each including only rooms below
+// it: text (line tables, JSON, relaxed JSON) and versions (installed libraries, the deployment's
+// Python) at the bottom; the checkpoint reader on text; the shell on text; the engines' options on
+// text; the form readers (config, command, deploy, log) on all of those through forms.hpp; the
+// front door serving.hpp (public types, common only) and serving.cpp (the dispatch) at the top.
+TEST_CASE("src/inputs rooms include only rooms below them", "[layering]") {
+  const fs::path inputs = fs::path(SPECPROBE_SOURCE_DIR) / "src" / "inputs";
+  const std::set<std::string> forms = {"text",       "shell",     "options",    "versions",
+                                       "checkpoint", "forms.hpp", "serving.hpp"};
+  const std::map<std::string, std::set<std::string>> allowed_rooms = {
+      {"text", {}},
+      {"versions", {}},
+      {"checkpoint", {"text"}},
+      {"shell", {"text", "serving.hpp"}},
+      {"options", {"text", "serving.hpp"}},
+      {"serving.hpp", {}},
+      {"forms.hpp", {"options", "shell", "text", "serving.hpp"}},
+      {"config", forms},
+      {"command", forms},
+      {"deploy", forms},
+      {"log", forms},
+      {"serving.cpp",
+       {"text", "shell", "options", "versions", "checkpoint", "forms.hpp", "serving.hpp", "config", "command", "deploy",
+        "log"}},
+  };
+  const auto room_of = [&](const fs::path& rel) {
+    const auto first = rel.begin()->string();
+    return first;  // a folder, or a file at the top of src/inputs
+  };
+  const std::regex include_re(R"re(^\s*#\s*include\s*"inputs/([^"]+)")re");
+  std::vector<std::string> violations;
+  size_t edges = 0;
+  for (const auto& e : fs::recursive_directory_iterator(inputs)) {
+    if (!e.is_regular_file()) continue;
+    const fs::path rel = fs::relative(e.path(), inputs);
+    const std::string from = room_of(rel);
+    INFO(rel.string());
+    REQUIRE(allowed_rooms.count(from) == 1);  // a new room (or top-level file) names its place here
+    std::ifstream in(e.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include_re)) continue;
+      const std::string to = room_of(fs::path(m[1].str()));
+      ++edges;
+      if (to != from && !allowed_rooms.at(from).count(to))
+        violations.push_back("src/inputs/" + rel.string() + " (" + from + ") includes inputs/" + m[1].str());
+    }
+  }
+  CHECK(edges > 40);
+  for (const auto& v : violations) FAIL_CHECK(v);
+}

@@ -22,7 +22,7 @@
 #include "common/parallel.hpp"
 #include "common/run_cleanup.hpp"
 #include "common/suggest.hpp"
-#include "inputs/installed_libs.hpp"
+#include "inputs/versions/installed_libs.hpp"
 #include "report/printers.hpp"
 
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "inputs/python_env.hpp"
+#include "inputs/versions/python_env.hpp"
 #include "probes/mla_verify.hpp"
 #include "probes/mqa_logits.hpp"
 #include "probes/probe_common.hpp"

@@ -36,7 +36,7 @@ std::span<const EmbeddedDocument> embedded_documents();
 std::string_view embedded_registry_image();  // facts/registry.hpp FactRegistry::image
 std::string_view embedded_rule_image();
 std::string_view embedded_advisory_image();
-// The engine's option table (inputs/option_tables.hpp table_image); ENGINE "vllm" or "sglang".
+// The engine's option table (inputs/options/tables.hpp table_image); ENGINE "vllm" or "sglang".
 std::string_view embedded_option_image(std::string_view engine);
 
 // PATH's document as the YAML reader (common/yaml_json.hpp) gives it, decoded from its CBOR; nullopt

@@ -14,8 +14,8 @@
 #include "facts/derive_sglang.hpp"
 #include "facts/derive_spec_validation.hpp"
 #include "gpu/gpu_info.hpp"
-#include "inputs/option_check.hpp"
-#include "inputs/option_tables.hpp"
+#include "inputs/options/check.hpp"
+#include "inputs/options/tables.hpp"
 
 namespace specprobe {
 namespace {

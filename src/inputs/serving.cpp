@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "common/ascii.hpp"
-#include "inputs/serving_forms.hpp"
+#include "inputs/forms.hpp"
 
 namespace fs = std::filesystem;
 

@@ -13,7 +13,7 @@
 #include "facts/derive.hpp"
 #include "gpu/driver.hpp"
 #include "inputs/checkpoint/checkpoint.hpp"
-#include "inputs/python_env.hpp"
+#include "inputs/versions/python_env.hpp"
 #include "probes/engine_check.hpp"
 #include "probes/plan_probes.hpp"
 #include "probes/stack_probes.hpp"

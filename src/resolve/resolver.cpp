@@ -5,7 +5,7 @@
 
 #include "common/excerpt.hpp"
 #include "common/paths.hpp"
-#include "inputs/model_config.hpp"
+#include "inputs/checkpoint/model_config.hpp"
 
 namespace fs = std::filesystem;
 

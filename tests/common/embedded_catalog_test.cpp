@@ -7,7 +7,7 @@
 #include "common/embedded.hpp"
 #include "common/yaml_json.hpp"
 #include "facts/registry.hpp"
-#include "inputs/option_tables.hpp"
+#include "inputs/options/tables.hpp"
 #include "rules/advisory.hpp"
 #include "rules/ids.hpp"
 #include "rules/rule.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "fuzz_common.hpp"
-#include "inputs/model_config.hpp"
+#include "inputs/checkpoint/model_config.hpp"
 
 SPECPROBE_FUZZ_ENTRY(fuzz_model_config_one) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -8,7 +8,7 @@
 
 #include "gpu/cuda_session.hpp"
 #include "gpu/driver.hpp"
-#include "inputs/model_config.hpp"
+#include "inputs/checkpoint/model_config.hpp"
 #include "probes/mla_verify.hpp"
 #include "probes/mqa_logits.hpp"
 #include "probes/plan_probes.hpp"

@@ -10,7 +10,7 @@
 
 #include "cli/probe.hpp"
 #include "gpu/cuda_session.hpp"
-#include "inputs/model_config.hpp"
+#include "inputs/checkpoint/model_config.hpp"
 #include "probes/mla_verify.hpp"
 #include "probes/plan_probes.hpp"
 #include "probes/runner.hpp"

@@ -14,7 +14,7 @@
 
 #include "../support/fixture_plan.hpp"
 #include "facts/derive.hpp"
-#include "inputs/python_env.hpp"
+#include "inputs/versions/python_env.hpp"
 #include "probes/stack_probes.hpp"
 
 using namespace specprobe;

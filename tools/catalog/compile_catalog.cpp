@@ -20,7 +20,7 @@
 #include "common/yaml_json.hpp"
 #include "facts/derive.hpp"
 #include "facts/registry.hpp"
-#include "inputs/option_tables.hpp"
+#include "inputs/options/tables.hpp"
 #include "rules/advisory.hpp"
 #include "rules/rule.hpp"
 

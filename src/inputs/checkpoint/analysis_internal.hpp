@@ -27,11 +27,11 @@
 #include "common/json.hpp"
 #include "common/py_regex.hpp"
 #include "inputs/checkpoint/checkpoint.hpp"
+#include "inputs/checkpoint/model_config.hpp"
 #include "inputs/checkpoint/name_index.hpp"
 #include "inputs/checkpoint/name_tables.hpp"
 #include "inputs/checkpoint/quant_config.hpp"
 #include "inputs/checkpoint/safetensors.hpp"
-#include "inputs/model_config.hpp"
 
 namespace specprobe::checkpoint {
 
