@@ -155,6 +155,33 @@ TEST_CASE("model_config: Qwen3.6 NVFP4 (text_config, mtp_num_hidden_layers, Mode
   CHECK(f["model"]["num_hidden_layers"] == 40);
 }
 
+TEST_CASE("model_config: a gated-DeltaNet hybrid's state dimensions, layers from layer_types or the interval",
+          "[model_config]") {
+  // Qwen3.6-35B-A3B-NVFP4: 40 layers, layer_types with every fourth full attention: 30 linear, 10 full.
+  auto f = model_facts(must_read(kModelConfigData + "nvidia-qwen3.6-35b-a3b-nvfp4"), 2);
+  const Json& g = f["model"]["gdn_state"];
+  CHECK(g["linear_layers"] == 30);
+  CHECK(g["full_layers"] == 10);
+  CHECK(g["num_key_heads"] == 16);
+  CHECK(g["num_value_heads"] == 32);
+  CHECK(g["key_head_dim"] == 128);
+  CHECK(g["value_head_dim"] == 128);
+  CHECK(g["conv_kernel"] == 4);
+  // Without layer_types, full_attention_interval 4 over 48 layers (Qwen3-Next's config): 12 full.
+  ModelTempDir t;
+  write_bytes(t.path / "config.json",
+              R"({"model_type": "qwen3_next", "num_hidden_layers": 48, "num_attention_heads": 16,
+                  "num_key_value_heads": 2, "hidden_size": 2048, "full_attention_interval": 4,
+                  "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+                  "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4})");
+  const Json n = model_facts(must_read(t.path.string()), 1)["model"]["gdn_state"];
+  CHECK(n["linear_layers"] == 36);
+  CHECK(n["full_layers"] == 12);
+  CHECK(n["ssm_dtype"].is_null());
+  // A model without linear-attention dimensions has none.
+  CHECK(model_facts(must_read(kModelConfigData + "llama-3.1-8b"), 1)["model"]["gdn_state"].is_null());
+}
+
 TEST_CASE("model_config: a size the file leaves out is the transformers class default the engine builds with",
           "[model_config]") {
   // google/gemma-3-27b-it's config.json has no vocab_size: Gemma3TextConfig's default, 262,208.

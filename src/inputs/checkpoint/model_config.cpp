@@ -449,6 +449,32 @@ std::optional<std::string> hybrid_kind(const ModelConfig& c) {
   return std::nullopt;
 }
 
+// A gated-DeltaNet hybrid's (Qwen3-Next, Qwen3.5/3.6) recurrent-state dimensions and how many of
+// its layers are linear attention: layer_types, else every full_attention_interval-th layer is
+// full attention (the HF config classes' rule). Null unless every dimension is given.
+Json gdn_state(const ModelConfig& c) {
+  const auto nk = first_int(c, {"linear_num_key_heads"}), nv = first_int(c, {"linear_num_value_heads"});
+  const auto dk = first_int(c, {"linear_key_head_dim"}), dv = first_int(c, {"linear_value_head_dim"});
+  const auto conv = first_int(c, {"linear_conv_kernel_dim"});
+  if (!nk || !nv || !dk || !dv || !conv || !c.num_hidden_layers) return nullptr;
+  int64_t linear = 0, full = 0;
+  if (const Json* types = first_of(c, "layer_types"); types && types->is_array()) {
+    for (const auto& x : *types) {
+      linear += x == "linear_attention";
+      full += x == "full_attention";
+    }
+  } else if (auto every = first_int(c, {"full_attention_interval"}); every && *every > 0) {
+    full = *c.num_hidden_layers / *every;
+    linear = *c.num_hidden_layers - full;
+  }
+  if (linear <= 0) return nullptr;
+  const Json* ssm = first_of(c, "mamba_ssm_dtype");
+  return {{"linear_layers", linear}, {"full_layers", full},
+          {"num_key_heads", *nk},    {"num_value_heads", *nv},
+          {"key_head_dim", *dk},     {"value_head_dim", *dv},
+          {"conv_kernel", *conv},    {"ssm_dtype", ssm && ssm->is_string() ? *ssm : Json(nullptr)}};
+}
+
 // Architecture traits rules and advisories read: MoE, hybrid layers, sliding windows, multimodal
 // towers, M-RoPE, widths.
 void add_traits(const ModelConfig& c, Json& m) {
@@ -462,6 +488,7 @@ void add_traits(const ModelConfig& c, Json& m) {
   const auto kind = hybrid_kind(c);
   m["hybrid"] = kind.has_value();
   m["hybrid_kind"] = opt(kind);
+  m["gdn_state"] = gdn_state(c);
   const auto window = first_int(c, {"sliding_window"});
   const Json* use_window = first_of(c, "use_sliding_window");
   const Json* types = first_of(c, "layer_types");
