@@ -175,7 +175,94 @@ struct KvPerToken {
   // their window: vLLM keeps only about the window of them per request (below).
   double sliding_bytes = 0;
   int64_t window = 0;
+  // A gated-DeltaNet hybrid's shared pool (vLLM), when HYBRID.present; BYTES is then its attention
+  // layers' KV per token.
+  struct HybridPool {
+    bool present = false;
+    int64_t attn_layers = 0, state_layers = 0;  // on the first stage, target and MTP drafter
+    double attn_token = 0;                      // one attention layer's K and V of one token on a rank
+    double state = 0;                           // one linear layer's conv and recurrent state on a rank
+    int64_t block = 0;                          // attention block size after vLLM raises it
+    double page = 0;                            // the page every layer of the pool shares
+    int64_t group_size = 0, attn_groups = 0, state_groups = 0;
+    int64_t state_blocks = 1;  // a request's blocks in each state group
+    std::string cache_mode;    // vLLM's mamba_cache_mode: none or align
+    // Blocks of the pool BYTES hold (vLLM get_num_blocks: bytes // page // group_size).
+    double blocks(double bytes) const {
+      return std::max(0.0, std::floor(bytes / page / static_cast<double>(group_size)));
+    }
+    // Blocks one request of LEN tokens takes: every attention group its blocks, every state group
+    // its state blocks (get_max_concurrency_for_kv_cache_config sums over the groups).
+    double blocks_per_request(double len) const {
+      return static_cast<double>(attn_groups) * std::ceil(len / static_cast<double>(block)) +
+             static_cast<double>(state_groups * state_blocks);
+    }
+  } hybrid;
 };
+
+int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+
+double dtype_bytes(const std::string& dtype, double fallback) {
+  if (dtype == "float32" || dtype == "fp32") return 4;
+  if (dtype == "bfloat16" || dtype == "float16" || dtype == "half" || dtype == "bf16" || dtype == "fp16") return 2;
+  return fallback;
+}
+
+// vLLM's KV-cache pool for a gated-DeltaNet hybrid (Qwen3-Next, Qwen3.5/3.6), as 0.19-0.33 build it:
+//   state   model_executor/layers/mamba/mamba_utils.py gated_delta_net_state_shape: a conv state of
+//           (2 x key_heads x key_dim + value_heads x value_dim) / TP channels x (conv_kernel - 1 + k)
+//           rows in the model dtype, and a recurrent state of value_heads / TP x value_dim x key_dim
+//           in mamba_ssm_cache_dtype (Qwen3.5 configs: mamba_ssm_dtype float32, models/config.py
+//           Qwen3_5ForConditionalGenerationConfig).
+//   page    platforms/interface.py _align_hybrid_block_size: the attention block grows to the
+//           smallest multiple of the kernel alignment (16) whose page holds one state; the state
+//           page is padded to it, so every layer's page is the same.
+//   groups  v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: layers of one kind
+//           in groups of the smaller count (the larger when under 1.5 x the smaller); the groups
+//           share one pool of num_blocks = bytes // page // group_size blocks.
+//   request each attention group cdiv(max_model_len, block) blocks, each state group 1 + k blocks
+//           (mamba_cache_mode none), 2 + k with prefix caching (align; v1/kv_cache_interface.py
+//           MambaSpec.max_memory_usage_bytes).
+KvPerToken::HybridPool gdn_pool(const Json& f, const Json& gdn, const Layout& l, double elem, int64_t kv_heads,
+                                int64_t head_dim, int64_t drafter_layers, int64_t k) {
+  KvPerToken::HybridPool p;
+  auto dim = [&](const char* key) { return gdn.value(key, Json(0)).is_number() ? gdn.value(key, int64_t{0}) : 0; };
+  const int64_t nk = dim("num_key_heads"), nv = dim("num_value_heads"), dk = dim("key_head_dim"),
+                dv = dim("value_head_dim"), conv = dim("conv_kernel");
+  const int64_t full = dim("full_layers") + drafter_layers, linear = dim("linear_layers");
+  if (nk <= 0 || nv <= 0 || dk <= 0 || dv <= 0 || conv <= 0 || full <= 0 || linear <= 0 || kv_heads <= 0 ||
+      head_dim <= 0)
+    return p;
+  const double tp = static_cast<double>(l.tp);
+  const double conv_elem = 2;  // the model dtype (vLLM serves float32 checkpoints in bfloat16)
+  std::string ssm = fact_string(f, "serve.mamba_ssm_cache_dtype").value_or("auto");
+  if (ssm == "auto") ssm = gdn.value("ssm_dtype", Json()).is_string() ? gdn["ssm_dtype"].get<std::string>() : "";
+  const double ssm_elem = dtype_bytes(ssm, conv_elem);
+  const double conv_dim = static_cast<double>(2 * nk * dk + nv * dv);
+  p.state = conv_dim / tp * static_cast<double>(conv - 1 + k) * conv_elem +
+            static_cast<double>(nv) / tp * static_cast<double>(dv * dk) * ssm_elem;
+  p.attn_token =
+      2.0 * static_cast<double>(std::max<int64_t>(1, kv_heads / l.tp)) * static_cast<double>(head_dim) * elem;
+  const int64_t align = std::max<int64_t>(16, fact_int(f, "serve.block_size").value_or(16));
+  const int64_t raised = align * static_cast<int64_t>(std::ceil(p.state / (static_cast<double>(align) * p.attn_token)));
+  p.block = std::max(raised, fact_int(f, "serve.block_size").value_or(16));
+  p.page = static_cast<double>(p.block) * p.attn_token;
+  // Prefix caching turns the state layers to "align" (two blocks each: the running state and the
+  // last block-aligned one); GDN has no "all" mode, vLLM falls back to align.
+  const bool prefix = fact_bool(f, "effective.prefix_caching").value_or(false);
+  p.cache_mode = prefix ? "align" : "none";
+  p.state_blocks = (prefix ? 2 : 1) + k;
+  const int64_t lo = std::min(full, linear), hi = std::max(full, linear);
+  const int64_t gs = static_cast<double>(hi) < 1.5 * static_cast<double>(lo) ? hi : lo;
+  p.attn_groups = ceil_div(full, gs);
+  p.state_groups = ceil_div(linear, gs);
+  // A pipeline stage holds its share of every group.
+  p.group_size = ceil_div(gs, l.pp);
+  p.attn_layers = ceil_div(full, l.pp);
+  p.state_layers = ceil_div(linear, l.pp);
+  p.present = true;
+  return p;
+}
 
 KvPerToken kv_per_token(const Json& f, const Layout& l, double elem, const std::string& engine,
                         const std::string& method, int64_t k) {
@@ -190,8 +277,32 @@ KvPerToken kv_per_token(const Json& f, const Layout& l, double elem, const std::
     return out;
   }
   if (fact_bool(f, "model.hybrid").value_or(false) && fact_string(f, "model.hybrid_kind").value_or("") != "sliding") {
+    const Json* gdn = find_fact(f, "model.gdn_state");
     out.modelled = false;
-    out.note = "the recurrent state of hybrid (linear-attention / Mamba) layers is not modelled";
+    if (!gdn || !gdn->is_object()) {
+      out.note =
+          "the recurrent state of hybrid (Mamba / linear-attention other than gated DeltaNet) layers is not "
+          "modelled";
+      return out;
+    }
+    if (engine != "vllm") {
+      out.note = "SGLang's pool for the recurrent state of gated-DeltaNet layers is not modelled";
+      return out;
+    }
+    if (!method.empty() && method != "mtp") {
+      out.note = "a draft model's KV cache beside a gated-DeltaNet hybrid is not modelled";
+      return out;
+    }
+    const int64_t depth = std::max<int64_t>(1, fact_int(f, "model.mtp_depth").value_or(1));
+    const int64_t drafter = method == "mtp" ? std::min(depth, std::max<int64_t>(k, 1)) : 0;
+    out.hybrid = gdn_pool(f, *gdn, l, elem, fact_int(f, "model.num_kv_heads").value_or(0),
+                          fact_int(f, "model.head_dim").value_or(0), drafter, method.empty() ? 0 : k);
+    if (!out.hybrid.present) {
+      out.note = "the gated-DeltaNet hybrid's layer counts, KV heads or head size are unknown";
+      return out;
+    }
+    out.modelled = true;
+    out.bytes = out.hybrid.attn_token * static_cast<double>(out.hybrid.attn_layers);
     return out;
   }
   if (fact_bool(f, "model.mla").value_or(false)) {
@@ -554,6 +665,40 @@ void derive_memory(Json& f) {
         tok_high = std::floor(requests(t.kv_high) * len);
       }
     }
+    // A gated-DeltaNet hybrid: its groups share one pool of pages; a request takes blocks of every
+    // group. "GPU KV cache size" is requests x max_model_len from 0.20 (vllm-issue-40691: 0.19.0
+    // logged num_blocks // groups x the smallest block size; the fix, vllm-project/vllm#40694 or
+    // #38364, landed in a release between 0.19 and 0.24, 0.20 is assumed).
+    const auto& hp = per_token.hybrid;
+    if (hp.present && len > 0) {
+      const double per_request = hp.blocks_per_request(len);
+      requests = [&hp, per_request](double bytes) { return hp.blocks(bytes) / per_request; };
+      auto pool_tokens = [&](double bytes) {
+        if (ver_is("<0.20")) {
+          const double groups = static_cast<double>(hp.attn_groups + hp.state_groups);
+          const double smallest = std::min(static_cast<double>(hp.block), hp.cache_mode == "align" ? 1e18 : len);
+          return std::floor(hp.blocks(bytes) / groups) * smallest;
+        }
+        return std::floor(hp.blocks(bytes) / per_request * len);
+      };
+      tok = pool_tokens(t.kv);
+      tok_low = pool_tokens(t.kv_low);
+      tok_high = pool_tokens(t.kv_high);
+      m["kv_blocks"] = std::llround(hp.blocks(t.kv));
+      tx["kv_blocks"] = tokens_text(hp.blocks(t.kv));
+      b["hybrid"] = {{"attention_layers", hp.attn_layers},
+                     {"state_layers", hp.state_layers},
+                     {"state_bytes", std::llround(hp.state)},
+                     {"attention_block_size", hp.block},
+                     {"page_bytes", std::llround(hp.page)},
+                     {"group_size", hp.group_size},
+                     {"attention_groups", hp.attn_groups},
+                     {"state_groups", hp.state_groups},
+                     {"mamba_cache_mode", hp.cache_mode},
+                     {"blocks_per_request", per_request},
+                     {"blocks_low", std::llround(hp.blocks(t.kv_low))},
+                     {"blocks_high", std::llround(hp.blocks(t.kv_high))}};
+    }
     m["kv_bytes_per_token"] = std::llround(per_token.bytes);
     m["kv_tokens"] = std::llround(tok);
     m["kv_tokens_low"] = std::llround(tok_low);
@@ -589,6 +734,30 @@ void derive_memory(Json& f) {
             fmt::format("{}; one max_model_len={} request needs {} tokens, within the estimate's margin", kv_line,
                         tokens_text(need), tokens_text(need)),
             fmt::format("set --max-model-len {} or less, or raise {}", fit, budget_name));
+    }
+    // FULL decode graphs give every sequence one Mamba cache block: vLLM 0.19+ refuses to capture
+    // when max_num_seqs exceeds the pool's blocks (config/compilation.py
+    // _check_and_update_cudagraph_mode, vllm-project/vllm#38270); 0.17-0.18 capped the capture
+    // sizes instead.
+    const std::string cg = fact_string(f, "cudagraph.resolved").value_or("FULL_AND_PIECEWISE");
+    const bool full_graphs =
+        !fact_bool(f, "serve.enforce_eager").value_or(false) && cg.find("FULL") != std::string::npos;
+    if (hp.present && engine == "vllm" && full_graphs && !ver_is("<0.19") && t.kv_low > 0) {
+      const double blocks = hp.blocks(t.kv), low = hp.blocks(t.kv_low), high = hp.blocks(t.kv_high);
+      const std::string what = fmt::format(
+          "max_num_seqs ({:.0f}) exceeds available Mamba cache blocks (about {}): {} leave {} of the "
+          "{} x {} budget for the KV cache, cut into blocks of {:.0f} MiB (a {}-token attention page or "
+          "one sequence's recurrent state, for each of {} layers); each decode sequence requires one "
+          "Mamba cache block, so CUDA graph capture cannot proceed",
+          seqs, tokens_text(blocks), weights_text, gib(std::max(0.0, t.kv)), fraction, gib(gpu_bytes),
+          hp.page * static_cast<double>(hp.group_size) / kMiBd, tokens_text(hp.block), hp.group_size);
+      const std::string how =
+          fmt::format("lower --max-num-seqs to {} or less, raise {}, or raise tensor parallelism (TP {} -> {})",
+                      tokens_text(low), budget_name, l.tp, l.tp * 2);
+      if (seqs > high)
+        set("fails", "mamba-blocks", what, how);
+      else if (seqs > low)
+        set("at-risk", "mamba-blocks", what + ", within the estimate's margin", how);
     }
   } else {
     m["kv_bytes_per_token"] = nullptr;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <unistd.h>
 
@@ -261,4 +262,118 @@ TEST_CASE("memory: vLLM keeps a sliding-window layer's KV for its window only, a
   const Json old = plan("0.10.1");
   CHECK(old["kv_tokens"] == std::llround(std::floor(old["kv_bytes"].get<double>() / (32 * layer * 16)) * 16));
   CHECK(old["max_concurrency"].get<double>() == Approx(old["kv_bytes"].get<double>() / per_request).margin(0.005));
+}
+
+namespace {
+
+// nvidia/Qwen3.6-27B-NVFP4 on one H100 80GB with vLLM 0.24.0 (tests/rules/bases/qwen36-27b-memory-h100.yaml):
+// 64 layers, every fourth full attention (16 layers of 4 KV heads x 256), the other 48 gated
+// DeltaNet (16 key heads and 48 value heads of 128, conv kernel 4, mamba_ssm_dtype float32); the
+// checkpoint's kv_cache_scheme makes the KV cache fp8.
+Json qwen36(const std::function<void(Json&)>& edit = nullptr) {
+  Json f = specprobe::testing::fixture_base("qwen36-27b-memory-h100",
+                                            {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"});
+  if (edit) edit(f);
+  specprobe::testing::derive_plan(f);
+  return f["memory"];
+}
+
+double num_of(const Json& j, const char* key) { return j.at(key).get<double>(); }
+
+}  // namespace
+
+TEST_CASE("memory: a gated-DeltaNet hybrid's state and attention pages share one pool of blocks (vLLM)",
+          "[facts][memory]") {
+  // TP 1. One linear layer's state: the conv state (2 x 16 x 128 + 48 x 128 = 10,240 channels) x
+  // (4 - 1) rows x 2 bytes = 61,440 and the recurrent state 48 x 128 x 128 x 4 bytes = 3,145,728:
+  // 3,207,168 bytes. One attention layer's token: 2 x 4 x 256 x 1 byte (fp8) = 2,048. The block
+  // grows to 16 x cdiv(3,207,168, 16 x 2,048) = 16 x 98 = 1,568 tokens, the page to 1,568 x 2,048 =
+  // 3,211,264 bytes. 16 full and 48 linear layers: groups of 16 (1 attention, 3 state), so a block
+  // is 16 pages; a 262,144-token request takes cdiv(262,144, 1,568) = 168 attention blocks and one
+  // per state group: 171.
+  const Json m = qwen36();
+  REQUIRE(m["modelled"] == true);
+  const Json& h = m["breakdown"]["hybrid"];
+  CHECK(h["state_bytes"] == 3207168);
+  CHECK(h["attention_block_size"] == 1568);
+  CHECK(h["page_bytes"] == 3211264);
+  CHECK(h["group_size"] == 16);
+  CHECK(h["attention_groups"] == 1);
+  CHECK(h["state_groups"] == 3);
+  CHECK(h["mamba_cache_mode"] == "none");  // hybrids cache no prefixes by default before 0.26
+  CHECK(h["blocks_per_request"] == 171);
+  CHECK(m["kv_bytes_per_token"] == 16 * 2048);
+  const double blocks = std::floor(num_of(m, "kv_bytes") / 3211264.0 / 16);
+  CHECK(m["kv_blocks"] == std::llround(blocks));
+  CHECK(m["kv_tokens"] == std::llround(std::floor(blocks / 171 * 262144)));  // requests x max_model_len
+  CHECK(num_of(m, "max_concurrency") == Approx(blocks / 171).margin(0.005));
+  // vLLM 0.24.0 logged 976 blocks and 1,496,213 tokens for this plan (976 / 171 x 262,144).
+  CHECK(blocks == Approx(976).epsilon(0.10));
+
+  // TP 4: the state splits by heads (10,240 / 4 x 3 x 2 + 12 x 128 x 128 x 4 = 801,792 bytes), one
+  // KV head per rank (512 bytes a token): 16 x cdiv(801,792, 8,192) = 1,568 tokens again, pages of
+  // 802,816 bytes. vLLM 0.24.0 logged 5,127 blocks (7,859,720 tokens).
+  const Json t4 = qwen36([](Json& f) { f["serve"]["tp"] = 4; });
+  CHECK(t4["breakdown"]["hybrid"]["state_bytes"] == 801792);
+  CHECK(t4["breakdown"]["hybrid"]["attention_block_size"] == 1568);
+  CHECK(t4["breakdown"]["hybrid"]["page_bytes"] == 802816);
+  CHECK(t4["kv_bytes_per_token"] == 16 * 512);
+  CHECK(num_of(t4, "kv_blocks") == Approx(5127).epsilon(0.10));
+}
+
+TEST_CASE("memory: a gated-DeltaNet hybrid's blocks follow the KV dtype, prefix caching and MTP", "[facts][memory]") {
+  // A bfloat16 KV cache: 4,096 bytes a token, 16 x cdiv(3,207,168, 65,536) = 784 tokens a block,
+  // the same 3,211,264-byte page; a request takes cdiv(262,144, 784) = 335 + 3 = 338 blocks.
+  const Json bf16 = qwen36([](Json& f) { f["model"]["kv_cache_scheme"] = false; });
+  CHECK(bf16["breakdown"]["hybrid"]["attention_block_size"] == 784);
+  CHECK(bf16["breakdown"]["hybrid"]["page_bytes"] == 3211264);
+  CHECK(bf16["breakdown"]["hybrid"]["blocks_per_request"] == 338);
+
+  // Prefix caching (mamba_cache_mode align) keeps two state blocks a request per group: 168 + 6.
+  const Json align = qwen36([](Json& f) { f["serve"]["enable_prefix_caching"] = true; });
+  CHECK(align["breakdown"]["hybrid"]["mamba_cache_mode"] == "align");
+  CHECK(align["breakdown"]["hybrid"]["blocks_per_request"] == 174);
+
+  // MTP, one token: the conv state keeps one row more (10,240 x 4 x 2 + 3,145,728 = 3,227,648
+  // bytes), so 16 x cdiv(3,227,648, 32,768) = 1,584 tokens a block; the MTP layer is a 17th
+  // attention layer, so groups of 17 (48 < 1.5 x 17 fails): 1 attention group and cdiv(48, 17) = 3
+  // state groups of 1 + 1 blocks: cdiv(262,144, 1,584) = 166 + 6 = 172.
+  const Json mtp = qwen36([](Json& f) {
+    f["spec"] = {{"enabled", true}, {"method", "mtp"}, {"num_speculative_tokens", 1}};
+  });
+  const Json& h = mtp["breakdown"]["hybrid"];
+  CHECK(h["state_bytes"] == 3227648);
+  CHECK(h["attention_block_size"] == 1584);
+  CHECK(h["group_size"] == 17);
+  CHECK(h["state_groups"] == 3);
+  CHECK(h["blocks_per_request"] == 172);
+  CHECK(mtp["kv_bytes_per_token"] == 17 * 2048);
+
+  // vLLM 0.19.0 logged num_blocks // groups x the smallest block size (vllm-issue-40691: 1,487
+  // blocks -> 371 x 784 = 290,864 tokens for Qwen3.5-27B in bfloat16 at 32,768).
+  const Json old = qwen36([](Json& f) {
+    f["lib"]["vllm"]["version"] = "0.19.0";
+    f["model"]["kv_cache_scheme"] = false;
+    f["serve"]["max_model_len"] = 32768;
+  });
+  const double blocks = num_of(old, "kv_blocks");
+  CHECK(old["kv_tokens"] == std::llround(std::floor(blocks / 4) * 784));
+  CHECK(num_of(old, "max_concurrency") == Approx(blocks / (42 + 3)).margin(0.005));  // cdiv(32,768, 784) = 42
+}
+
+TEST_CASE("memory: max_num_seqs beyond a hybrid's Mamba cache blocks stops vLLM before graph capture",
+          "[facts][memory]") {
+  // The default 1,024 sequences against about 976 blocks: vLLM 0.24.0 refused this plan.
+  const Json m = qwen36();
+  CHECK(m["problem"] == "mamba-blocks");
+  CHECK(m["status"] != "fits");
+  CHECK(m["summary"].get<std::string>().find("max_num_seqs (1024) exceeds available Mamba cache blocks") !=
+        std::string::npos);
+  CHECK(m["fix"].get<std::string>().find("lower --max-num-seqs to") != std::string::npos);
+  // 512 sequences fit; so do 1,024 without CUDA graphs, and before 0.19 (capture sizes capped).
+  CHECK(qwen36([](Json& f) { f["serve"]["max_num_seqs"] = 512; })["problem"] == "none");
+  CHECK(qwen36([](Json& f) { f["serve"]["enforce_eager"] = true; })["problem"] == "none");
+  CHECK(qwen36([](Json& f) { f["lib"]["vllm"]["version"] = "0.18.0"; })["problem"] == "none");
+  // At TP 4 the pool has about 5,100 blocks.
+  CHECK(qwen36([](Json& f) { f["serve"]["tp"] = 4; })["problem"] == "none");
 }
