@@ -1,5 +1,5 @@
 # CUDA kernels compiled by nvcc into a fatbin embedded in a library: kernels/*.cu for the product
-# (specprobe_core, whose objects make specprobe_lib) and, from tests/CMakeLists.txt, the test-only kernels (specprobe_testlib).
+# (specprobe_probes, whose objects go into specprobe_lib) and, from tests/CMakeLists.txt, the test-only kernels (specprobe_testlib).
 # Each fatbin holds one cubin per SASS target (built in parallel under ninja) plus PTX for the
 # newest arch, bundled by `fatbinary`, embedded through a generated .cpp (.incbin) that defines
 # the accessor function, and loaded at run time with cuModuleLoadData. ptxas's resource report
@@ -99,11 +99,11 @@ std::span<const unsigned char> @F_FUNCTION@() {
   target_sources(${F_TARGET} PRIVATE ${_cpp})
 endfunction()
 
-# The product's probe kernels (kernels/*.cu), embedded in specprobe_core: probe_kernels_fatbin().
+# The product's probe kernels (kernels/*.cu), embedded in specprobe_probes: probe_kernels_fatbin().
 file(GLOB SPECPROBE_KERNEL_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/*.cu)
 file(GLOB SPECPROBE_KERNEL_HEADERS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/*.cuh
   ${CMAKE_SOURCE_DIR}/kernels/*.hpp)
-specprobe_add_fatbin(TARGET specprobe_core NAME probe_kernels DIR ${CMAKE_BINARY_DIR}/kernels
+specprobe_add_fatbin(TARGET specprobe_probes NAME probe_kernels DIR ${CMAKE_BINARY_DIR}/kernels
   SYMBOL specprobe_probe_fatbin NAMESPACE specprobe FUNCTION probe_kernels_fatbin
   SOURCES ${SPECPROBE_KERNEL_SOURCES} DEPENDS ${SPECPROBE_KERNEL_HEADERS}
   INCLUDES ${CMAKE_SOURCE_DIR}/kernels)

@@ -320,7 +320,7 @@ Json run_mla_verify_probe(const Json& spec) {
   probe_phase(PhaseWhere::kHost, "generate inputs");
   const MlaVerifyInputs in = make_mla_verify_inputs(shape, batch, context, seed);
   probe_phase(PhaseWhere::kDevice, "run kernel");
-  auto sess = GpuSession::open();
+  auto sess = GpuSession::open(probe_kernels_fatbin());
   if (!sess) return session_failure(spec, sess.error());
   GpuSession& s = **sess;
   if (Json sk = device_memory_skip(s, spec, bytes.device()); !sk.is_null()) return sk;

@@ -350,7 +350,7 @@ Json run_mqa_logits_probe(const Json& spec) {
   probe_phase(PhaseWhere::kHost, "generate inputs");
   const MqaInputs in = make_mqa_inputs(batch, next_n, heads, head_dim, block_kv, context, seed, full);
   probe_phase(PhaseWhere::kDevice, "run kernel");
-  auto sess = GpuSession::open();
+  auto sess = GpuSession::open(probe_kernels_fatbin());
   if (!sess) return session_failure(spec, sess.error());
   GpuSession& s = **sess;
   Json res = make_result(spec, kPass);

@@ -377,7 +377,7 @@ Json run_spec_verify_probe(const Json& spec) {
   probe_phase(PhaseWhere::kHost, "generate inputs");
   const SpecVerifyInputs in = inputs_from_spec(spec);
   probe_phase(PhaseWhere::kDevice, "run kernel");
-  auto sess = GpuSession::open();
+  auto sess = GpuSession::open(probe_kernels_fatbin());
   if (!sess) return session_failure(spec, sess.error());
   GpuSession& s = **sess;
   if (Json r = device_precheck(spec, s, in, spec.value("splits", 0)); !r.is_null()) return r;
@@ -433,7 +433,7 @@ Json run_graph_replay_probe(const Json& spec) {
   probe_phase(PhaseWhere::kHost, "generate inputs");
   const SpecVerifyInputs a = inputs_from_spec(spec);
   probe_phase(PhaseWhere::kDevice, "capture and replay");
-  auto sess = GpuSession::open();
+  auto sess = GpuSession::open(probe_kernels_fatbin());
   if (!sess) return session_failure(spec, sess.error());
   GpuSession& s = **sess;
   if (Json r = device_precheck(spec, s, a, spec.value("splits", 2)); !r.is_null()) return r;

@@ -15,6 +15,7 @@ struct ProcessContext {
   GpuInfo gpu;
   cu::CUcontext ctx = nullptr;
   cu::CUmodule module = nullptr;
+  const unsigned char* image = nullptr;  // the image MODULE was loaded from
   int ordinal = -1;
 };
 ProcessContext& process_context() {
@@ -24,9 +25,8 @@ ProcessContext& process_context() {
 
 }  // namespace
 
-Expected<std::unique_ptr<GpuSession>> GpuSession::open(int ordinal) {
-  auto fat = probe_kernels_fatbin();
-  if (fat.empty()) return environment_error(kNoKernelsReason);
+Expected<std::unique_ptr<GpuSession>> GpuSession::open(std::span<const unsigned char> fat, int ordinal) {
+  if (fat.empty()) return environment_error("no kernel image to load");
   ProcessContext& pc = process_context();
   std::unique_ptr<GpuSession> s(new GpuSession());
   if (pc.ctx && pc.ordinal == ordinal) {
@@ -35,7 +35,10 @@ Expected<std::unique_ptr<GpuSession>> GpuSession::open(int ordinal) {
     cu::Driver& d = *s->drv_;
     SP_CU_TRY(d, cuCtxSetCurrent(pc.ctx));
     s->ctx_ = pc.ctx;
-    s->module_ = pc.module;
+    if (pc.image == fat.data())
+      s->module_ = pc.module;
+    else
+      SP_CU_TRY(d, cuModuleLoadData(&s->module_, fat.data()));
     SP_CU_TRY(d, cuStreamCreate(&s->stream_, cu::kStreamNonBlocking));
     return s;
   }
@@ -58,6 +61,7 @@ Expected<std::unique_ptr<GpuSession>> GpuSession::open(int ordinal) {
     pc.gpu = s->gpu_;
     pc.ctx = s->ctx_;
     pc.module = s->module_;
+    pc.image = fat.data();
     pc.ordinal = ordinal;
   }
   return s;
@@ -71,6 +75,7 @@ GpuSession::~GpuSession() {
   if (stream_) (void)SP_CU(*drv_, cuStreamDestroy(stream_));
   ProcessContext& pc = process_context();
   const bool shared = ctx_ && ctx_ == pc.ctx;
+  if (module_ && shared && healthy && module_ != pc.module) (void)SP_CU(*drv_, cuModuleUnload(module_));
   if (shared && healthy) return;  // kept for the next probe of this process
   if (module_) (void)SP_CU(*drv_, cuModuleUnload(module_));
   if (ctx_) (void)SP_CU(*drv_, cuCtxDestroy(ctx_));

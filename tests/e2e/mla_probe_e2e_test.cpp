@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/cuda_session.hpp"
+#include "probes/probe_common.hpp"
 #include "run_binary.hpp"
 
 using nlohmann::json;

@@ -12,6 +12,7 @@
 #include "probes/mla_verify.hpp"
 #include "probes/mqa_logits.hpp"
 #include "probes/plan_probes.hpp"
+#include "probes/probe_common.hpp"
 #include "probes/probe_gpu.hpp"
 #include "probes/runner.hpp"
 #include "probes/spec_verify.hpp"
@@ -87,7 +88,7 @@ TEST_CASE("spec verify matches the reference for GQA 1-16, bf16 and fp8", "[gpu]
 }
 
 TEST_CASE("spec verify's copy-engine and cp.async kernels both match the reference", "[gpu]") {
-  auto sess = GpuSession::open();
+  auto sess = GpuSession::open(probe_kernels_fatbin());
   REQUIRE(sess.has_value());
   const bool hopper_up = (*sess)->gpu().cc_major >= 9;
   // Block sizes 16 / 24 / 64 give boxes of 16 / 8 / 32 tokens; context 700 leaves most requests a
@@ -116,7 +117,7 @@ TEST_CASE("spec verify's copy-engine and cp.async kernels both match the referen
 // (a rescale on that tile). The host checks that the inputs hit both cases before the kernels run.
 TEST_CASE("spec verify matches the reference while the softmax max climbs by less and by more than the lazy slack",
           "[gpu]") {
-  auto sess = GpuSession::open();
+  auto sess = GpuSession::open(probe_kernels_fatbin());
   REQUIRE(sess.has_value());
   using probes::bf16_to_float;
   using probes::float_to_bf16;
@@ -199,7 +200,7 @@ TEST_CASE(
 // The probe can fail: the same launch with one argument wrong (a block table one block on, top-k
 // positions one on, the fp8 scale left out) fails the comparison with every element written.
 TEST_CASE("mla verify fails the comparison when a kernel argument is wrong", "[gpu]") {
-  auto sess = GpuSession::open();
+  auto sess = GpuSession::open(probe_kernels_fatbin());
   REQUIRE(sess.has_value());
   GpuSession& s = **sess;
   for (const int topk : {0, 512}) {
@@ -324,7 +325,7 @@ TEST_CASE("a faulting and a hanging kernel are isolated by the runner", "[gpu]")
 TEST_CASE("a probe larger than the device's free memory is a GPU-busy error that says how much it needs", "[gpu]") {
   // Another user of the GPU (a serving engine in production) holds all but 256 MiB; the probe
   // needs ~570 MiB of device memory for these inputs, checked before it allocates any.
-  auto sess = GpuSession::open();
+  auto sess = GpuSession::open(probe_kernels_fatbin());
   REQUIRE(sess.has_value());
   const uint64_t free_before = (*sess)->device_free_bytes();
   REQUIRE(free_before > (uint64_t{1} << 30));

@@ -13,6 +13,7 @@
 #include "inputs/checkpoint/model_config.hpp"
 #include "probes/mla_verify.hpp"
 #include "probes/plan_probes.hpp"
+#include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
 #include "rules/sweep.hpp"
 

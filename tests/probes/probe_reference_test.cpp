@@ -9,6 +9,7 @@
 #include "gpu/cuda_session.hpp"
 #include "probes/mqa_logits.hpp"
 #include "probes/plan_probes.hpp"
+#include "probes/probe_common.hpp"
 #include "probes/spec_verify.hpp"
 
 using namespace specprobe;

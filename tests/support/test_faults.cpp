@@ -20,7 +20,7 @@ using probes::probe_phase;
 Json run_one(const Json& spec, const char* kernel, bool hang) {
   const auto fat = test_kernels_fatbin();
   if (fat.empty()) return make_result(spec, kSkip, kNoKernelsReason);
-  auto sess = GpuSession::open();
+  auto sess = GpuSession::open(fat);
   if (!sess) return make_result(spec, kError, sess.error().message);
   GpuSession& s = **sess;
   cu::Driver& d = s.driver();
