@@ -5,10 +5,12 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <unordered_set>
 #include <utility>
 
 #include "common/parallel.hpp"
+#include "facts/answers.hpp"
 #include "gpu/cuda_session.hpp"
 #include "probes/probe_gpu.hpp"
 
@@ -350,5 +352,99 @@ Json run_mla_verify_probe(const Json& spec) {
   }
   return res;
 }
+
+std::vector<Json> mla_verify_plan_specs(const Json& facts, const std::string&) {
+  if (!fact_bool(facts, "model.mla").value_or(false)) return {};
+  const auto heads = heads_per_rank(facts);
+  const auto rope = int_fact(facts, "model.mla_dims.qk_rope_head_dim");
+  const auto lora = int_fact(facts, "model.mla_dims.kv_lora_rank");
+  const auto head_dim = int_fact(facts, "model.head_dim");
+  if (!heads || !rope || (!lora && !head_dim)) return {};
+  const int64_t latent = lora ? *lora : *head_dim - *rope;
+  const int64_t v_dim = lora ? *lora : *head_dim;
+  const int64_t topk =
+      fact_bool(facts, "model.dsa.present").value_or(false) ? int_fact(facts, "model.dsa.index_topk").value_or(0) : 0;
+  const int64_t block = int_fact(facts, "serve.block_size").value_or(int_fact(facts, "sglang.page_size").value_or(64));
+  const int plan_k = std::max(0, static_cast<int>(int_fact(facts, "spec.next_n").value_or(1)) - 1);
+  std::set<int> ks;
+  for (int k = 1; k <= kMlaVerifySweepMaxK; ++k) ks.insert(k);
+  if (plan_k > 0) ks.insert(plan_k);
+  std::vector<Json> specs;
+  for (int k : ks)
+    specs.push_back({{"probe", "mla_verify"},
+                     {"k", k},
+                     {"heads", *heads},
+                     {"latent_dim", latent},
+                     {"rope_dim", *rope},
+                     {"v_dim", v_dim},
+                     {"topk", topk},
+                     {"kv_dtype", plan_kv_dtype(facts)},
+                     {"block_size", block},
+                     {"batch", 2},
+                     {"context", topk > 0 ? topk + 256 : 200},
+                     {"seed", 1}});
+  return specs;
+}
+
+bool mla_verify_applies(const Json& facts) { return !mla_verify_plan_specs(facts, "auto").empty(); }
+
+namespace {
+
+Expected<std::vector<Json>> mla_verify_option_specs(const ProbeShapeOptions& o, const CommonSpec& common) {
+  std::vector<Json> specs;
+  for (const auto& dt : o.kv_dtype)
+    for (int h : o.mla_heads)
+      for (int latent : o.mla_latent_dim)
+        for (int rope : o.mla_rope_dim)
+          for (int topk : o.mla_topk)
+            for (int k : o.k)
+              for (int bs : o.block_size) {
+                Json s = common({{"probe", "mla_verify"},
+                                 {"k", k},
+                                 {"heads", h},
+                                 {"latent_dim", latent},
+                                 {"rope_dim", rope},
+                                 {"v_dim", o.mla_v_dim > 0 ? o.mla_v_dim : latent},
+                                 {"topk", topk},
+                                 {"kv_dtype", dt},
+                                 {"block_size", bs}});
+                // A shape no model has is a usage error naming the key; one past the kernel's
+                // limits stays a skip at run time, as for the other probes.
+                if (const auto sp = mla_verify_spec_problem(s); sp.status == kError)
+                  return usage_error("--mla-*, --k, --kv-dtype, --block-size: " + sp.reason);
+                if (k >= 0)
+                  if (auto st = check_probe_size(mla_verify_probe_size(s), k + 1, "k + 1"); !st) return st.error();
+                specs.push_back(s);
+              }
+  return specs;
+}
+
+// probe.mla_verify.k.<k>.status / .reason, probe.mla_verify.variant (dense | sparse) and .kv_dtype
+// (the dtype the probe ran: the plan's); each answers for cells at its k with its KV dtype.
+void mla_verify_record(const std::vector<Json>& results, Json& facts) {
+  for (const auto& r : results) {
+    const Json spec = r.value("spec", Json::object());
+    const int k = spec.value("k", 0);
+    const std::string kv = spec.value("kv_dtype", std::string("bf16"));
+    const std::string key = fmt::format("probe.mla_verify.k.{}", k);
+    set_fact(facts, key + ".status", r.value("status", "error"));
+    if (!r.value("reason", "").empty()) set_fact(facts, key + ".reason", r["reason"]);
+    set_fact(facts, "probe.mla_verify.variant", spec.value("topk", 0) > 0 ? "sparse" : "dense");
+    set_fact(facts, "probe.mla_verify.kv_dtype", kv);
+    append_answer(facts, r, fmt::format("MLA verify attention at k={} ({} KV)", k, kv), key,
+                  {{"spec.k", k}, {"kv.fp8", kv == "fp8"}});
+  }
+}
+
+}  // namespace
+
+const ProbeKind kMlaVerifyProbe = {
+    "mla_verify",
+    "MLA verify attention over a paged latent cache for one k / heads / latent + rope dims / KV dtype, dense or top-k "
+    "sparse",
+    run_mla_verify_probe,
+    mla_verify_plan_specs,
+    mla_verify_option_specs,
+    mla_verify_record};
 
 }  // namespace specprobe::probes

@@ -18,6 +18,7 @@
 #include "common/error.hpp"
 #include "common/json.hpp"
 #include "kernels/kernel_abi.hpp"
+#include "probes/kinds.hpp"
 #include "probes/probe_common.hpp"
 
 namespace specprobe {
@@ -110,5 +111,23 @@ Status launch_mla_verify(GpuSession& s, const MlaVerifyDevice& dev);
 // spec problems first, then the request set's limits (error) and host memory (skip), then with
 // the context open the device's free memory (skip), before anything is allocated.
 Json run_mla_verify_probe(const Json& spec);
+
+// The MLA verify probe at the plan's shape, one spec per k of the what-if sweep (1..8, and the
+// plan's own k), for models that verify through MLA (model.mla): latent and rope dims from
+// model.mla_dims (kv_lora_rank + qk_rope_head_dim, output in the latent), or for a model without
+// kv_lora_rank (DeepSeek-V4) from model.head_dim, the whole row, with qk_rope_head_dim of it rope
+// (output: the whole row); the sparse variant with model.dsa.index_topk for DSA models, its
+// context topk + 256 so that a selection is a strict subset. Block size: serve.block_size, else
+// SGLang's page size, else 64 (FlashMLA's). Empty when the model is not MLA or a dimension is
+// unknown. MODE is unused (auto and all probe the same ks).
+std::vector<Json> mla_verify_plan_specs(const Json& facts, const std::string& mode);
+// The largest k the MLA verify probe covers in a plan: the what-if sweep's (SweepOptions::max_k,
+// src/rules/sweep.hpp), so that every k of the support matrix has its own probe result.
+inline constexpr int kMlaVerifySweepMaxK = 8;
+// Whether the plan verifies through the MLA probe (then the GQA spec-verify probes do not run).
+bool mla_verify_applies(const Json& facts);
+
+// Its entry in the probe table (probes/kinds.hpp).
+extern const ProbeKind kMlaVerifyProbe;
 
 }  // namespace specprobe::probes

@@ -5,8 +5,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <set>
 #include <utility>
 
+#include "facts/answers.hpp"
 #include "gpu/cuda_session.hpp"
 #include "probes/probe_gpu.hpp"
 
@@ -472,5 +475,80 @@ Json run_mqa_logits_probe(const Json& spec) {
   }
   return res;
 }
+
+namespace {
+
+// auto: the plan's next_n (DSA models: model.dsa.index_n_heads); all: next_n 1..8 as well.
+std::vector<Json> mqa_logits_plan_specs(const Json& facts, const std::string& mode) {
+  std::vector<Json> specs;
+  const auto idx_heads = int_fact(facts, "model.dsa.index_n_heads");
+  if (!idx_heads) return specs;
+  const int next_n = static_cast<int>(int_fact(facts, "spec.next_n").value_or(1));
+  const int d = static_cast<int>(int_fact(facts, "model.dsa.index_head_dim").value_or(128));
+  std::set<int> ns = {std::clamp(next_n, 1, 16)};
+  if (mode == "all")
+    for (int n = 1; n <= 8; ++n) ns.insert(n);
+  for (int n : ns)
+    specs.push_back({{"probe", "mqa_logits"},
+                     {"next_n", n},
+                     {"heads", *idx_heads},
+                     {"head_dim", d},
+                     {"block_kv", 64},
+                     {"batch", 2},
+                     {"context", 200},
+                     {"seed", 1}});
+  return specs;
+}
+
+Expected<std::vector<Json>> mqa_logits_option_specs(const ProbeShapeOptions& o, const CommonSpec& common) {
+  auto ns = parse_int_list(o.next_n);
+  if (!ns) return ns.error();
+  std::vector<Json> specs;
+  for (int h : o.heads)
+    for (int d : o.head_dim)
+      for (int bkv : o.block_kv)
+        for (int n : *ns) {
+          Json s = common({{"probe", "mqa_logits"}, {"next_n", n}, {"heads", h}, {"head_dim", d}, {"block_kv", bkv}});
+          if (o.tiles_per_cta > 0) s["tiles_per_cta"] = o.tiles_per_cta;
+          if (!o.lengths.empty()) s["lengths"] = o.lengths;
+          if (n >= 1)  // other next_n values are shapes the kernel lacks: a skip, not a usage error
+            if (auto st = check_probe_size(mqa_probe_size(s), n, "next_n"); !st) return st.error();
+          specs.push_back(s);
+        }
+  return specs;
+}
+
+// probe.mqa_logits.next_n.<n>.status / .reason, probe.mqa_logits.max_native_next_n; each answers
+// for DSA plans whose kernel sees that next_n (dsa.kernel_next_n).
+void mqa_logits_record(const std::vector<Json>& results, Json& facts) {
+  std::map<int, std::string> by_n;
+  for (const auto& r : results) {
+    const int n = r.value("spec", Json::object()).value("next_n", 0);
+    const std::string status = r.value("status", "error");
+    const std::string key = fmt::format("probe.mqa_logits.next_n.{}", n);
+    set_fact(facts, key + ".status", status);
+    if (!r.value("reason", "").empty()) set_fact(facts, key + ".reason", r["reason"]);
+    by_n[n] = status;
+    append_answer(facts, r, fmt::format("paged MQA logits at next_n={}", n), key,
+                  {{"model.dsa.present", true}, {"dsa.kernel_next_n", n}});
+  }
+  if (by_n.empty()) return;
+  // Highest n such that every tested n' <= n passed (null when the smallest failed).
+  Json best = nullptr;
+  for (const auto& [n, st] : by_n) {
+    if (st != kPass) break;
+    best = n;
+  }
+  set_fact(facts, "probe.mqa_logits.max_native_next_n", best);
+}
+
+}  // namespace
+
+const ProbeKind kMqaLogitsProbe = {"mqa_logits",
+                                   "paged MQA logits (DSA indexer) for one next_n / heads / head_dim / block_kv",
+                                   run_mqa_logits_probe,
+                                   mqa_logits_plan_specs,
+                                   mqa_logits_option_specs,
+                                   mqa_logits_record};
 
 }  // namespace specprobe::probes

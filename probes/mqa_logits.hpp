@@ -22,6 +22,7 @@
 
 #include "common/json.hpp"
 #include "kernels/kernel_abi.hpp"
+#include "probes/kinds.hpp"
 #include "probes/probe_common.hpp"
 
 namespace specprobe::probes {
@@ -118,5 +119,8 @@ ProbeSize mqa_probe_size(const Json& spec);
 // device memory: the figures in the reason), error for a request set outside probe_size_problem's
 // limits. Marks its phases (probe_phase) for the runner.
 Json run_mqa_logits_probe(const Json& spec);
+
+// Its entry in the probe table (probes/kinds.hpp).
+extern const ProbeKind kMqaLogitsProbe;
 
 }  // namespace specprobe::probes

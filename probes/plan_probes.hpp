@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/json.hpp"
+#include "probes/kinds.hpp"
 
 namespace specprobe::probes {
 
@@ -22,22 +23,17 @@ struct ProbeRun {
   Json results = Json::array();       // one result record per probe, for the report
 };
 
-// The largest k the MLA verify probe covers in a plan: the what-if sweep's (SweepOptions::max_k,
-// src/rules/sweep.hpp), so that every k of the support matrix has its own probe result.
-inline constexpr int kMlaVerifySweepMaxK = 8;
+// The specs the facts imply: every probe's plan_specs in table order (probes/kinds.hpp). auto:
+// mqa_logits at the plan's next_n (DSA models); spec_verify and graph_replay at the plan's k / GQA
+// / head_dim / KV dtype / block size, or for MLA models (model.mla) mla_verify at every k of the
+// sweep with the plan's heads per rank / latent and rope dims / KV dtype / block size, the sparse
+// variant for DSA models. all: adds next_n 1..8 for the indexer. off: none.
+std::vector<Json> plan_probe_specs(const Json& facts, const std::string& mode,
+                                   const std::vector<ProbeKind>& kinds = probe_kinds());
 
-// Specs the facts imply. auto: mqa_logits at the plan's next_n (DSA models); spec_verify and
-// graph_replay at the plan's k / GQA / head_dim / KV dtype / block size, or for MLA models
-// (model.mla) mla_verify at every k of the sweep (1..kMlaVerifySweepMaxK and the plan's k) with
-// the plan's heads per rank / latent and rope dims / KV dtype / block size, the sparse variant
-// (topk = model.dsa.index_topk) for DSA models. all: adds next_n 1..8 for the indexer.
-std::vector<Json> plan_probe_specs(const Json& facts, const std::string& mode);
-
-// probe.ran, probe.mqa_logits.next_n.<n>.status, probe.mqa_logits.max_native_next_n,
-// probe.spec_verify.status / .reason, probe.graph_replay.status / .reason,
-// probe.mla_verify.k.<k>.status / .reason, probe.mla_verify.variant (dense | sparse) and
-// .kv_dtype (bf16 | fp8: the dtype the probe ran, the plan's).
-Json probe_facts_patch(const std::vector<Json>& results);
+// probe.ran, and each probe's record of its results (its own facts under probe.<name> and the
+// answer records in probe.answers, facts/answers.hpp).
+Json probe_facts_patch(const std::vector<Json>& results, const std::vector<ProbeKind>& kinds = probe_kinds());
 
 ProbeRun run_plan_probes(const Json& facts, const PlanProbeOptions& opts);
 

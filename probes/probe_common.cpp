@@ -264,4 +264,27 @@ std::string private_dir_template(std::string_view what) {
   return base + "/specprobe-" + std::string(what) + "-XXXXXX";
 }
 
+std::string plan_kv_dtype(const Json& facts) {
+  if (auto fp8 = fact_bool(facts, "kv.fp8")) return *fp8 ? "fp8" : "bf16";
+  const Json* dt = find_fact(facts, "serve.kv_cache_dtype");
+  return dt && dt->is_string() && dt->get<std::string>().rfind("fp8", 0) == 0 ? "fp8" : "bf16";
+}
+
+std::optional<int64_t> heads_per_rank(const Json& facts) {
+  const auto heads = int_fact(facts, "model.num_attention_heads");
+  if (!heads || *heads < 1) return std::nullopt;
+  int64_t tp = std::max<int64_t>(1, int_fact(facts, "serve.tp").value_or(1));
+  const int64_t dp = std::max<int64_t>(1, int_fact(facts, "serve.dp").value_or(1));
+  if (fact_string(facts, "engine.name").value_or("") == "sglang" &&
+      fact_bool(facts, "serve.dp_attention").value_or(false) && tp % dp == 0)
+    tp /= dp;
+  return std::max<int64_t>(1, *heads / tp);
+}
+
+Status check_probe_size(const ProbeSize& size, int rows, const char* rows_name) {
+  if (auto why = probe_size_problem(size.batch, size.context, rows, rows_name); !why.empty())
+    return usage_error("--batch / --context: " + why);
+  return Ok{};
+}
+
 }  // namespace specprobe::probes

@@ -3,10 +3,12 @@
 // GPU-independent (unit-tested in tests/probes/).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "common/json.hpp"
 
 namespace specprobe {
@@ -150,5 +152,17 @@ std::optional<int64_t> int_fact(const Json& facts, const char* dotted);
 // A mkdtemp template for a child's private directory under $TMPDIR (else /tmp):
 // ".../specprobe-WHAT-XXXXXX".
 std::string private_dir_template(std::string_view what);
+
+// The plan as the probes size it (probes/kinds.hpp plan_specs).
+// The probes' KV dtype: fp8 when the plan's KV cache is fp8 (kv.fp8: an fp8* --kv-cache-dtype, or
+// auto resolved to fp8 by the checkpoint's kv_cache_scheme), else bf16; without derived facts,
+// fp8 for any fp8* serve.kv_cache_dtype.
+std::string plan_kv_dtype(const Json& facts);
+// Query heads on one attention rank: the model's over the tensor-parallel size, or over the
+// attention TP size tp / dp under SGLang's --enable-dp-attention (each DP group holds tp / dp).
+std::optional<int64_t> heads_per_rank(const Json& facts);
+// The options every spec of one `specprobe probe` run shares are checked against the probe's size
+// limits: "--batch / --context: <why>" as a usage error, or nothing.
+Status check_probe_size(const ProbeSize& size, int rows, const char* rows_name);
 
 }  // namespace specprobe::probes

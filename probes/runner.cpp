@@ -17,28 +17,9 @@
 #include <utility>
 
 #include "common/run_cleanup.hpp"
-#include "probes/mla_verify.hpp"
-#include "probes/mqa_logits.hpp"
 #include "probes/probe_common.hpp"
-#include "probes/spec_verify.hpp"
 
 namespace specprobe::probes {
-
-const std::vector<ProbeKind>& probe_kinds() {
-  static const std::vector<ProbeKind> kKinds = {
-      {"mqa_logits", "paged MQA logits (DSA indexer) for one next_n / heads / head_dim / block_kv",
-       run_mqa_logits_probe},
-      {"spec_verify", "spec-verify attention over a paged KV cache for one k / GQA / head_dim / KV dtype",
-       run_spec_verify_probe},
-      {"graph_replay", "CUDA-graph capture + replay of spec-verify with new seq lens and block tables",
-       run_graph_replay_probe},
-      {"mla_verify",
-       "MLA verify attention over a paged latent cache for one k / heads / latent + rope dims / KV dtype, dense or "
-       "top-k sparse",
-       run_mla_verify_probe},
-  };
-  return kKinds;
-}
 
 namespace {
 

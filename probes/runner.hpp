@@ -10,6 +10,7 @@
 
 #include "common/isolated_runner.hpp"
 #include "common/json.hpp"
+#include "probes/kinds.hpp"
 
 namespace specprobe::probes {
 
@@ -27,15 +28,9 @@ std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const Runn
 // (common/run_cleanup.hpp), parent or no parent.
 inline constexpr double kChildWatchdogGraceS = 2;
 
-struct ProbeKind {
-  const char* name;
-  const char* what;
-  Json (*run)(const Json& spec);
-};
-// The product's probe table, explicit (no static registration): mqa_logits, spec_verify,
-// graph_replay, mla_verify. A test binary passes its own table (these plus its test-only probes)
-// to the functions below and acts as the probe child itself (tests/support/test_main.hpp).
-const std::vector<ProbeKind>& probe_kinds();
+// The probe table is probes/kinds.hpp's probe_kinds(). A test binary passes its own table (the
+// product's plus its test-only probes) to the functions below and acts as the probe child itself
+// (tests/support/test_main.hpp).
 
 // The child side: runs each spec in-process, printing the protocol lines to stdout.
 // Returns the number of probes run.

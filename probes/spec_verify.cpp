@@ -7,7 +7,9 @@
 #include <cstring>
 #include <numeric>
 
+#include "facts/answers.hpp"
 #include "gpu/cuda_session.hpp"
+#include "probes/mla_verify.hpp"
 #include "probes/probe_gpu.hpp"
 
 namespace specprobe::probes {
@@ -508,5 +510,100 @@ Json run_graph_replay_probe(const Json& spec) {
   res["evidence"]["gpu"] = s.gpu().name;
   return res;
 }
+
+namespace {
+
+// The plan's k / GQA / head_dim / KV dtype / block size, for models that verify through GQA
+// attention over per-head K and V. MLA models verify through the MLA kernels (mla_verify): these
+// have no kernel for their head_dim (576, 512) and would only skip.
+Json spec_verify_plan_spec(const Json& facts, const char* probe) {
+  const auto heads = int_fact(facts, "model.num_attention_heads");
+  const auto kv_heads = int_fact(facts, "model.num_kv_heads");
+  const auto head_dim = int_fact(facts, "model.head_dim");
+  auto gqa = int_fact(facts, "model.gqa_ratio");
+  if (!gqa && heads && kv_heads && *kv_heads > 0) gqa = *heads / *kv_heads;
+  if (!gqa || !head_dim || mla_verify_applies(facts)) return nullptr;
+  const int next_n = static_cast<int>(int_fact(facts, "spec.next_n").value_or(1));
+  return {{"probe", probe},
+          {"k", std::max(0, next_n - 1)},
+          {"gqa", *gqa},
+          {"heads_kv", 1},
+          {"head_dim", *head_dim},
+          {"kv_dtype", plan_kv_dtype(facts)},
+          {"block_size", static_cast<int>(int_fact(facts, "serve.block_size").value_or(16))},
+          {"batch", 2},
+          {"context", 200},
+          {"seed", 1}};
+}
+
+std::vector<Json> spec_verify_plan_specs(const Json& facts, const std::string&) {
+  Json s = spec_verify_plan_spec(facts, "spec_verify");
+  return s.is_null() ? std::vector<Json>{} : std::vector<Json>{s};
+}
+
+std::vector<Json> graph_replay_plan_specs(const Json& facts, const std::string&) {
+  Json s = spec_verify_plan_spec(facts, "graph_replay");
+  return s.is_null() ? std::vector<Json>{} : std::vector<Json>{s};
+}
+
+Expected<std::vector<Json>> option_specs(const char* probe, const ProbeShapeOptions& o, const CommonSpec& common) {
+  std::vector<Json> specs;
+  for (const auto& dt : o.kv_dtype)
+    for (int g : o.gqa)
+      for (int k : o.k)
+        for (int d : o.sv_head_dim)
+          for (int bs : o.block_size) {
+            Json s =
+                common({{"probe", probe}, {"k", k}, {"gqa", g}, {"head_dim", d}, {"kv_dtype", dt}, {"block_size", bs}});
+            if (o.heads_kv > 0) s["heads_kv"] = o.heads_kv;
+            if (o.splits >= 0) s["splits"] = o.splits;
+            if (k >= 0)
+              if (auto st = check_probe_size(spec_verify_probe_size(s), k + 1, "k + 1"); !st) return st.error();
+            specs.push_back(s);
+          }
+  return specs;
+}
+
+Expected<std::vector<Json>> spec_verify_option_specs(const ProbeShapeOptions& o, const CommonSpec& common) {
+  return option_specs("spec_verify", o, common);
+}
+
+Expected<std::vector<Json>> graph_replay_option_specs(const ProbeShapeOptions& o, const CommonSpec& common) {
+  return option_specs("graph_replay", o, common);
+}
+
+// probe.<probe>.status / .reason: measured at the plan's own shape only (k + 1 rows, its KV dtype).
+void record(const char* probe, const char* what, const std::vector<Json>& results, Json& facts) {
+  for (const auto& r : results) {
+    const std::string key = std::string("probe.") + probe;
+    set_fact(facts, key + ".status", r.value("status", "error"));
+    if (!r.value("reason", "").empty()) set_fact(facts, key + ".reason", r["reason"]);
+    append_answer(facts, r, what, key, Json::object(), true);
+  }
+}
+
+void spec_verify_record(const std::vector<Json>& results, Json& facts) {
+  record("spec_verify", "spec-verify attention", results, facts);
+}
+
+void graph_replay_record(const std::vector<Json>& results, Json& facts) {
+  record("graph_replay", "CUDA-graph replay", results, facts);
+}
+
+}  // namespace
+
+const ProbeKind kSpecVerifyProbe = {"spec_verify",
+                                    "spec-verify attention over a paged KV cache for one k / GQA / head_dim / KV dtype",
+                                    run_spec_verify_probe,
+                                    spec_verify_plan_specs,
+                                    spec_verify_option_specs,
+                                    spec_verify_record};
+
+const ProbeKind kGraphReplayProbe = {"graph_replay",
+                                     "CUDA-graph capture + replay of spec-verify with new seq lens and block tables",
+                                     run_graph_replay_probe,
+                                     graph_replay_plan_specs,
+                                     graph_replay_option_specs,
+                                     graph_replay_record};
 
 }  // namespace specprobe::probes

@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "common/json.hpp"
 #include "kernels/kernel_abi.hpp"
+#include "probes/kinds.hpp"
 #include "probes/probe_common.hpp"
 
 namespace specprobe {
@@ -110,5 +111,9 @@ Json run_spec_verify_probe(const Json& spec);
 // seq_lens / block tables / queries written into the same buffers, require bit-identical
 // results to eager launches and a passing reference check. Spec keys as above.
 Json run_graph_replay_probe(const Json& spec);
+
+// Their entries in the probe table (probes/kinds.hpp).
+extern const ProbeKind kSpecVerifyProbe;
+extern const ProbeKind kGraphReplayProbe;
 
 }  // namespace specprobe::probes

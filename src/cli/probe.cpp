@@ -5,134 +5,46 @@
 #include <cstdio>
 
 #include "inputs/versions/python_env.hpp"
-#include "probes/mla_verify.hpp"
-#include "probes/mqa_logits.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
-#include "probes/spec_verify.hpp"
 #include "probes/stack_probes.hpp"
 
 namespace specprobe {
 
-Expected<std::vector<int>> parse_int_list(const std::string& text) {
-  std::vector<int> out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    const size_t comma = text.find(',', pos);
-    const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    const size_t dash = item.find('-', 1);
-    try {
-      size_t used = 0;
-      if (dash == std::string::npos) {
-        const int v = std::stoi(item, &used);
-        if (used != item.size()) throw std::invalid_argument(item);
-        out.push_back(v);
-      } else {
-        const int lo = std::stoi(item.substr(0, dash), &used);
-        if (used != dash) throw std::invalid_argument(item);
-        const std::string hi_s = item.substr(dash + 1);
-        const int hi = std::stoi(hi_s, &used);
-        // in 64 bits: INT_MIN-INT_MAX would overflow hi - lo, and ++v past INT_MAX
-        if (used != hi_s.size() || hi < lo || int64_t{hi} - lo > 64) throw std::invalid_argument(item);
-        for (int64_t v = lo; v <= hi; ++v) out.push_back(static_cast<int>(v));
-      }
-    } catch (const std::exception&) {
-      return usage_error("cannot read '" + item + "' as a number or range (e.g. 1-8, 1,2,4)");
-    }
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return out;
-}
-
 Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o,
                                                      const std::vector<probes::ProbeKind>& table) {
-  auto ns = parse_int_list(o.next_n);
-  if (!ns) return ns.error();
-  std::vector<std::string> kinds;
+  std::vector<const probes::ProbeKind*> kinds;
   for (const auto& k : o.kinds) {
-    if (k == "all") {
-      kinds.insert(kinds.end(), {"mqa_logits", "spec_verify", "graph_replay", "mla_verify"});
+    if (k == "all") {  // the product's probes (the ones that take shapes)
+      for (const auto& pk : table)
+        if (pk.option_specs) kinds.push_back(&pk);
       continue;
     }
-    bool known = false;
+    const probes::ProbeKind* found = nullptr;
     std::string names;
     for (const auto& pk : table) {
-      known |= k == pk.name;
+      if (k == pk.name) found = &pk;
       names += std::string(pk.name) + ", ";
     }
-    if (!known) return usage_error("unknown probe '" + k + "' (" + names + "all)");
-    kinds.push_back(k);
+    if (!found) return usage_error("unknown probe '" + k + "' (" + names + "all)");
+    kinds.push_back(found);
   }
-  std::vector<Json> specs;
-  auto common = [&](Json s) {
+  const probes::CommonSpec common = [&](Json s) {
     if (o.batch > 0) s["batch"] = o.batch;
     if (o.context > 0) s["context"] = o.context;
     if (o.bench) s["bench"] = true;
     s["seed"] = o.seed;
     return s;
   };
-  for (const auto& kind : kinds) {
-    if (kind == "mqa_logits") {
-      for (int h : o.heads)
-        for (int d : o.head_dim)
-          for (int bkv : o.block_kv)
-            for (int n : *ns) {
-              Json s = common({{"probe", kind}, {"next_n", n}, {"heads", h}, {"head_dim", d}, {"block_kv", bkv}});
-              if (o.tiles_per_cta > 0) s["tiles_per_cta"] = o.tiles_per_cta;
-              if (!o.lengths.empty()) s["lengths"] = o.lengths;
-              const auto [batch, context] = probes::mqa_probe_size(s);
-              if (n >= 1)  // other next_n values are shapes the kernel lacks: a skip, not a usage error
-                if (auto why = probes::probe_size_problem(batch, context, n, "next_n"); !why.empty())
-                  return usage_error("--batch / --context: " + why);
-              specs.push_back(s);
-            }
-    } else if (kind == "spec_verify" || kind == "graph_replay") {
-      for (const auto& dt : o.kv_dtype)
-        for (int g : o.gqa)
-          for (int k : o.k)
-            for (int d : o.sv_head_dim)
-              for (int bs : o.block_size) {
-                Json s = common(
-                    {{"probe", kind}, {"k", k}, {"gqa", g}, {"head_dim", d}, {"kv_dtype", dt}, {"block_size", bs}});
-                if (o.heads_kv > 0) s["heads_kv"] = o.heads_kv;
-                if (o.splits >= 0) s["splits"] = o.splits;
-                const auto [batch, context] = probes::spec_verify_probe_size(s);
-                if (k >= 0)
-                  if (auto why = probes::probe_size_problem(batch, context, k + 1, "k + 1"); !why.empty())
-                    return usage_error("--batch / --context: " + why);
-                specs.push_back(s);
-              }
-    } else if (kind == "mla_verify") {
-      for (const auto& dt : o.kv_dtype)
-        for (int h : o.mla_heads)
-          for (int latent : o.mla_latent_dim)
-            for (int rope : o.mla_rope_dim)
-              for (int topk : o.mla_topk)
-                for (int k : o.k)
-                  for (int bs : o.block_size) {
-                    Json s = common({{"probe", kind},
-                                     {"k", k},
-                                     {"heads", h},
-                                     {"latent_dim", latent},
-                                     {"rope_dim", rope},
-                                     {"v_dim", o.mla_v_dim > 0 ? o.mla_v_dim : latent},
-                                     {"topk", topk},
-                                     {"kv_dtype", dt},
-                                     {"block_size", bs}});
-                    // A shape no model has is a usage error naming the key; one past the kernel's
-                    // limits stays a skip at run time, as for the other probes.
-                    if (const auto sp = probes::mla_verify_spec_problem(s); sp.status == probes::kError)
-                      return usage_error("--mla-*, --k, --kv-dtype, --block-size: " + sp.reason);
-                    const auto [batch, context] = probes::mla_verify_probe_size(s);
-                    if (k >= 0)
-                      if (auto why = probes::probe_size_problem(batch, context, k + 1, "k + 1"); !why.empty())
-                        return usage_error("--batch / --context: " + why);
-                    specs.push_back(s);
-                  }
-    } else {  // a probe without shape keys (a test binary's own)
-      specs.push_back(common({{"probe", kind}}));
+  std::vector<Json> specs;
+  for (const auto* kind : kinds) {
+    if (!kind->option_specs) {  // a probe without shape keys (a test binary's own)
+      specs.push_back(common({{"probe", kind->name}}));
+      continue;
     }
+    auto mine = kind->option_specs(o, common);
+    if (!mine) return mine.error();
+    for (auto& s : *mine) specs.push_back(std::move(s));
   }
   return specs;
 }
@@ -280,7 +192,9 @@ CLI::Validator seconds_validator() {
 
 CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
   CLI::App* cmd = app.add_subcommand("probe", "Run the probe kernels on this GPU with explicit shapes");
-  cmd->add_option("--probe", o.kinds, "mqa_logits, spec_verify, graph_replay, mla_verify, all")->delimiter(',');
+  std::string names;
+  for (const auto& pk : probes::probe_kinds()) names += std::string(pk.name) + ", ";
+  cmd->add_option("--probe", o.kinds, names + "all")->delimiter(',');
   cmd->add_option("--next-n", o.next_n, "MQA logits next_n values: 1-8, 1,2,4");
   cmd->add_option("--heads", o.heads, "MQA logits (indexer) heads: 16,32,64,128")->delimiter(',');
   cmd->add_option("--head-dim", o.head_dim, "MQA logits head_dim: 64,128")->delimiter(',');

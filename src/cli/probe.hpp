@@ -10,36 +10,18 @@
 
 #include "common/error.hpp"
 #include "common/json.hpp"
+#include "probes/kinds.hpp"
 #include "probes/runner.hpp"
 
 namespace specprobe {
 
-struct ProbeOptions {
-  std::vector<std::string> kinds{"mqa_logits", "spec_verify", "graph_replay", "mla_verify"};  // or "all"
-  std::string next_n = "1-8";
-  std::vector<int> heads{64};
-  std::vector<int> head_dim{128};
-  std::vector<int> block_kv{64};
-  std::vector<int> gqa{1, 2, 4, 6, 8, 16};
-  std::vector<std::string> kv_dtype{"bf16", "fp8"};
-  std::vector<int> k{3};
-  std::vector<int> sv_head_dim{128};
-  std::vector<int> block_size{16};
-  // MLA verify: query heads per rank, latent (kv_lora_rank) and rope dims, the output's dims (0 =
-  // the latent), top-k (0 = dense). --k, --kv-dtype and --block-size apply as to spec-verify.
-  std::vector<int> mla_heads{16, 128};
-  std::vector<int> mla_latent_dim{512};
-  std::vector<int> mla_rope_dim{64};
-  int mla_v_dim = 0;
-  std::vector<int> mla_topk{0};
-  int heads_kv = 0;  // 0 = probe default
-  int batch = 0;     // 0 = probe default (tiny; bench sizes with --bench)
+// The shapes (probes::ProbeShapeOptions, which each probe's option_specs reads) and the run.
+struct ProbeOptions : probes::ProbeShapeOptions {
+  std::vector<std::string> kinds{"all"};  // probe names (probes/kinds.hpp), or "all": every one that takes shapes
+  int batch = 0;                          // 0 = probe default (tiny; bench sizes with --bench)
   int context = 0;
   int seed = 1;
   bool bench = false;
-  int tiles_per_cta = 0;
-  std::string lengths;  // MQA logits: "random" (default) or "full"
-  int splits = -1;
   double timeout_s = 30;
   std::string format = "text";  // text | json
   bool in_process = false;      // debugging: no child process
@@ -69,7 +51,7 @@ int run_probe_child_command(const ProbeChildOptions& opts,
 CLI::Validator seconds_validator();
 
 // "1-8" / "1,2,4" / "3" -> values; error message when malformed.
-Expected<std::vector<int>> parse_int_list(const std::string& text);
+using probes::parse_int_list;
 // The cross product the options describe, over the probes in `kinds`.
 Expected<std::vector<Json>> probe_specs_from_options(
     const ProbeOptions& opts, const std::vector<probes::ProbeKind>& kinds = probes::probe_kinds());

@@ -8,6 +8,7 @@
 #include "common/ascii.hpp"
 #include "common/embedded.hpp"
 #include "common/version.hpp"
+#include "facts/answers.hpp"
 #include "facts/backends.hpp"
 #include "facts/derive_dsa_shapes.hpp"
 #include "facts/derive_memory.hpp"
@@ -623,6 +624,7 @@ const std::vector<DeriveStep>& derive_steps() {
       {"facts.sglang", derive_sglang},
       {"facts.spec_validation", derive_spec_validation},
       {"facts.memory", derive_memory},
+      {"facts.answers", derive_answers},
   };
   return kSteps;
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/parallel.hpp"
+#include "facts/answers.hpp"
 #include "facts/backends.hpp"
 #include "facts/derive.hpp"
 #include "facts/engine_cells.hpp"
@@ -34,16 +35,13 @@ bool decisive(const std::optional<std::string>& status) {
   return status && (*status == "pass" || *status == "fail" || *status == "crash");
 }
 
-// Probe answers measured at the plan's own shape only (the spec-verify and graph-replay probes,
-// the FlashInfer and Triton stack probes: k + 1 query rows, the plan's KV dtype). A cell of
-// another shape drops them, so that it is never decided by its neighbour's measurement. Answers
-// keyed by their shape stay: probe.mqa_logits.next_n.<n>, probe.mla_verify.k.<k>,
-// stack.deep_gemm.next_n.<n>.
+// Answers measured at the plan's own shape only (the probes' plan-shape-only answer records,
+// facts/answers.hpp; the FlashInfer and Triton stack probes: k + 1 query rows, the plan's KV
+// dtype). A cell of another shape drops them, so that it is never decided by its neighbour's
+// measurement. Answers keyed by their shape stay (their records say at which plan facts):
+// probe.mqa_logits.next_n.<n>, probe.mla_verify.k.<k>, stack.deep_gemm.next_n.<n>.
 void drop_plan_shape_answers(Json& facts) {
-  if (auto p = facts.find("probe"); p != facts.end() && p->is_object()) {
-    p->erase("spec_verify");
-    p->erase("graph_replay");
-  }
+  specprobe::drop_plan_shape_answers(facts);
   if (auto s = facts.find("stack"); s != facts.end() && s->is_object()) {
     s->erase("flashinfer");
     s->erase("triton");
@@ -204,19 +202,11 @@ std::string cached_note(const Json& facts, const std::string& lib) {
 void add_cell_evidence(MatrixCell& cell, const Json& facts) {
   const std::string gpu = fact_string(facts, "gpu.name").value_or("this GPU");
   if (fact_bool(facts, "probe.ran").value_or(false)) {
+    // Every probe answer that applies to this cell's facts and decided something.
     std::vector<std::string> what;
-    if (auto st = fact_string(facts, "probe.spec_verify.status"); decisive(st))
-      what.push_back(fmt::format("spec-verify attention {}", *st));
-    if (auto st = fact_string(facts, "probe.graph_replay.status"); decisive(st))
-      what.push_back(fmt::format("CUDA-graph replay {}", *st));
-    const std::string mla_kv = fact_bool(facts, "kv.fp8").value_or(false) ? "fp8" : "bf16";
-    if (auto st = fact_string(facts, fmt::format("probe.mla_verify.k.{}.status", cell.k));
-        decisive(st) && fact_string(facts, "probe.mla_verify.kv_dtype").value_or("") == mla_kv)
-      what.push_back(fmt::format("MLA verify attention at k={} ({} KV) {}", cell.k, mla_kv, *st));
-    if (fact_bool(facts, "model.dsa.present").value_or(false))
-      if (auto n = fact_int(facts, "dsa.kernel_next_n"))
-        if (auto st = fact_string(facts, fmt::format("probe.mqa_logits.next_n.{}.status", *n)); decisive(st))
-          what.push_back(fmt::format("paged MQA logits at next_n={} {}", *n, *st));
+    for (const Json* a : applicable_answers(facts))
+      if (auto st = a->value("status", std::string()); decisive(st))
+        what.push_back(fmt::format("{} {}", a->value("what", a->value("probe", std::string("?"))), st));
     if (!what.empty()) {
       cell.known_by.push_back("probe");
       std::string line = "probe: specprobe's kernels on " + gpu + ":";

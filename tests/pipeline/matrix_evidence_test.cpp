@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <tuple>
 
+#include "probes/plan_probes.hpp"
+#include "probes/probe_common.hpp"
 #include "rules/catalog.hpp"
 #include "rules/sweep.hpp"
 #include "support/fixture_plan.hpp"
@@ -123,7 +125,9 @@ TEST_CASE("a probe measured at the plan's shape decides only the plan's cell", "
   // plan's cell's evidence, not k=1's nor the fp8 row's.
   Json inputs = llama_h100_inputs({{"name", "vllm"}, {"version", "0.15.1"}});
   inputs["spec"] = {{"enabled", true}, {"method", "ngram"}, {"num_speculative_tokens", 2}};
-  inputs["probe"] = {{"ran", true}, {"spec_verify", {{"status", "fail"}, {"reason", "max error 3.2"}}}};
+  // As the probes write it (probes/kinds.hpp record): its facts and its answer record.
+  inputs["probe"] = probes::probe_facts_patch(
+      {probes::make_result({{"probe", "spec_verify"}, {"k", 2}}, probes::kFail, "max error 3.2")})["probe"];
   auto [in, derived] = evidence_plan(inputs);
   const SupportMatrix m = sweep_support_matrix(catalog(), in, derived);
   const std::string b = fact_string(derived, "attention.selected").value_or("");

@@ -1,0 +1,41 @@
+// Answer records: what a source of evidence measured, in one layout every consumer reads without
+// knowing the source. A kernel probe (probes/kinds.hpp) appends one record per measurement to
+// probe.answers:
+//   {"probe": "mla_verify", "status": "pass", "reason": "...",
+//    "what": "MLA verify attention at k=3 (fp8 KV)",   how a matrix cell's evidence names it
+//    "facts": "probe.mla_verify.k.3",                   the source's own facts for it (its rules read those)
+//    "where": {"spec.k": 3, "kv.fp8": true},            the plan facts it answers for
+//    "plan_shape_only": false}                          true: measured at the plan's own shape only
+// A plan or a matrix cell is answered by a record when its facts have the values in "where" (a
+// boolean condition reads a missing fact as false); a cell of another shape than the plan's drops
+// the plan-shape-only records and their facts before it is derived (rules/sweep.cpp). The derive
+// step here writes probe.errors_at_plan, the records that apply and could not run, which the
+// verdict's missing facts (rules/plan_path.cpp) and SP9001 read.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "common/json.hpp"
+
+namespace specprobe {
+
+inline constexpr const char* kProbeAnswers = "probe.answers";
+
+// Appends a record for RESULT (a probe result: "probe", "status", "reason") to FACTS' LIST.
+void append_answer(Json& facts, const Json& result, std::string what, std::string facts_key, Json where,
+                   bool plan_shape_only = false, const char* list = kProbeAnswers);
+
+// Whether ANSWER's "where" holds in FACTS.
+bool answer_applies(const Json& answer, const Json& facts);
+
+// The records of LIST in FACTS that apply to FACTS, in order.
+std::vector<const Json*> applicable_answers(const Json& facts, const char* list = kProbeAnswers);
+
+// Drops the plan-shape-only records of LIST and the facts they name (a cell of another shape).
+void drop_plan_shape_answers(Json& facts, const char* list = kProbeAnswers);
+
+// Derive step (writer facts.answers): probe.errors_at_plan, the "facts" of every applicable
+// record whose status is error, in order (empty when none; not written when no record list).
+void derive_answers(Json& facts);
+
+}  // namespace specprobe
