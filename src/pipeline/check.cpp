@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "facts/derive.hpp"
+#include "pipeline/plan_summary.hpp"
 #include "pipeline/stages.hpp"
 #include "pipeline/verdict.hpp"
 #include "rules/advisory.hpp"
@@ -133,6 +134,7 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
   report.verdict = decision.verdict;
   report.missing = std::move(decision.missing);
   report.assumptions = std::move(decision.assumptions);
+  report.plan = summarize_plan(facts);  // the one place the printers' facts are read by name
   report.facts = std::move(facts);
   report.duration_ms = std::chrono::duration<double, std::milli>(services.clock() - t0).count();
   return report;
