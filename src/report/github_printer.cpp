@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "report/printers.hpp"
-#include "rules/evaluate.hpp"
 
 namespace specprobe {
 namespace {
@@ -144,7 +143,7 @@ GithubOutput render_github(const Report& report, const PathBase& paths) {
 
   // Job summary.
   std::string& md = out.summary_markdown;
-  const std::string gpu = fact_string(report.facts, "gpu.name").value_or("unknown GPU");
+  const std::string gpu = report.plan.gpu.name.value_or("unknown GPU");
   md += fmt::format("### specprobe: `{}` on {} — **{}**\n\n",
                     report.input_path.empty() ? "-" : root_relative(report.input_path, paths), md_text(gpu),
                     report.verdict);
@@ -186,15 +185,12 @@ GithubOutput render_github(const Report& report, const PathBase& paths) {
   if (report.matrix) {
     const SupportMatrix& m = *report.matrix;
     md += fmt::format("Support matrix for {} / kv cache {}: working k {}; largest {}.\n",
-                      fact_string(report.facts, "attention.selected").value_or("-"),
-                      fact_string(report.facts, "serve.kv_cache_dtype").value_or("auto"),
-                      m.working_k.empty() ? std::string("none") : display_value(Json(m.working_k)),
-                      m.max_working_k ? std::to_string(*m.max_working_k) : "none");
+                      report.plan.attention.selected.value_or("-"), report.plan.attention.kv_cache_dtype,
+                      list_text(m.working_k), m.max_working_k ? std::to_string(*m.max_working_k) : "none");
     if (!m.alternative_backends.empty())
-      md += fmt::format("The requested k works with backend {}.\n", display_value(Json(m.alternative_backends)));
+      md += fmt::format("The requested k works with backend {}.\n", list_text(m.alternative_backends));
     if (!m.alternative_kv_cache_dtypes.empty())
-      md += fmt::format("The requested k works with kv cache dtype {}.\n",
-                        display_value(Json(m.alternative_kv_cache_dtypes)));
+      md += fmt::format("The requested k works with kv cache dtype {}.\n", list_text(m.alternative_kv_cache_dtypes));
     md += "\n";
   }
   return out;

@@ -134,11 +134,8 @@ void suite(std::string& out, const Report& r, int id) {
   prop("config", config);
   prop("input_form", r.input_form);
   prop("engine", r.engine);
-  prop("gpu", fact_string(r.facts, "gpu.name").value_or("unknown"));
-  prop("gpu_sm", [&] {
-    const Json* sm = find_fact(r.facts, "gpu.sm");
-    return sm && !sm->is_null() ? (sm->is_string() ? sm->get<std::string>() : sm->dump()) : std::string("unknown");
-  }());
+  prop("gpu", r.plan.gpu.name.value_or("unknown"));
+  prop("gpu_sm", r.plan.gpu.sm ? std::to_string(*r.plan.gpu.sm) : std::string("unknown"));
   prop("verdict", r.verdict);
   prop("fail_on", r.fail_on);
   prop("specprobe_version", kToolVersion);

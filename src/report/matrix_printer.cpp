@@ -2,26 +2,22 @@
 // JSON document: one renderer for the cells, used by both.
 #include <algorithm>
 
-#include "gpu/gpu_info.hpp"
 #include "report/printers.hpp"
-#include "rules/evaluate.hpp"
 
 namespace specprobe {
 namespace {
-
-std::string requested_kv(const Report& r) { return fact_string(r.facts, "serve.kv_cache_dtype").value_or("auto"); }
 
 // Largest working k per backend for the plan's kv-cache dtype (null: none).
 Json max_k_by_backend(const Report& r) {
   Json out = Json::object();
   if (!r.matrix) return out;
-  const std::string kv = requested_kv(r);
+  const std::string& kv = r.plan.attention.kv_cache_dtype;
   for (const auto& b : r.matrix->backends) {
     int best = -1;
     for (const auto& c : r.matrix->cells)
       if (c.backend == b && c.kv_cache_dtype == kv && (c.verdict == "works" || c.verdict == "at-risk"))
         best = std::max(best, c.k);
-    const std::string name = b.empty() ? fact_string(r.facts, "attention.selected").value_or("default") : b;
+    const std::string name = b.empty() ? r.plan.attention.selected.value_or("default") : b;
     out[name] = best >= 0 ? Json(best) : Json(nullptr);
   }
   return out;
@@ -95,17 +91,17 @@ std::string render_matrix_table(const std::vector<std::string>& gpus, const std:
   out += fmt::format("cells: {}\n", matrix_legend());
   for (size_t i = 0; i < reports.size(); ++i) {
     const Report& r = reports[i];
-    out += fmt::format("\n{} ({}, {}): plan {}", gpus[i], fact_string(r.facts, "gpu.name").value_or("unknown"),
-                       gpu_arch_label(r.facts), r.verdict);
+    out += fmt::format("\n{} ({}, {}): plan {}", gpus[i], r.plan.gpu.name.value_or("unknown"), r.plan.gpu.arch_label,
+                       r.verdict);
     if (!r.matrix) {
       out += "; no matrix\n";
       continue;
     }
     const SupportMatrix& m = *r.matrix;
-    out +=
-        fmt::format("; largest working k with {} / {}: {}\n", fact_string(r.facts, "attention.selected").value_or("-"),
-                    requested_kv(r), m.max_working_k ? std::to_string(*m.max_working_k) : "none");
-    out += render_matrix_rows(m, fact_string(r.facts, "attention.selected").value_or("-"));
+    const std::string backend = r.plan.attention.selected.value_or("-");
+    out += fmt::format("; largest working k with {} / {}: {}\n", backend, r.plan.attention.kv_cache_dtype,
+                       m.max_working_k ? std::to_string(*m.max_working_k) : "none");
+    out += render_matrix_rows(m, backend);
   }
   return out;
 }
@@ -122,11 +118,11 @@ Json matrix_report_json(const std::vector<std::string>& gpus, const std::vector<
     const Report& r = reports[i];
     Json g = Json::object();
     g["gpu"] = gpus[i];
-    g["name"] = r.facts.value("gpu", Json::object()).value("name", Json(nullptr));
-    g["sm"] = r.facts.value("gpu", Json::object()).value("sm", Json(nullptr));
+    g["name"] = r.plan.gpu.name ? Json(*r.plan.gpu.name) : Json(nullptr);
+    g["sm"] = r.plan.gpu.sm ? Json(*r.plan.gpu.sm) : Json(nullptr);
     g["engine"] = r.engine;
-    g["attention_backend"] = r.facts.value("attention", Json::object()).value("selected", Json(nullptr));
-    g["kv_cache_dtype"] = requested_kv(r);
+    g["attention_backend"] = r.plan.attention.selected ? Json(*r.plan.attention.selected) : Json(nullptr);
+    g["kv_cache_dtype"] = r.plan.attention.kv_cache_dtype;
     g["verdict"] = r.verdict;
     g["max_k_by_backend"] = max_k_by_backend(r);
     g["findings"] = Json::array();

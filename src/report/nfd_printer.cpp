@@ -71,8 +71,8 @@ Expected<NfdOutput> render_nfd(const Report& report, const NfdOptions& options) 
   std::string model = options.model;
   while (!model.empty() && model.back() == '/') model.pop_back();
   if (const auto slash = model.rfind('/'); slash != std::string::npos) model = model.substr(slash + 1);
-  const std::string kv = fact_string(report.facts, "serve.kv_cache_dtype").value_or("auto");
-  const std::string gpu = fact_string(report.facts, "gpu.name").value_or("unknown");
+  const std::string& kv = report.plan.attention.kv_cache_dtype;
+  const std::string gpu = report.plan.gpu.name.value_or("unknown");
 
   NfdOutput result;
   std::string& out = result.text;
@@ -93,7 +93,7 @@ Expected<NfdOutput> render_nfd(const Report& report, const NfdOptions& options) 
   int best = -1;
   std::vector<std::pair<std::string, int>> rows;
   for (const auto& b : m.backends) {
-    const std::string backend = b.empty() ? fact_string(report.facts, "attention.selected").value_or("default") : b;
+    const std::string backend = b.empty() ? report.plan.attention.selected.value_or("default") : b;
     int max_k = -1;
     for (const auto& c : m.cells)
       if (c.backend == b && c.kv_cache_dtype == kv && c.verdict == "works" &&

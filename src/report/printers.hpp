@@ -1,12 +1,11 @@
-// Report printers. Each renders the one Report model; none reaches back into earlier stages.
+// Report printers. Each renders the one Report model (pipeline/report.hpp, with the plan's summary
+// typed in pipeline/plan_summary.hpp); none reaches back into earlier stages or reads a fact by
+// its dotted name.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "pipeline/report.hpp"
-#include "rules/advisory.hpp"
-#include "rules/rule.hpp"
-#include "rules/sweep.hpp"
 
 namespace specprobe {
 
@@ -168,6 +167,10 @@ std::string render_matrix_table(const std::vector<std::string>& gpus, const std:
                                 const std::string& what);
 Json matrix_report_json(const std::vector<std::string>& gpus, const std::vector<Report>& reports, const Json& model,
                         const Json& config);
+
+// "1, 2, 4": a list as the reports write it in a sentence; "none" when empty.
+std::string list_text(const std::vector<int>& items);
+std::string list_text(const std::vector<std::string>& items);
 
 // "71 rules" or "71 rules and 220 advisories": what a report evaluated.
 std::string evaluated_count(const Report& report);

@@ -156,8 +156,8 @@ Json notification(const std::string& level, const std::string& text, const std::
 }  // namespace
 
 std::string gpu_slug(const Report& report) {
-  std::string raw = fact_string(report.facts, "gpu.declared").value_or("");
-  if (raw.empty()) raw = fact_string(report.facts, "gpu.name").value_or("unknown-gpu");
+  std::string raw = report.plan.gpu.declared.value_or("");
+  if (raw.empty()) raw = report.plan.gpu.name.value_or("unknown-gpu");
   std::string lower;
   for (unsigned char c : raw) lower += static_cast<char>(std::tolower(c));
   if (lower.rfind("nvidia ", 0) == 0) lower = lower.substr(7);

@@ -6,9 +6,7 @@
 
 #include <fmt/color.h>
 
-#include "gpu/gpu_info.hpp"
 #include "report/printers.hpp"
-#include "rules/evaluate.hpp"
 
 namespace specprobe {
 namespace {
@@ -38,116 +36,109 @@ fmt::text_style sev_color(Severity s) {
   return {};
 }
 
+// A plan summary field as the header shows it: FALLBACK when unknown.
+std::string shown(const std::optional<std::string>& v, const std::string& fallback = "unknown") {
+  return v ? *v : fallback;
+}
+template <typename T>
+std::string shown(const std::optional<T>& v) {
+  return v ? fmt::format("{}", *v) : std::string("unknown");
+}
+
+// Where a model's metadata came from: the Hub (at a commit) or the file read; empty: unknown.
+std::string origin_text(const ModelSource& s) {
+  if (s.from_hub()) {
+    const std::string& o = *s.origin;
+    return fmt::format("the Hub ({}) at commit {}{}", shown(s.endpoint_host), shown(s.commit).substr(0, 12),
+                       o == "hub" ? "" : ", " + o.substr(5, o.size() - 6));
+  }
+  return s.path.value_or("");
+}
+
 void print_summary_header(std::string& out, const Report& r, const Paint& paint) {
-  const Json& f = r.facts;
-  auto s = [&](std::string_view path, std::string fallback = "unknown") {
-    const Json* v = find_fact(f, path);
-    return v && !v->is_null() ? display_value(*v) : fallback;
-  };
+  const PlanSummary& p = r.plan;
   if (r.input_form == "none") {
     out += fmt::format("{} check: {}: no server started\n", paint(kBold, "specprobe"), r.input_path);
     return;
   }
-  out += fmt::format(
-      "{} {}: {} ({}), engine {}{}\n", paint(kBold, "specprobe"), r.input_path.empty() ? "-" : "check", r.input_path,
-      r.input_form, r.engine,
-      f.contains("engine") && !f["engine"].value("version", Json(nullptr)).is_null() ? " " + s("engine.version") : "");
-  out += fmt::format("  gpu:       {} ({}, {}{})\n", s("gpu.name"), gpu_arch_label(f), s("gpu.source"),
-                     find_fact(f, "gpu.declared_from") ? " from " + s("gpu.declared_from") : "");
-  if (find_fact(f, "model.architecture"))
-    out += fmt::format("  model:     {} ({}), heads {}/{} kv, GQA {} per rank{}{}\n", s("model.architecture"),
-                       s("model.model_type"), s("model.num_attention_heads"), s("model.num_kv_heads"),
-                       s("model.gqa_ratio"), fact_bool(f, "model.mla").value_or(false) ? ", MLA" : "",
-                       fact_bool(f, "model.dsa.present").value_or(false) ? ", DSA indexer" : "");
-  // Where a model's metadata came from: the Hub (at a commit) or the file read.
-  auto origin = [&](const std::string& role, const std::string& path_fact) -> std::string {
-    const std::string o = s("resolve." + role + ".origin", "");
-    if (o.rfind("hub", 0) == 0)
-      return fmt::format("the Hub ({}) at commit {}{}", s("resolve." + role + ".endpoint_host"),
-                         s("resolve." + role + ".commit").substr(0, 12),
-                         o == "hub" ? "" : ", " + o.substr(5, o.size() - 6));
-    const Json* p = find_fact(f, path_fact);
-    return p && p->is_string() ? p->get<std::string>() : std::string();
-  };
-  if (const std::string from = origin("model", "model.path"); !from.empty() && find_fact(f, "model.architecture"))
-    out += fmt::format("             read from {}\n", from);
-  if (!find_fact(f, "model.architecture")) out += fmt::format("  model:     {} (metadata not read)\n", s("model.id"));
-  if (find_fact(f, "draft.architecture"))
-    out += fmt::format("  draft:     {} {} ({}), read from {}\n", s("spec.draft_model"), s("draft.architecture"),
-                       s("draft.model_type"), origin("draft", "draft.path"));
-  const std::optional<bool> spec_on = fact_bool(f, "spec.enabled");
-  if (spec_on.value_or(false))
-    out += fmt::format("  spec:      {} k={} (next_n={})\n", s("spec.method"), s("spec.k"), s("spec.next_n"));
+  out += fmt::format("{} {}: {} ({}), engine {}{}\n", paint(kBold, "specprobe"), r.input_path.empty() ? "-" : "check",
+                     r.input_path, r.input_form, r.engine, p.engine_version ? " " + *p.engine_version : "");
+  out += fmt::format("  gpu:       {} ({}, {}{})\n", shown(p.gpu.name), p.gpu.arch_label, shown(p.gpu.source),
+                     p.gpu.declared_from ? " from " + *p.gpu.declared_from : "");
+  const ModelSummary& model = p.model;
+  if (model.config_read) {
+    out += fmt::format("  model:     {} ({}), heads {}/{} kv, GQA {} per rank{}{}\n", shown(model.architecture),
+                       shown(model.model_type), shown(model.num_attention_heads), shown(model.num_kv_heads),
+                       shown(model.gqa_ratio), model.mla ? ", MLA" : "", model.dsa ? ", DSA indexer" : "");
+    if (const std::string from = origin_text(model.source); !from.empty())
+      out += fmt::format("             read from {}\n", from);
+  } else {
+    out += fmt::format("  model:     {} (metadata not read)\n", shown(model.id));
+  }
+  if (p.draft.config_read)
+    out += fmt::format("  draft:     {} {} ({}), read from {}\n", shown(p.draft.model), shown(p.draft.architecture),
+                       shown(p.draft.model_type), origin_text(p.draft.source));
+  if (p.spec.enabled.value_or(false))
+    out +=
+        fmt::format("  spec:      {} k={} (next_n={})\n", shown(p.spec.method), shown(p.spec.k), shown(p.spec.next_n));
   else
-    out += spec_on ? "  spec:      off\n" : "  spec:      unknown (left to what the file does not show)\n";
-  const Json* kv = find_fact(f, "serve.kv_cache_dtype");
-  out += fmt::format("  attention: {} ({}); kv cache {}; cudagraph {} -> {}\n", s("attention.selected"),
-                     s("attention.selected_by"), kv && kv->is_null() ? "unknown" : s("serve.kv_cache_dtype", "auto"),
-                     s("cudagraph.requested"), s("cudagraph.resolved"));
-  if (fact_bool(f, "memory.modelled").value_or(false))
-    out += fmt::format("  memory:    {}: {}\n", s("memory.status"), s("memory.summary"));
-  else if (find_fact(f, "memory.reason"))
-    out += fmt::format("  memory:    not modelled: {}\n", s("memory.reason"));
+    out += p.spec.enabled ? "  spec:      off\n" : "  spec:      unknown (left to what the file does not show)\n";
+  const AttentionSummary& a = p.attention;
+  out += fmt::format("  attention: {} ({}); kv cache {}; cudagraph {} -> {}\n", shown(a.selected), shown(a.selected_by),
+                     a.kv_cache_dtype_unknown ? "unknown" : a.kv_cache_dtype, shown(a.cudagraph_requested),
+                     shown(a.cudagraph_resolved));
+  if (p.memory.modelled)
+    out += fmt::format("  memory:    {}: {}\n", shown(p.memory.status), shown(p.memory.summary));
+  else if (p.memory.reason)
+    out += fmt::format("  memory:    not modelled: {}\n", *p.memory.reason);
 }
 
-std::string gib_text(const Json* v) {
-  return v && v->is_number() ? fmt::format("{:.2f} GiB", v->get<double>() / (1024.0 * 1024 * 1024)) : "unknown";
+std::string gib_text(const std::optional<int64_t>& bytes) {
+  return bytes ? fmt::format("{:.2f} GiB", static_cast<double>(*bytes) / (1024.0 * 1024 * 1024)) : "unknown";
 }
 
 // --explain-memory: every term of the memory model, one per line, in the engine's order.
-void print_memory_breakdown(std::string& out, const Json& f) {
-  const Json* m = find_fact(f, "memory");
-  if (!m || !m->is_object()) return;
+void print_memory_breakdown(std::string& out, const MemorySummary& m) {
+  if (!m.present) return;
   out += "\nmemory per GPU rank:\n";
-  if (!m->value("modelled", false)) {
-    out += fmt::format("  not modelled: {}\n", m->value("reason", std::string("unknown")));
+  if (!m.modelled) {
+    out += fmt::format("  not modelled: {}\n", shown(m.reason));
     return;
   }
-  const Json& b = m->contains("breakdown") ? (*m)["breakdown"] : Json::object();
-  auto g = [&](const char* key) { return gib_text(m->contains(key) ? &(*m)[key] : nullptr); };
-  auto bg = [&](const char* key) { return gib_text(b.contains(key) ? &b[key] : nullptr); };
-  const std::string engine = b.value("engine", std::string("vllm"));
-  const Json lay = b.value("layout", Json::object());
-  out += fmt::format("  accounting        {} {}; TP {}, PP {}, DP {}, EP {}\n", engine,
-                     b.contains("engine_version") && b["engine_version"].is_string()
-                         ? b["engine_version"].get<std::string>()
-                         : std::string("(version unknown: the newest release's accounting)"),
-                     lay.value("tp", 1), lay.value("pp", 1), lay.value("dp", 1), lay.value("ep", 1));
-  out += fmt::format("  GPU memory        {}\n", g("gpu_bytes"));
-  out += fmt::format("  budget            {} = {:.3f} x GPU memory{} ({}, {})\n", g("budget_bytes"),
-                     b.value("budget_fraction", 0.0), engine == "sglang" ? " free before the load" : "",
-                     engine == "sglang" ? "mem_fraction_static" : "gpu_memory_utilization",
-                     b.value("budget_fraction_source", std::string("given")));
+  const MemoryBreakdown& b = m.breakdown;
+  const bool sglang = b.engine == "sglang";
+  out += fmt::format("  accounting        {} {}; TP {}, PP {}, DP {}, EP {}\n", b.engine,
+                     shown(b.engine_version, "(version unknown: the newest release's accounting)"), b.tp, b.pp, b.dp,
+                     b.ep);
+  out += fmt::format("  GPU memory        {}\n", gib_text(m.gpu_bytes));
+  out += fmt::format("  budget            {} = {:.3f} x GPU memory{} ({}, {})\n", gib_text(m.budget_bytes),
+                     b.budget_fraction, sglang ? " free before the load" : "",
+                     sglang ? "mem_fraction_static" : "gpu_memory_utilization", b.budget_fraction_source);
   std::string parts;
-  if (b.contains("weights_parts") && b["weights_parts"].is_object())
-    for (auto it = b["weights_parts"].begin(); it != b["weights_parts"].end(); ++it)
-      parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", it.key(), gib_text(&it.value()));
-  out +=
-      fmt::format("  weights           {} (from {}, within {:.0f}%){}\n", g("weights_bytes"),
-                  b.value("weights_source", std::string("config")) == "headers" ? "safetensors headers" : "config.json",
-                  b.value("weights_margin", 0.03) * 100, parts.empty() ? "" : ": " + parts);
-  if (m->value("drafter_bytes", 0) > 0) out += fmt::format("  drafter           {}\n", g("drafter_bytes"));
+  for (const auto& [name, bytes] : b.weights_parts)
+    parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", name, gib_text(bytes));
+  out += fmt::format("  weights           {} (from {}, within {:.0f}%){}\n", gib_text(m.weights_bytes),
+                     b.weights_source == "headers" ? "safetensors headers" : "config.json", b.weights_margin * 100,
+                     parts.empty() ? "" : ": " + parts);
+  if (m.drafter_bytes.value_or(0) > 0) out += fmt::format("  drafter           {}\n", gib_text(m.drafter_bytes));
   out += fmt::format("  activation peak   {} (estimate, +/-50%: {} tokens, {} sequences in the profile run)\n",
-                     bg("activation_bytes"), b.value("scheduler_tokens", 0.0), b.value("scheduler_seqs", 0.0));
-  out += fmt::format("  non-torch memory  {} (estimate, +/-50%: CUDA context, NCCL, cuBLAS)\n", bg("overhead_bytes"));
-  out += fmt::format("  CUDA graphs       {} (estimate; {})\n", g("graph_bytes"),
-                     b.value("graphs_inside_budget", false) ? "inside the budget" : "outside the budget");
-  if (m->contains("kv_tokens") && (*m)["kv_tokens"].is_number())
+                     gib_text(b.activation_bytes), b.scheduler_tokens, b.scheduler_seqs);
+  out += fmt::format("  non-torch memory  {} (estimate, +/-50%: CUDA context, NCCL, cuBLAS)\n",
+                     gib_text(b.overhead_bytes));
+  out += fmt::format("  CUDA graphs       {} (estimate; {})\n", gib_text(m.graph_bytes),
+                     b.graphs_inside_budget ? "inside the budget" : "outside the budget");
+  if (m.kv_tokens)
     out += fmt::format(
         "  KV cache          {} = {} tokens at {} bytes per token ({}; {} to {} tokens within the margin)\n",
-        g("kv_bytes"), (*m)["kv_tokens"].get<int64_t>(), m->value("kv_bytes_per_token", 0),
-        b.value("kv_dtype", std::string("auto")), m->value("kv_tokens_low", 0), m->value("kv_tokens_high", 0));
+        gib_text(m.kv_bytes), *m.kv_tokens, m.kv_bytes_per_token.value_or(0), b.kv_dtype, m.kv_tokens_low.value_or(0),
+        m.kv_tokens_high.value_or(0));
   else
-    out += fmt::format("  KV cache          {} ({})\n", g("kv_bytes"),
-                       b.value("kv_not_modelled", std::string("tokens not modelled")));
-  if (m->contains("max_concurrency") && (*m)["max_concurrency"].is_number())
-    out += fmt::format("  max_model_len     {} tokens: {:.2f} requests at once\n", m->value("max_model_len", 0),
-                       (*m)["max_concurrency"].get<double>());
-  out += fmt::format(
-      "  verdict           {}{}\n", m->value("status", std::string("unknown")),
-      m->contains("fix") && (*m)["fix"].is_string() ? " (fix: " + (*m)["fix"].get<std::string>() + ")" : "");
-  if (b.contains("engine_version_note"))
-    out += fmt::format("  note: {}\n", b["engine_version_note"].get<std::string>());
+    out += fmt::format("  KV cache          {} ({})\n", gib_text(m.kv_bytes), b.kv_not_modelled);
+  if (m.max_concurrency)
+    out += fmt::format("  max_model_len     {} tokens: {:.2f} requests at once\n", m.max_model_len.value_or(0),
+                       *m.max_concurrency);
+  out += fmt::format("  verdict           {}{}\n", shown(m.status), m.fix ? " (fix: " + *m.fix + ")" : "");
+  if (b.engine_version_note) out += fmt::format("  note: {}\n", *b.engine_version_note);
 }
 
 }  // namespace
@@ -201,6 +192,18 @@ std::string findings_line(const FindingCounts& c) {
   if (c.undecided > 0) rest += fmt::format(", {} undecided", c.undecided);
   return found + "; " + rest;
 }
+
+namespace {
+template <typename T>
+std::string joined(const std::vector<T>& items) {
+  std::string out;
+  for (const auto& item : items) out += fmt::format("{}{}", out.empty() ? "" : ", ", item);
+  return out.empty() ? "none" : out;
+}
+}  // namespace
+
+std::string list_text(const std::vector<int>& items) { return joined(items); }
+std::string list_text(const std::vector<std::string>& items) { return joined(items); }
 
 std::string evaluated_count(const Report& r) {
   size_t advisories = 0;
@@ -350,15 +353,15 @@ std::string render_text_lines(const Report& r, const TextStyle& style) {
       out += fmt::format("    evidence: {}\n", res.evidence.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
 
-  if (style.explain_memory) print_memory_breakdown(out, r.facts);
+  if (style.explain_memory) print_memory_breakdown(out, r.plan.memory);
 
   if (r.matrix && !style.quiet) {
     const SupportMatrix& m = *r.matrix;
     out += fmt::format("\nsupport matrix ({}):\n", matrix_legend());
-    out += render_matrix_rows(m, fact_string(r.facts, "attention.selected").value_or("-"));
-    const std::string req_b = fact_string(r.facts, "attention.selected").value_or("-");
-    const std::string req_kv = fact_string(r.facts, "serve.kv_cache_dtype").value_or("auto");
-    out += fmt::format("  working k with {} / {}: {}; largest: {}\n", req_b, req_kv, display_value(Json(m.working_k)),
+    const std::string req_b = r.plan.attention.selected.value_or("-");
+    const std::string& req_kv = r.plan.attention.kv_cache_dtype;
+    out += render_matrix_rows(m, req_b);
+    out += fmt::format("  working k with {} / {}: {}; largest: {}\n", req_b, req_kv, list_text(m.working_k),
                        m.max_working_k ? std::to_string(*m.max_working_k) : "none");
     // How the plan's row is known, cell by cell (the other rows: --format json).
     const bool row_named =
@@ -366,10 +369,9 @@ std::string render_text_lines(const Report& r, const TextStyle& style) {
     if (const std::string ev = render_cell_evidence(m, row_named ? req_b : std::string(), req_kv); !ev.empty())
       out += "  that row beyond the rules (what was measured or asked, and why a cell is unknown):\n" + ev;
     if (!m.alternative_backends.empty())
-      out += fmt::format("  the requested k works with backend {}\n", display_value(Json(m.alternative_backends)));
+      out += fmt::format("  the requested k works with backend {}\n", list_text(m.alternative_backends));
     if (!m.alternative_kv_cache_dtypes.empty())
-      out += fmt::format("  the requested k works with kv cache dtype {}\n",
-                         display_value(Json(m.alternative_kv_cache_dtypes)));
+      out += fmt::format("  the requested k works with kv cache dtype {}\n", list_text(m.alternative_kv_cache_dtypes));
   }
 
   if (!r.notes.empty() && !style.quiet) {

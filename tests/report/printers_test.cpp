@@ -39,6 +39,10 @@ Report report_with(std::vector<RuleResult> results) {
   r.engine = "vllm";
   r.verdict = "not-supported";
   r.facts = {{"gpu", {{"name", "NVIDIA H100 80GB HBM3"}, {"declared", "H100"}, {"sm", 90}}}};
+  // The printers read the typed summary (pipeline/plan_summary.hpp), the facts only as a document.
+  r.plan.gpu.name = "NVIDIA H100 80GB HBM3";
+  r.plan.gpu.declared = "H100";
+  r.plan.gpu.sm = 90;
   r.results = std::move(results);
   return r;
 }
@@ -172,7 +176,7 @@ TEST_CASE("sarif: rules, regions, fingerprints, suppressions, notifications", "[
   const std::string fp = r0["partialFingerprints"]["primaryLocationLineHash"];
   CHECK(report_to_sarif(rep, catalog)["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"] == fp);
   Report other = rep;
-  other.facts["gpu"]["declared"] = "H200";
+  other.plan.gpu.declared = "H200";
   CHECK(report_to_sarif(other, catalog)["runs"][0]["results"][0]["partialFingerprints"]["primaryLocationLineHash"] !=
         fp);
   // Absolute paths under the source root become relative URIs, percent-encoded.
@@ -191,7 +195,7 @@ TEST_CASE("nfd: label names are valid Kubernetes label segments", "[report][nfd]
   CHECK(nfd_label_segment("--a b/c..") == "a-b-c");
   CHECK(nfd_label_segment(std::string(100, 'x')).size() == 63);
   Report r = report_with({});
-  r.facts["serve"]["kv_cache_dtype"] = "auto";
+  r.plan.attention.kv_cache_dtype = "auto";
   SupportMatrix m;
   m.ks = {0, 1, 2, 3};
   m.backends = {"FLASH_ATTN", "FLASHINFER"};
@@ -400,7 +404,7 @@ TEST_CASE("sarif: one run for every file of an invocation, the unknown verdict a
   CHECK(run["properties"]["reports"][3]["verdict"] == "unknown");
   CHECK(run["properties"]["reports"][3]["missing"].size() == 2);
   // Two GPUs in one job: one category all the same.
-  reports[5].facts["gpu"]["declared"] = "H200";
+  reports[5].plan.gpu.declared = "H200";
   CHECK(reports_to_sarif(reports, catalog)["runs"][0]["automationDetails"]["id"] == "specprobe/");
 }
 
@@ -587,4 +591,40 @@ TEST_CASE("text: lines wrap at the width, continuation indented, colour not coun
   const std::string red = "\x1b[31merror\x1b[0m: one two three";
   CHECK(wrap_text(red, 24) == red);
   CHECK(wrap_text("no wrap below twenty", 10) == "no wrap below twenty");
+}
+
+TEST_CASE("text: the plan header and --explain-memory render the typed plan summary", "[report][text]") {
+  Report r = report_with({});
+  r.facts = Json::object();  // what the printers show comes from r.plan alone (issue 53)
+  r.input_form = "vllm-yaml";
+  r.plan.engine_version = "0.11.0";
+  r.plan.gpu.arch_label = "sm_90";
+  r.plan.gpu.source = "declared";
+  r.plan.model.config_read = true;
+  r.plan.model.architecture = "DeepseekV3ForCausalLM";
+  r.plan.model.num_attention_heads = 128;
+  r.plan.model.num_kv_heads = 1;
+  r.plan.model.gqa_ratio = 2.5;
+  r.plan.model.mla = true;
+  r.plan.model.source = {"hub (cached)", "huggingface.co", "0123456789abcdef", "/x/config.json"};
+  r.plan.spec.enabled = false;
+  r.plan.attention.kv_cache_dtype_unknown = true;
+  r.plan.memory.present = true;
+  r.plan.memory.reason = "the GPU's memory is unknown";
+  TextStyle style;
+  style.explain_memory = true;
+  const std::string t = render_text(r, style);
+  CHECK(t.find("engine vllm 0.11.0\n") != std::string::npos);
+  CHECK(t.find("  gpu:       NVIDIA H100 80GB HBM3 (sm_90, declared)\n") != std::string::npos);
+  CHECK(t.find("  model:     DeepseekV3ForCausalLM (unknown), heads 128/1 kv, GQA 2.5 per rank, MLA\n") !=
+        std::string::npos);
+  CHECK(t.find("read from the Hub (huggingface.co) at commit 0123456789ab, cached\n") != std::string::npos);
+  CHECK(t.find("  spec:      off\n") != std::string::npos);
+  CHECK(t.find("(unknown); kv cache unknown; cudagraph unknown -> unknown\n") != std::string::npos);
+  CHECK(t.find("  memory:    not modelled: the GPU's memory is unknown\n") != std::string::npos);
+  CHECK(t.find("memory per GPU rank:\n  not modelled: the GPU's memory is unknown\n") != std::string::npos);
+  // Without the model's config.json: its id, as given.
+  r.plan.model = ModelSummary{};
+  r.plan.model.id = "org/model";
+  CHECK(render_text(r, style).find("  model:     org/model (metadata not read)\n") != std::string::npos);
 }
