@@ -16,7 +16,9 @@ set(SPECPROBE_LAYER_DEPS_facts common inputs gpu)
 set(SPECPROBE_LAYER_DEPS_rules common inputs gpu facts)
 set(SPECPROBE_LAYER_DEPS_probes common inputs gpu facts)
 set(SPECPROBE_LAYER_DEPS_pipeline common inputs gpu resolve facts rules probes)
-set(SPECPROBE_LAYER_DEPS_report common inputs gpu resolve facts rules probes pipeline)
+# The printers: the report model only (pipeline/report.hpp; the rule result and matrix types it
+# re-exports link through the pipeline, issue 53).
+set(SPECPROBE_LAYER_DEPS_report common pipeline)
 # The CLI: the pipeline and the report, plus what its subcommands use directly (`probe` and
 # `engines` the probes, `rules` / `explain` / `gpu` the catalog, facts registry and GPU table,
 # `check --lib` the library names, `probe --python` the deployment's Python).
