@@ -24,10 +24,7 @@ bool looks_like_command(std::string_view text) {
                                                   "dynamo.sglang"};
   size_t start = 0;
   while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+    const std::string_view line{next_line(text, start)};
     const size_t first = line.find_first_not_of(" \t");
     if (first == std::string_view::npos || line[first] == '#') continue;
     for (std::string_view m : kMarkers) {
@@ -48,10 +45,7 @@ bool looks_like_command(std::string_view text) {
 bool looks_like_option_list(std::string_view text) {
   size_t start = 0;
   while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+    const std::string_view line{next_line(text, start)};
     const size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string_view::npos || line[first] == '#') continue;
     return line.size() > first + 2 && line.compare(first, 2, "--") == 0 &&

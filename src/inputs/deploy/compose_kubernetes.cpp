@@ -19,10 +19,7 @@ namespace specprobe::serving {
 bool looks_like_deploy_yaml(std::string_view text) {
   size_t start = 0;
   while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+    const std::string_view line{next_line(text, start)};
     const size_t lead = line.find_first_not_of(" \t");
     if (lead == std::string_view::npos) continue;
     const std::string_view rest = line.substr(lead);

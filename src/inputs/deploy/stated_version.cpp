@@ -90,10 +90,7 @@ void lock_pins(const std::string& text, const std::string& file,
   std::string name;
   size_t start = 0;
   while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(start, end - start);
-    start = end + 1;
+    const std::string line{next_line(text, start)};
     if (line.rfind("[[package]]", 0) == 0) name.clear();
     auto quoted = [&](const char* key) -> std::string {
       if (line.rfind(key, 0) != 0) return {};

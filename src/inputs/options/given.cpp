@@ -40,6 +40,15 @@ Arity table_arity(std::string_view engine, std::string_view canonical) {
   return list ? Arity::list : Arity::value;
 }
 
+ParsedServing start_plan(ReadContext& ctx) {
+  ParsedServing out;
+  out.form = ctx.form;
+  out.path = ctx.path;
+  out.notes = std::move(ctx.notes);
+  out.unknown = std::move(ctx.unknown);
+  return out;
+}
+
 void record_given_options(const std::vector<RawOption>& options, PlanWriter& w) {
   Json given = Json::array();
   std::vector<std::pair<std::string, SourceLocation>> places;

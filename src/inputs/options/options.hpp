@@ -159,6 +159,9 @@ bool vllm_list_option(std::string_view canonical);  // nargs='+'
 bool sglang_flag_option(std::string_view canonical);
 bool sglang_list_option(std::string_view canonical);
 
+// The plan an engine builder starts from: CTX's form, path, notes and unknown options (moved).
+ParsedServing start_plan(ReadContext& ctx);
+
 // Sets input.*, env.* and the defaults every plan carries.
 void write_common_facts(PlanWriter& w, const ReadContext& ctx, std::string_view engine);
 

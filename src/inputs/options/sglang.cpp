@@ -76,11 +76,7 @@ bool sglang_list_option(std::string_view c) {
 }
 
 Expected<ParsedServing> build_sglang(const std::vector<RawOption>& options, ReadContext ctx) {
-  ParsedServing out;
-  out.form = ctx.form;
-  out.path = ctx.path;
-  out.notes = std::move(ctx.notes);
-  out.unknown = std::move(ctx.unknown);
+  ParsedServing out = start_plan(ctx);
   PlanWriter w(out);
   record_given_options(options, w);
 

@@ -629,11 +629,7 @@ bool vllm_flag_option(std::string_view c) {
 bool vllm_list_option(std::string_view c) { return kLists.count(c) > 0 || table_arity("vllm", c) == Arity::list; }
 
 Expected<ParsedServing> build_vllm(const std::vector<RawOption>& options, ReadContext ctx) {
-  ParsedServing out;
-  out.form = ctx.form;
-  out.path = ctx.path;
-  out.notes = std::move(ctx.notes);
-  out.unknown = std::move(ctx.unknown);
+  ParsedServing out = start_plan(ctx);
   PlanWriter w(out);
   record_given_options(options, w);
   auto folded = fold_options(options, w, out);

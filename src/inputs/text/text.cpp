@@ -32,6 +32,14 @@ SourceLocation LineIndex::at(size_t offset) const {
   return loc;
 }
 
+std::string_view next_line(std::string_view text, size_t& start) {
+  size_t end = text.find('\n', start);
+  if (end == std::string_view::npos) end = text.size();
+  const std::string_view line = text.substr(start, end - start);
+  start = end + 1;
+  return line;
+}
+
 Expected<std::string> read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return input_error(fmt::format("cannot open serving configuration '{}'", path), {path});

@@ -44,6 +44,10 @@ class LineIndex {
 // Maps an offset inside a decoded string value to a place in the user's file.
 using PosMap = std::function<SourceLocation(size_t)>;
 
+// The line of TEXT that starts at START, without its '\n'; START moves past it. A loop over the
+// lines: `for (size_t at = 0; at < text.size();) { const auto line = next_line(text, at); ... }`.
+std::string_view next_line(std::string_view text, size_t& start);
+
 // Reads a whole file, refusing more than kMaxInputBytes. Errors are input errors naming the file.
 Expected<std::string> read_text_file(const std::string& path);
 
