@@ -1,6 +1,8 @@
 // Stack probes: the deployment's own libraries, run through adapter scripts (see stack_probes.hpp).
 #include "probes/stack_probes.hpp"
 
+#include "facts/answers.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -493,6 +495,36 @@ Json stack_facts_patch(const std::vector<Json>& results, const std::string& pyth
         set_fact(f, "stack.triton.padded_m", c["params"].value("m", Json()));
     }
     if (st == kError) errors += (errors.empty() ? "" : "; ") + lib + ": " + r.value("reason", "");
+    // The answer records the sweep reads (facts/answers.hpp): DeepGEMM's per next_n, for the cells
+    // whose indexer decision it made (dsa.decided_by, derive_dsa); FlashInfer's and Triton's at the
+    // plan's own shape.
+    const std::string version = r.value("version", Json()).is_string() ? r["version"].get<std::string>()
+                                : lib == "deep_gemm"                   ? "unknown"
+                                                                       : "?";
+    const std::string cached = r.value("cached", false) ? " (answer cached from an earlier run: same build, GPU)" : "";
+    Json rec = {{"probe", "stack_" + lib}, {"status", st}};
+    if (!r.value("reason", "").empty()) rec["reason"] = r["reason"];
+    if (lib == "deep_gemm") {
+      const std::string device =
+          dev.is_object() && dev.value("name", Json()).is_string() ? dev["name"].get<std::string>() : "this GPU";
+      for (const auto& c : r.value("cases", Json::array())) {
+        const std::string key = c["key"].get<std::string>();
+        if (key.rfind("next_n.", 0) != 0) continue;
+        const int n = std::atoi(key.c_str() + 7);
+        Json crec = rec;
+        crec["status"] = c["status"];
+        Json& a =
+            append_answer(f, crec, fmt::format("DeepGEMM {} at next_n={}", version, n), p + "." + key,
+                          {{"dsa.decided_by", "stack-probe"}, {"dsa.stack_probe.next_n", n}}, false, kStackAnswers);
+        a["says"] = fmt::format("DeepGEMM {} {} next_n={} on {}{}", version,
+                                c["status"] == "pass" ? "accepted" : "refused", n, device, cached);
+      }
+    } else if (lib == "flashinfer" || lib == "triton") {
+      Json& a = append_answer(f, rec, fmt::format("{} {} at the plan's shape", lib, version), p, Json::object(), true,
+                              kStackAnswers);
+      a["says"] =
+          fmt::format("{} {} {} at the plan's shape{}", lib, version, st == "pass" ? "ran clean" : "failed", cached);
+    }
   }
   set_fact(f, "stack.ran", ran);
   set_fact(f, "stack.python", python.empty() ? Json() : Json(python));

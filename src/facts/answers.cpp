@@ -14,8 +14,8 @@ std::pair<std::string, std::string> split_last(const std::string& name) {
 
 }  // namespace
 
-void append_answer(Json& facts, const Json& result, std::string what, std::string facts_key, Json where,
-                   bool plan_shape_only, const char* list) {
+Json& append_answer(Json& facts, const Json& result, std::string what, std::string facts_key, Json where,
+                    bool plan_shape_only, const char* list) {
   Json record = {{"probe", result.value("probe", "")},
                  {"status", result.value("status", "error")},
                  {"what", std::move(what)},
@@ -29,6 +29,12 @@ void append_answer(Json& facts, const Json& result, std::string what, std::strin
     arr = const_cast<Json*>(find_fact(facts, list));
   }
   arr->push_back(std::move(record));
+  return arr->back();
+}
+
+std::string answer_phrase(const Json& answer) {
+  if (auto it = answer.find("says"); it != answer.end() && it->is_string()) return it->get<std::string>();
+  return answer.value("what", answer.value("probe", std::string("?"))) + " " + answer.value("status", std::string());
 }
 
 bool answer_applies(const Json& answer, const Json& facts) {

@@ -5,7 +5,9 @@
 //    "what": "MLA verify attention at k=3 (fp8 KV)",   how a matrix cell's evidence names it
 //    "facts": "probe.mla_verify.k.3",                   the source's own facts for it (its rules read those)
 //    "where": {"spec.k": 3, "kv.fp8": true},            the plan facts it answers for
-//    "plan_shape_only": false}                          true: measured at the plan's own shape only
+//    "plan_shape_only": false,                          true: measured at the plan's own shape only
+//    "says": "DeepGEMM 2.6.1 refused next_n=3 on H200"}  optional: the whole phrase, status included
+//                                                       (else the evidence reads "<what> <status>")
 // A plan or a matrix cell is answered by a record when its facts have the values in "where" (a
 // boolean condition reads a missing fact as false); a cell of another shape than the plan's drops
 // the plan-shape-only records and their facts before it is derived (rules/sweep.cpp). The derive
@@ -20,10 +22,16 @@
 namespace specprobe {
 
 inline constexpr const char* kProbeAnswers = "probe.answers";
+// The stack probes' records (probes/stack_probes.cpp): the deployment's own DeepGEMM, FlashInfer
+// and Triton, in the same layout.
+inline constexpr const char* kStackAnswers = "stack.answers";
 
-// Appends a record for RESULT (a probe result: "probe", "status", "reason") to FACTS' LIST.
-void append_answer(Json& facts, const Json& result, std::string what, std::string facts_key, Json where,
-                   bool plan_shape_only = false, const char* list = kProbeAnswers);
+// Appends a record for RESULT (a probe result: "probe", "status", "reason") to FACTS' LIST; returns it.
+Json& append_answer(Json& facts, const Json& result, std::string what, std::string facts_key, Json where,
+                    bool plan_shape_only = false, const char* list = kProbeAnswers);
+
+// How a matrix cell's evidence names ANSWER: its "says", else "<what> <status>".
+std::string answer_phrase(const Json& answer);
 
 // Whether ANSWER's "where" holds in FACTS.
 bool answer_applies(const Json& answer, const Json& facts);

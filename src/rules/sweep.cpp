@@ -35,17 +35,15 @@ bool decisive(const std::optional<std::string>& status) {
   return status && (*status == "pass" || *status == "fail" || *status == "crash");
 }
 
-// Answers measured at the plan's own shape only (the probes' plan-shape-only answer records,
-// facts/answers.hpp; the FlashInfer and Triton stack probes: k + 1 query rows, the plan's KV
-// dtype). A cell of another shape drops them, so that it is never decided by its neighbour's
-// measurement. Answers keyed by their shape stay (their records say at which plan facts):
-// probe.mqa_logits.next_n.<n>, probe.mla_verify.k.<k>, stack.deep_gemm.next_n.<n>.
+// Answers measured at the plan's own shape only (the plan-shape-only answer records of the probes
+// and the stack probes, facts/answers.hpp: spec-verify and graph replay, FlashInfer and Triton: k +
+// 1 query rows, the plan's KV dtype). A cell of another shape drops them and their facts, so that
+// it is never decided by its neighbour's measurement. Answers keyed by their shape stay (their
+// records say at which plan facts): probe.mqa_logits.next_n.<n>, probe.mla_verify.k.<k>,
+// stack.deep_gemm.next_n.<n>.
 void drop_plan_shape_answers(Json& facts) {
-  specprobe::drop_plan_shape_answers(facts);
-  if (auto s = facts.find("stack"); s != facts.end() && s->is_object()) {
-    s->erase("flashinfer");
-    s->erase("triton");
-  }
+  specprobe::drop_plan_shape_answers(facts, kProbeAnswers);
+  specprobe::drop_plan_shape_answers(facts, kStackAnswers);
 }
 
 // The dotted names under which A and B differ: a key on one side only, or a value that is not
@@ -190,46 +188,28 @@ PlanAnswers plan_answers(const Catalog& catalog, const std::vector<const Advisor
   return p;
 }
 
-// " (cached ...)" when LIB's stack answer came from the answer cache (probes/answer_cache.hpp).
-std::string cached_note(const Json& facts, const std::string& lib) {
-  return fact_bool(facts, "stack." + lib + ".cached").value_or(false)
-             ? " (answer cached from an earlier run: same build, GPU)"
-             : "";
-}
-
 // How a cell is known (MatrixCell::known_by, evidence): the measurements and answers at this
 // cell's own shape that its rules read, after derive_facts.
 void add_cell_evidence(MatrixCell& cell, const Json& facts) {
   const std::string gpu = fact_string(facts, "gpu.name").value_or("this GPU");
-  if (fact_bool(facts, "probe.ran").value_or(false)) {
-    // Every probe answer that applies to this cell's facts and decided something.
-    std::vector<std::string> what;
-    for (const Json* a : applicable_answers(facts))
-      if (auto st = a->value("status", std::string()); decisive(st))
-        what.push_back(fmt::format("{} {}", a->value("what", a->value("probe", std::string("?"))), st));
-    if (!what.empty()) {
-      cell.known_by.push_back("probe");
-      std::string line = "probe: specprobe's kernels on " + gpu + ":";
-      for (size_t i = 0; i < what.size(); ++i) line += (i ? ", " : " ") + what[i];
-      cell.evidence.push_back(line);
-    }
-  }
-  std::vector<std::string> stack;
-  if (fact_string(facts, "dsa.decided_by").value_or("") == "stack-probe")
-    if (const Json* sp = find_fact(facts, "dsa.stack_probe"); sp && sp->is_object())
-      stack.push_back(fmt::format("DeepGEMM {} {} next_n={} on {}{}", sp->value("version", "?"),
-                                  sp->value("status", "") == "pass" ? "accepted" : "refused", sp->value("next_n", 0),
-                                  sp->value("device", gpu), cached_note(facts, "deep_gemm")));
-  for (const char* lib : {"flashinfer", "triton"})
-    if (auto st = fact_string(facts, fmt::format("stack.{}.status", lib)); st == "pass" || st == "fail")
-      stack.push_back(fmt::format("{} {} {} at the plan's shape{}", lib,
-                                  fact_string(facts, fmt::format("stack.{}.version", lib)).value_or("?"),
-                                  *st == "pass" ? "ran clean" : "failed", cached_note(facts, lib)));
-  if (!stack.empty()) {
-    cell.known_by.push_back("stack");
-    std::string line = "stack:";
-    for (size_t i = 0; i < stack.size(); ++i) line += (i ? "; " : " ") + stack[i];
-    cell.evidence.push_back(line);
+  // The answer records (facts/answers.hpp) that apply to this cell's facts and decided something,
+  // one evidence line per source.
+  struct Source {
+    const char* list;
+    const char* known_by;
+    std::string head;
+    const char* sep;
+  };
+  const Source sources[] = {{kProbeAnswers, "probe", "probe: specprobe's kernels on " + gpu + ":", ","},
+                            {kStackAnswers, "stack", "stack:", ";"}};
+  for (const Source& src : sources) {
+    std::string line;
+    for (const Json* a : applicable_answers(facts, src.list))
+      if (decisive(a->value("status", std::string())))
+        line += (line.empty() ? " " : std::string(src.sep) + " ") + answer_phrase(*a);
+    if (line.empty()) continue;
+    cell.known_by.push_back(src.known_by);
+    cell.evidence.push_back(src.head + line);
   }
   if (fact_bool(facts, "engine_check.ran").value_or(false)) {
     const std::string st = fact_string(facts, "engine_check.status").value_or("");

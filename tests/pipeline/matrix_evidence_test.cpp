@@ -10,6 +10,7 @@
 
 #include "probes/plan_probes.hpp"
 #include "probes/probe_common.hpp"
+#include "probes/stack_probes.hpp"
 #include "rules/catalog.hpp"
 #include "rules/sweep.hpp"
 #include "support/fixture_plan.hpp"
@@ -88,17 +89,20 @@ TEST_CASE("the installed DeepGEMM's answer decides only the k whose next_n it wa
   // were not asked. k=2 (next_n 3) fails known by the stack probe; k=1 works known by it; k=3
   // is never "works" on the strength of a neighbour's answer.
   Json inputs = dsa_inputs();
-  inputs["stack"] = {
-      {"ran", true},
-      {"deep_gemm",
-       {{"status", "fail"},
-        {"version", "2.6.1"},
-        {"device_sm", 90},
-        {"device_name", "NVIDIA H200"},
-        {"next_n",
-         {{"1", {{"status", "pass"}}},
-          {"2", {{"status", "pass"}}},
-          {"3", {{"status", "fail"}, {"error_text", "Assertion error: next_n == 1 or next_n == 2"}}}}}}}};
+  // As the stack probe writes it (probes/stack_probes.cpp stack_facts_patch): facts and answers.
+  const Json result = {{"library", "deep_gemm"},
+                       {"source", "adapter"},
+                       {"status", "fail"},
+                       {"version", "2.6.1"},
+                       {"device", {{"sm", 90}, {"name", "NVIDIA H200"}}},
+                       {"cases",
+                        {{{"key", "next_n.1"}, {"name", "next_n=1"}, {"status", "pass"}},
+                         {{"key", "next_n.2"}, {"name", "next_n=2"}, {"status", "pass"}},
+                         {{"key", "next_n.3"},
+                          {"name", "next_n=3"},
+                          {"status", "fail"},
+                          {"error_text", "Assertion error: next_n == 1 or next_n == 2"}}}}};
+  inputs["stack"] = probes::stack_facts_patch({result}, "")["stack"];
   auto [in, derived] = evidence_plan(inputs);
   const SupportMatrix m = sweep_support_matrix(catalog(), in, derived);
   const std::string b = fact_string(derived, "attention.selected").value_or("");
