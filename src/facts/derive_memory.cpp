@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -449,6 +450,67 @@ double graph_estimate(const Json& f, const Layout& l, const std::string& engine,
   return rows * h * 2 * 8 + graphs * (2 * kMiBd + layers * 16 * 1024);
 }
 
+// SGLang 0.4.5 to 0.4.10.post1 with the FA3 backend keeps, for decode CUDA graphs, int32 page tables
+// as wide as the context for the largest captured batch (layers/attention/flashattention_backend.py
+// init_cuda_graph_state: "page_table", "page_table_draft_decode", "encoder_page_table" and, for
+// Llama 4's chunked attention, "local_block_table"), and one more copy per captured batch size:
+// init_forward_metadata_capture_cuda_graph indexes the table with req_pool_indices, which copies
+// bs x pages and keeps it in decode_cuda_graph_metadata[bs]. 0.4.10.post2 takes a view instead
+// (sgl-project/sglang#8567, "Save cuda graph memory for fa3"). Read in the 0.4.6.post5, 0.4.9.post6,
+// 0.4.10 and 0.4.10.post1 wheels; no speculative decoding (its batch sizes and tables differ).
+struct Fa3GraphTables {
+  double bytes = 0;
+  int64_t max_bs = 0, sum_bs = 0, graphs = 0;
+};
+
+Fa3GraphTables sglang_fa3_graph_tables(const Json& f, double gpu_bytes, double ctx, double pool_size,
+                                       const std::string& ver) {
+  // model_executor/cuda_graph_runner.py get_batch_sizes_to_capture, without speculative decoding;
+  // the GPU's memory as nvidia-smi gives it, in MiB.
+  const double mib = gpu_bytes / kMiBd;
+  const bool post1 = version_satisfies(ver, ">=0.4.10.post1");
+  std::vector<int64_t> bs = {1, 2, 4, 8};
+  for (int64_t b = 16; b <= 160; b += 8) bs.push_back(b);
+  if (mib > (post1 ? 90.0 : 96.0) * 1024)
+    for (int64_t b = 160; b <= 256; b += 8) bs.push_back(b);
+  if (post1 && mib > 160.0 * 1000)
+    for (int64_t b = 256; b <= 512; b += 16) bs.push_back(b);
+  const auto pool = static_cast<int64_t>(pool_size);
+  if (*std::max_element(bs.begin(), bs.end()) > pool) {
+    if (!post1) bs.push_back(pool - 1);
+    bs.push_back(pool);
+  }
+  // server_args.py: GPUs under 25,000 MiB capture up to 8 (TP < 4) or 80 sequences.
+  std::optional<int64_t> cap = fact_int(f, "serve.cuda_graph_max_bs");
+  if (!cap && mib < 25000) cap = fact_int(f, "serve.tp").value_or(1) < 4 ? 8 : 80;
+  if (cap && *cap > 0) {
+    std::erase_if(bs, [&](int64_t b) { return b > *cap; });
+    const int64_t top = bs.empty() ? 0 : *std::max_element(bs.begin(), bs.end());
+    if (top < *cap)
+      for (int64_t b = top; b <= *cap; b += 16) bs.push_back(b);
+  }
+  std::set<int64_t> sizes;
+  for (int64_t b : bs)
+    if (b > 0 && b <= pool) sizes.insert(b);
+  Fa3GraphTables t;
+  if (sizes.empty()) return t;
+  t.max_bs = *sizes.rbegin();
+  for (int64_t b : sizes) t.sum_bs += b;
+  t.graphs = static_cast<int64_t>(sizes.size());
+  const double page = static_cast<double>(std::max<int64_t>(1, fact_int(f, "sglang.page_size").value_or(1)));
+  const double pages = std::ceil(ctx / page);
+  const double max_bs = static_cast<double>(t.max_bs);
+  double slots = 2 * max_bs * pages + max_bs * ctx + static_cast<double>(t.sum_bs) * pages;
+  // Llama 4's chunked attention: max_bs x cdiv(ctx, chunk) virtual batches of cdiv(chunk, page)
+  // pages (attention_chunk_size 8192 in the Scout and Maverick config.json).
+  if (fact_string(f, "model.model_type").value_or("") == "llama4") {
+    const double chunk = 8192;
+    slots += max_bs * std::ceil(ctx / chunk) * std::ceil(chunk / page);
+  }
+  t.bytes = slots * 4 + pages * 8;  // + strided_indices (int64)
+  return t;
+}
+
 struct Terms {
   double budget = 0, weights = 0, drafter = 0, activation = 0, overhead = 0, kv = 0, kv_low = 0, kv_high = 0;
 };
@@ -775,7 +837,7 @@ void derive_memory(Json& f) {
   // between 2048 and 4096, at most kv_tokens / 2; --max-running-requests per DP worker instead). A
   // long default context makes it the largest allocation of the start-up: Llama-4-Scout's
   // 10,485,760 positions need 80.04 GiB (sglang issue 5755).
-  double request_table = 0;
+  double request_table = 0, table_reqs = 0;
   if (engine == "sglang" && max_len && *max_len > 0) {
     const double ctx = static_cast<double>(*max_len);
     const std::optional<double> kv_tokens =
@@ -788,6 +850,7 @@ void derive_memory(Json& f) {
     }
     if (kv_tokens) reqs = std::min(reqs, std::floor(*kv_tokens / 2));
     request_table = (reqs + 1) * (ctx + 4) * 4;
+    table_reqs = reqs;
     b["request_table_bytes"] = std::llround(request_table);
     b["request_table_requests"] = reqs;
     const double reserve = (gpu_bytes - t.overhead) * (1 - fraction);
@@ -803,12 +866,49 @@ void derive_memory(Json& f) {
           what + fmt::format(", with about {} of activations (estimate)", gib(t.activation)), how);
   }
 
+  // SGLang 0.4.5-0.4.10.post1 with FA3: the decode graphs' page tables (sglang_fa3_graph_tables) come
+  // out of the same reserve when the graph runner starts, after the KV pool and the request table.
+  // sglang#6817: Llama-4-Scout with --context-length 1000000 at 0.8 on 8 H200s, 0.4.6.post5: 7.6 GiB
+  // of request table and 19.6 GiB of these tables in a reserve of 27.7 GiB.
+  double fa3_tables = 0;
+  const Json* sg_backends = find_fact(f, "sglang.backends");
+  const bool fa3 = sg_backends && sg_backends->is_array() &&
+                   std::find(sg_backends->begin(), sg_backends->end(), Json("fa3")) != sg_backends->end();
+  if (engine == "sglang" && table_reqs > 0 && fa3 && !spec && !fact_bool(f, "serve.enforce_eager").value_or(false) &&
+      ver_is(">=0.4.5,<0.4.10.post2")) {
+    const double ctx = static_cast<double>(*max_len);
+    const Fa3GraphTables ft = sglang_fa3_graph_tables(f, gpu_bytes, ctx, table_reqs + 1, ver);
+    fa3_tables = ft.bytes;
+    if (fa3_tables > 0) {
+      b["fa3_graph_tables_bytes"] = std::llround(fa3_tables);
+      b["fa3_graph_batch_sizes"] = {{"largest", ft.max_bs}, {"sum", ft.sum_bs}, {"count", ft.graphs}};
+      const double reserve = (gpu_bytes - t.overhead) * (1 - fraction);
+      const std::string what = fmt::format(
+          "SGLang {}'s FA3 decode graphs keep int32 page tables of context_len {} for {} captured batch sizes "
+          "(largest {}, {} rows in all): {}, allocated after the KV pool from the {} that {}={} leaves, next to "
+          "the request table's {}",
+          ver, tokens_text(ctx), ft.graphs, ft.max_bs, tokens_text(static_cast<double>(ft.sum_bs)), gib(fa3_tables),
+          gib(reserve), budget_name, fraction, gib(request_table));
+      const std::string how =
+          "set --context-length to what requests need, lower --cuda-graph-max-bs, or use SGLang 0.4.10.post2 or "
+          "later";
+      if (request_table + fa3_tables > reserve)
+        set("fails", "fa3-graph-tables", what, how);
+      else if (request_table + fa3_tables + t.activation + graph > reserve)
+        set("at-risk", "fa3-graph-tables",
+            what + fmt::format(", with about {} of activations and {} of CUDA graphs (estimates)", gib(t.activation),
+                               gib(graph)),
+            how);
+    }
+  }
+
   // CUDA graphs: vLLM captures after the KV cache is allocated, outside the budget; SGLang inside its
   // reserve of (1 - mem_fraction_static), next to the request table.
   if (graph > 0) {
-    const double room = engine == "sglang" ? (gpu_bytes - t.overhead) * (1 - fraction) - t.activation - request_table
-                        : graphs_inside    ? t.kv_high + graph
-                                           : gpu_bytes - t.budget;
+    const double room = engine == "sglang"
+                            ? (gpu_bytes - t.overhead) * (1 - fraction) - t.activation - request_table - fa3_tables
+                        : graphs_inside ? t.kv_high + graph
+                                        : gpu_bytes - t.budget;
     const double need = graph * 1.5 + (engine == "sglang" ? 0 : 0.5 * kGiBd);
     m["graph_room_bytes"] = std::llround(room);
     if (room < graph * 0.5)

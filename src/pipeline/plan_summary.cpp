@@ -65,6 +65,8 @@ MemorySummary memory_summary(const Json& f) {
           it.key(), it.value().is_number_integer() ? std::optional<int64_t>(it.value().get<int64_t>()) : std::nullopt);
   b.activation_bytes = fact_int(f, "memory.breakdown.activation_bytes");
   b.overhead_bytes = fact_int(f, "memory.breakdown.overhead_bytes");
+  b.request_table_bytes = fact_int(f, "memory.breakdown.request_table_bytes");
+  b.fa3_graph_tables_bytes = fact_int(f, "memory.breakdown.fa3_graph_tables_bytes");
   b.scheduler_tokens = fact_double(f, "memory.breakdown.scheduler_tokens").value_or(defaults.scheduler_tokens);
   b.scheduler_seqs = fact_double(f, "memory.breakdown.scheduler_seqs").value_or(defaults.scheduler_seqs);
   b.graphs_inside_budget =

@@ -92,6 +92,8 @@ struct MemoryBreakdown {
   double weights_margin = 0.03;
   std::vector<std::pair<std::string, std::optional<int64_t>>> weights_parts;  // bytes, in name order
   std::optional<int64_t> activation_bytes, overhead_bytes;
+  std::optional<int64_t> request_table_bytes;     // SGLang's request-to-token table, from the reserve
+  std::optional<int64_t> fa3_graph_tables_bytes;  // SGLang 0.4.5-0.4.10.post1 FA3 decode graphs' page tables
   double scheduler_tokens = 0, scheduler_seqs = 0;
   bool graphs_inside_budget = false;
   std::string kv_dtype = "auto";

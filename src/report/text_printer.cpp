@@ -127,6 +127,12 @@ void print_memory_breakdown(std::string& out, const MemorySummary& m) {
                      gib_text(b.overhead_bytes));
   out += fmt::format("  CUDA graphs       {} (estimate; {})\n", gib_text(m.graph_bytes),
                      b.graphs_inside_budget ? "inside the budget" : "outside the budget");
+  if (b.request_table_bytes)
+    out += fmt::format("  request table     {} (int32 slots per request and context token; from the reserve)\n",
+                       gib_text(b.request_table_bytes));
+  if (b.fa3_graph_tables_bytes)
+    out += fmt::format("  FA3 graph tables  {} (int32 page tables of the decode graphs; from the reserve)\n",
+                       gib_text(b.fa3_graph_tables_bytes));
   if (m.kv_tokens)
     out += fmt::format(
         "  KV cache          {} = {} tokens at {} bytes per token ({}; {} to {} tokens within the margin)\n",

@@ -377,3 +377,83 @@ TEST_CASE("memory: max_num_seqs beyond a hybrid's Mamba cache blocks stops vLLM 
   // At TP 4 the pool has about 5,100 blocks.
   CHECK(qwen36([](Json& f) { f["serve"]["tp"] = 4; })["problem"] == "none");
 }
+
+namespace {
+
+// Llama-3.1-8B-shaped plan under SGLang with the FA3 backend (Hopper), EDIT applied before deriving.
+Json sglang_fa3(const std::function<void(Json&)>& edit) {
+  Json f =
+      specprobe::testing::fixture_base("llama8b-memory-h100", {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"});
+  f["engine"]["name"] = "sglang";
+  f["input"]["form"] = "sglang-command";
+  f["lib"] = {{"sglang", {{"version", "0.4.6.post5"}}}};
+  f["gpu"]["sm"] = 90;
+  f["attention"]["requested"] = "fa3";
+  f["serve"]["max_model_len"] = 131072;
+  if (edit) edit(f);
+  specprobe::testing::derive_plan(f);
+  return f["memory"];
+}
+
+}  // namespace
+
+TEST_CASE("memory: SGLang 0.4.6.post5's FA3 decode graphs keep a page-table copy per captured batch size",
+          "[facts][memory]") {
+  // One H100 (81,008 MiB, under 96 GiB): batch sizes 1, 2, 4, 8, 16 ... 160 in steps of 8 = 23
+  // sizes, 15 + 19 x 88 = 1,687 rows, the largest 160. Context 131,072, page 1: three tables of
+  // 160 x 131,072 (page_table, page_table_draft_decode, encoder_page_table) and the copies,
+  // (3 x 160 + 1,687) x 131,072 = 284,033,024 int32 slots = 1,136,132,096 bytes, plus
+  // strided_indices, 131,072 int64 = 1,048,576 bytes: 1,137,180,672.
+  const Json m = sglang_fa3(nullptr);
+  REQUIRE(m["modelled"] == true);
+  REQUIRE(m["breakdown"].contains("fa3_graph_tables_bytes"));
+  CHECK(m["breakdown"]["fa3_graph_tables_bytes"] == 1137180672);
+  CHECK(m["breakdown"]["fa3_graph_batch_sizes"]["largest"] == 160);
+  CHECK(m["breakdown"]["fa3_graph_batch_sizes"]["sum"] == 1687);
+  CHECK(m["breakdown"]["fa3_graph_batch_sizes"]["count"] == 23);
+  CHECK(m["status"] == "fits");
+  // 0.4.10.post2 slices one table (sgl-project/sglang#8567); no graphs, no tables; other backends none.
+  CHECK_FALSE(sglang_fa3([](Json& f) { f["lib"]["sglang"]["version"] = "0.4.10.post2"; })["breakdown"].contains(
+      "fa3_graph_tables_bytes"));
+  CHECK_FALSE(
+      sglang_fa3([](Json& f) { f["serve"]["enforce_eager"] = true; })["breakdown"].contains("fa3_graph_tables_bytes"));
+  CHECK_FALSE(sglang_fa3([](Json& f) { f["attention"]["requested"] = "flashinfer"; })["breakdown"].contains(
+      "fa3_graph_tables_bytes"));
+}
+
+TEST_CASE("memory: Llama 4 at a 1,000,000-token context on H200s: the FA3 tables fill the reserve (sglang#6817)",
+          "[facts][memory]") {
+  // H200 (143,156 MiB, over 96 GiB): 168 ... 256 in steps of 8 join the sizes: 35 sizes,
+  // 1,687 + 12 x (168 + 256) / 2 = 4,231 rows, the largest 256. Context 1,000,000: (3 x 256 + 4,231)
+  // x 1,000,000 = 4,999,000,000 slots; Llama 4's local table 256 x cdiv(1,000,000, 8192) = 123
+  // virtual batches x 8192 pages = 257,949,696 slots; x 4 bytes = 21,027,798,784, plus 8,000,000
+  // of strided_indices: 21,035,798,784 (19.59 GiB).
+  auto scout_like = [](const std::function<void(Json&)>& more) {
+    return sglang_fa3([&](Json& f) {
+      f["model"]["model_type"] = "llama4";
+      f["gpu"]["name"] = "NVIDIA H200";
+      f["gpu"]["declared"] = "H200";
+      f["gpu"]["memory_bytes"] = 150109880320;
+      f["serve"]["max_model_len"] = 1000000;
+      f["serve"]["gpu_memory_utilization"] = 0.8;
+      if (more) more(f);
+    });
+  };
+  const Json m = scout_like(nullptr);
+  REQUIRE(m["breakdown"].contains("fa3_graph_tables_bytes"));
+  CHECK(m["breakdown"]["fa3_graph_tables_bytes"] == 21035798784);
+  CHECK(m["breakdown"]["fa3_graph_batch_sizes"]["sum"] == 4231);
+  CHECK(m["breakdown"]["fa3_graph_batch_sizes"]["largest"] == 256);
+  // Request table 2,049 x 1,000,004 x 4 = 8,196,032,784 bytes; the reserve (150,109,880,320 - 0.6 GiB)
+  // x 0.2 = 29,893,127,045: 29,231,831,568 of tables leave 0.66 GiB for activations and graphs.
+  CHECK(m["breakdown"]["request_table_bytes"] == 8196032784);
+  CHECK(m["status"] == "at-risk");
+  CHECK(m["problem"] == "fa3-graph-tables");
+  CHECK(m["summary"].get<std::string>().find("FA3 decode graphs keep int32 page tables") != std::string::npos);
+  // --cuda-graph-max-bs 64: sizes 1 ... 64, 295 rows; (3 x 64 + 295) x 1,000,000 + 64 x 123 x 8192
+  // = 551,487,424 slots (2.05 GiB): fits.
+  const Json capped = scout_like([](Json& f) { f["serve"]["cuda_graph_max_bs"] = 64; });
+  CHECK(capped["breakdown"]["fa3_graph_batch_sizes"]["sum"] == 295);
+  CHECK(capped["breakdown"]["fa3_graph_tables_bytes"] == 551487424LL * 4 + 8000000);
+  CHECK(capped["problem"] != "fa3-graph-tables");
+}
