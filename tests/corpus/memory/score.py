@@ -79,6 +79,13 @@ def run_case(specprobe, case, tmp):
     return mem, None
 
 
+def miss_reason(case):
+    """Why the model does not predict this case's failure: its notes from "specprobe (" on, if any."""
+    notes = " ".join(str(case.get("notes") or "").split())
+    at = notes.find("specprobe (")
+    return notes[at:] if at >= 0 else None
+
+
 def rel_err(pred, logged):
     if pred is None or logged in (None, 0):
         return None
@@ -122,7 +129,8 @@ def main():
                          "kv_pred": mem.get("kv_tokens"), "kv_logged": lg.get("kv_tokens"), "avail": ae,
                          "avail_pred": kv_pred, "avail_logged": lg.get("kv_available_gib"),
                          "outcome": c.get("outcome", "started"), "status": mem.get("status"),
-                         "oom_ok": (predicted_bad if bad else None), "summary": mem.get("summary")})
+                         "oom_ok": (predicted_bad if bad else None), "summary": mem.get("summary"),
+                         "why": miss_reason(c)})
 
     out = ["# Memory model against the engines' own figures", "",
            "`python3 tests/corpus/memory/score.py` ({} cases, {} scored; split {}: build = up to the split date, "
@@ -158,6 +166,14 @@ def main():
         if r["avail"] is not None:
             atxt += " ({:+.1f}%)".format(100 * r["avail"])
         out.append("| {} | {} | {} | {} | {} | {} / {} |".format(r["id"], r["part"], wtxt, ktxt, atxt, r["outcome"], r["status"]))
+    missed = [r for r in rows if r["oom_ok"] is False]
+    if missed:
+        out += ["", "## Start-up failures not predicted", "",
+                "Each case's own account (its notes from \"specprobe (\" on) of why the plan, the checkpoint, "
+                "the engine version and the GPU do not predict it.", ""]
+        for r in missed:
+            out.append("- {} ({} / {}): {}".format(r["id"], r["outcome"], r["status"],
+                                                    r["why"] or "no account in the case's notes yet"))
     out += ["", "## Not scored", ""]
     for cid, why in skipped:
         out.append("- {}: {}".format(cid, why))
