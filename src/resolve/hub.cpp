@@ -476,17 +476,17 @@ HubAnswer Hub::fetch(const std::string& repo, const std::string& revision, bool 
   ok = ok && write_file(tmp / kManifest, manifest.dump(1));
   const fs::path dest = repo_dir / "commits" / info->commit;
   if (ok) {
-    if (cached_snapshot(repo_dir, repo, info->commit, with_headers)) {
-      // Another run wrote as much meanwhile (several checks at once on one cache): it stays, since
-      // that run may be reading it now; ours is dropped.
-    } else {
-      if (fs::exists(dest, ec)) {
-        // A snapshot without the headers this one has (or an incomplete one): replaced.
-        const fs::path old = repo_dir / "commits" / fmt::format(".old-{}-{}", ::getpid(), counter++);
-        fs::rename(dest, old, ec);
-        fs::remove_all(old, ec);
-      }
+    // Into place in one step: renaming a directory onto one that exists fails, so a snapshot
+    // another run put there meanwhile (several checks at once on one cache) is never moved while
+    // that run may be reading it. Only one that lacks what this one has (the headers, or one left
+    // incomplete) is moved aside and replaced; one as good stays and ours is dropped.
+    fs::rename(tmp, dest, ec);
+    if (ec && !cached_snapshot(repo_dir, repo, info->commit, with_headers)) {
+      const fs::path old = repo_dir / "commits" / fmt::format(".old-{}-{}", ::getpid(), counter++);
+      std::error_code moved;
+      fs::rename(dest, old, moved);
       fs::rename(tmp, dest, ec);
+      fs::remove_all(old, moved);
     }
     ok = !ec || fs::exists(dest / kManifest);
   }

@@ -175,7 +175,7 @@ TEST_CASE("hub: checks fetching one repository into one cache at once each read 
         }
       });
     for (auto& t : runs) t.join();
-    for (const auto& f : failures) CHECK(f.empty());
+    for (const auto& f : failures) CHECK(f == "");
   }
 }
 
