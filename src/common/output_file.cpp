@@ -101,7 +101,7 @@ Expected<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::open(const std::st
   w->target_ = target;
   // mkstemp makes 0600; a report gets what a plain create would give it (or keeps the old mode).
   if (fchmod(w->fd_, exists ? (st.st_mode & 07777) : new_file_mode()) != 0) return w->fail(errno).error();
-  return std::move(w);
+  return w;
 }
 
 Status AtomicFileWriter::write(std::string_view content) {

@@ -432,7 +432,8 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
   const PlanAnswers plan = options.reuse_plan_answers
                                ? plan_answers(catalog, advisories, base, options.plan_results)
                                : PlanAnswers{std::vector<PlanAnswers::Entry>(catalog.rules.size()),
-                                             std::vector<PlanAnswers::Entry>(advisories.size())};
+                                             std::vector<PlanAnswers::Entry>(advisories.size()),
+                                             {}};
   // Without backend variants (SGLang, other vendors) the one row is the plan's own backend: its
   // cells are evaluated without overriding the backend, and labelled with the row's name, so
   // that every lookup of the plan's row (working k, printers) finds them.

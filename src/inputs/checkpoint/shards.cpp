@@ -34,7 +34,7 @@ void add_job(Analysis& a, std::set<std::string>& listed, const std::string& rel,
   if (check_only) return;
   const fs::path p = a.root / relp;
   if (auto remote = a.remote_shards.find(rel); remote != a.remote_shards.end()) {
-    ShardJob job{rel, p, referenced, {}};
+    ShardJob job{rel, p, referenced, {}, {}, 0};
     job.stub = a.root / kRemoteHeadersDir / relp;
     job.remote_size = remote->second;
     a.jobs.push_back(std::move(job));
@@ -50,7 +50,7 @@ void add_job(Analysis& a, std::set<std::string>& listed, const std::string& rel,
               fmt::format("shard '{}' resolves outside the checkpoint tree", excerpt_name(rel)));
     return;
   }
-  a.jobs.push_back({rel, p, referenced, {}});
+  a.jobs.push_back({rel, p, referenced, {}, {}, 0});
 }
 
 // Index entries whose shard does not hold the tensor, and tensors the index does not place in
