@@ -699,6 +699,34 @@ void derive_memory(Json& f) {
                     gib(gpu_bytes)),
         fmt::format("raise tensor parallelism (TP {} -> {})", l.tp, l.tp * 2));
 
+  // vLLM's V1 worker at start: the memory free on the device after its own CUDA context must hold
+  // gpu_memory_utilization x total, or it refuses (vllm/v1/worker/utils.py request_memory; in
+  // 0.9.1, vllm#20305). What other processes hold shows in gpu.memory_free_bytes when the GPU was
+  // queried on this machine (NVML, gpu/nvml.hpp); a declared GPU has no such fact. vLLM's own
+  // context and torch's start take 0.25-1.5 GiB before it measures: below the low end it fails,
+  // within the range it is at risk.
+  if (engine == "vllm" && !ver_is("<0.9.1"))
+    if (const auto free_now = fact_number(f, "gpu.memory_free_bytes")) {
+      const double want = std::ceil(fraction * gpu_bytes);
+      // In use: what the driver's total has that is not free (NVML's own "used" also counts the
+      // memory the driver reserves, about 0.6 GiB on an idle H200).
+      const double used = std::max(0.0, gpu_bytes - *free_now);
+      const double ctx_low = 0.25 * kGiBd, ctx_high = 1.5 * kGiBd;
+      const double most = std::floor(100.0 * std::max(0.0, *free_now - ctx_high) / gpu_bytes) / 100.0;
+      const std::string what = fmt::format(
+          "{} of the GPU's {} are free now ({} in use by other processes); vLLM asks for gpu_memory_utilization "
+          "{:g} x {} = {} at start and refuses with less (\"Free memory on device ... on startup is less than "
+          "desired GPU memory utilization\")",
+          gib(*free_now), gib(gpu_bytes), gib(used), fraction, gib(gpu_bytes), gib(want));
+      const std::string how = fmt::format(
+          "free the GPU (stop the processes that hold {}), or lower --gpu-memory-utilization to {:.2f} or less",
+          gib(used), most);
+      if (*free_now - ctx_low < want)
+        set("fails", "free-memory", what, how);
+      else if (*free_now - ctx_high < want)
+        set("at-risk", "free-memory", what + ", within the CUDA context's margin", how);
+    }
+
   if (per_token.modelled && per_token.bytes > 0) {
     const double block = static_cast<double>(fact_int(f, "serve.block_size").value_or(16));
     auto to_tokens = [&](double bytes) { return std::max(0.0, std::floor(bytes / (per_token.bytes * block)) * block); };

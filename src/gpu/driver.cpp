@@ -1,6 +1,8 @@
 // `specprobe gpu`'s query (deviceQueryDrv's fields) over the Driver API loaded at run time.
 #include "gpu/driver.hpp"
 
+#include "gpu/nvml.hpp"
+
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -76,7 +78,17 @@ DriverReport query_system_gpus() {
     rep.problem = drv.error();
     return rep;
   }
-  return query_gpus(**drv);
+  DriverReport rep = query_gpus(**drv);
+  // What the memory holds now, for each GPU found (NVML; nothing when it is missing).
+  std::vector<std::string> buses;
+  for (const auto& g : rep.gpus) buses.push_back(g.pci_bus_id);
+  const auto in_use = query_memory_in_use(buses);
+  for (size_t i = 0; i < rep.gpus.size(); ++i)
+    if (in_use[i]) {
+      rep.gpus[i].memory_free_bytes = in_use[i]->free;
+      rep.gpus[i].memory_used_bytes = in_use[i]->used;
+    }
+  return rep;
 }
 
 std::optional<Error> driver_without_device(const DriverReport& r) {
@@ -118,6 +130,8 @@ Json driver_report_json(const DriverReport& r) {
                          {"regs_per_sm", g.regs_per_sm},
                          {"uuid_hash", g.uuid_hash},
                          {"pci_bus_id", g.pci_bus_id},
+                         {"memory_free_bytes", g.memory_free_bytes >= 0 ? Json(g.memory_free_bytes) : Json(nullptr)},
+                         {"memory_used_bytes", g.memory_used_bytes >= 0 ? Json(g.memory_used_bytes) : Json(nullptr)},
                          {"source", g.source}});
   }
   j["problem"] = r.problem ? Json(r.problem->message) : Json(nullptr);

@@ -199,6 +199,8 @@ Json gpu_facts(const GpuInfo& g) {
       g.memory_bandwidth_bytes_per_s > 0 ? Json(g.memory_bandwidth_bytes_per_s) : Json(nullptr);
   j["source"] = g.source;
   if (!g.pci_bus_id.empty()) j["pci_bus_id"] = g.pci_bus_id;
+  if (g.memory_free_bytes >= 0) j["memory_free_bytes"] = g.memory_free_bytes;
+  if (g.memory_used_bytes >= 0) j["memory_used_bytes"] = g.memory_used_bytes;
   if (!g.uuid_hash.empty()) j["uuid_hash"] = g.uuid_hash;
   return j;
 }

@@ -21,6 +21,10 @@ struct GpuInfo {
   int64_t smem_per_sm = 0;
   int64_t l2_bytes = 0;
   int64_t memory_bytes = 0;
+  // Free and used now (NVML, gpu/nvml.hpp), for a GPU queried on this machine; -1 unknown (a
+  // declared GPU, no NVML).
+  int64_t memory_free_bytes = -1;
+  int64_t memory_used_bytes = -1;
   int64_t memory_bandwidth_bytes_per_s = 0;  // datasheet for declared GPUs; derived from clocks for real ones
   int max_threads_per_sm = 0;
   int regs_per_sm = 0;

@@ -457,3 +457,33 @@ TEST_CASE("memory: Llama 4 at a 1,000,000-token context on H200s: the FA3 tables
   CHECK(capped["breakdown"]["fa3_graph_tables_bytes"] == 551487424LL * 4 + 8000000);
   CHECK(capped["problem"] != "fa3-graph-tables");
 }
+
+TEST_CASE("memory: what other processes hold on a queried GPU against vLLM's start-up request", "[facts][memory]") {
+  // Llama-3.1-8B on an H100 of 84,943,585,280 bytes (79.11 GiB); vLLM 0.33.0's default 0.92 asks for
+  // ceil(0.92 x 84,943,585,280) = 78,148,098,458 bytes (72.78 GiB) free after its CUDA context.
+  const Json& base =
+      specprobe::testing::fixture_base("llama8b-memory-h100", {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"});
+  auto derived = [&](double free_gib, std::optional<double> util = std::nullopt) {
+    Json g = base;
+    g["gpu"]["memory_free_bytes"] = static_cast<int64_t>(free_gib * 1073741824.0);
+    g["gpu"]["memory_used_bytes"] = static_cast<int64_t>(84943585280.0 - free_gib * 1073741824.0);
+    if (util) g["serve"]["gpu_memory_utilization"] = *util;
+    specprobe::testing::derive_plan(g);
+    return g;
+  };
+  auto status = [&](double free_gib, std::optional<double> util = std::nullopt) {
+    const Json g = derived(free_gib, util);
+    return std::make_pair(fact_string(g, "memory.status").value_or(""), fact_string(g, "memory.problem").value_or(""));
+  };
+  // 59.1 GiB free (20 GiB held elsewhere): 59.1 - 0.25 < 72.78, fails.
+  CHECK(status(59.1) == std::make_pair(std::string("fails"), std::string("free-memory")));
+  // 73.5 GiB free: 73.5 - 0.25 = 73.25 >= 72.78, but 73.5 - 1.5 = 72.0 < 72.78: at risk.
+  CHECK(status(73.5) == std::make_pair(std::string("at-risk"), std::string("free-memory")));
+  // 78.5 GiB free (an idle card): 78.5 - 1.5 = 77.0 >= 72.78, not this problem.
+  CHECK(status(78.5).second != "free-memory");
+  // 59.1 GiB free at 0.7 (55.38 GiB asked): 59.1 - 1.5 = 57.6 >= 55.38.
+  CHECK(status(59.1, 0.7).second != "free-memory");
+  // The fix names a fraction that fits: floor(100 x (59.1 - 1.5) / 79.11) / 100 = 0.72.
+  CHECK(fact_string(derived(59.1), "memory.fix").value_or("").find("--gpu-memory-utilization to 0.72 or less") !=
+        std::string::npos);
+}
