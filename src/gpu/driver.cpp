@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <future>
+#include <memory>
 
 #include "common/excerpt.hpp"
 #include "common/hash.hpp"
@@ -72,6 +74,8 @@ DriverReport query_gpus(cu::Driver& drv) {
 }
 
 DriverReport query_system_gpus() {
+  // NVML starts on its own thread meanwhile: its load and init overlap the driver's (gpu/nvml.hpp).
+  auto nvml = std::async(std::launch::async, [] { return std::make_unique<Nvml>(); });
   auto drv = cu::Driver::load_system();
   if (!drv) {
     DriverReport rep;
@@ -79,10 +83,10 @@ DriverReport query_system_gpus() {
     return rep;
   }
   DriverReport rep = query_gpus(**drv);
-  // What the memory holds now, for each GPU found (NVML; nothing when it is missing).
+  // What the memory holds now, for each GPU found (nothing when NVML is missing).
   std::vector<std::string> buses;
   for (const auto& g : rep.gpus) buses.push_back(g.pci_bus_id);
-  const auto in_use = query_memory_in_use(buses);
+  const auto in_use = nvml.get()->memory_in_use(buses);
   for (size_t i = 0; i < rep.gpus.size(); ++i)
     if (in_use[i]) {
       rep.gpus[i].memory_free_bytes = in_use[i]->free;

@@ -18,8 +18,26 @@ struct GpuMemoryInUse {
   int64_t used = 0;
 };
 
-// One answer per bus id, in order: nullopt for a device NVML does not know, and for every one
-// when NVML cannot be loaded or initialised (no driver, a container without it). Never throws.
-std::vector<std::optional<GpuMemoryInUse>> query_memory_in_use(const std::vector<std::string>& pci_bus_ids);
+// NVML loaded and initialised (dlopen + nvmlInit, some 100 ms on an H200 host): started on its own
+// thread while the CUDA driver enumerates the devices (gpu/driver.cpp query_system_gpus), so the
+// two overlap. Unusable (no library, init failed) is a valid state: every query answers nullopt.
+class Nvml {
+ public:
+  Nvml();
+  ~Nvml();
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+  bool usable() const { return ready_; }
+  // One answer per bus id, in order: nullopt for a device NVML does not know, and for every one
+  // when NVML is not usable. Never throws.
+  std::vector<std::optional<GpuMemoryInUse>> memory_in_use(const std::vector<std::string>& pci_bus_ids) const;
+
+ private:
+  void* lib_ = nullptr;
+  void* by_bus_ = nullptr;
+  void* memory_ = nullptr;
+  void* shutdown_ = nullptr;
+  bool ready_ = false;
+};
 
 }  // namespace specprobe
