@@ -38,8 +38,9 @@ std::string answer_phrase(const Json& answer) {
 }
 
 bool answer_applies(const Json& answer, const Json& facts) {
-  const Json* where = answer.is_object() ? &answer["where"] : nullptr;
-  if (!where || !where->is_object()) return answer.is_object();
+  if (!answer.is_object()) return false;
+  const auto where = answer.find("where");
+  if (where == answer.end() || !where->is_object()) return true;
   for (const auto& [name, want] : where->items()) {
     const Json* have = find_fact(facts, name);
     if (want.is_boolean()) {

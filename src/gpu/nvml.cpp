@@ -15,12 +15,11 @@ struct NvmlMemory {  // nvmlMemory_t
   unsigned long long free;
   unsigned long long used;
 };
-
-}  // namespace
-
 using NvmlInit = NvmlReturn (*)();
 using NvmlByBus = NvmlReturn (*)(const char*, NvmlDevice*);
 using NvmlGetMemory = NvmlReturn (*)(NvmlDevice, NvmlMemory*);
+
+}  // namespace
 
 Nvml::Nvml() {
   lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
