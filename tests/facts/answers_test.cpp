@@ -37,7 +37,8 @@ TEST_CASE("answers: a cell of another shape drops the plan-shape-only records an
   Json f = {{"probe", {{"spec_verify", {{"status", "fail"}}}, {"mla_verify", {{"k", {{"3", {{"status", "pass"}}}}}}}}}};
   append_answer(f, {{"probe", "spec_verify"}, {"status", "fail"}}, "spec-verify attention", "probe.spec_verify",
                 Json::object(), true);
-  append_answer(f, probe_result("pass"), "MLA verify attention at k=3 (bf16 KV)", "probe.mla_verify.k.3", {{"spec.k", 3}});
+  append_answer(f, probe_result("pass"), "MLA verify attention at k=3 (bf16 KV)", "probe.mla_verify.k.3",
+                {{"spec.k", 3}});
   drop_plan_shape_answers(f);
   CHECK_FALSE(f["probe"].contains("spec_verify"));
   CHECK(f["probe"]["mla_verify"]["k"].contains("3"));
@@ -50,9 +51,12 @@ TEST_CASE("answers: probe.errors_at_plan lists the applicable records that error
   derive_answers(none);
   CHECK(find_fact(none, "probe.errors_at_plan") == nullptr);  // no probe ran: not written
   Json f = {{"spec", {{"k", 2}}}};
-  append_answer(f, probe_result("error"), "MLA verify attention at k=2 (bf16 KV)", "probe.mla_verify.k.2", {{"spec.k", 2}});
-  append_answer(f, probe_result("error"), "MLA verify attention at k=5 (bf16 KV)", "probe.mla_verify.k.5", {{"spec.k", 5}});
-  append_answer(f, probe_result("pass"), "MLA verify attention at k=2 (bf16 KV)", "probe.mla_verify.k.2", {{"spec.k", 2}});
+  append_answer(f, probe_result("error"), "MLA verify attention at k=2 (bf16 KV)", "probe.mla_verify.k.2",
+                {{"spec.k", 2}});
+  append_answer(f, probe_result("error"), "MLA verify attention at k=5 (bf16 KV)", "probe.mla_verify.k.5",
+                {{"spec.k", 5}});
+  append_answer(f, probe_result("pass"), "MLA verify attention at k=2 (bf16 KV)", "probe.mla_verify.k.2",
+                {{"spec.k", 2}});
   derive_answers(f);
   CHECK(f["probe"]["errors_at_plan"] == Json::array({"probe.mla_verify.k.2"}));
 }
