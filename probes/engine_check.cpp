@@ -1,6 +1,8 @@
 // The engine check: the installed vLLM / SGLang asked through its adapter (see engine_check.hpp).
 #include "probes/engine_check.hpp"
 
+#include "facts/answers.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -545,6 +547,24 @@ Json engine_facts_patch(const Json& record, const std::vector<std::string>& unre
     cells[c["id"].get<std::string>()] = cell;
   }
   set_fact(f, "engine_check.cells", cells);
+  // The answer records a matrix cell's evidence reads (facts/answers.hpp): the plan's, and one per
+  // cell asked, each for the cell whose engine_check.cell names it (the sweep sets a cell's id,
+  // rules/sweep.cpp); quoted in the engine's words when it refused.
+  set_fact(f, "engine_check.cell", "plan");
+  const Json version = record.value("version", Json());
+  const std::string who =
+      fmt::format("{} {}", engine_label(engine), version.is_string() ? version.get<std::string>() : std::string("?"));
+  auto answer = [&](const std::string& id, const std::string& st, const Json& stage, const Json& message) {
+    const Json r = {{"probe", "engine"}, {"status", st == "ok" ? "pass" : st == "refused" ? "fail" : "skip"}};
+    Json& a = append_answer(f, r, who, "engine_check", {{"engine_check.cell", id}}, false, kEngineAnswers);
+    a["says"] = st == "refused" ? fmt::format("{} ({}): {}", who, stage.is_string() ? stage.get<std::string>() : "?",
+                                              message.is_string() ? message.get<std::string>() : "")
+                                : fmt::format("engine: {} accepted this configuration", who);
+  };
+  answer("plan", status, plan.is_object() ? plan.value("stage", Json()) : Json(),
+         plan.is_object() ? plan.value("message", Json()) : Json());
+  for (const auto& [id, c] : cells.items())
+    answer(id, c.value("status", ""), c.value("stage", Json()), c.value("message", Json()));
   return f;
 }
 

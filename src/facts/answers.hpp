@@ -25,6 +25,9 @@ inline constexpr const char* kProbeAnswers = "probe.answers";
 // The stack probes' records (probes/stack_probes.cpp): the deployment's own DeepGEMM, FlashInfer
 // and Triton, in the same layout.
 inline constexpr const char* kStackAnswers = "stack.answers";
+// The engine check's (probes/engine_check.cpp): the plan's answer and one per matrix cell asked,
+// each for the cell whose engine_check.cell names it ("plan", or the cell id the sweep sets).
+inline constexpr const char* kEngineAnswers = "engine_check.answers";
 
 // Appends a record for RESULT (a probe result: "probe", "status", "reason") to FACTS' LIST; returns it.
 Json& append_answer(Json& facts, const Json& result, std::string what, std::string facts_key, Json where,

@@ -194,6 +194,7 @@ void add_cell_evidence(MatrixCell& cell, const Json& facts) {
   const std::string gpu = fact_string(facts, "gpu.name").value_or("this GPU");
   // The answer records (facts/answers.hpp) that apply to this cell's facts and decided something,
   // one evidence line per source.
+  // (HEAD empty: one line per record, as the engine's answers are quoted whole.)
   struct Source {
     const char* list;
     const char* known_by;
@@ -201,27 +202,21 @@ void add_cell_evidence(MatrixCell& cell, const Json& facts) {
     const char* sep;
   };
   const Source sources[] = {{kProbeAnswers, "probe", "probe: specprobe's kernels on " + gpu + ":", ","},
-                            {kStackAnswers, "stack", "stack:", ";"}};
+                            {kStackAnswers, "stack", "stack:", ";"},
+                            {kEngineAnswers, "engine", "", ""}};
   for (const Source& src : sources) {
-    std::string line;
+    std::vector<std::string> phrases;
     for (const Json* a : applicable_answers(facts, src.list))
-      if (decisive(a->value("status", std::string())))
-        line += (line.empty() ? " " : std::string(src.sep) + " ") + answer_phrase(*a);
-    if (line.empty()) continue;
+      if (decisive(a->value("status", std::string()))) phrases.push_back(answer_phrase(*a));
+    if (phrases.empty()) continue;
     cell.known_by.push_back(src.known_by);
-    cell.evidence.push_back(src.head + line);
-  }
-  if (fact_bool(facts, "engine_check.ran").value_or(false)) {
-    const std::string st = fact_string(facts, "engine_check.status").value_or("");
-    if (st == "ok" || st == "refused") cell.known_by.push_back("engine");
-    const std::string who = fmt::format("{} {}", fact_string(facts, "engine_check.engine_label").value_or("engine"),
-                                        fact_string(facts, "engine_check.version").value_or("?"));
-    // A refusal is quoted in the engine's words (the format the engine-check tests read).
-    if (st == "refused")
-      cell.evidence.push_back(fmt::format("{} ({}): {}", who, fact_string(facts, "engine_check.stage").value_or("?"),
-                                          fact_string(facts, "engine_check.message").value_or("")));
-    else if (st == "ok")
-      cell.evidence.push_back(fmt::format("engine: {} accepted this configuration", who));
+    if (src.head.empty()) {
+      cell.evidence.insert(cell.evidence.end(), phrases.begin(), phrases.end());
+      continue;
+    }
+    std::string line = src.head;
+    for (size_t i = 0; i < phrases.size(); ++i) line += (i ? std::string(src.sep) + " " : " ") + phrases[i];
+    cell.evidence.push_back(line);
   }
 }
 
@@ -254,6 +249,7 @@ void override_cell_inputs(Json& facts, int k, const std::string& backend, const 
     const Json* answer = find_fact(facts, "engine_check.cells." + engine_cell_id(k, backend, kv));
     if (answer && answer->is_object()) {
       const std::string st = answer->value("status", "");
+      ec["cell"] = engine_cell_id(k, backend, kv);  // which answer record is this cell's (facts/answers.hpp)
       ec["ran"] = true;
       ec["outcome"] = st;
       ec["status"] = st == "ok" || st == "refused" ? Json(st) : Json();
@@ -267,6 +263,7 @@ void override_cell_inputs(Json& facts, int k, const std::string& backend, const 
       ec["requested"] = false;
       ec["ran"] = false;
       ec.erase("facts");
+      ec.erase("cell");
     }
   }
 }
