@@ -21,6 +21,7 @@
 #include "probes/answer_cache.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
+#include "probes/stack_kinds.hpp"
 
 extern char** environ;
 
@@ -34,14 +35,6 @@ constexpr size_t kMaxAdapterText = 4000;  // longest string kept from an adapter
 constexpr size_t kMaxCases = 64;
 constexpr const char* kStackCommon = "stack_common.py";  // imported by every adapter
 constexpr const char* kAnswerSchema = "specprobe-stack-cache/1";
-
-Json skip_spec(const std::string& lib, const std::string& why) {
-  return {{"probe", "stack_" + lib}, {"library", lib}, {"skip_reason", why}};
-}
-
-Json run_spec(const std::string& lib, Json params) {
-  return {{"probe", "stack_" + lib}, {"library", lib}, {"params", std::move(params)}};
-}
 
 std::string display_name(const Json& spec) {
   std::string name = "stack " + spec.value("library", std::string("?"));
@@ -96,14 +89,7 @@ std::string validate_case(const Json& c, const std::string& lib, Json& out) {
   }
   if (c.contains("max_rel_err") && c["max_rel_err"].is_number()) out["max_rel_err"] = c["max_rel_err"];
   if (c.contains("api") && c["api"].is_string()) out["api"] = c["api"];
-  if (lib == "deep_gemm") {
-    const Json p = c.value("params", Json::object());
-    if (!p.contains("next_n") || !p["next_n"].is_number_integer() || p["next_n"].get<int>() < 1 ||
-        p["next_n"].get<int>() > 64)
-      return "a DeepGEMM case has no next_n";
-    if (c["key"] != fmt::format("next_n.{}", p["next_n"].get<int>()))
-      return "a DeepGEMM case key does not match its next_n";
-  }
+  if (const StackKind* kind = find_stack_kind(lib); kind && kind->check_case) return kind->check_case(out);
   return "";
 }
 
@@ -122,7 +108,11 @@ std::string format_seconds(double s) { return fmt::format("{:g} s", s); }
 }  // namespace
 
 const std::vector<std::string>& stack_libraries() {
-  static const std::vector<std::string> kLibs = {"deep_gemm", "flashinfer", "triton"};
+  static const std::vector<std::string> kLibs = [] {
+    std::vector<std::string> v;
+    for (const auto& k : stack_kinds()) v.push_back(k.library);
+    return v;
+  }();
   return kLibs;
 }
 
@@ -177,80 +167,11 @@ std::vector<std::string> stack_child_env(const std::string& private_dir, const s
 
 std::vector<Json> stack_probe_specs(const Json& facts, const StackProbeOptions& opts) {
   std::vector<Json> specs;
-  auto wanted = [&](const std::string& lib) {
-    return opts.libraries.empty() ||
-           std::find(opts.libraries.begin(), opts.libraries.end(), lib) != opts.libraries.end();
-  };
-  auto forced = [&](const std::string& lib) { return !opts.libraries.empty() && wanted(lib); };
-  const int next_n = static_cast<int>(int_fact(facts, "spec.next_n").value_or(1));
-  const int k = std::max(0, next_n - 1);
-  const bool mla = fact_bool(facts, "model.mla").value_or(false);
-  const std::string backend = ascii_upper(fact_string(facts, "attention.selected").value_or(""));
-  const bool kv_fp8 = fact_bool(facts, "kv.fp8").value_or(false);
-
-  if (wanted("deep_gemm")) {
-    if (auto heads = int_fact(facts, "model.dsa.index_n_heads")) {
-      std::set<int> ns(opts.next_n.begin(), opts.next_n.end());
-      if (ns.empty()) {
-        for (int n = 1; n <= kStackSweepMaxNextN; ++n) ns.insert(n);
-        ns.insert(std::clamp(next_n, 1, 16));
-      }
-      const std::string fam = fact_string(facts, "gpu.arch_family").value_or("");
-      const int block_kv = 64;  // SM90 requires 64; SM100 takes 32 or 64; vLLM uses 64 on both
-      specs.push_back(run_spec("deep_gemm", {{"next_n", std::vector<int>(ns.begin(), ns.end())},
-                                             {"heads", *heads},
-                                             {"head_dim", int_fact(facts, "model.dsa.index_head_dim").value_or(128)},
-                                             {"block_kv", block_kv},
-                                             {"batch", 2},
-                                             {"context", 200},
-                                             {"arch_family", fam}}));
-    } else {
-      specs.push_back(
-          skip_spec("deep_gemm", "the model has no DSA indexer: DeepGEMM's paged MQA logits are not on its path"));
-    }
-  }
-  const auto heads = int_fact(facts, "model.num_attention_heads");
-  const auto kv_heads = int_fact(facts, "model.num_kv_heads");
-  const auto head_dim = int_fact(facts, "model.head_dim");
-  auto gqa = int_fact(facts, "model.gqa_ratio");
-  if (!gqa && heads && kv_heads && *kv_heads > 0) gqa = *heads / *kv_heads;
-  const bool shapes_known = gqa && head_dim && kv_heads;
-
-  if (wanted("flashinfer")) {
-    const bool on_path = backend == "FLASHINFER";
-    if (mla)
-      specs.push_back(skip_spec("flashinfer", "MLA model: FlashInfer's paged GQA wrappers are not on its path"));
-    else if (!on_path && !forced("flashinfer"))
-      specs.push_back(skip_spec(
-          "flashinfer", fmt::format("attention backend {} is not FlashInfer", backend.empty() ? "unknown" : backend)));
-    else if (!shapes_known)
-      specs.push_back(skip_spec("flashinfer", "model heads / head_dim unknown (give --model)"));
-    else {
-      const int kvh =
-          static_cast<int>(std::clamp<int64_t>(*kv_heads, 1, 8));  // per-GPU heads do not change the kernel's tile
-      specs.push_back(run_spec("flashinfer", {{"q_heads", kvh * *gqa},
-                                              {"kv_heads", kvh},
-                                              {"head_dim", *head_dim},
-                                              {"kv_dtype", kv_fp8 ? "fp8" : "bf16"},
-                                              {"page_size", int_fact(facts, "serve.block_size").value_or(16)},
-                                              {"q_len", k + 1},
-                                              {"batch", 2},
-                                              {"context", 200}}));
-    }
-  }
-  if (wanted("triton")) {
-    const bool on_path =
-        backend.find("TRITON") != std::string::npos || fact_bool(facts, "kv.turboquant").value_or(false);
-    if (mla)
-      specs.push_back(skip_spec("triton", "MLA model: the spec-verify tile probe models GQA attention only"));
-    else if (!on_path && !forced("triton"))
-      specs.push_back(skip_spec(
-          "triton", fmt::format("attention backend {} is not Triton-based", backend.empty() ? "unknown" : backend)));
-    else if (!shapes_known)
-      specs.push_back(skip_spec("triton", "model heads / head_dim unknown (give --model)"));
-    else
-      specs.push_back(
-          run_spec("triton", {{"k", k}, {"gqa", *gqa}, {"head_dim", *head_dim}, {"dtype", kv_fp8 ? "fp8" : "bf16"}}));
+  for (const auto& kind : stack_kinds()) {
+    const auto& asked = opts.libraries;
+    const bool named = std::find(asked.begin(), asked.end(), kind.library) != asked.end();
+    if (!asked.empty() && !named) continue;
+    specs.push_back(kind.plan_spec(facts, opts, named));
   }
   return specs;
 }
@@ -329,13 +250,11 @@ Json validate_stack_result(const Json& raw, const Json& spec) {
     return invalid("status pass without a passing case, or with a failing one");
   if (st == kFail && fails == 0) return invalid("status fail without a failing case");
   if ((st == kSkip || st == kError) && r["reason"].get<std::string>().empty()) return invalid(st + " without a reason");
-  if (st == kPass && r["device"].is_null()) return invalid("pass without the device it ran on");
-  if (lib == "deep_gemm" && spec.contains("params")) {
-    // Every requested next_n must be answered (or the run is incomplete).
-    for (const auto& n : spec["params"].value("next_n", Json::array()))
-      if (st != kSkip && st != kError && !keys.count(fmt::format("next_n.{}", n.get<int>())))
-        return invalid(fmt::format("no case for next_n={}", n.get<int>()));
-  }
+  const StackKind* kind = find_stack_kind(lib);
+  if (st == kPass && r["device"].is_null() && !(kind && kind->answers_without_gpu))
+    return invalid("pass without the device it ran on");
+  if (kind && kind->check_result)
+    if (auto why = kind->check_result(r, spec); !why.empty()) return invalid(why);
   return r;
 }
 
@@ -429,15 +348,17 @@ Json run_stack_probe(const Json& spec, const StackProbeOptions& opts) {
 std::string stack_answer_key(const Json& spec, const StackProbeOptions& opts, const std::string& python,
                              const std::string& scripts) {
   const std::string lib = spec.value("library", "");
-  if (opts.machine.empty() || lib.empty() || spec.contains("skip_reason")) return "";
-  // The distributions whose build decides the answer: the library's own, and torch's.
-  static const std::map<std::string, std::vector<std::string>> kDists = {
-      {"deep_gemm", {"deep_gemm"}},
-      {"flashinfer", {"flashinfer_python", "flashinfer"}},
-      {"triton", {"triton", "pytorch_triton"}}};
-  const auto d = kDists.find(lib);
-  if (d == kDists.end()) return "";
-  const std::string record = find_dist_record(d->second, opts.site_packages);
+  const StackKind* kind = find_stack_kind(lib);
+  if (!kind || spec.contains("skip_reason")) return "";
+  // An adapter that answers without a GPU (run false: for the GPU its spec declares) is keyed
+  // without one; any other answer only for the GPU it ran on.
+  const bool gpu_free = kind->answers_without_gpu && spec.contains("params") && spec["params"].is_object() &&
+                        spec["params"].value("run", Json(true)) == false;
+  if (opts.machine.empty() && !gpu_free) return "";
+  std::vector<std::string> dists;
+  for (const char* d : kind->distributions)
+    if (d) dists.push_back(d);
+  const std::string record = find_dist_record(dists, opts.site_packages);
   if (record.empty() || editable_install(record)) return "";
   CacheKey h;
   h.add(kAnswerSchema);
@@ -452,7 +373,7 @@ std::string stack_answer_key(const Json& spec, const StackProbeOptions& opts, co
     h.add(extra);
     if (!r.empty()) h.add_file(r);
   }
-  h.add(opts.machine);
+  h.add(gpu_free ? "no GPU: the one the spec declares" : opts.machine);
   // What the child inherits from this process: its environment as stack_child_env builds it, with
   // fixed stand-ins for the private and cache dirs (they differ per run, not per answer).
   for (const std::string& e : stack_child_env("/private", process_env(), "/cache")) h.add(e);
@@ -489,42 +410,10 @@ Json stack_facts_patch(const std::vector<Json>& results, const std::string& pyth
       set_fact(f, cp + ".status", c["status"]);
       set_fact(f, cp + ".reason", c.value("reason", ""));
       set_fact(f, cp + ".error_text", c.value("error_text", Json()));
-      if (lib == "triton" && c["key"] == "unpadded" && c.contains("params"))
-        set_fact(f, "stack.triton.m", c["params"].value("m", Json()));
-      if (lib == "triton" && c["key"] == "padded" && c.contains("params"))
-        set_fact(f, "stack.triton.padded_m", c["params"].value("m", Json()));
     }
     if (st == kError) errors += (errors.empty() ? "" : "; ") + lib + ": " + r.value("reason", "");
-    // The answer records the sweep reads (facts/answers.hpp): DeepGEMM's per next_n, for the cells
-    // whose indexer decision it made (dsa.decided_by, derive_dsa); FlashInfer's and Triton's at the
-    // plan's own shape.
-    const std::string version = r.value("version", Json()).is_string() ? r["version"].get<std::string>()
-                                : lib == "deep_gemm"                   ? "unknown"
-                                                                       : "?";
-    const std::string cached = r.value("cached", false) ? " (answer cached from an earlier run: same build, GPU)" : "";
-    Json rec = {{"probe", "stack_" + lib}, {"status", st}};
-    if (!r.value("reason", "").empty()) rec["reason"] = r["reason"];
-    if (lib == "deep_gemm") {
-      const std::string device =
-          dev.is_object() && dev.value("name", Json()).is_string() ? dev["name"].get<std::string>() : "this GPU";
-      for (const auto& c : r.value("cases", Json::array())) {
-        const std::string key = c["key"].get<std::string>();
-        if (key.rfind("next_n.", 0) != 0) continue;
-        const int n = std::atoi(key.c_str() + 7);
-        Json crec = rec;
-        crec["status"] = c["status"];
-        Json& a =
-            append_answer(f, crec, fmt::format("DeepGEMM {} at next_n={}", version, n), p + "." + key,
-                          {{"dsa.decided_by", "stack-probe"}, {"dsa.stack_probe.next_n", n}}, false, kStackAnswers);
-        a["says"] = fmt::format("DeepGEMM {} {} next_n={} on {}{}", version,
-                                c["status"] == "pass" ? "accepted" : "refused", n, device, cached);
-      }
-    } else if (lib == "flashinfer" || lib == "triton") {
-      Json& a = append_answer(f, rec, fmt::format("{} {} at the plan's shape", lib, version), p, Json::object(), true,
-                              kStackAnswers);
-      a["says"] =
-          fmt::format("{} {} {} at the plan's shape{}", lib, version, st == "pass" ? "ran clean" : "failed", cached);
-    }
+    // The kind's own facts and the answer records the sweep reads (facts/answers.hpp).
+    if (const StackKind* kind = find_stack_kind(lib); kind && kind->record) kind->record(r, f);
   }
   set_fact(f, "stack.ran", ran);
   set_fact(f, "stack.python", python.empty() ? Json() : Json(python));

@@ -1,6 +1,7 @@
-// Stack probes: ask the deployment's own DeepGEMM, FlashInfer and Triton (through the Python given
-// with --python) whether they run the plan's shapes on this GPU, at tiny sizes. Each library has an
-// adapter script (probes/stack_<library>.py, embedded in the binary) that specprobe writes into a
+// Stack probes: ask the deployment's own libraries (DeepGEMM, FlashInfer, Triton; through
+// the Python given with --python) whether they run the plan's shapes on this GPU, at tiny sizes.
+// Each library is one entry of the stack table (probes/stack_kinds.hpp) with an adapter script
+// (probes/stack_<library>.py, embedded in the binary) that specprobe writes into a
 // private temp dir and runs with that Python in an isolated child (probes/runner.hpp: timeout,
 // process-group kill, death by signal), with a clean environment (an allow-list; HOME, TMPDIR and
 // every cache pointing into the private dir, PYTHONNOUSERSITE=1, no bytecode). Nothing is
@@ -82,11 +83,9 @@ std::string stack_cache_root(const StackProbeOptions& opts, const std::string& p
 std::string stack_answer_key(const Json& spec, const StackProbeOptions& opts, const std::string& python,
                              const std::string& scripts);
 
-// One spec per library: {"probe": "stack_<lib>", "library", "params": {...}} for the libraries the
-// plan implies, or {"probe", "library", "skip_reason"} for one it does not (reported as skip,
-// not run). DeepGEMM: a DSA model (model.dsa.*). FlashInfer: a non-MLA model whose attention
-// backend is FlashInfer. Triton: a non-MLA model whose backend is Triton-based, or
-// any GQA model when asked for explicitly (opts.libraries).
+// One spec per library of the stack table (opts.libraries: those only): {"probe": "stack_<lib>",
+// "library", "params": {...}} for the libraries the plan implies, or {"probe", "library",
+// "skip_reason"} for one it does not (reported as skip, not run); each kind's plan_spec decides.
 std::vector<Json> stack_probe_specs(const Json& facts, const StackProbeOptions& opts);
 
 // Checks an adapter's printed result against the schema and the spec it was run for. Returns the
@@ -110,7 +109,8 @@ struct StackRun {
 
 // stack.ran, stack.python, stack.<lib>.status / .reason / .error_text / .version / .cached / .device_sm /
 // .device_name, stack.<lib>.<case key>.status / .reason / .error_text (deep_gemm: next_n.<n>;
-// flashinfer: prefill, decode, decode_q_len; triton: unpadded, padded, with stack.triton.m),
+// flashinfer: prefill, decode, decode_q_len; triton: unpadded, padded),
+// each kind's own facts (stack.triton.m) and answer records,
 // stack.errors (one line per library whose probe could not determine, or null).
 Json stack_facts_patch(const std::vector<Json>& results, const std::string& python);
 

@@ -7,6 +7,7 @@
 #include "inputs/versions/python_env.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/runner.hpp"
+#include "probes/stack_kinds.hpp"
 #include "probes/stack_probes.hpp"
 
 namespace specprobe {
@@ -49,39 +50,28 @@ Expected<std::vector<Json>> probe_specs_from_options(const ProbeOptions& o,
   return specs;
 }
 
+namespace {
+
+std::string stack_library_names() {
+  std::string names;
+  for (const auto& k : probes::stack_kinds()) names += (names.empty() ? "" : ", ") + std::string(k.library);
+  return names;
+}
+
+}  // namespace
+
 Expected<std::vector<Json>> stack_specs_from_options(const ProbeOptions& o) {
   auto ns = parse_int_list(o.next_n);
   if (!ns) return ns.error();
-  auto first = [](const auto& v, auto dflt) { return v.empty() ? dflt : v.front(); };
-  const int gqa = first(o.gqa, 1), kvh = o.heads_kv > 0 ? o.heads_kv : 2, k = first(o.k, 1);
-  const int batch = o.batch > 0 ? o.batch : 2, context = o.context > 0 ? o.context : 200;
+  const probes::StackShape shape{o, *ns, o.batch > 0 ? o.batch : 2, o.context > 0 ? o.context : 200};
   std::vector<Json> specs;
-  for (const auto& lib : o.stack_libs) {
-    Json params;
-    if (lib == "deep_gemm")
-      params = {{"next_n", *ns},
-                {"heads", first(o.heads, 64)},
-                {"head_dim", first(o.head_dim, 128)},
-                {"block_kv", first(o.block_kv, 64)},
-                {"batch", batch},
-                {"context", context}};
-    else if (lib == "flashinfer")
-      params = {{"q_heads", kvh * gqa},
-                {"kv_heads", kvh},
-                {"head_dim", first(o.sv_head_dim, 128)},
-                {"kv_dtype", first(o.kv_dtype, std::string("bf16"))},
-                {"page_size", first(o.block_size, 16)},
-                {"q_len", k + 1},
-                {"batch", batch},
-                {"context", context}};
-    else if (lib == "triton")
-      params = {{"k", k},
-                {"gqa", gqa},
-                {"head_dim", first(o.sv_head_dim, 128)},
-                {"dtype", first(o.kv_dtype, std::string("bf16"))}};
-    else
-      return usage_error("unknown stack library '" + lib + "' (deep_gemm, flashinfer, triton)");
-    specs.push_back({{"probe", "stack_" + lib}, {"library", lib}, {"params", params}});
+  std::vector<std::string> libs = o.stack_libs;
+  if (libs.empty())
+    for (const auto& k : probes::stack_kinds()) libs.push_back(k.library);
+  for (const auto& lib : libs) {
+    const probes::StackKind* kind = probes::find_stack_kind(lib);
+    if (!kind) return usage_error("unknown stack library '" + lib + "' (" + stack_library_names() + ")");
+    specs.push_back(probes::stack_run_spec(lib, kind->option_params(shape)));
   }
   return specs;
 }
@@ -236,7 +226,8 @@ CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
   cmd->add_flag("--stack", o.stack,
                 "ask the installed DeepGEMM / FlashInfer / Triton of --python instead of specprobe's kernels");
   cmd->add_option("--python", o.python, "with --stack: the deployment's Python (default python3 on PATH)");
-  cmd->add_option("--stack-lib", o.stack_libs, "with --stack: deep_gemm, flashinfer, triton")->delimiter(',');
+  cmd->add_option("--stack-lib", o.stack_libs, "with --stack: " + stack_library_names() + " (default: all)")
+      ->delimiter(',');
   cmd->add_option("--stack-timeout", o.stack_timeout_s, "with --stack: seconds one library's probe may run")
       ->check(seconds_validator());
   return cmd;

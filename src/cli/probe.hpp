@@ -30,7 +30,7 @@ struct ProbeOptions : probes::ProbeShapeOptions {
   // --gqa/--heads-kv/--k/--sv-head-dim/--kv-dtype/--block-size (FlashInfer, Triton).
   bool stack = false;
   std::string python;
-  std::vector<std::string> stack_libs{"deep_gemm", "flashinfer", "triton"};
+  std::vector<std::string> stack_libs;  // empty = every library in the stack table
   double stack_timeout_s = 600;
 };
 
