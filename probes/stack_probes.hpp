@@ -1,4 +1,4 @@
-// Stack probes: ask the deployment's own libraries (DeepGEMM, FlashInfer, Triton; through
+// Stack probes: ask the deployment's own libraries (the stack table, probes/stack_kinds.hpp; through
 // the Python given with --python) whether they run the plan's shapes on this GPU, at tiny sizes.
 // Each library is one entry of the stack table (probes/stack_kinds.hpp) with an adapter script
 // (probes/stack_<library>.py, embedded in the binary) that specprobe writes into a
@@ -108,9 +108,8 @@ struct StackRun {
 };
 
 // stack.ran, stack.python, stack.<lib>.status / .reason / .error_text / .version / .cached / .device_sm /
-// .device_name, stack.<lib>.<case key>.status / .reason / .error_text (deep_gemm: next_n.<n>;
-// flashinfer: prefill, decode, decode_q_len; triton: unpadded, padded),
-// each kind's own facts (stack.triton.m) and answer records,
+// .device_name, stack.<lib>.<case key>.status / .reason / .error_text (each library's case keys:
+// probes/README.md), each kind's own facts and answer records (StackKind::record),
 // stack.errors (one line per library whose probe could not determine, or null).
 Json stack_facts_patch(const std::vector<Json>& results, const std::string& python);
 
