@@ -98,11 +98,12 @@ def summarize(result, fail_reason=None):
 
 
 def run_adapter(adapter, library, parse, body, modules=("torch",), also_import=(), distributions=(),
-                short_error=last_line):
+                short_error=last_line, needs_gpu=True):
     """Runs one adapter: PARSE(params) -> args (an exception is "bad parameters"); skip when a
-    module of MODULES + (LIBRARY,) is not installed or torch sees no GPU; error when importing fails;
-    then BODY(result, args, torch, lib) fills result["cases"] and the overall status. Always prints
-    exactly one result."""
+    module of MODULES + (LIBRARY,) is not installed or (NEEDS_GPU) torch sees no GPU; error when
+    importing fails; then BODY(result, args, torch, lib) fills result["cases"] and the overall
+    status (without NEEDS_GPU, result["device"] too, when it ran on one). Always prints exactly
+    one result."""
     sys.stdout.write("@@specprobe begin 0\n")
     sys.stdout.flush()
     result = {"schema": SCHEMA, "adapter": adapter, "library": library, "version": None, "status": "error",
@@ -126,12 +127,13 @@ def run_adapter(adapter, library, parse, body, modules=("torch",), also_import=(
         return emit(result)
     torch, lib = imported[0], imported[len(modules)]
     result["version"] = library_version(lib, library, distributions)
-    if not torch.cuda.is_available():
-        result["status"] = "skip"
-        result["reason"] = "torch sees no CUDA device"
-        return emit(result)
-    prop = torch.cuda.get_device_properties(0)
-    result["device"] = {"name": prop.name, "sm": prop.major * 10 + prop.minor}
+    if needs_gpu:
+        if not torch.cuda.is_available():
+            result["status"] = "skip"
+            result["reason"] = "torch sees no CUDA device"
+            return emit(result)
+        prop = torch.cuda.get_device_properties(0)
+        result["device"] = {"name": prop.name, "sm": prop.major * 10 + prop.minor}
     try:
         body(result, args, torch, lib)
     except Exception as e:

@@ -13,6 +13,7 @@ const std::vector<StackKind>& stack_kinds() {
       kDeepGemmStack,
       kFlashInferStack,
       kTritonStack,
+      kTorchStack,
   };
   return kKinds;
 }

@@ -75,5 +75,6 @@ std::string stack_cached_words(const Json& result);
 extern const StackKind kDeepGemmStack;
 extern const StackKind kFlashInferStack;
 extern const StackKind kTritonStack;
+extern const StackKind kTorchStack;
 
 }  // namespace specprobe::probes

@@ -536,3 +536,41 @@ TEST_CASE("vLLM without the tokenizer files: the parsers' checks are not asked, 
   CHECK(r.report["notes"].dump().find("not asked: the model's tokens for --reasoning-parser minimax_m2 and "
                                       "--tool-call-parser minimax_m2") != std::string::npos);
 }
+
+TEST_CASE("the deployment's real PyTorch answers for a declared GPU: no sm_70 kernels in a CUDA 13 build (SP4055)",
+          "[.engines][vllm]") {
+  if (!have("vllm-0.33.0")) return;
+  const std::string cache = temp_dir();
+  auto check = [&](const std::string& gpu) {
+    setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+    RunResult rr = run_specprobe("check --python " + shell_quote(venv_python("vllm-0.33.0")) + " --gpu " + gpu + " " +
+                                 model() + " --no-engine --probes off --no-matrix --format json -- " + llama_eagle3());
+    unsetenv("XDG_CACHE_HOME");
+    INFO("stderr: " << rr.err.substr(0, 2000));
+    EngineRun r;
+    r.exit_code = rr.exit_code;
+    r.report = Json::parse(rr.out, nullptr, false);
+    REQUIRE(r.report.is_object());
+    return r;
+  };
+  EngineRun v100 = check("V100");
+  const Json* sp4055 = v100.result("SP4055");
+  REQUIRE(sp4055);
+  INFO(sp4055->dump());
+  CHECK((*sp4055)["status"] == "fail");
+  CHECK((*sp4055)["message"].get<std::string>().find("sm_70 (compute capability 7.0): no kernel image") !=
+        std::string::npos);
+  CHECK(v100.fact("stack.torch.arch_list").get<std::string>().find("sm_75") != std::string::npos);
+  CHECK(v100.exit_code == 1);
+  CHECK(v100.fact("stack.torch.cached") == false);
+  // A declared GPU's answer depends on the build and the spec only: the repeat is read back.
+  EngineRun again = check("V100");
+  CHECK(again.fact("stack.torch.cached") == true);
+  CHECK((*again.result("SP4055"))["status"] == "fail");
+
+  EngineRun h200 = check("H200");
+  REQUIRE(h200.result("SP4055"));
+  CHECK((*h200.result("SP4055"))["status"] == "pass");
+  CHECK(h200.fact("stack.torch.arch.status") == "pass");
+  CHECK(h200.fact("stack.torch.run.status") == "skip");  // declared: nothing to run on here
+}

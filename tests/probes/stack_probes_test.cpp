@@ -392,8 +392,9 @@ TEST_CASE("the plan implies DeepGEMM for a DSA model and skips FlashInfer/Triton
                 {"model", {{"mla", true}, {"dsa", {{"index_n_heads", 64}, {"index_head_dim", 128}}}}},
                 {"gpu", {{"arch_family", "sm90"}}}};
   auto specs = stack_probe_specs(facts, {});
-  REQUIRE(specs.size() == 3);
+  REQUIRE(specs.size() == 4);  // the table's order: deep_gemm, flashinfer, triton, torch
   CHECK(specs[0]["library"] == "deep_gemm");
+  CHECK(specs[3]["library"] == "torch");
   // Every next_n of the what-if sweep (k = 0..8), so each k's cell has the library's own answer.
   CHECK(specs[0]["params"]["next_n"] == Json({1, 2, 3, 4, 5, 6, 7, 8, 9}));
   CHECK(specs[0]["params"]["heads"] == 64);
@@ -415,7 +416,7 @@ TEST_CASE("the plan implies DeepGEMM for a DSA model and skips FlashInfer/Triton
               {"kv", {{"fp8", true}}},
               {"serve", {{"block_size", 16}}}};
   specs = stack_probe_specs(gqa, {});
-  REQUIRE(specs.size() == 3);
+  REQUIRE(specs.size() == 4);
   CHECK(specs[0].contains("skip_reason"));
   CHECK(specs[1]["params"]["q_len"] == 3);
   CHECK(specs[1]["params"]["q_heads"] == 32);
@@ -427,6 +428,34 @@ TEST_CASE("the plan implies DeepGEMM for a DSA model and skips FlashInfer/Triton
   REQUIRE(specs.size() == 1);
   CHECK(specs[0]["params"]["gqa"] == 4);
   CHECK(specs[0]["params"]["k"] == 2);
+}
+
+TEST_CASE("the PyTorch probe asks for the GPU the plan evaluates: queried, declared or none", "[probes][stack]") {
+  StackProbeOptions only;
+  only.libraries = {"torch"};
+  Json queried = {{"gpu", {{"source", "driver"}, {"name", "NVIDIA H200"}, {"sm", 90}, {"vendor", "nvidia"}}},
+                  {"driver", {{"version", 13000}}}};
+  auto specs = stack_probe_specs(queried, only);
+  REQUIRE(specs.size() == 1);
+  CHECK(specs[0]["params"]["run"] == true);  // the plan's GPU is this machine's: torch must see it
+  CHECK(specs[0]["params"]["gpu_sm"] == 90);
+  CHECK(specs[0]["params"]["driver_cuda"] == 13000);
+
+  Json declared = queried;
+  declared["gpu"]["source"] = "declared";
+  specs = stack_probe_specs(declared, only);
+  CHECK(specs[0]["params"]["run"] == false);
+  CHECK_FALSE(specs[0]["params"].contains("driver_cuda"));  // this machine's driver is not the deployment's
+
+  Json amd = {
+      {"gpu", {{"source", "declared"}, {"name", "AMD Instinct MI300X"}, {"vendor", "amd"}, {"arch", "gfx942"}}}};
+  specs = stack_probe_specs(amd, only);
+  CHECK(specs[0]["params"]["gpu_arch"] == "gfx942");
+  CHECK(specs[0]["params"]["gpu_sm"].is_null());
+
+  Json fallback = {{"gpu", {{"source", "declared"}, {"fallback", true}, {"sm", 90}}}};
+  specs = stack_probe_specs(fallback, only);
+  CHECK(specs[0]["skip_reason"].get<std::string>().find("give --gpu") != std::string::npos);
 }
 
 TEST_CASE("the DSA derivation prefers the stack probe and says so", "[probes][stack][derive]") {
