@@ -11,27 +11,15 @@
 #include "gpu/cuda_session.hpp"
 #include "gpu/driver.hpp"
 #include "probes/probe_common.hpp"
+#include "product_binary.hpp"
 
 using namespace specprobe;
 
 namespace {
 
-// The product binary next to this test binary's directory (the build tree, or its copy on the
-// device machine), else the build's; SPECPROBE_BIN overrides.
-std::string product_binary() {
-  if (const char* bin = std::getenv("SPECPROBE_BIN")) return bin;
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const auto next = self.parent_path().parent_path() / "specprobe";
-    if (std::filesystem::exists(next)) return next.string();
-  }
-  return SPECPROBE_BINARY;
-}
-
 // SP5009's status in the JSON report of the Llama-3.1-8B example served with vLLM 0.25.1 at 0.9.
 std::string sp5009_status() {
-  const std::string cmd = product_binary() +
+  const std::string cmd = test::product_binary() +
                           " check --probes off --lib vllm=0.25.1 --format json --results all -- vllm serve " +
                           std::string(SPECPROBE_SOURCE_DIR) +
                           "/docs/examples/checkpoints/llama-3.1-8b --gpu-memory-utilization 0.9 2>/dev/null";
