@@ -167,8 +167,7 @@ int run_matrix_command(const MatrixOptions& o) {
     NfdOptions no;
     no.model = o.model_name;
     if (no.model.empty())
-      no.model = !o.check.request.model.empty() ? o.check.request.model
-                                                : fact_string(reports[0].facts, "model.id").value_or("model");
+      no.model = !o.check.request.model.empty() ? o.check.request.model : reports[0].plan.model.id.value_or("model");
     no.include_warnings = o.nfd_include_warnings;
     if (expiry_s > 0)
       no.expiry = rfc3339_utc(
@@ -177,12 +176,12 @@ int run_matrix_command(const MatrixOptions& o) {
           expiry_s);
     // NFD labels describe this node: a GPU specprobe assumed (no driver here) would label the node
     // with another machine's answers.
-    if (const Json* fb = find_fact(reports[0].facts, "gpu.fallback"); fb && *fb == true) {
+    if (reports[0].plan.gpu.fallback) {
       std::fprintf(stderr,
                    "specprobe: error: --format nfd --gpu auto: this node has no GPU driver to query (%s); NFD "
                    "labels describe the node's own GPU: run it on the GPU node, or pass --gpu NAME to label for a "
                    "declared GPU\n",
-                   fact_string(reports[0].facts, "gpu.fallback_reason").value_or("no libcuda.so.1").c_str());
+                   reports[0].plan.gpu.fallback_reason.value_or("no libcuda.so.1").c_str());
       return exit_code(ErrorKind::environment);
     }
     auto nfd = render_nfd(reports[0], no);

@@ -88,6 +88,8 @@ PlanSummary summarize_plan(const Json& f) {
   p.gpu.source = fact_string(f, "gpu.source");
   p.gpu.declared = fact_string(f, "gpu.declared");
   p.gpu.declared_from = fact_string(f, "gpu.declared_from");
+  p.gpu.fallback = fact_bool(f, "gpu.fallback").value_or(false);
+  p.gpu.fallback_reason = fact_string(f, "gpu.fallback_reason");
 
   p.model.id = fact_string(f, "model.id");
   p.model.config_read = find_fact(f, "model.architecture") != nullptr;

@@ -18,12 +18,14 @@
 namespace specprobe {
 
 struct GpuSummary {
-  std::optional<std::string> name;           // gpu.name
-  std::string arch_label = "?";              // gpu.arch (AMD gfx target), else "sm_<gpu.sm>", else "?"
-  std::optional<int64_t> sm;                 // gpu.sm: major*10+minor; empty for AMD
-  std::optional<std::string> source;         // gpu.source: driver or declared
-  std::optional<std::string> declared;       // gpu.declared: the name given with --gpu (or the fallback)
-  std::optional<std::string> declared_from;  // gpu.declared_from: the deploy file's label and line
+  std::optional<std::string> name;             // gpu.name
+  std::string arch_label = "?";                // gpu.arch (AMD gfx target), else "sm_<gpu.sm>", else "?"
+  std::optional<int64_t> sm;                   // gpu.sm: major*10+minor; empty for AMD
+  std::optional<std::string> source;           // gpu.source: driver or declared
+  std::optional<std::string> declared;         // gpu.declared: the name given with --gpu (or the fallback)
+  std::optional<std::string> declared_from;    // gpu.declared_from: the deploy file's label and line
+  bool fallback = false;                       // gpu.fallback: no GPU queried or declared; the fallback one
+  std::optional<std::string> fallback_reason;  // gpu.fallback_reason: why none could be queried
   bool operator==(const GpuSummary&) const = default;
 };
 

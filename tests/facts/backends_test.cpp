@@ -31,7 +31,7 @@ TEST_CASE("auto-selection follows vLLM's per-arch priority and validation", "[fa
   CHECK(backend_plan("B200", 32, 8, 128, "auto", 2)["attention"]["selected"] ==
         "FLASHINFER");  // SM10x prefers FlashInfer
   CHECK(backend_plan("A100", 32, 8, 128, "turboquant_k8v4", 2)["attention"]["selected"] == "TURBOQUANT");
-  // head_dim 512 (Gemma-4): FA <= 256 and FlashInfer {64,128,256} reject it; Triton takes it (KI-19).
+  // head_dim 512 (Gemma-4): FA <= 256 and FlashInfer {64,128,256} reject it; Triton takes it.
   CHECK(backend_plan("H100", 32, 8, 512, "auto", 2)["attention"]["selected"] == "TRITON_ATTN");
 }
 
