@@ -89,20 +89,15 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
   if (auto st = stage("gpu", [&] { return stages::add_gpu(req, services, report, inputs, locations); }); !st)
     return st.error();
   Json facts = derived();
-  stage("probes.plan", [&]() -> Status {
-    stages::add_probes(req, services, report, facts, inputs);
-    return Ok{};
-  });
-  stage("probes.stack", [&]() -> Status {
-    stages::add_stack_probes(req, services, python_executable, report, facts, inputs);
-    return Ok{};
-  });
-  phase("asking the installed engine");
-  stage("probes.engine", [&]() -> Status {
-    stages::add_engine_check(req, services, python_executable, model_dir, models, report, facts, inputs);
-    return Ok{};
-  });
-  facts = derived();  // probe, stack and engine answers take precedence over version knowledge
+  const stages::SourceContext sources{req, services, python_executable, model_dir, models};
+  for (const auto& source : stages::evidence_sources()) {
+    if (source.phase) phase(source.phase);
+    stage(source.stage, [&]() -> Status {
+      source.run(sources, report, facts, inputs);
+      return Ok{};
+    });
+  }
+  facts = derived();  // the sources' answers take precedence over version knowledge
 
   report.catalog = services.catalog.get();  // the built-in catalog loaded meanwhile (rules/catalog.hpp)
   const Catalog& catalog = *report.catalog;

@@ -413,7 +413,9 @@ Status add_gpu(const CheckRequest& req, const Services& services, Report& report
   return Ok{};
 }
 
-void add_probes(const CheckRequest& req, const Services& services, Report& report, const Json& facts, Json& inputs) {
+void add_probes(const SourceContext& ctx, Report& report, const Json& facts, Json& inputs) {
+  const CheckRequest& req = ctx.req;
+  const Services& services = ctx.services;
   const bool gpu_present = fact_string(facts, "gpu.source").value_or("") == "driver";
   if (req.probes == "off" || (req.probes == "auto" && !gpu_present)) {
     inputs["probe"]["ran"] = false;
@@ -439,8 +441,10 @@ void add_probes(const CheckRequest& req, const Services& services, Report& repor
   report.probes = run.results;
 }
 
-void add_stack_probes(const CheckRequest& req, const Services& services, const std::string& python_executable,
-                      Report& report, const Json& facts, Json& inputs) {
+void add_stack_probes(const SourceContext& ctx, Report& report, const Json& facts, Json& inputs) {
+  const CheckRequest& req = ctx.req;
+  const Services& services = ctx.services;
+  const std::string& python_executable = ctx.python_executable;
   if (req.python.empty() || req.stack_probes == "off") {
     inputs["stack"]["ran"] = false;
     inputs["stack"]["reason"] = req.python.empty() ? "no --python given" : "--stack-probes off";
@@ -481,9 +485,12 @@ void add_stack_probes(const CheckRequest& req, const Services& services, const s
   }
 }
 
-void add_engine_check(const CheckRequest& req, const Services& services, const std::string& python_executable,
-                      const std::string& model_dir, const ResolvedModels& models, Report& report, const Json& facts,
-                      Json& inputs) {
+void add_engine_check(const SourceContext& ctx, Report& report, const Json& facts, Json& inputs) {
+  const CheckRequest& req = ctx.req;
+  const Services& services = ctx.services;
+  const std::string& python_executable = ctx.python_executable;
+  const std::string& model_dir = ctx.model_dir;
+  const ResolvedModels& models = ctx.models;
   Json& ec = inputs["engine_check"];
   if ((req.python.empty() && req.engine_env.empty()) || !req.engine_check) {
     ec["requested"] = false;
@@ -803,6 +810,15 @@ Status add_suppressions(const CheckRequest& req, const Services& services, Repor
   apply_suppressions(report, *entries, services.today());
   for (const auto& s : inline_entries) apply_suppressions(report, {s.entry}, services.today(), s.line, s.end_line);
   return Ok{};
+}
+
+const std::vector<EvidenceSource>& evidence_sources() {
+  static const std::vector<EvidenceSource> kSources = {
+      {"probes.plan", nullptr, add_probes},
+      {"probes.stack", nullptr, add_stack_probes},
+      {"probes.engine", "asking the installed engine", add_engine_check},
+  };
+  return kSources;
 }
 
 }  // namespace specprobe::stages

@@ -64,20 +64,39 @@ Status add_checkpoint(const std::string& dir, const Services& services, Report& 
 Status add_gpu(const CheckRequest& req, const Services& services, Report& report, Json& facts,
                const std::map<std::string, SourceLocation>& locations);
 
-// probe.*: specprobe's own kernels with the shapes of the derived plan FACTS, in isolated
-// children; the answers go into INPUTS.
-void add_probes(const CheckRequest& req, const Services& services, Report& report, const Json& facts, Json& inputs);
+// The evidence sources: each runs on the derived facts of the plan, in the order listed, and
+// writes its facts and answer records (facts/answers.hpp) into INPUTS, its results and notes into
+// REPORT. A source never fails the check: one that cannot run says so in its facts and a note
+// ("not asked: why, how to make it run"); `--require` turns that into an unknown verdict. A new
+// source is one function and one line in evidence_sources() (stages.cpp).
+struct SourceContext {
+  const CheckRequest& req;
+  const Services& services;
+  const std::string& python_executable;  // the interpreter add_python found ("" without --python)
+  const std::string& model_dir;          // the model's directory add_model read ("" when none)
+  const ResolvedModels& models;
+};
 
-// stack.*: the deployment's DeepGEMM / FlashInfer / Triton with the plan's shapes.
-void add_stack_probes(const CheckRequest& req, const Services& services, const std::string& python_executable,
-                      Report& report, const Json& facts, Json& inputs);
+struct EvidenceSource {
+  const char* stage;  // the audit's stage name
+  const char* phase;  // what --progress says while it runs; null: nothing
+  void (*run)(const SourceContext& ctx, Report& report, const Json& facts, Json& inputs);
+};
+
+const std::vector<EvidenceSource>& evidence_sources();
+
+// probe.*: specprobe's own kernels with the shapes of the derived plan FACTS (the probe table,
+// probes/kinds.hpp), in isolated children.
+void add_probes(const SourceContext& ctx, Report& report, const Json& facts, Json& inputs);
+
+// stack.*: the deployment's own libraries with the plan's shapes (the stack table,
+// probes/stack_kinds.hpp).
+void add_stack_probes(const SourceContext& ctx, Report& report, const Json& facts, Json& inputs);
 
 // engine_check.*: the installed engine (--python) asked about the plan and the matrix cells, in one
 // adapter run (probes/engine_check.hpp). Skipped without --python or with --no-engine; an engine
 // not installed in that Python is said so (engine_check.outcome not-installed).
-void add_engine_check(const CheckRequest& req, const Services& services, const std::string& python_executable,
-                      const std::string& model_dir, const ResolvedModels& models, Report& report, const Json& facts,
-                      Json& inputs);
+void add_engine_check(const SourceContext& ctx, Report& report, const Json& facts, Json& inputs);
 
 // --ignore and .specprobe.yaml: unknown ids are errors with a "did you mean"; suppressed findings
 // stay in the report.
