@@ -30,6 +30,21 @@ Json probe_facts_patch(const std::vector<Json>& results, const std::vector<Probe
   return facts;
 }
 
+namespace {
+
+RunnerOptions plan_runner_options(const PlanProbeOptions& opts) {
+  RunnerOptions ro;
+  ro.child_command = opts.child_command.empty() ? self_child_command() : opts.child_command;
+  ro.timeout_s = opts.timeout_s;
+  return ro;
+}
+
+}  // namespace
+
+std::shared_ptr<PrestartedChild> prestart_plan_probes(const PlanProbeOptions& opts) {
+  return PrestartedChild::start(plan_runner_options(opts));
+}
+
 ProbeRun run_plan_probes(const Json& facts, const PlanProbeOptions& opts) {
   ProbeRun run;
   if (opts.mode == "off" || (opts.mode == "auto" && !opts.gpu_present)) {
@@ -53,10 +68,8 @@ ProbeRun run_plan_probes(const Json& facts, const PlanProbeOptions& opts) {
     run.facts_patch = probe_facts_patch(std::vector<Json>(run.results.begin(), run.results.end()));
     return run;
   }
-  RunnerOptions ro;
-  ro.child_command = opts.child_command.empty() ? self_child_command() : opts.child_command;
-  ro.timeout_s = opts.timeout_s;
-  const auto results = specs.empty() ? std::vector<Json>{} : run_probes_isolated(specs, ro);
+  const auto results =
+      specs.empty() ? std::vector<Json>{} : run_probes_isolated(specs, plan_runner_options(opts), opts.prestarted);
   run.facts_patch = probe_facts_patch(results);
   for (const auto& r : results) run.results.push_back(r);
   return run;

@@ -2,9 +2,11 @@
 // isolated children, results folded back into facts under "probe." (names in probes/README.md).
 // plan_probe_specs and probe_facts_patch are GPU-independent; run_plan_probes starts children.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "common/isolated_runner.hpp"
 #include "common/json.hpp"
 #include "probes/kinds.hpp"
 
@@ -16,7 +18,15 @@ struct PlanProbeOptions {
   std::vector<std::string> child_command;  // empty = self_child_command()
   bool gpu_present = true;                 // auto runs nothing without a GPU
   std::string no_gpu_reason;               // why none is visible (all: each probe skips with it)
+  // A probe child started early (prestart_plan_probes), adopted for the probes' first batch; an
+  // unused one is killed when its last owner lets go.
+  std::shared_ptr<PrestartedChild> prestarted;
 };
+
+// A probe child started now, with the options run_plan_probes will run with, so that its start-up
+// (exec, cuInit, context, module load) overlaps the check's own work until the specs are known;
+// null when it cannot start.
+std::shared_ptr<PrestartedChild> prestart_plan_probes(const PlanProbeOptions& opts);
 
 struct ProbeRun {
   Json facts_patch = Json::object();  // {"probe": {...}}

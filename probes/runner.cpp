@@ -13,10 +13,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <tuple>
 #include <utility>
 
 #include "common/run_cleanup.hpp"
+#include "gpu/cuda_session.hpp"
 #include "probes/probe_common.hpp"
 
 namespace specprobe::probes {
@@ -99,12 +101,20 @@ int run_probe_child_json(const std::string& specs_json, const std::vector<ProbeK
   return 0;
 }
 
+int run_probe_child_stdin(const std::vector<ProbeKind>& kinds) {
+  if (!probe_kernels_fatbin().empty()) (void)GpuSession::open(probe_kernels_fatbin(), 0);
+  std::string line;
+  if (!std::getline(std::cin, line)) return 0;
+  return run_probe_child_json(line, kinds);
+}
+
 std::vector<std::string> self_child_command() { return {"/proc/self/exe", "__probe-child"}; }
 
-std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const RunnerOptions& opts) {
+std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const RunnerOptions& opts,
+                                      const std::shared_ptr<PrestartedChild>& prestarted) {
   RunnerOptions o = opts;
   o.record = make_result;
-  return run_isolated(specs, o);
+  return run_isolated(specs, o, prestarted);
 }
 
 }  // namespace specprobe::probes

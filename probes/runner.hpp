@@ -15,13 +15,16 @@
 namespace specprobe::probes {
 
 // The isolated runner (common/isolated_runner.hpp) with probe result records (make_result).
+using specprobe::PrestartedChild;
 using specprobe::RunnerOptions;
 
 // {"/proc/self/exe", "__probe-child"}
 std::vector<std::string> self_child_command();
 
-// One result per spec, in order. Never throws for child failures.
-std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const RunnerOptions& opts);
+// One result per spec, in order. Never throws for child failures. PRESTARTED: a probe child
+// started early (PrestartedChild::start with the same options), for the first batch.
+std::vector<Json> run_probes_isolated(const std::vector<Json>& specs, const RunnerOptions& opts,
+                                      const std::shared_ptr<PrestartedChild>& prestarted = nullptr);
 
 // A probe child runs under a watchdog (SPECPROBE_CHILD_TIMEOUT_S, set by the runner) that kills
 // its process group that many seconds plus kChildWatchdogGraceS after each "begin"
@@ -38,6 +41,13 @@ int run_probe_child(const std::vector<Json>& specs, const std::vector<ProbeKind>
 // `__probe-child --specs JSON`: the same for a JSON array of specs; 2 (with a message on stderr)
 // when it is not one, else 0.
 int run_probe_child_json(const std::string& specs_json, const std::vector<ProbeKind>& kinds = probe_kinds());
+
+// `__probe-child --specs-on-stdin`, a prestarted child (common/isolated_runner.hpp): opens the GPU
+// session the probes share (cuInit, context, module load: most of a child's fixed cost) while the
+// parent works out the specs, then reads them, one line of JSON, from stdin and runs them as
+// run_probe_child_json does; end of input without a line: nothing to run, 0. A session that cannot
+// open is not reported here: the probes open it again and say why.
+int run_probe_child_stdin(const std::vector<ProbeKind>& kinds = probe_kinds());
 
 // Runs one spec in this process (dispatch over `kinds`).
 Json run_probe_in_process(const Json& spec, const std::vector<ProbeKind>& kinds = probe_kinds());

@@ -270,12 +270,15 @@ int run_probe_command(const ProbeOptions& o, const std::vector<probes::ProbeKind
 CLI::App* add_probe_child_command(CLI::App& app, ProbeChildOptions& o) {
   CLI::App* cmd = app.add_subcommand("__probe-child", "");  // empty description: hidden from --help
   cmd->group("");
-  cmd->add_option("--specs", o.specs_json, "JSON array of probe specs")->required();
+  auto* specs = cmd->add_option("--specs", o.specs_json, "JSON array of probe specs");
+  auto* on_stdin = cmd->add_flag("--specs-on-stdin", o.specs_on_stdin, "read the specs from stdin, one line");
+  specs->excludes(on_stdin);
+  cmd->require_option(1);
   return cmd;
 }
 
 int run_probe_child_command(const ProbeChildOptions& o, const std::vector<probes::ProbeKind>& kinds) {
-  return probes::run_probe_child_json(o.specs_json, kinds);
+  return o.specs_on_stdin ? probes::run_probe_child_stdin(kinds) : probes::run_probe_child_json(o.specs_json, kinds);
 }
 
 }  // namespace specprobe

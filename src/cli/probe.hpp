@@ -36,6 +36,7 @@ struct ProbeOptions : probes::ProbeShapeOptions {
 
 struct ProbeChildOptions {
   std::string specs_json;
+  bool specs_on_stdin = false;  // a prestarted child (common/isolated_runner.hpp PrestartedChild)
 };
 
 // `kinds`: the probe table the command knows (a test binary passes the product's plus its

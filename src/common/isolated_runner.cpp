@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -81,12 +82,19 @@ std::vector<std::string> child_env(double timeout_s) {
   return env;
 }
 
-bool spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, Child& c) {
-  int out[2], err[2];
+// Starts ARGV with ENV in its own process group, stdout and stderr piped to C; with STDIN_WRITE,
+// its stdin is a pipe whose write end is returned there.
+bool spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, Child& c,
+           int* stdin_write = nullptr) {
+  int out[2], err[2], in[2] = {-1, -1};
   if (pipe2(out, O_CLOEXEC) != 0) return false;
   if (pipe2(err, O_CLOEXEC) != 0) {
     close(out[0]);
     close(out[1]);
+    return false;
+  }
+  if (stdin_write && pipe2(in, O_CLOEXEC) != 0) {
+    for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
     return false;
   }
   std::vector<char*> args, envp;
@@ -105,12 +113,14 @@ bool spawn(const std::vector<std::string>& argv, const std::vector<std::string>&
     setpgid(0, 0);  // own process group: a timeout kills the child and anything it started
     dup2(out[1], 1);
     dup2(err[1], 2);
+    if (in[0] >= 0) dup2(in[0], 0);
     execve(args[0], args.data(), envp.data());
     _exit(127);
   }
   if (pid < 0) {
     const int e = errno;
-    for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
+    for (int fd : {out[0], out[1], err[0], err[1], in[0], in[1]})
+      if (fd >= 0) close(fd);
     errno = e;
     return false;
   }
@@ -118,10 +128,38 @@ bool spawn(const std::vector<std::string>& argv, const std::vector<std::string>&
   track_child_group(pid);
   close(out[1]);
   close(err[1]);
+  if (stdin_write) {
+    close(in[0]);
+    *stdin_write = in[1];
+  }
   c.pid = pid;
   c.out = out[0];
   c.err = err[0];
   return true;
+}
+
+// Writes all of TEXT to FD, the non-blocking write end of a pipe, at once; false when the reader
+// is gone or the pipe cannot take it all now. A SIGPIPE is blocked and consumed, not delivered.
+bool write_now(int fd, const std::string& text) {
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  if (done < text.size()) {
+    const timespec zero{0, 0};
+    while (sigtimedwait(&pipe_set, nullptr, &zero) > 0) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return done == text.size();
 }
 
 // Waits for the child to exit without reaping it (its pid still names its group), killing its
@@ -175,7 +213,38 @@ std::pair<bool, std::string> parse_phase_marker(const std::string& text) {
 
 }  // namespace
 
-std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptions& opts) {
+std::shared_ptr<PrestartedChild> PrestartedChild::start(const RunnerOptions& opts) {
+  std::vector<std::string> argv = opts.child_command;
+  argv.push_back("--specs-on-stdin");
+  Child c;
+  int in = -1;
+  if (!spawn(argv, child_env(opts.timeout_s), c, &in)) return nullptr;
+  std::shared_ptr<PrestartedChild> p(new PrestartedChild());
+  p->command_ = opts.child_command;
+  p->timeout_s_ = opts.timeout_s;
+  p->pid_ = c.pid;
+  p->out_ = c.out;
+  p->err_ = c.err;
+  p->in_ = in;
+  return p;
+}
+
+PrestartedChild::~PrestartedChild() {
+  if (pid_ < 0) return;  // adopted
+  close(in_);
+  // Not needed: it may be deep in its start-up (cuInit), so it is killed, not waited for.
+  bool timed_out = true;
+  finish_child(Child{pid_, out_, err_}, Clock::now(), timed_out);
+  close(out_);
+  close(err_);
+}
+
+std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptions& opts,
+                               const std::shared_ptr<PrestartedChild>& prestarted) {
+  PrestartedChild* warm = prestarted && prestarted->pid_ >= 0 && prestarted->command_ == opts.child_command &&
+                                  prestarted->timeout_s_ == opts.timeout_s
+                              ? prestarted.get()
+                              : nullptr;
   InterruptScope interrupts;  // SIGINT/SIGTERM/SIGHUP: kill the child's group, clean up, re-raise
   const std::vector<std::string> env = child_env(opts.timeout_s);
   std::vector<Json> results(specs.size());
@@ -186,7 +255,15 @@ std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptio
     argv.push_back("--specs");
     argv.push_back(Json(rest).dump());
     Child c;
-    if (!spawn(argv, env, c)) {
+    // The first batch goes to the prestarted child when it takes its specs (it may be gone, or the
+    // specs too large for its pipe: then its owner kills it and a child is started as usual).
+    if (warm && write_now(warm->in_, Json(rest).dump() + "\n")) {
+      close(warm->in_);
+      c = Child{warm->pid_, warm->out_, warm->err_};
+      warm->pid_ = -1;  // adopted: reaped here
+    }
+    warm = nullptr;
+    if (c.pid < 0 && !spawn(argv, env, c)) {
       for (size_t i = next; i < specs.size(); ++i)
         results[i] =
             opts.record(specs[i], "error", std::string("cannot start the probe child: ") + std::strerror(errno));

@@ -2,7 +2,8 @@
 // faulting or hanging child (a probe kernel, a stack-probe adapter, an interpreter being asked
 // about itself) becomes a result about that spec and the rest of the run completes.
 //
-// Protocol: the child gets "--specs <json list>" appended to its command line and prints, per
+// Protocol: the child gets "--specs <json list>" appended to its command line (a prestarted one
+// "--specs-on-stdin", and the list as one line on stdin: PrestartedChild below) and prints, per
 // spec, "@@specprobe begin <i>" then "@@specprobe result <json>" on stdout, with
 // "@@specprobe phase host|device <name>" lines between them as it starts each step. The parent
 // enforces a per-spec timeout (from the spec's "begin" line; SIGKILL to the child's process
@@ -20,7 +21,10 @@
 // process does the same when this process is killed outright.
 // GPU-independent: tests drive it with scripted fake children.
 #pragma once
+#include <sys/types.h>
+
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,8 +46,33 @@ struct RunnerOptions {
   std::function<void(const std::string& phase)> on_phase;
 };
 
-// One result per spec, in order. Never throws for child failures.
-std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptions& opts);
+// A child started before its specs are known, so that its start-up (exec, libraries, a CUDA
+// context) overlaps what the parent does meanwhile: its command gets "--specs-on-stdin" appended
+// instead of "--specs <json>", and it reads one line, the JSON list of specs, from its stdin.
+// run_isolated adopts it for its first batch when the options match (command, timeout); one
+// dropped unadopted (its last owner gone) is killed and reaped.
+class PrestartedChild {
+ public:
+  // Null when the child cannot be started (the first batch then starts one as usual).
+  static std::shared_ptr<PrestartedChild> start(const RunnerOptions& opts);
+  ~PrestartedChild();
+  PrestartedChild(const PrestartedChild&) = delete;
+  PrestartedChild& operator=(const PrestartedChild&) = delete;
+
+ private:
+  PrestartedChild() = default;
+  friend std::vector<Json> run_isolated(const std::vector<Json>&, const RunnerOptions&,
+                                        const std::shared_ptr<PrestartedChild>&);
+  std::vector<std::string> command_;
+  double timeout_s_ = 0;
+  pid_t pid_ = -1;
+  int out_ = -1, err_ = -1, in_ = -1;
+};
+
+// One result per spec, in order. Never throws for child failures. WARM, when given and started
+// with the same options, runs the first batch.
+std::vector<Json> run_isolated(const std::vector<Json>& specs, const RunnerOptions& opts,
+                               const std::shared_ptr<PrestartedChild>& warm = nullptr);
 
 // "SIGSEGV" etc.
 std::string signal_name(int sig);

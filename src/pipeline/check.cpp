@@ -63,6 +63,11 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
     derive_facts(facts, services.audit);
     return facts;
   };
+  // The probe child starts now, so that its start-up (cuInit, context, module load) overlaps
+  // reading the inputs and querying the GPU; add_probes hands it the specs (or lets it go).
+  std::shared_ptr<PrestartedChild> probe_child;
+  if (req.probes != "off" && req.gpu == "auto" && services.prestart_probes)
+    probe_child = services.prestart_probes(probes::PlanProbeOptions{});
   phase("reading the serving plan");
   if (auto st =
           stage("inputs.serving", [&] { return stages::use_plan(req, std::move(plan), report, inputs, locations); });
@@ -89,7 +94,7 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
   if (auto st = stage("gpu", [&] { return stages::add_gpu(req, services, report, inputs, locations); }); !st)
     return st.error();
   Json facts = derived();
-  const stages::SourceContext sources{req, services, python_executable, model_dir, models};
+  const stages::SourceContext sources{req, services, python_executable, model_dir, models, &probe_child};
   for (const auto& source : stages::evidence_sources()) {
     if (source.phase) phase(source.phase);
     stage(source.stage, [&]() -> Status {

@@ -1,11 +1,13 @@
 // The real services (see services.hpp).
 #include "pipeline/services.hpp"
 
+#include <filesystem>
 #include <map>
 #include <mutex>
 
 #include "facts/derive.hpp"
 #include "pipeline/suppressions.hpp"
+#include "probes/probe_common.hpp"
 
 namespace specprobe {
 
@@ -49,6 +51,13 @@ Expected<Services> system_services(const CatalogSource& source) {
   s.analyze_checkpoint = remembered_checkpoints();
   s.discover_python = [](const std::string& python) { return discover_python(python); };
   s.run_probes = probes::run_plan_probes;
+  // Only where a GPU device node is there to probe: elsewhere (CPU CI, a declared GPU) the child
+  // would be started for nothing, once per checked file.
+  s.prestart_probes = [](const probes::PlanProbeOptions& o) -> std::shared_ptr<PrestartedChild> {
+    std::error_code ec;
+    if (probe_kernels_fatbin().empty() || !std::filesystem::exists("/dev/nvidia0", ec)) return nullptr;
+    return probes::prestart_plan_probes(o);
+  };
   s.run_stack_probes = probes::run_stack_probes;
   s.run_engine_check = probes::run_engine_check;
   s.resolver = hub_resolver(false, 60);

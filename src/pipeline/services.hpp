@@ -34,6 +34,9 @@ struct Services {
   std::function<Expected<CheckpointAnalysis>(const std::string& dir, const Json& facts)> analyze_checkpoint;
   std::function<Expected<PythonDiscovery>(const std::string& python)> discover_python;
   std::function<probes::ProbeRun(const Json& facts, const probes::PlanProbeOptions&)> run_probes;
+  // Starts the probe child before the specs are known (probes/plan_probes.hpp); null or returning
+  // null: none (the probes start their child when they run).
+  std::function<std::shared_ptr<PrestartedChild>(const probes::PlanProbeOptions&)> prestart_probes;
   std::function<probes::StackRun(const Json& facts, const probes::StackProbeOptions&)> run_stack_probes;
   std::function<Json(const Json& request, const probes::EngineCheckOptions&)> run_engine_check;
   std::function<std::chrono::steady_clock::time_point()> clock;

@@ -418,6 +418,7 @@ void add_probes(const SourceContext& ctx, Report& report, const Json& facts, Jso
   const Services& services = ctx.services;
   const bool gpu_present = fact_string(facts, "gpu.source").value_or("") == "driver";
   if (req.probes == "off" || (req.probes == "auto" && !gpu_present)) {
+    if (ctx.probe_child) ctx.probe_child->reset();  // started for nothing: killed now
     inputs["probe"]["ran"] = false;
     inputs["probe"]["reason"] = req.probes == "off" ? "--probes off" : "no GPU to run probes on";
     return;
@@ -432,6 +433,7 @@ void add_probes(const SourceContext& ctx, Report& report, const Json& facts, Jso
   probes::PlanProbeOptions po;
   po.mode = req.probes;
   po.gpu_present = gpu_present;
+  if (ctx.probe_child) po.prestarted = std::move(*ctx.probe_child);
   if (!gpu_present)
     po.no_gpu_reason = fact_string(facts, "gpu.fallback_reason")
                            .value_or("evaluating for the declared " + fact_string(facts, "gpu.name").value_or("GPU") +

@@ -75,6 +75,8 @@ struct SourceContext {
   const std::string& python_executable;  // the interpreter add_python found ("" without --python)
   const std::string& model_dir;          // the model's directory add_model read ("" when none)
   const ResolvedModels& models;
+  // The probe child started with the check (Services::prestart_probes), or null; add_probes takes it.
+  std::shared_ptr<PrestartedChild>* probe_child = nullptr;
 };
 
 struct EvidenceSource {

@@ -210,3 +210,80 @@ TEST_CASE("a phase marker without host or device counts as device work", "[probe
   CHECK(rs[0]["status"] == "crash");
   CHECK(rs[0]["phase"] == "import x");
 }
+
+namespace {
+
+// A child that answers from its stdin when prestarted, from its argv otherwise, saying which.
+const char* kEitherWay = R"(if [ "$1" = --specs-on-stdin ]; then read line; from=stdin; else from=argv; fi
+echo '@@specprobe begin 0'; echo "@@specprobe result {\"status\":\"pass\",\"probe\":\"a\",\"reason\":\"$from\"}"
+echo '@@specprobe begin 1'; echo "@@specprobe result {\"status\":\"pass\",\"probe\":\"b\",\"reason\":\"$from\"}")";
+
+bool process_gone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+
+}  // namespace
+
+TEST_CASE("a prestarted child takes its specs on stdin and runs the first batch", "[probes][runner]") {
+  const RunnerOptions o = fake(kEitherWay);
+  auto warm = PrestartedChild::start(o);
+  REQUIRE(warm);
+  auto rs = run_probes_isolated(two_specs(), o, warm);
+  REQUIRE(rs.size() == 2);
+  CHECK(rs[0]["reason"] == "stdin");
+  CHECK(rs[1]["reason"] == "stdin");
+  // Adopted once: the next run starts its own child.
+  auto again = run_probes_isolated(two_specs(), o, warm);
+  CHECK(again[0]["reason"] == "argv");
+}
+
+TEST_CASE("a prestarted child with other options is not adopted", "[probes][runner]") {
+  auto warm = PrestartedChild::start(fake(kEitherWay, 7));
+  REQUIRE(warm);
+  auto rs = run_probes_isolated(two_specs(), fake(kEitherWay, 5), warm);
+  CHECK(rs[0]["reason"] == "argv");
+}
+
+TEST_CASE("an unused prestarted child is killed and reaped when let go, even mid start-up", "[probes][runner]") {
+  const std::string pid_file = (std::filesystem::temp_directory_path() / "specprobe-prestart-pid").string();
+  std::remove(pid_file.c_str());
+  // Its start-up never ends (a hung cuInit): it does not read its stdin.
+  auto warm = PrestartedChild::start(fake("echo $$ > " + pid_file + "; exec sleep 60"));
+  REQUIRE(warm);
+  pid_t pid = -1;
+  for (int i = 0; i < 200 && pid < 0; ++i) {
+    if (FILE* f = std::fopen(pid_file.c_str(), "r")) {
+      if (std::fscanf(f, "%d", &pid) != 1) pid = -1;
+      std::fclose(f);
+    }
+    if (pid < 0) usleep(10000);
+  }
+  REQUIRE(pid > 0);
+  CHECK_FALSE(process_gone(pid));
+  warm.reset();
+  CHECK(process_gone(pid));
+  std::remove(pid_file.c_str());
+}
+
+TEST_CASE("a prestarted child that died before its specs leaves them to a new child", "[probes][runner]") {
+  const RunnerOptions o = fake(R"(if [ "$1" = --specs-on-stdin ]; then exit 3; fi
+echo '@@specprobe begin 0'; echo '@@specprobe result {"status":"pass","probe":"a","reason":"argv"}'
+echo '@@specprobe begin 1'; echo '@@specprobe result {"status":"pass","probe":"b","reason":"argv"}')");
+  auto warm = PrestartedChild::start(o);
+  REQUIRE(warm);
+  usleep(200000);  // it has exited: its stdin has no reader
+  auto rs = run_probes_isolated(two_specs(), o, warm);
+  CHECK(rs[0]["reason"] == "argv");
+  CHECK(rs[1]["reason"] == "argv");
+}
+
+TEST_CASE("the product's probe child reads its specs from stdin when prestarted", "[probes][runner]") {
+  // No GPU here: its warm-up finds none and says nothing; the specs then run (and error) as usual.
+  const std::string specs = test::write_file(test::temp_dir(), "specs", "[{\"probe\": \"nope\"}]\n");
+  test::RunResult r = test::run_specprobe("__probe-child --specs-on-stdin < " + test::shell_quote(specs));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("@@specprobe begin 0") != std::string::npos);
+  CHECK(r.out.find("unknown probe 'nope'") != std::string::npos);
+  test::RunResult none = test::run_specprobe("__probe-child --specs-on-stdin < /dev/null");  // let go: nothing to run
+  CHECK(none.exit_code == 0);
+  CHECK(none.out.empty());
+  CHECK(test::run_specprobe("__probe-child").exit_code == 2);  // one of --specs / --specs-on-stdin
+}
