@@ -563,8 +563,29 @@ Json engine_facts_patch(const Json& record, const std::vector<std::string>& unre
   };
   answer("plan", status, plan.is_object() ? plan.value("stage", Json()) : Json(),
          plan.is_object() ? plan.value("message", Json()) : Json());
-  for (const auto& [id, c] : cells.items())
+  for (const auto& [id, c] : cells.items()) {
     answer(id, c.value("status", ""), c.value("stage", Json()), c.value("message", Json()));
+    // What the engine check's facts are in that cell (SP4100 reads them): its answer there, and
+    // what the engine resolved for the cell (the backends and CUDA-graph mode its selector chose).
+    const std::string st = c.value("status", "");
+    Json resolved = Json::object();
+    for (const char* key : {"attention_backend", "drafter_attention_backend", "cudagraph_mode"})
+      if (c.contains(key)) resolved[key] = c[key];
+    Json cf = Json::array({Json::array({"engine_check.cell", id}), Json::array({"engine_check.ran", true}),
+                           Json::array({"engine_check.outcome", st}),
+                           Json::array({"engine_check.status", st == "ok" || st == "refused" ? Json(st) : Json()}),
+                           Json::array({"engine_check.facts", resolved})});
+    for (const char* key : {"stage", "message", "missing", "raised_at"})
+      cf.push_back(Json::array({std::string("engine_check.") + key, c.value(key, Json())}));
+    Json* arr = const_cast<Json*>(find_fact(f, kEngineAnswers));
+    arr->back()["for_cell"] = id;
+    arr->back()["cell_facts"] = std::move(cf);
+  }
+  // A cell it was not asked about is not engine-checked: the plan's answer says nothing about
+  // another k, backend or KV dtype.
+  set_fact(f, "engine_check.unasked_cell_facts",
+           Json::array({Json::array({"engine_check.requested", false}), Json::array({"engine_check.ran", false}),
+                        Json::array({"engine_check.facts", nullptr}), Json::array({"engine_check.cell", nullptr})}));
   return f;
 }
 

@@ -61,6 +61,27 @@ std::vector<const Json*> applicable_answers(const Json& facts, const char* list)
   return out;
 }
 
+Json cell_facts_for(const Json& facts, const char* list, const std::string& cell_id) {
+  const Json* arr = find_fact(facts, list);
+  if (!arr || !arr->is_array()) return Json();
+  bool per_cell = false;
+  for (const auto& a : *arr) {
+    if (!a.is_object() || !a.contains("cell_facts")) continue;
+    per_cell = true;
+    if (a.value("for_cell", Json()) == cell_id) return a["cell_facts"];
+  }
+  if (!per_cell) return Json();
+  const std::string l = list;
+  const Json* unasked = find_fact(facts, l.substr(0, l.rfind('.')) + ".unasked_cell_facts");
+  return unasked ? *unasked : Json();
+}
+
+void apply_cell_facts(Json& facts, const Json& cell_facts) {
+  if (!cell_facts.is_array()) return;
+  for (const auto& kv : cell_facts)
+    if (kv.is_array() && kv.size() == 2 && kv[0].is_string()) set_fact(facts, kv[0].get<std::string>(), kv[1]);
+}
+
 void drop_plan_shape_answers(Json& facts, const char* list) {
   Json* arr = const_cast<Json*>(find_fact(facts, list));
   if (!arr || !arr->is_array()) return;

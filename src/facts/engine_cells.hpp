@@ -1,6 +1,6 @@
 // The names the engine check (probes/engine_check.hpp) and the what-if sweep (rules/sweep.hpp)
 // share for a matrix cell: the cell id sent to the installed engine and the key of its answer in
-// the facts (engine_check.cells.<id>).
+// the facts (engine_check.cells.<id>, and the for_cell of its answer record: facts/answers.hpp).
 #pragma once
 #include <string>
 

@@ -241,31 +241,10 @@ void override_cell_inputs(Json& facts, int k, const std::string& backend, const 
     if (k > 0) spec["attention_backend"] = backend;
   }
   facts["serve"]["kv_cache_dtype"] = kv;
-  // The installed engine's answer for this cell (engine_check.cells.<id>) stands for the engine
-  // check's own facts; a cell it was not asked about is not engine-checked (the plan's answer
-  // says nothing about another k, backend or KV dtype).
-  if (fact_bool(facts, "engine_check.requested").value_or(false)) {
-    Json& ec = facts["engine_check"];
-    const Json* answer = find_fact(facts, "engine_check.cells." + engine_cell_id(k, backend, kv));
-    if (answer && answer->is_object()) {
-      const std::string st = answer->value("status", "");
-      ec["cell"] = engine_cell_id(k, backend, kv);  // which answer record is this cell's (facts/answers.hpp)
-      ec["ran"] = true;
-      ec["outcome"] = st;
-      ec["status"] = st == "ok" || st == "refused" ? Json(st) : Json();
-      for (const char* key : {"stage", "message", "missing", "raised_at"}) ec[key] = answer->value(key, Json());
-      // What the engine resolved for this cell (the backends and CUDA-graph mode its selector chose).
-      Json resolved = Json::object();
-      for (const char* key : {"attention_backend", "drafter_attention_backend", "cudagraph_mode"})
-        if (answer->contains(key)) resolved[key] = (*answer)[key];
-      ec["facts"] = resolved;
-    } else {
-      ec["requested"] = false;
-      ec["ran"] = false;
-      ec.erase("facts");
-      ec.erase("cell");
-    }
-  }
+  // A source that answers per cell (facts/answers.hpp cell_facts) holds its own facts for this
+  // cell: its answer there, or what it says of a cell it was not asked about.
+  const std::string id = engine_cell_id(k, backend, kv);
+  for (const char* list : kAnswerLists) apply_cell_facts(facts, cell_facts_for(facts, list, id));
 }
 
 // The cell's value from its derived FACTS: the rules and advisories on its path, the plan-path

@@ -72,8 +72,9 @@ struct SweepOptions {
 // fail the verdict).
 // The axes alone (ks, backends, kv_cache_dtypes; no cells) the sweep would use for PLAN_FACTS: the
 // engine check sends the cells it re-evaluates to the installed engine before the sweep runs.
-// A cell's engine answer is read from the input facts' engine_check.cells.<id>
-// (probes/engine_check.hpp engine_cell_id); a cell without one is not engine-checked.
+// A cell's engine answer is the engine check's answer record for the cell's id (engine_cell_id),
+// whose cell_facts stand for its facts there (facts/answers.hpp); a cell without one gets the
+// check's unasked_cell_facts: not engine-checked.
 SupportMatrix sweep_axes(const Json& plan_facts, const SweepOptions& options = {});
 
 SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_facts, const Json& plan_facts,

@@ -147,6 +147,52 @@ TEST_CASE("a probe measured at the plan's shape decides only the plan's cell", "
   }
 }
 
+TEST_CASE("the installed engine's answer for a cell decides that cell only, through its answer record",
+          "[sweep][evidence]") {
+  // The engine check asked the plan (k=2) and one cell (k=3, auto backend and KV): it accepted
+  // the plan and refused k=3. As the engine check writes it (engine_facts_patch): the k=3 cell
+  // gets the refusal (SP4100 fails there, known by the engine), k=1 was not asked (no engine
+  // answer: SP4100 does not apply), the plan's cell keeps the plan's answer.
+  Json inputs = llama_h100_inputs({{"name", "vllm"}, {"version", "0.33.0"}});
+  inputs["spec"] = {{"enabled", true}, {"method", "ngram"}, {"num_speculative_tokens", 2}};
+  auto [pre_in, pre_derived] = evidence_plan(inputs);
+  const std::string b = fact_string(pre_derived, "attention.selected").value_or("");
+  REQUIRE_FALSE(b.empty());
+  const std::string k3 = engine_cell_id(3, b, "auto");
+  const Json record = {{"engine", "vllm"},
+                       {"version", "0.33.0"},
+                       {"status", "ok"},
+                       {"plan", {{"status", "ok"}, {"facts", {{"attention_backend", b}, {"kv_cache_dtype", "auto"}}}}},
+                       {"cells",
+                        {{{"id", k3},
+                          {"status", "refused"},
+                          {"stage", "config"},
+                          {"message", "num_speculative_tokens 3 is not supported here"},
+                          {"missing", nullptr},
+                          {"raised_at", "vllm/config/speculative.py:1"},
+                          {"facts", Json::object()}}}}};
+  inputs.merge_patch(probes::engine_facts_patch(record, {}));  // as the pipeline merges it (stages.cpp)
+  auto [in, derived] = evidence_plan(inputs);
+  const SupportMatrix m = sweep_support_matrix(catalog(), in, derived);
+  auto has = [](const std::vector<std::string>& v, const char* id) {
+    return std::find(v.begin(), v.end(), id) != v.end();
+  };
+  const MatrixCell& refused = cell(m, 3, b, "auto");
+  INFO("k3 " << refused.verdict);
+  CHECK(refused.verdict == "fails");
+  CHECK(has(refused.errors, "SP4100"));
+  CHECK(known_by(refused, "engine"));
+  CHECK(std::any_of(refused.evidence.begin(), refused.evidence.end(), [](const std::string& e) {
+    return e.find("num_speculative_tokens 3 is not supported here") != std::string::npos;
+  }));
+  const MatrixCell& unasked = cell(m, 1, b, "auto");
+  CHECK_FALSE(has(unasked.errors, "SP4100"));
+  CHECK_FALSE(known_by(unasked, "engine"));
+  const MatrixCell& plan = cell(m, 2, b, "auto");
+  CHECK(known_by(plan, "engine"));
+  CHECK_FALSE(has(plan.errors, "SP4100"));
+}
+
 TEST_CASE("an SGLang plan's row is its working k and never none", "[sweep][evidence]") {
   // SGLang's sweep has no backend variants: its cells carried backend "" while the plan's row,
   // and with it "working k", "largest" and the text table's row, was looked up under the plan's
