@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "common/ascii.hpp"
-#include "facts/answers.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/stack_kinds.hpp"
 
@@ -47,16 +46,7 @@ Json flashinfer_option_params(const StackShape& s) {
 }
 
 // One answer at the plan's own shape.
-void flashinfer_record(const Json& r, Json& facts) {
-  const std::string st = r.value("status", std::string(kError));
-  Json rec = {{"probe", "stack_flashinfer"}, {"status", st}};
-  if (!r.value("reason", "").empty()) rec["reason"] = r["reason"];
-  const std::string version = stack_version_text(r, "?");
-  Json& a = append_answer(facts, rec, fmt::format("flashinfer {} at the plan's shape", version), "stack.flashinfer",
-                          Json::object(), true, kStackAnswers);
-  a["says"] = fmt::format("flashinfer {} {} at the plan's shape{}", version, st == "pass" ? "ran clean" : "failed",
-                          stack_cached_words(r));
-}
+void flashinfer_record(const Json& r, Json& facts) { append_plan_shape_stack_answer(r, facts, "flashinfer"); }
 
 }  // namespace
 

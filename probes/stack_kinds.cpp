@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "facts/answers.hpp"
 #include "probes/probe_common.hpp"
 
 namespace specprobe::probes {
@@ -50,6 +51,17 @@ std::string stack_version_text(const Json& result, const std::string& fallback) 
 
 std::string stack_cached_words(const Json& result) {
   return result.value("cached", false) ? " (answer cached from an earlier run: same build, GPU)" : "";
+}
+
+void append_plan_shape_stack_answer(const Json& r, Json& facts, const std::string& library) {
+  const std::string st = r.value("status", std::string(kError));
+  Json rec = {{"probe", "stack_" + library}, {"status", st}};
+  if (!r.value("reason", "").empty()) rec["reason"] = r["reason"];
+  const std::string version = stack_version_text(r, "?");
+  Json& a = append_answer(facts, rec, fmt::format("{} {} at the plan's shape", library, version), "stack." + library,
+                          Json::object(), true, kStackAnswers);
+  a["says"] = fmt::format("{} {} {} at the plan's shape{}", library, version, st == kPass ? "ran clean" : "failed",
+                          stack_cached_words(r));
 }
 
 }  // namespace specprobe::probes

@@ -71,6 +71,10 @@ std::optional<StackGqaShape> stack_gqa_shape(const Json& facts);
 std::string stack_version_text(const Json& result, const std::string& fallback);
 std::string stack_cached_words(const Json& result);
 
+// Appends LIBRARY's one answer record at the plan's own shape (plan-shape-only: a cell of another
+// shape drops it), from its validated RESULT.
+void append_plan_shape_stack_answer(const Json& result, Json& facts, const std::string& library);
+
 // The kinds, defined in their own files.
 extern const StackKind kDeepGemmStack;
 extern const StackKind kFlashInferStack;

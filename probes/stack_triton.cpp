@@ -2,7 +2,6 @@
 // runs the tl.dot tile a spec-verify kernel needs, M = (k+1) x GQA query rows, as is and padded
 // to a power of two, for a GQA model on a Triton-based attention backend (or TurboQuant KV).
 #include "common/ascii.hpp"
-#include "facts/answers.hpp"
 #include "probes/probe_common.hpp"
 #include "probes/stack_kinds.hpp"
 
@@ -41,14 +40,7 @@ void triton_record(const Json& r, Json& facts) {
     if (c["key"] == "unpadded") set_fact(facts, "stack.triton.m", c["params"].value("m", Json()));
     if (c["key"] == "padded") set_fact(facts, "stack.triton.padded_m", c["params"].value("m", Json()));
   }
-  const std::string st = r.value("status", std::string(kError));
-  Json rec = {{"probe", "stack_triton"}, {"status", st}};
-  if (!r.value("reason", "").empty()) rec["reason"] = r["reason"];
-  const std::string version = stack_version_text(r, "?");
-  Json& a = append_answer(facts, rec, fmt::format("triton {} at the plan's shape", version), "stack.triton",
-                          Json::object(), true, kStackAnswers);
-  a["says"] = fmt::format("triton {} {} at the plan's shape{}", version, st == "pass" ? "ran clean" : "failed",
-                          stack_cached_words(r));
+  append_plan_shape_stack_answer(r, facts, "triton");
 }
 
 }  // namespace
