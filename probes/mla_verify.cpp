@@ -157,16 +157,16 @@ MlaVerifyInputs make_mla_verify_inputs(const MlaVerifyShape& s, int batch, int c
   in.bt_stride = paged.bt_stride;
   in.num_blocks = paged.num_blocks;
   in.q.resize(static_cast<size_t>(batch) * in.num_q * in.heads * in.kv_dim);
-  for (auto& v : in.q) v = float_to_bf16(rng.nonzero(0.1, 1.0));
+  fill_from_rng(rng, in.q.size(), 2, [&](size_t i, Rng& r) { in.q[i] = float_to_bf16(r.nonzero(0.1, 1.0)); });
   const size_t elems = static_cast<size_t>(in.num_blocks) * in.block_size * in.kv_dim;
   in.kv_cache.resize(elems * (in.fp8 ? 1 : 2));
   if (in.fp8) {
-    for (auto& v : in.kv_cache) v = random_e4m3(rng);
+    fill_from_rng(rng, elems, 1, [&](size_t e, Rng& r) { in.kv_cache[e] = random_e4m3(r); });
   } else {
-    for (size_t e = 0; e < elems; ++e) {
-      const uint16_t v = float_to_bf16(rng.nonzero(0.1, 1.0));
+    fill_from_rng(rng, elems, 2, [&](size_t e, Rng& r) {
+      const uint16_t v = float_to_bf16(r.nonzero(0.1, 1.0));
       std::memcpy(in.kv_cache.data() + 2 * e, &v, 2);
-    }
+    });
   }
   if (in.topk > 0) {
     in.topk_indices.resize(static_cast<size_t>(batch) * in.num_q * in.topk);

@@ -1,6 +1,8 @@
 // Host-side helpers shared by the probes (see probe_common.hpp).
 #include "probes/probe_common.hpp"
 
+#include "common/parallel.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,6 +50,17 @@ uint64_t Rng::next() {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
+void fill_from_rng(Rng& rng, size_t n, uint64_t draws, const std::function<void(size_t, Rng&)>& gen) {
+  constexpr size_t kChunk = 1 << 15;  // below this a thread costs more than it saves
+  const size_t chunks = (n + kChunk - 1) / kChunk;
+  parallel_for(chunks, [&](size_t c) {
+    Rng r = rng;
+    r.skip(c * kChunk * draws);
+    for (size_t i = c * kChunk, end = std::min(n, i + kChunk); i < end; ++i) gen(i, r);
+  });
+  rng.skip(n * draws);
+}
+
 double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 double Rng::uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
 int Rng::range(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<uint64_t>(hi - lo + 1)); }

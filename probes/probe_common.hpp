@@ -3,6 +3,7 @@
 // GPU-independent (unit-tested in tests/probes/).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,13 +37,20 @@ class Rng {
  public:
   explicit Rng(uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull) {}
   uint64_t next();
-  double uniform();                      // [0, 1)
-  double uniform(double lo, double hi);  // [lo, hi)
-  int range(int lo, int hi);             // [lo, hi] inclusive
-  float nonzero(double lo, double hi);   // random sign, magnitude in [lo, hi)
+  double uniform();                                                   // [0, 1)
+  double uniform(double lo, double hi);                               // [lo, hi)
+  int range(int lo, int hi);                                          // [lo, hi] inclusive
+  float nonzero(double lo, double hi);                                // random sign, magnitude in [lo, hi): two draws
+  void skip(uint64_t draws) { s_ += draws * 0x9E3779B97F4A7C15ull; }  // as DRAWS calls of next()
+
  private:
   uint64_t s_;
 };
+
+// Calls GEN(i, r) for each i in [0, N) on the machine's cores, R being RNG advanced by i x DRAWS
+// draws (GEN takes exactly DRAWS draws from it), and advances RNG past all of them: the values a
+// sequential loop over one Rng gives, in a fraction of the time for the large inputs.
+void fill_from_rng(Rng& rng, size_t n, uint64_t draws, const std::function<void(size_t i, Rng& r)>& gen);
 
 // e4m3fn: exact decode; encode rounds to nearest even, saturating at +-448.
 float e4m3_to_float(uint8_t v);

@@ -476,3 +476,21 @@ TEST_CASE("plan probes derive shapes from facts and fold results back", "[probes
   CHECK(*find_fact(skipped.facts_patch, "probe.spec_verify.status") == "skip");
   CHECK(*find_fact(skipped.facts_patch, "probe.mqa_logits.next_n.3.status") == "skip");
 }
+
+TEST_CASE("inputs filled on several cores are the values one Rng gives in order", "[probes]") {
+  for (const uint64_t draws : {uint64_t{1}, uint64_t{2}}) {
+    const size_t n = 100003;  // several chunks and a partial one
+    Rng seq(42), par(42);
+    std::vector<uint64_t> a(n), b(n);
+    for (size_t i = 0; i < n; ++i) {
+      a[i] = seq.next();
+      if (draws == 2) a[i] ^= seq.next() << 1;
+    }
+    fill_from_rng(par, n, draws, [&](size_t i, Rng& r) {
+      b[i] = r.next();
+      if (draws == 2) b[i] ^= r.next() << 1;
+    });
+    CHECK(a == b);
+    CHECK(seq.next() == par.next());  // both continue from the same place
+  }
+}
