@@ -185,8 +185,8 @@ MlaVerifyBytes mla_verify_input_bytes(const MlaVerifyShape& s, int batch, int co
   return bytes_for(s, batch, make_paged_requests(rng, batch, s.k + 1, context, s.block_size, false), context);
 }
 
-std::vector<double> mla_verify_reference(const MlaVerifyInputs& in, int b, int j) {
-  const int H = in.heads, D = in.kv_dim, V = in.v_dim;
+void mla_verify_reference_head(const MlaVerifyInputs& in, int b, int j, int h, double* out) {
+  const int D = in.kv_dim, V = in.v_dim;
   // An fp8 cache's values by code, as mla_cache_value gives them: a look-up instead of decoding
   // every element again for every row (two fifths of a probe's reference time, issue 49).
   std::array<double, 256> by_code{};
@@ -196,42 +196,40 @@ std::vector<double> mla_verify_reference(const MlaVerifyInputs& in, int b, int j
   auto value = [&](size_t e) { return in.fp8 ? by_code[in.kv_cache[e]] : mla_cache_value(in, e); };
   const std::vector<int> vis = visible_positions(in, b, j);
   const size_t n = vis.size();
-  std::vector<double> q(static_cast<size_t>(H) * D);
-  const uint16_t* qb = in.q.data() + (static_cast<size_t>(b) * in.num_q + j) * H * D;
-  for (size_t e = 0; e < q.size(); ++e) q[e] = bf16_to_float(qb[e]);
+  std::vector<double> q(static_cast<size_t>(D));
+  const uint16_t* qb = in.q.data() + ((static_cast<size_t>(b) * in.num_q + j) * in.heads + h) * D;
+  for (int e = 0; e < D; ++e) q[static_cast<size_t>(e)] = bf16_to_float(qb[e]);
   auto row_offset = [&](int t) {
     const int blk = in.block_table[static_cast<size_t>(b) * in.bt_stride + t / in.block_size];
     return (static_cast<size_t>(blk) * in.block_size + t % in.block_size) * D;
   };
-  // Pass 1: scores s[h][i] = q_h . x_t * sm_scale, and each head's max.
-  std::vector<double> s(static_cast<size_t>(H) * n), x(static_cast<size_t>(D));
-  std::vector<double> mx(static_cast<size_t>(H), -INFINITY);
+  // Pass 1: scores s[i] = q . x_t * sm_scale, and their max.
+  std::vector<double> s(n);
+  double mx = -INFINITY;
   for (size_t i = 0; i < n; ++i) {
     const size_t base = row_offset(vis[i]);
-    for (int e = 0; e < D; ++e) x[static_cast<size_t>(e)] = value(base + e);
-    for (int h = 0; h < H; ++h) {
-      double dot = 0;
-      for (int e = 0; e < D; ++e) dot += q[static_cast<size_t>(h) * D + e] * x[static_cast<size_t>(e)];
-      const double v = dot * in.sm_scale;
-      s[static_cast<size_t>(h) * n + i] = v;
-      mx[static_cast<size_t>(h)] = std::max(mx[static_cast<size_t>(h)], v);
-    }
+    double dot = 0;
+    for (int e = 0; e < D; ++e) dot += q[static_cast<size_t>(e)] * value(base + e);
+    s[i] = dot * in.sm_scale;
+    mx = std::max(mx, s[i]);
   }
-  // Pass 2: out[h] = sum_i p_hi x_t[:V] / sum_i p_hi.
-  std::vector<double> out(static_cast<size_t>(H) * V, 0.0), den(static_cast<size_t>(H), 0.0);
+  // Pass 2: out = sum_i p_i x_t[:V] / sum_i p_i.
+  double den = 0;
+  std::fill(out, out + V, 0.0);
   for (size_t i = 0; i < n; ++i) {
     const size_t base = row_offset(vis[i]);
-    for (int e = 0; e < V; ++e) x[static_cast<size_t>(e)] = value(base + e);
-    for (int h = 0; h < H; ++h) {
-      const double p = std::exp(s[static_cast<size_t>(h) * n + i] - mx[static_cast<size_t>(h)]);
-      den[static_cast<size_t>(h)] += p;
-      double* o = out.data() + static_cast<size_t>(h) * V;
-      for (int e = 0; e < V; ++e) o[e] += p * x[static_cast<size_t>(e)];
-    }
+    const double p = std::exp(s[i] - mx);
+    den += p;
+    for (int e = 0; e < V; ++e) out[e] += p * value(base + e);
   }
-  for (int h = 0; h < H; ++h)
-    for (int e = 0; e < V; ++e)
-      if (den[static_cast<size_t>(h)] > 0) out[static_cast<size_t>(h) * V + e] /= den[static_cast<size_t>(h)];
+  if (den > 0)
+    for (int e = 0; e < V; ++e) out[e] /= den;
+}
+
+std::vector<double> mla_verify_reference(const MlaVerifyInputs& in, int b, int j) {
+  std::vector<double> out(static_cast<size_t>(in.heads) * in.v_dim);
+  for (int h = 0; h < in.heads; ++h)
+    mla_verify_reference_head(in, b, j, h, out.data() + static_cast<size_t>(h) * in.v_dim);
   return out;
 }
 
@@ -242,10 +240,16 @@ ErrorStats check_mla_verify(const MlaVerifyInputs& in, const std::vector<uint16_
   std::vector<std::pair<int, int>> rows;
   for (int b : requests_or_all(requests, in.batch))
     for (int j = 0; j < in.num_q; ++j) rows.emplace_back(b, j);
-  // The rows' references are independent and were most of a probe's time (about 60 ms a row at
-  // k = 8 on one core, issue 49): computed on the machine's cores, compared in order.
-  std::vector<std::vector<double>> refs(rows.size());
-  parallel_for(rows.size(), [&](size_t r) { refs[r] = mla_verify_reference(in, rows[r].first, rows[r].second); });
+  // The rows' references, head by head, are independent and were most of a probe's time (about
+  // 60 ms a row at k = 8 on one core, issue 49): computed on the machine's cores (a row's heads
+  // apart, so that a plan of few rows uses them too), compared in order.
+  std::vector<std::vector<double>> refs(rows.size(), std::vector<double>(per_row));
+  const size_t heads = static_cast<size_t>(in.heads);
+  parallel_for(rows.size() * heads, [&](size_t job) {
+    const size_t r = job / heads, h = job % heads;
+    mla_verify_reference_head(in, rows[r].first, rows[r].second, static_cast<int>(h),
+                              refs[r].data() + h * static_cast<size_t>(in.v_dim));
+  });
   for (size_t r = 0; r < rows.size(); ++r)
     st.add_bf16(out.data() + (static_cast<size_t>(rows[r].first) * in.num_q + rows[r].second) * per_row, refs[r].data(),
                 per_row);

@@ -86,6 +86,8 @@ inline constexpr double kMlaVerifyMaxRel = 1e-2;
 // fp64 reference of verify row j of request b for every head: [heads][v_dim], from the cache's
 // values (e4m3 x kv_scale for fp8) and the row's visible positions, read through the block table.
 std::vector<double> mla_verify_reference(const MlaVerifyInputs& in, int b, int j);
+// The same for head H alone, into OUT[v_dim] (the heads are independent: the same values).
+void mla_verify_reference_head(const MlaVerifyInputs& in, int b, int j, int h, double* out);
 // Checks `out` (bf16 bits) for the given requests (all when empty).
 ErrorStats check_mla_verify(const MlaVerifyInputs& in, const std::vector<uint16_t>& out,
                             const std::vector<int>& requests);
