@@ -51,11 +51,12 @@ Expected<Services> system_services(const CatalogSource& source) {
   s.analyze_checkpoint = remembered_checkpoints();
   s.discover_python = [](const std::string& python) { return discover_python(python); };
   s.run_probes = probes::run_plan_probes;
-  // Only where a GPU device node is there to probe: elsewhere (CPU CI, a declared GPU) the child
-  // would be started for nothing, once per checked file.
+  // Only where the NVIDIA driver's control node is there (any GPU given to this machine or
+  // container, /dev/nvidia0 or another): elsewhere (CPU CI, a declared GPU) the child would be
+  // started for nothing, once per checked file.
   s.prestart_probes = [](const probes::PlanProbeOptions& o) -> std::shared_ptr<PrestartedChild> {
     std::error_code ec;
-    if (probe_kernels_fatbin().empty() || !std::filesystem::exists("/dev/nvidia0", ec)) return nullptr;
+    if (probe_kernels_fatbin().empty() || !std::filesystem::exists("/dev/nvidiactl", ec)) return nullptr;
     return probes::prestart_plan_probes(o);
   };
   s.run_stack_probes = probes::run_stack_probes;
