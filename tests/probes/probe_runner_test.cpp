@@ -286,4 +286,10 @@ TEST_CASE("the product's probe child reads its specs from stdin when prestarted"
   CHECK(none.exit_code == 0);
   CHECK(none.out.empty());
   CHECK(test::run_specprobe("__probe-child").exit_code == 2);  // one of --specs / --specs-on-stdin
+  // A line that is not a JSON array of specs: exit 2 naming it, nothing run.
+  const std::string bad = test::write_file(test::temp_dir(), "bad", "{\"probe\": \n");
+  test::RunResult broken = test::run_specprobe("__probe-child --specs-on-stdin < " + test::shell_quote(bad));
+  CHECK(broken.exit_code == 2);
+  CHECK(broken.err.find("not a JSON array") != std::string::npos);
+  CHECK(broken.out.empty());
 }

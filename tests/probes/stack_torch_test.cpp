@@ -98,6 +98,17 @@ TEST_CASE("torch: an architecture list without the GPU's is a failure, same-majo
     CHECK(ok["status"] == "pass");
     CHECK(case_of(ok, "arch")["params"]["covered_by"].is_string());
   }
+  // vllm#21633 (2025-07-25): the vLLM 0.10.0 image's PyTorch "supports CUDA capabilities sm_50
+  // sm_60 sm_70 sm_75 sm_80 sm_86 sm_90" on an RTX 5070 Ti, sm_120: no kernel image. Its
+  // neighbour, an H100 (sm_90) with the same build, passes.
+  const StandInTorch vllm_0_10(
+      Json{{"version", "2.7.0+cu126"}, {"cuda", "12.6"}, {"arch", "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90"}});
+  Json rtx5070 = nvidia(120);
+  rtx5070["gpu"]["name"] = "NVIDIA GeForce RTX 5070 Ti";
+  Json blocked = vllm_0_10.run(rtx5070);
+  CHECK(blocked["status"] == "fail");
+  CHECK(blocked["reason"].get<std::string>().find("NVIDIA GeForce RTX 5070 Ti is sm_120") != std::string::npos);
+  CHECK(vllm_0_10.run(nvidia(90))["status"] == "pass");
   // an sm_90a cubin runs on 9.0 only; PTX compute_90 on anything later
   const StandInTorch special(Json{{"version", "x"}, {"cuda", "12.8"}, {"arch", "sm_80 sm_90a compute_90"}});
   CHECK(case_of(special.run(nvidia(120)), "arch")["params"]["covered_by"] == "compute_90");
