@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "common/ascii.hpp"
 #include "common/version.hpp"
 
 namespace specprobe {
@@ -25,6 +26,9 @@ namespace {
 
 constexpr double kGiBd = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiBd = 1024.0 * 1024.0;
+// What NVML shows in use on an idle card, before any process: the driver's reservation (about
+// 0.6 GiB on an H100 or H200). Beyond it, the memory in use is other processes'.
+constexpr double kIdleCardUsed = 0.6 * kGiBd;
 
 std::optional<double> fact_number(const Json& f, std::string_view name) {
   const Json* v = find_fact(f, name);
@@ -619,6 +623,34 @@ void derive_memory(Json& f) {
     t.kv = t.kv_low = t.kv_high = static_cast<double>(*kvb);
   }
 
+  // vLLM 0.8.0-0.9.0's V1 worker sized the KV cache as gpu_memory_utilization x total less the
+  // profile run's torch peak less all other memory in use on the device (total - free, less
+  // torch's own: Worker.determine_available_memory in vllm/v1/worker/gpu_worker.py, read in the
+  // 0.8.0 and 0.9.0 wheels), so what another process holds on the card comes off the KV cache (V0
+  // measured from a baseline and did not count it; 0.9.1 refuses at start instead, below). The
+  // engine falls back to V0 for features its V1 lacked (EngineArgs._is_v1_supported_oracle), and
+  // which ones changed with each release: the plans that surely run V1 here are those without
+  // speculative decoding, a KV-cache dtype other than auto, CPU offload or a GPU below SM 8.0.
+  const bool others_off_kv = engine == "vllm" && ver_is(">=0.8.0,<0.9.1");
+  bool surely_v1 = false;
+  std::optional<double> others_held;  // what other processes hold now, taken off the KV cache
+  std::string shared_note;            // what another process on the card would change
+  if (others_off_kv) {
+    const std::string use_v1 = ascii_lower(fact_string(f, "env.VLLM_USE_V1").value_or(""));
+    surely_v1 = use_v1 != "0" && use_v1 != "false" && !spec &&
+                fact_string(f, "serve.kv_cache_dtype").value_or("auto") == "auto" && cpu_offload <= 0 &&
+                fact_int(f, "gpu.sm").value_or(80) >= 80;
+    if (use_v1 == "1" || use_v1 == "true") surely_v1 = true;  // asked for: V1 or a refusal to start
+  }
+  if (others_off_kv && surely_v1)
+    if (const auto free_now = fact_number(f, "gpu.memory_free_bytes")) {
+      const double others = std::max(0.0, gpu_bytes - *free_now - kIdleCardUsed);
+      others_held = others;
+      t.kv -= others;
+      t.kv_low -= others;
+      t.kv_high -= others;
+    }
+
   m["modelled"] = true;
   m["gpu_bytes"] = std::llround(gpu_bytes);
   m["budget_bytes"] = std::llround(t.budget);
@@ -642,6 +674,7 @@ void derive_memory(Json& f) {
   b["scheduler_seqs"] = seqs;
   b["kv_dtype"] = kv_eff;
   if (cpu_offload > 0) b["cpu_offload_bytes"] = std::llround(cpu_offload);
+  if (others_held) b["other_processes_bytes"] = std::llround(*others_held);
 
   m["graph_bytes"] = std::llround(graph);
   b["graphs_inside_budget"] = graphs_inside;
@@ -726,6 +759,23 @@ void derive_memory(Json& f) {
       else if (*free_now - ctx_high < want)
         set("at-risk", "free-memory", what + ", within the CUDA context's margin", how);
     }
+  if (engine == "vllm" && !ver_is("<0.9.1") && !fact_number(f, "gpu.memory_free_bytes"))
+    shared_note = fmt::format(
+        "the GPU is assumed idle: vLLM refuses to start unless gpu_memory_utilization x its memory ({}) is free "
+        "when it starts (run specprobe on the serving host to read what other processes hold)",
+        gib(std::ceil(fraction * gpu_bytes)));
+  if (others_off_kv && !surely_v1)
+    if (const auto free_now = fact_number(f, "gpu.memory_free_bytes");
+        free_now && gpu_bytes - *free_now - kIdleCardUsed > 0.5 * kGiBd)
+      shared_note = fmt::format(
+          "other processes hold {} on the GPU now: vLLM {} takes it off the KV cache when this plan runs its V1 "
+          "engine, not when it falls back to V0 (for speculative decoding, a KV-cache dtype, CPU offload or an "
+          "older GPU), so it is not counted here",
+          gib(gpu_bytes - *free_now - kIdleCardUsed), ver);
+  if (others_held && *others_held > 0)
+    shared_note = fmt::format(
+        "other processes hold {} on the GPU now, which vLLM {}'s V1 engine takes off the KV cache (counted above)",
+        gib(*others_held), ver);
 
   if (per_token.modelled && per_token.bytes > 0) {
     const double block = static_cast<double>(fact_int(f, "serve.block_size").value_or(16));
@@ -798,32 +848,48 @@ void derive_memory(Json& f) {
       m["max_concurrency"] = std::round(requests(t.kv) * 100.0) / 100.0;
       tx["max_model_len"] = tokens_text(len);
     }
-    const std::string kv_line =
-        fmt::format("{} leave {} of the {} x {} budget for the KV cache: {} tokens", weights_text,
-                    gib(std::max(0.0, t.kv)), fraction, gib(gpu_bytes), tokens_text(tok));
+    // What shares the budget with the KV cache, and the first fix, when other processes hold part of it.
+    const bool held = others_held && *others_held > 0;
+    const std::string kv_users =
+        held ? fmt::format("{} and the {} other processes hold", weights_text, gib(*others_held)) : weights_text;
+    const std::string free_first =
+        held ? fmt::format("free the GPU (stop the processes that hold {}), or ", gib(*others_held)) : "";
+    const std::string kv_line = fmt::format("{} leave {} of the {} x {} budget for the KV cache: {} tokens", kv_users,
+                                            gib(std::max(0.0, t.kv)), fraction, gib(gpu_bytes), tokens_text(tok));
     base_summary = kv_line;
     if (t.kv_high <= 0) {
       set("fails", "no-kv",
-          fmt::format("{} leave no memory for the KV cache under {}={}", weights_text, budget_name, fraction),
-          fmt::format("raise {} or tensor parallelism, or lower max_num_batched_tokens", budget_name));
+          fmt::format("{} leave no memory for the KV cache under {}={}", kv_users, budget_name, fraction),
+          fmt::format("{}raise {} or tensor parallelism, or lower max_num_batched_tokens", free_first, budget_name));
     } else if (t.kv_low <= 0) {
       set("at-risk", "no-kv",
-          fmt::format("{} leave at most {} for the KV cache under {}={} (estimates)", weights_text, gib(t.kv_high),
+          fmt::format("{} leave at most {} for the KV cache under {}={} (estimates)", kv_users, gib(t.kv_high),
                       budget_name, fraction),
-          fmt::format("raise {} or tensor parallelism", budget_name));
+          fmt::format("{}raise {} or tensor parallelism", free_first, budget_name));
     } else if (max_len && *max_len > 0 && engine == "vllm") {
       const double need = static_cast<double>(*max_len);
       const std::string fit = tokens_text(std::floor(tok_low / 1024) * 1024);
       if (requests(t.kv_high) < 1)
         set("fails", "one-request",
             fmt::format("{}, less than one max_model_len={} request", kv_line, tokens_text(need)),
-            fmt::format("set --max-model-len {} or less, raise {}, use an fp8 KV cache, or raise TP", fit,
+            fmt::format("{}set --max-model-len {} or less, raise {}, use an fp8 KV cache, or raise TP", free_first, fit,
                         budget_name));
       else if (requests(t.kv_low) < 1)
         set("at-risk", "one-request",
             fmt::format("{}; one max_model_len={} request needs {} tokens, within the estimate's margin", kv_line,
                         tokens_text(need), tokens_text(need)),
-            fmt::format("set --max-model-len {} or less, or raise {}", fit, budget_name));
+            fmt::format("{}set --max-model-len {} or less, or raise {}", free_first, fit, budget_name));
+    }
+    // A declared GPU is assumed idle: say how much another process may hold before the plan stops
+    // fitting, where vLLM takes it off the KV cache.
+    if (others_off_kv && surely_v1 && !others_held && len > 0 && requests(t.kv_low) >= 1) {
+      // The KV cache beyond one request: what another process may hold before the plan stops fitting.
+      auto headroom = [&](double kv) { return kv * (1 - 1 / requests(kv)); };
+      shared_note = fmt::format(
+          "the GPU is assumed idle: vLLM {}'s V1 engine takes what other processes hold on the card off the KV "
+          "cache, and with about {} held elsewhere (as little as {} at the estimates' pessimistic end) one "
+          "max_model_len={} request no longer fits (run specprobe on the serving host to read what is held)",
+          ver, gib(headroom(t.kv)), gib(headroom(t.kv_low)), tokens_text(len));
     }
     // FULL decode graphs give every sequence one Mamba cache block: vLLM 0.19+ refuses to capture
     // when max_num_seqs exceeds the pool's blocks (config/compilation.py
@@ -950,6 +1016,7 @@ void derive_memory(Json& f) {
                       budget_name, fraction, gib(room)),
           fmt::format("lower {} to 0.92 or less, or lower the capture sizes", budget_name));
   }
+  if (!shared_note.empty()) b["shared_gpu_note"] = shared_note;
   m["status"] = status;
   m["problem"] = problem;
   m["summary"] = problem == "none" ? base_summary : summary;

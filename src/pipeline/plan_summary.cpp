@@ -67,6 +67,8 @@ MemorySummary memory_summary(const Json& f) {
   b.overhead_bytes = fact_int(f, "memory.breakdown.overhead_bytes");
   b.request_table_bytes = fact_int(f, "memory.breakdown.request_table_bytes");
   b.fa3_graph_tables_bytes = fact_int(f, "memory.breakdown.fa3_graph_tables_bytes");
+  b.other_processes_bytes = fact_int(f, "memory.breakdown.other_processes_bytes");
+  b.shared_gpu_note = fact_string(f, "memory.breakdown.shared_gpu_note");
   b.scheduler_tokens = fact_double(f, "memory.breakdown.scheduler_tokens").value_or(defaults.scheduler_tokens);
   b.scheduler_seqs = fact_double(f, "memory.breakdown.scheduler_seqs").value_or(defaults.scheduler_seqs);
   b.graphs_inside_budget =

@@ -96,6 +96,8 @@ struct MemoryBreakdown {
   std::optional<int64_t> activation_bytes, overhead_bytes;
   std::optional<int64_t> request_table_bytes;     // SGLang's request-to-token table, from the reserve
   std::optional<int64_t> fa3_graph_tables_bytes;  // SGLang 0.4.5-0.4.10.post1 FA3 decode graphs' page tables
+  std::optional<int64_t> other_processes_bytes;   // held by other processes now, off vLLM 0.8.x V1's KV cache
+  std::optional<std::string> shared_gpu_note;     // what other processes on the card change, or would
   double scheduler_tokens = 0, scheduler_seqs = 0;
   bool graphs_inside_budget = false;
   std::string kv_dtype = "auto";

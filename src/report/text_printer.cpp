@@ -133,6 +133,9 @@ void print_memory_breakdown(std::string& out, const MemorySummary& m) {
   if (b.fa3_graph_tables_bytes)
     out += fmt::format("  FA3 graph tables  {} (int32 page tables of the decode graphs; from the reserve)\n",
                        gib_text(b.fa3_graph_tables_bytes));
+  if (b.other_processes_bytes)
+    out += fmt::format("  other processes   {} (in use on the GPU now beyond an idle card's; off the KV cache)\n",
+                       gib_text(b.other_processes_bytes));
   if (m.kv_tokens)
     out += fmt::format(
         "  KV cache          {} = {} tokens at {} bytes per token ({}; {} to {} tokens within the margin)\n",
@@ -145,6 +148,7 @@ void print_memory_breakdown(std::string& out, const MemorySummary& m) {
                        *m.max_concurrency);
   out += fmt::format("  verdict           {}{}\n", shown(m.status), m.fix ? " (fix: " + *m.fix + ")" : "");
   if (b.engine_version_note) out += fmt::format("  note: {}\n", *b.engine_version_note);
+  if (b.shared_gpu_note) out += fmt::format("  note: {}\n", *b.shared_gpu_note);
 }
 
 }  // namespace

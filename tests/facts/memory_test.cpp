@@ -487,3 +487,67 @@ TEST_CASE("memory: what other processes hold on a queried GPU against vLLM's sta
   CHECK(fact_string(derived(59.1), "memory.fix").value_or("").find("--gpu-memory-utilization to 0.72 or less") !=
         std::string::npos);
 }
+
+TEST_CASE("memory: vLLM 0.8.x's V1 engine takes what other processes hold off the KV cache", "[facts][memory]") {
+  // Llama-3.1-8B on an H100 (79.11 GiB), vLLM 0.8.5 at 0.4 with max_model_len 32,768 (4 GiB of KV
+  // per request at 131,072 bytes per token): Worker.determine_available_memory @v0.8.5 counts all
+  // memory in use on the device besides torch's own against the budget (vllm-issue-17431's case).
+  const Json& base =
+      specprobe::testing::fixture_base("llama8b-memory-h100", {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"});
+  auto derived = [&](const std::string& version, std::optional<double> held_gib,
+                     const std::function<void(Json&)>& more) {
+    Json g = base;
+    g["lib"]["vllm"]["version"] = version;
+    g["serve"]["gpu_memory_utilization"] = 0.4;
+    if (held_gib) {
+      // NVML's view: an idle card shows the driver's 0.6 GiB in use; HELD_GIB more is other processes'.
+      const double used = (0.6 + *held_gib) * 1073741824.0;
+      g["gpu"]["memory_free_bytes"] = static_cast<int64_t>(84943585280.0 - used);
+      g["gpu"]["memory_used_bytes"] = static_cast<int64_t>(used);
+    }
+    if (more) more(g);
+    specprobe::testing::derive_plan(g);
+    return g;
+  };
+  const Json idle = derived("0.8.5", std::nullopt, nullptr);
+  REQUIRE(fact_string(idle, "memory.status") == "fits");
+  const int64_t idle_kv = fact_int(idle, "memory.kv_bytes").value();
+  // A declared GPU is assumed idle, and the note says how much another process may hold.
+  const std::string note = fact_string(idle, "memory.breakdown.shared_gpu_note").value_or("");
+  CHECK(note.find("the GPU is assumed idle: vLLM 0.8.5's V1 engine takes what other processes hold") !=
+        std::string::npos);
+  CHECK(note.find("max_model_len=32,768 request no longer fits") != std::string::npos);
+  CHECK_FALSE(find_fact(idle, "memory.breakdown.other_processes_bytes"));
+
+  // Queried with 6 GiB held by another process: the KV cache is 6 GiB smaller (5.8 GiB left), and
+  // one 4 GiB request fits only at the estimates' optimistic end; with 16 GiB held none is left.
+  const Json shared = derived("0.8.5", 6.0, nullptr);
+  CHECK(std::llabs(fact_int(shared, "memory.breakdown.other_processes_bytes").value() - (6LL << 30)) <= 1);
+  CHECK(std::llabs(fact_int(shared, "memory.kv_bytes").value() - (idle_kv - (6LL << 30))) <= 1);
+  CHECK(fact_string(shared, "memory.status") == "at-risk");
+  CHECK(fact_string(shared, "memory.problem") == "one-request");
+  CHECK(fact_string(shared, "memory.summary").value_or("").find("and the 6.0 GiB other processes hold leave") !=
+        std::string::npos);
+  CHECK(
+      fact_string(shared, "memory.fix").value_or("").rfind("free the GPU (stop the processes that hold 6.0 GiB)", 0) ==
+      0);
+  const Json full = derived("0.8.5", 16.0, nullptr);
+  CHECK(fact_string(full, "memory.status") == "fails");
+  CHECK(fact_string(full, "memory.problem") == "no-kv");
+  CHECK(fact_string(full, "memory.breakdown.shared_gpu_note").value_or("").find("counted above") != std::string::npos);
+
+  // An idle card queried: nothing comes off.
+  CHECK(fact_int(derived("0.8.5", 0.0, nullptr), "memory.kv_bytes") == idle_kv);
+  // 0.9.1 and later refuse at start instead (the free-memory check), and do not take it off the KV cache.
+  const Json later = derived("0.9.1", 10.0, nullptr);
+  CHECK_FALSE(find_fact(later, "memory.breakdown.other_processes_bytes"));
+  // With speculative decoding 0.8.5 may fall back to V0, which measured from a baseline: not subtracted,
+  // said in the note.
+  const Json v0 = derived("0.8.5", 10.0, [](Json& g) { g["spec"]["enabled"] = true; });
+  CHECK_FALSE(find_fact(v0, "memory.breakdown.other_processes_bytes"));
+  CHECK(fact_string(v0, "memory.breakdown.shared_gpu_note").value_or("").find("not when it falls back to V0") !=
+        std::string::npos);
+  // VLLM_USE_V1=0 asks for V0.
+  const Json asked_v0 = derived("0.8.5", 10.0, [](Json& g) { g["env"]["VLLM_USE_V1"] = "0"; });
+  CHECK_FALSE(find_fact(asked_v0, "memory.breakdown.other_processes_bytes"));
+}

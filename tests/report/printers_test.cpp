@@ -628,3 +628,27 @@ TEST_CASE("text: the plan header and --explain-memory render the typed plan summ
   r.plan.model.id = "org/model";
   CHECK(render_text(r, style).find("  model:     org/model (metadata not read)\n") != std::string::npos);
 }
+
+TEST_CASE("text: --explain-memory shows what other processes hold and the shared-GPU note", "[report][text]") {
+  Report r = report_with({});
+  r.facts = Json::object();
+  r.plan.memory.present = true;
+  r.plan.memory.modelled = true;
+  r.plan.memory.status = "at-risk";
+  r.plan.memory.kv_bytes = 6LL << 30;
+  r.plan.memory.breakdown.engine_version = "0.8.5";
+  r.plan.memory.breakdown.other_processes_bytes = 6LL << 30;
+  r.plan.memory.breakdown.shared_gpu_note = "other processes hold 6.0 GiB on the GPU now";
+  TextStyle style;
+  style.explain_memory = true;
+  style.width = 200;
+  const std::string t = render_text(r, style);
+  CHECK(t.find("  other processes   6.00 GiB (in use on the GPU now beyond an idle card's; off the KV cache)\n") !=
+        std::string::npos);
+  CHECK(t.find("  note: other processes hold 6.0 GiB on the GPU now\n") != std::string::npos);
+  // Neither line without the facts.
+  r.plan.memory.breakdown.other_processes_bytes.reset();
+  r.plan.memory.breakdown.shared_gpu_note.reset();
+  const std::string idle = render_text(r, style);
+  CHECK(idle.find("other processes") == std::string::npos);
+}
