@@ -576,7 +576,7 @@ _REMOTE_CODE_PATTERNS = ("trust_remote_code", "trust-remote-code", "custom code"
 GPU_PATTERNS = ("cuda driver is a stub", "no cuda gpus are available", "found no nvidia driver",
                  "cudagetdevicecount", "cuda error", "cuinit", "nvml", "no cuda device",
                  "torch not compiled with cuda", "cuda initialization", "invalid device ordinal",
-                 "no cuda runtime", "libcuda.so")
+                 "no cuda runtime", "libcuda.so", "no accelerator")
 ADAPTER_EXCEPTIONS = (NameError, AttributeError, ImportError, KeyError, IndexError, UnboundLocalError,
                 RecursionError, MemoryError, SyntaxError)
 
@@ -1066,3 +1066,158 @@ def run_adapter(engine, setup, check):
             except (OSError, ValueError):
                 pass
         os._exit(0)
+
+
+# --------------------------------------------------------------------------------------------------
+# Model construction on the meta device (both engines): rank 0's parallel groups, the declared
+# device's handles and properties, every tensor on the meta device, and what a stop there means.
+
+class GroupStandIn:
+    """Rank 0 of a parallel group of WORLD_SIZE ranks, for model construction only: what the layers
+    read while they are built (sizes and ranks; the process group's size() and rank()). No
+    collective can run on it: nothing here runs a forward pass."""
+
+    def __init__(self, name, world_size):
+        self.unique_name = "%s:0" % name
+        self.world_size = int(world_size)
+        self.rank = self.rank_in_group = self.local_rank = 0
+        self.ranks = list(range(self.world_size))
+        self.is_first_rank = True
+        self.is_last_rank = self.world_size == 1
+        self.use_device_communicator = False
+        self.device_communicator = None
+        self.device_group = self.cpu_group = types.SimpleNamespace(size=lambda: self.world_size, rank=lambda: 0)
+
+    def size(self):
+        return self.world_size
+
+
+def declare_torch_device_queries(gpu, plat):
+    """For a declared NVIDIA GPU on a machine without one: torch.cuda.get_device_capability and
+    get_device_name answer the declaration rather than initialising CUDA on the stub driver (kernel
+    packages and engine modules ask torch itself, some at import). torch.cuda.is_available() stays
+    False."""
+    import torch
+
+    cap = tuple(gpu["cc"])
+    dname = gpu.get("name") or "declared sm_%d%d GPU" % cap
+    torch.cuda.get_device_capability = lambda device=None: cap
+    torch.cuda.get_device_name = lambda device=None: dname
+    plat["torch_cuda_queries"] = ("torch.cuda.get_device_capability / get_device_name answer the declaration; "
+                                  "torch.cuda.is_available() stays False")
+
+
+def declared_properties(gpu):
+    """torch.cuda.get_device_properties() for a declared NVIDIA GPU whose SM count is declared (kernel
+    libraries size their grids by it while layers are built), else None (the device is asked)."""
+    if not gpu or not gpu.get("declared") or is_amd(gpu) or not gpu.get("sm_count") or not gpu.get("cc"):
+        return None
+    major, minor = gpu["cc"]
+    return types.SimpleNamespace(
+        name=gpu.get("name") or "declared sm_%d%d GPU" % (major, minor), major=major, minor=minor,
+        multi_processor_count=int(gpu["sm_count"]), total_memory=int(declared_memory(gpu)[0] * (1 << 30)),
+        is_integrated=False, is_multi_gpu_board=False, warp_size=32)
+
+
+class DeviceHandleStandIn:
+    """A CUDA stream or event made while a layer is built (overlap streams for shared experts, ...):
+    kept for the forward pass, which never runs here."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __getattr__(self, name):
+        return lambda *a, **k: None
+
+
+@contextlib.contextmanager
+def device_stand_ins(gpu):
+    """While a model is built: CUDA streams and events are stand-ins (layers make side streams at
+    construction), and torch.cuda.get_device_properties answers from the declared GPU (kernel
+    libraries size their grids by its SM count); both put back afterwards."""
+    import torch
+
+    saved = [(torch.cuda, "Stream", torch.cuda.Stream), (torch.cuda, "Event", torch.cuda.Event),
+             (torch.cuda, "get_device_properties", torch.cuda.get_device_properties)]
+    torch.cuda.Stream = torch.cuda.Event = DeviceHandleStandIn
+    props = declared_properties(gpu)
+    if props is not None:
+        torch.cuda.get_device_properties = lambda device=None: props
+    try:
+        yield
+    finally:
+        for owner, name, value in saved:
+            setattr(owner, name, value)
+
+
+def on_meta():
+    """A torch function mode that puts every tensor a layer makes on the meta device, also those made
+    with an explicit device ("cuda", the platform's current device) and those moved there; pinned
+    host memory becomes plain meta memory. torch.device("meta") alone leaves explicit devices be."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._device import _device_constructors
+
+    constructors = _device_constructors()
+    meta = torch.device("meta")
+
+    def off_host(d):
+        return d is not None and not (isinstance(d, torch.device) and d.type in ("cpu", "meta")) and \
+            not (isinstance(d, str) and d.split(":")[0] in ("cpu", "meta"))
+
+    class AllOnMeta(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if func in constructors:
+                kwargs["device"] = meta
+                kwargs.pop("pin_memory", None)
+            elif func is torch.Tensor.cuda or func is torch.Tensor.pin_memory:
+                return args[0]
+            elif func is torch.Tensor.to:
+                if off_host(kwargs.get("device")):
+                    kwargs.pop("device")
+                args = tuple(a for i, a in enumerate(args) if i == 0 or not (
+                    isinstance(a, (str, int, torch.device)) and off_host(a if not isinstance(a, int) else "cuda")))
+                if len(args) == 1 and not kwargs:
+                    return args[0]
+            return func(*args, **kwargs)
+
+    return AllOnMeta()
+
+
+# Exceptions raised while building on the meta device that say "this needs the device", not "the
+# engine objects": the construction then stops there and the plan keeps its earlier answer.
+META_LIMITS = ("meta tensor", "meta device", "is not implemented for 'meta'", "on the 'meta' device",
+                "cannot copy out of meta", "tensor.item() cannot be called on meta", "register_meta",
+                "data-dependent", "data dependent")
+
+
+def construction_limit(exc, extra=()):
+    """Why EXC, raised while a model was being built on the meta device, says what this machine
+    lacks rather than an objection to the plan: "needs the device", "needs real tensor values", a
+    reason from EXTRA ((patterns, why) pairs, matched in the exception chain's text), or the
+    adapter's own limit; None for an objection (the engine refused the plan there)."""
+    text = " | ".join(str(x) for x in exc_chain(exc)).lower()
+    in_torch = "torch/" in (raised_at(exc) or "")
+    if any(p in text for p in GPU_PATTERNS):
+        return "needs the device"
+    if any(p in text for p in META_LIMITS) or (in_torch and "meta" in text):
+        return "needs real tensor values"
+    for patterns, why in extra:
+        if any(p in text for p in patterns):
+            return why
+    if isinstance(exc, ADAPTER_EXCEPTIONS):
+        return "reads more of the parallel state than rank 0's sizes, or more of the device than declared"
+    return None
+
+
+def record_construction_stop(exc, rec, built, why):
+    """The plan keeps its earlier stages' answer; facts.model_construction_stopped and a note say
+    where the construction stopped and why (engines/README.md)."""
+    stop = {"after": built, "why": why, "exception": type(exc).__name__, "message": exception_message(exc)[:500],
+            "raised_at": raised_at(exc)}
+    if os.environ.get("SPECPROBE_ENGINE_DEBUG"):
+        stop["traceback"] = clip("".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-3000:])
+    rec["facts"]["model_construction_stopped"] = stop
+    rec["notes"].append("model construction on the meta device stopped (%s) at %s: %s" % (
+        why, raised_at(exc), exception_message(exc)[:300]))

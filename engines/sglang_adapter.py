@@ -7,7 +7,11 @@
 # batch sizes, KV dtype). On a machine without the GPU, the GPU is declared through SGLang's own
 # platform override (sglang.srt.runtime_context.override_platform: is_cuda, is_sm90 / is_sm100 ...,
 # device_sm, device_capability) and its memory through the device-memory probe the resolution hooks
-# call. Protocol: engines/README.md; shared machinery: common.py (standard library + SGLang only).
+# call. Then (0.5.2x) the model is built the way SGLang's loader builds it, on the meta device as rank 0
+# of the plan's parallel widths (construct). Protocol: engines/README.md; shared machinery: common.py
+# (standard library + SGLang only).
+import contextlib
+import importlib
 import importlib.util
 import os
 import sys
@@ -63,6 +67,18 @@ def platform_facts(gpu, torch_cuda):
     }
 
 
+def rebind_probes(sgc, facts, bound=None):
+    """Each utils.common platform probe answering FACTS, wherever a loaded SGLang module bound it;
+    the bindings per probe go into BOUND. Returns how many were rebound."""
+    bound = {} if bound is None else bound
+    for fact, probe in PLATFORM_PROBES.items():
+        original = getattr(sgc, probe, None)
+        if original is not None and fact in facts:
+            value = facts[fact]
+            bound[probe] = bound.get(probe, 0) + cm.rebind("sglang", probe, original, lambda *a, _v=value, **k: _v)
+    return sum(bound.values())
+
+
 def declare_amd_arch(gpu, sgc, plat, skipped):
     """The gfx target for SGLang's own arch checks: utils.common.is_gfx95_supported (rebound wherever
     it is bound) and torch.cuda.get_device_properties().gcnArchName for code that reads it directly."""
@@ -106,8 +122,19 @@ def setup(req, result):
     override = None
     if declared:
         facts = platform_facts(gpu, torch.version.cuda)
-        import sglang.srt.server_args  # noqa: F401  (loads the modules that bind the probes)
         from sglang.srt.utils import common as sgc
+
+        if not amd and driver != "real":
+            cm.declare_torch_device_queries(gpu, plat)
+        if not amd:
+            # Before the rest of SGLang loads: modules that keep a probe's answer at import
+            # (`_is_cuda = is_cuda()` in the layers, read when a model is built) see the declared
+            # NVIDIA GPU, as on the GPU host. (A declared AMD GPU keeps them: a CUDA environment
+            # lacks the ROCm kernel packages those branches import.)
+            early = rebind_probes(sgc, facts)
+            plat["probes_at_import"] = "%d utils.common probes answer the declaration before SGLang's modules load" % (
+                early)
+        import sglang.srt.server_args  # noqa: F401  (loads the modules that bind the probes)
 
         try:
             import sglang.srt.arg_groups.pipeline  # noqa: F401  (0.5.2x: the resolution hooks)
@@ -125,11 +152,7 @@ def setup(req, result):
             # Releases before the platform context (0.5.17): the same facts through the probe
             # functions themselves, rebound wherever a module bound them.
             bound = {}
-            for fact, probe in PLATFORM_PROBES.items():
-                original = getattr(sgc, probe, None)
-                if original is not None and fact in facts:
-                    value = facts[fact]
-                    bound[probe] = cm.rebind("sglang", probe, original, lambda *a, _v=value, **k: _v)
+            rebind_probes(sgc, facts, bound)
             how = "utils.common platform probes rebound (%s)" % ", ".join(
                 "%s -> %r (%d)" % (probe, facts[f], bound[probe]) for f, probe in PLATFORM_PROBES.items() if probe in bound)
         mem_gib, mem_src = cm.declared_memory(gpu)
@@ -150,8 +173,10 @@ def setup(req, result):
         if driver != "real":
             skipped.extend([
                 {"what": "module-level device probes",
-                 "why": "SGLang modules that call torch.cuda / utils.common.is_cuda() directly at import (kernel "
-                        "choices inside layers) still see no CUDA; only readers of get_platform() see the declared GPU"},
+                 "why": "SGLang's utils.common probes (is_cuda, is_sm90_supported, ...) and torch.cuda's capability "
+                        "and name answer the declared NVIDIA GPU from before SGLang's modules load; code that asks "
+                        "torch.cuda.is_available() or the device itself still sees no CUDA (a declared AMD GPU: only "
+                        "readers of get_platform() see it)"},
                 {"what": "device memory / KV-cache capacity",
                  "why": "no GPU: the KV pool size and max concurrency come from profiling device memory; the "
                         "resolution hooks get the declared total memory only"},
@@ -288,6 +313,188 @@ def check(rec, args, ctx):
     if facts.get("disable_cuda_graph") is not None:
         facts["cudagraph_mode"] = "NONE" if facts["disable_cuda_graph"] else "cuda_graph"
     facts["cudagraph_capture_sizes"] = facts.get("cuda_graph_bs")
+    # Whole plans are built; a variant of the plan only when building the plan was refused (the
+    # variant may change what refused it: the TP split, the quantization, the drafter).
+    plan = ctx.get("plan_record") or {}
+    if ctx.get("whole_plan") or (plan.get("status") == "refused" and plan.get("stage") == "model-construction"):
+        with cm.Stage(rec, "model-construction", ctx):
+            construct(sa, mc, resolved, rec, ctx)
+
+
+# SGLang's parallel groups (runtime_context ParallelContext, 0.5.2x) and the width each has.
+GROUP_WIDTHS = {"world_group": "launch_world_size", "tp_group": "tp_size", "pp_group": "pp_size",
+                "moe_ep_group": "moe_ep_size", "moe_dp_group": "moe_dp_size", "moe_tp_group": "moe_tp_size",
+                "attn_tp_group": "attn_tp_size", "attn_cp_group": "attn_cp_size",
+                "shared_experts_tp_group": "tp_size", "dcp_group": "attn_dcp_size"}
+
+
+def model_census(model):
+    """What SGLang built: this rank's parameter bytes, its attention layers and its MoE layers by
+    quantization method (counted by kind)."""
+    attention, moe = {}, {}
+    nbytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    for mod in model.modules():
+        name = type(mod).__name__
+        if hasattr(mod, "layer_id") and hasattr(mod, "tp_q_head_num"):
+            attention[name] = attention.get(name, 0) + 1
+        qm = getattr(mod, "quant_method", None)
+        if qm is not None and hasattr(mod, "num_experts"):
+            key = type(qm).__name__
+            moe[key] = moe.get(key, 0) + 1
+    return {"parameter_bytes": nbytes, "attention_layers": attention, "moe_layers": moe}
+
+
+def model_modules(archs):
+    """The modules of sglang.srt.models whose EntryClass names each of ARCHS, found by reading the
+    sources (SGLang's registry imports all ~300 of them, about 2 s: the engine's own start-up pays it
+    when it loads the model). None when some architecture is in no module's EntryClass."""
+    import re
+    import sglang.srt.models as models
+
+    found = {}
+    entry = re.compile(r"^EntryClass\s*=\s*(\[[^\]]*\]|[\w.]+)", re.M)
+    for d in models.__path__:
+        for name in sorted(os.listdir(d)):
+            if not name.endswith(".py") or name.startswith("_"):
+                continue
+            try:
+                with open(os.path.join(d, name), encoding="utf-8") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            m = entry.search(text)
+            if not m:
+                continue
+            listed = set(re.findall(r"\w+", m.group(1)))
+            for arch in archs:
+                if arch in listed and arch not in found:
+                    found[arch] = "sglang.srt.models." + name[:-3]
+    return sorted(set(found.values())) if all(a in found for a in archs) else None
+
+
+@contextlib.contextmanager
+def registry_of(archs, rec):
+    """SGLang's model registry holding the modules of ARCHS only, through its own fast start-up path
+    for external model packages (models/registry.py: SGLANG_EXTERNAL_MODEL_PACKAGE registers that
+    package's EntryClass and defers the default models, which resolve_model_cls then skips for an
+    architecture it holds): a package in the adapter's private dir re-exports each module's
+    EntryClass, the same classes the full registry would hold. The full registry when a module is
+    not found, or when the registry is already loaded."""
+    modules = model_modules(archs)
+    if not modules:
+        yield
+        return
+    if "sglang.srt.models.registry" in sys.modules:
+        # A later plan of the same process: the modules of its architectures join the registry the
+        # first plan set up (SGLang's default models load in full only if it was not this one's).
+        from sglang.srt.models.registry import ModelRegistry
+
+        if not getattr(ModelRegistry, "_default_models_loaded", True):
+            for mod in modules:
+                entry = importlib.import_module(mod).EntryClass
+                for cls in entry if isinstance(entry, list) else [entry]:
+                    ModelRegistry.models.setdefault(cls.__name__, cls)
+            rec["facts"]["model_modules"] = modules
+        yield
+        return
+    pkg = "specprobe_sglang_models"
+    root = os.path.join(cm.private_dir(), "registry")
+    os.makedirs(os.path.join(root, pkg), exist_ok=True)
+    with open(os.path.join(root, pkg, "__init__.py"), "w", encoding="utf-8") as f:
+        f.write("")
+    for i, mod in enumerate(modules):
+        with open(os.path.join(root, pkg, "entry_%d.py" % i), "w", encoding="utf-8") as f:
+            f.write("from %s import EntryClass  # noqa: F401\n" % mod)
+    sys.path.insert(0, root)
+    saved = os.environ.get("SGLANG_EXTERNAL_MODEL_PACKAGE")
+    os.environ["SGLANG_EXTERNAL_MODEL_PACKAGE"] = pkg
+    try:
+        import sglang.srt.models.registry  # noqa: F401  (registers the package now)
+        rec["facts"]["model_modules"] = modules
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("SGLANG_EXTERNAL_MODEL_PACKAGE", None)
+        else:
+            os.environ["SGLANG_EXTERNAL_MODEL_PACKAGE"] = saved
+
+
+@contextlib.contextmanager
+def declared_device(sgc):
+    """While the model is built: utils.common.get_device (which layers ask for their tensors' device,
+    asking torch.cuda.is_available() itself) answers the declared GPU's "cuda", put back afterwards;
+    the tensors themselves go on the meta device (cm.on_meta)."""
+    original = sgc.get_device
+    n = cm.rebind("sglang", "get_device", original, lambda device_id=None: "cuda" if device_id is None else
+                  "cuda:%d" % device_id)
+    try:
+        yield n
+    finally:
+        replaced = getattr(sgc, "get_device")
+        cm.rebind("sglang", "get_device", replaced, original)
+
+
+def construct(sa, mc, resolved, rec, ctx):
+    """The target model (and the drafter of EAGLE / EAGLE3 / MTP / standalone plans) built the way
+    SGLang's loader builds it (model_loader/loader.py DefaultModelLoader.load_model: the model's
+    default dtype, the quantization config, _initialize_model), on the meta device, as rank 0 of the
+    plan's parallel widths (runtime_context.create_context with launcher rank 0, the groups as
+    stand-ins of their widths): the layers' own checks (quantization block shapes against the TP
+    split, MoE methods) run; no weight is read and no memory is allocated."""
+    facts = rec["facts"]
+    try:
+        from sglang.srt import runtime_context as rc
+
+        create_context, use_context, spawn_ranks = rc.create_context, rc.use_context, rc.SpawnRanks
+    except (ImportError, AttributeError):
+        rec["notes"].append("model construction on the meta device not attempted: this SGLang release has no "
+                            "runtime context (sglang.srt.runtime_context.create_context, 0.5.2x) to hold rank 0's "
+                            "parallel state apart from the process's")
+        return
+    import torch
+    from sglang.srt.configs.load_config import LoadConfig
+    from sglang.srt.configs.model_config import ModelConfig
+    from sglang.srt.model_loader.loader import _get_quantization_config, _initialize_model
+    try:
+        from sglang.srt.utils import set_default_torch_dtype
+    except ImportError:
+        from sglang.srt.model_loader.utils import set_default_torch_dtype
+
+    # The resolved values (0.5.2x keeps them apart from the fields: an MTP plan's draft path is the
+    # target's, filled in by the speculative hook).
+    draft_path = resolved.get("speculative_draft_model_path") if resolved.get("speculative_algorithm") else None
+    built = []
+    try:
+        dmc = ModelConfig.from_server_args(sa, model_path=draft_path, is_draft_model=True) if draft_path else None
+        archs = [a for c in (mc, dmc) if c is not None for a in (getattr(c.hf_config, "architectures", None) or [])[:1]]
+        context = create_context(sa, role="scheduler", ranks=spawn_ranks(world_rank=0, dp_rank=None, gpu_id=0))
+        from sglang.srt.utils import common as sgc
+
+        with registry_of(archs, rec), use_context(context), cm.device_stand_ins(ctx["req"].get("gpu")), \
+                declared_device(sgc):
+            par = rc.get_parallel()
+            par.override_permanently(**{g: cm.GroupStandIn(g, getattr(par, w)) for g, w in GROUP_WIDTHS.items()})
+            load = LoadConfig()
+            # The quantization config resolves the model class, which loads SGLang's model modules:
+            # before the meta device, as at the engine's start (their import-time tensors stay real).
+            quant = _get_quantization_config(mc, load)
+            with set_default_torch_dtype(mc.dtype), torch.device("meta"), cm.on_meta():
+                target = _initialize_model(mc, load, quant)
+            facts["model_construction"] = model_census(target)
+            built.append("target")
+            del target
+            if dmc is not None:
+                dquant = _get_quantization_config(dmc, load)
+                with set_default_torch_dtype(dmc.dtype), torch.device("meta"), cm.on_meta():
+                    drafter = _initialize_model(dmc, load, dquant)
+                facts["drafter_construction"] = model_census(drafter)
+                built.append("drafter")
+    except Exception as e:
+        why = cm.construction_limit(e)
+        if why is None:
+            raise
+        # Not an objection to the plan: what the engine needs here is not on this machine.
+        cm.record_construction_stop(e, rec, built, why)
 
 
 def cm_tok(path, ctx):

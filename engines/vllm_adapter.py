@@ -194,14 +194,8 @@ def setup(req, result):
 
     if declared and driver != "real" and not rocm:
         # Kernel packages ask torch itself for the capability (vllm_flash_attn's FA3 check calls
-        # torch.cuda.get_device_capability at backend import); answer from the declaration rather than
-        # initialising CUDA on the stub. torch.cuda.is_available() stays False.
-        cap = tuple(gpu["cc"])
-        dname = gpu.get("name") or "declared sm_%d%d GPU" % cap
-        torch.cuda.get_device_capability = lambda device=None: cap
-        torch.cuda.get_device_name = lambda device=None: dname
-        plat["torch_cuda_queries"] = ("torch.cuda.get_device_capability / get_device_name answer the declaration; "
-                                      "torch.cuda.is_available() stays False")
+        # torch.cuda.get_device_capability at backend import).
+        cm.declare_torch_device_queries(gpu, plat)
     plat["torch"] = torch.__version__
     plat["torch_cuda"] = torch.version.cuda
     if driver == "stub":
@@ -465,26 +459,6 @@ def resolve_cudagraph(cfg, target_backend, drafter_backend, mc, ctx):
     return cm.plain(mode), cm.plain(getp(cfg, "compilation_config.cudagraph_capture_sizes"))
 
 
-class _GroupStandIn:
-    """Rank 0 of a parallel group of WORLD_SIZE ranks, for model construction only: what the layers
-    read while they are built (sizes and ranks; the process group's size() and rank()). No
-    collective can run on it: nothing here runs a forward pass."""
-
-    def __init__(self, name, world_size):
-        self.unique_name = "%s:0" % name
-        self.world_size = int(world_size)
-        self.rank = self.rank_in_group = self.local_rank = 0
-        self.ranks = list(range(self.world_size))
-        self.is_first_rank = True
-        self.is_last_rank = self.world_size == 1
-        self.use_device_communicator = False
-        self.device_communicator = None
-        self.device_group = self.cpu_group = types.SimpleNamespace(size=lambda: self.world_size, rank=lambda: 0)
-
-    def size(self):
-        return self.world_size
-
-
 def group_sizes(pc):
     tp = int(getp(pc, "tensor_parallel_size", 1) or 1)
     pp = int(getp(pc, "pipeline_parallel_size", 1) or 1)
@@ -506,35 +480,12 @@ def rank0_groups(pc):
     for name, size in group_sizes(pc).items():
         if hasattr(ps, name):
             saved[name] = getattr(ps, name)
-            setattr(ps, name, _GroupStandIn(name.strip("_").lower(), size))
+            setattr(ps, name, cm.GroupStandIn(name.strip("_").lower(), size))
     try:
         yield
     finally:
         for name, value in saved.items():
             setattr(ps, name, value)
-
-
-def declared_properties(gpu):
-    """torch.cuda.get_device_properties() for a declared NVIDIA GPU whose SM count is declared (kernel
-    libraries size their grids by it while layers are built), else None (the device is asked)."""
-    if not gpu or not gpu.get("declared") or cm.is_amd(gpu) or not gpu.get("sm_count") or not gpu.get("cc"):
-        return None
-    major, minor = gpu["cc"]
-    return types.SimpleNamespace(
-        name=gpu.get("name") or "declared sm_%d%d GPU" % (major, minor), major=major, minor=minor,
-        multi_processor_count=int(gpu["sm_count"]), total_memory=int(cm.declared_memory(gpu)[0] * (1 << 30)),
-        is_integrated=False, is_multi_gpu_board=False, warp_size=32)
-
-
-class _DeviceHandleStandIn:
-    """A CUDA stream or event made while a layer is built (overlap streams for shared experts, ...):
-    kept for the forward pass, which never runs here."""
-
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def __getattr__(self, name):
-        return lambda *a, **k: None
 
 
 @contextlib.contextmanager
@@ -547,14 +498,8 @@ def meta_device_handles(gpu):
     import vllm.platforms as vp
 
     plat_cls = type(vp.current_platform)
-    saved = [(torch.cuda, "Stream", torch.cuda.Stream), (torch.cuda, "Event", torch.cuda.Event),
-             (plat_cls, "current_device", plat_cls.__dict__.get("current_device")),
-             (torch.cuda, "get_device_properties", torch.cuda.get_device_properties)]
-    torch.cuda.Stream = torch.cuda.Event = _DeviceHandleStandIn
+    saved_current = plat_cls.__dict__.get("current_device")
     plat_cls.current_device = classmethod(lambda cls, *a, **k: torch.device("meta"))
-    props = declared_properties(gpu)
-    if props is not None:
-        torch.cuda.get_device_properties = lambda device=None: props
     # The GPU model runner sets up its scratch workspace before it builds the model; here on meta.
     try:
         from vllm.v1.worker import workspace as ws
@@ -564,50 +509,15 @@ def meta_device_handles(gpu):
     if fresh_workspace:
         ws.init_workspace_manager(torch.device("meta"))
     try:
-        yield
+        with cm.device_stand_ins(gpu):
+            yield
     finally:
         if fresh_workspace:
             ws._manager = None
-        for owner, name, value in saved:
-            if value is None:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, value)
-
-
-def on_meta():
-    """A torch function mode that puts every tensor a layer makes on the meta device, also those made
-    with an explicit device ("cuda", the platform's current device) and those moved there; pinned
-    host memory becomes plain meta memory. torch.device("meta") alone leaves explicit devices be."""
-    import torch
-    from torch.overrides import TorchFunctionMode
-    from torch.utils._device import _device_constructors
-
-    constructors = _device_constructors()
-    meta = torch.device("meta")
-
-    def off_host(d):
-        return d is not None and not (isinstance(d, torch.device) and d.type in ("cpu", "meta")) and \
-            not (isinstance(d, str) and d.split(":")[0] in ("cpu", "meta"))
-
-    class AllOnMeta(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            kwargs = dict(kwargs or {})
-            if func in constructors:
-                kwargs["device"] = meta
-                kwargs.pop("pin_memory", None)
-            elif func is torch.Tensor.cuda or func is torch.Tensor.pin_memory:
-                return args[0]
-            elif func is torch.Tensor.to:
-                if off_host(kwargs.get("device")):
-                    kwargs.pop("device")
-                args = tuple(a for i, a in enumerate(args) if i == 0 or not (
-                    isinstance(a, (str, int, torch.device)) and off_host(a if not isinstance(a, int) else "cuda")))
-                if len(args) == 1 and not kwargs:
-                    return args[0]
-            return func(*args, **kwargs)
-
-    return AllOnMeta()
+        if saved_current is None:
+            delattr(plat_cls, "current_device")
+        else:
+            plat_cls.current_device = saved_current
 
 
 def model_census(model):
@@ -630,11 +540,6 @@ def model_census(model):
     return {"parameter_bytes": nbytes, "attention_layers": backends, "moe_layers": moe}
 
 
-# Exceptions raised while building on the meta device that say "this needs the device", not "the
-# engine objects": the construction then stops there and the plan keeps its earlier answer.
-_META_LIMITS = ("meta tensor", "meta device", "is not implemented for 'meta'", "on the 'meta' device",
-                "cannot copy out of meta", "tensor.item() cannot be called on meta", "register_meta",
-                "data-dependent", "data dependent")
 # A declared ROCm platform in a CUDA environment lacks the ROCm kernel packages (aiter, ...): a layer
 # that finds no backend for that reason would find one on the ROCm host.
 _ROCM_PACKAGE_LIMITS = ("required dependencies not available", "aiter is not installed", "no module named 'aiter'")
@@ -656,7 +561,7 @@ def construct(cfg, rec, ctx):
     built = []
     try:
         with rank0_groups(cfg.parallel_config), meta_device_handles(ctx.get("gpu")):
-            with set_default_torch_dtype(cfg.model_config.dtype), on_meta():
+            with set_default_torch_dtype(cfg.model_config.dtype), cm.on_meta():
                 target = initialize_model(vllm_config=cfg)
             facts["model_construction"] = model_census(target)
             built.append("target")
@@ -668,36 +573,18 @@ def construct(cfg, rec, ctx):
                     tag = set_model_tag("eagle_head")
                 except Exception:
                     tag = contextlib.nullcontext()
-                with tag, set_default_torch_dtype(dmc.dtype), on_meta():
+                with tag, set_default_torch_dtype(dmc.dtype), cm.on_meta():
                     drafter = initialize_model(vllm_config=draft_cfg, model_config=dmc)
                 facts["drafter_construction"] = model_census(drafter)
                 built.append("drafter")
     except Exception as e:
-        text = " | ".join(str(x) for x in cm.exc_chain(e)).lower()
-        in_torch = "torch/" in (cm.raised_at(e) or "")
-        if any(p in text for p in cm.GPU_PATTERNS):
-            why = "needs the device"
-        elif any(p in text for p in _META_LIMITS) or (in_torch and "meta" in text):
-            why = "needs real tensor values"
-        elif ctx.get("rocm_emulated") and any(p in text for p in _ROCM_PACKAGE_LIMITS):
-            why = "needs the ROCm kernel packages this CUDA environment lacks"
-        elif isinstance(e, cm.ADAPTER_EXCEPTIONS):
-            why = "reads more of the parallel state than rank 0's sizes, or more of the device than declared"
-        else:
-            why = None
-        if why is not None:
-            # Not an objection to the plan: what the engine needs here is not on this machine.
-            facts["model_construction_stopped"] = {
-                "after": built, "why": why, "exception": type(e).__name__,
-                "message": cm.exception_message(e)[:500], "raised_at": cm.raised_at(e)}
-            if os.environ.get("SPECPROBE_ENGINE_DEBUG"):
-                import traceback
-                facts["model_construction_stopped"]["traceback"] = cm.clip(
-                    "".join(traceback.format_exception(type(e), e, e.__traceback__))[-3000:])
-            rec["notes"].append("model construction on the meta device stopped (%s) at %s: %s" % (
-                why, cm.raised_at(e), cm.exception_message(e)[:300]))
-            return
-        raise
+        extra = [(_ROCM_PACKAGE_LIMITS, "needs the ROCm kernel packages this CUDA environment lacks")] \
+            if ctx.get("rocm_emulated") else []
+        why = cm.construction_limit(e, extra)
+        if why is None:
+            raise
+        # Not an objection to the plan: what the engine needs here is not on this machine.
+        cm.record_construction_stop(e, rec, built, why)
 
 
 def draft_vllm_config(cfg, spec):

@@ -721,7 +721,7 @@ void add_engine_check(const SourceContext& ctx, Report& report, const Json& fact
         " ({:.1f} s: engine import {:.1f} s, plan {:.1f} s)", took, record["timing_s"]["import"].get<double>(),
         record["timing_s"].value("plan", Json(0.0)).is_number() ? record["timing_s"]["plan"].get<double>() : 0.0);
   if (!cells.empty()) msg += fmt::format("; {} matrix cells asked", cells.size());
-  // How far vLLM built the model on the meta device (engines/README.md, stage model-construction).
+  // How far the engine built the model on the meta device (engines/README.md, stage model-construction).
   if (const Json* built = find_fact(inputs, "engine_check.facts.model_construction");
       built && built->is_object() && built->value("parameter_bytes", Json()).is_number())
     msg += fmt::format("; the model built layer by layer as rank 0 ({:.2f} GiB of parameters{})",

@@ -521,6 +521,29 @@ TEST_CASE("vLLM 0.25.1 refuses a block-FP8 MoE split at TP 4 while building the 
   CHECK(now.fact("engine_check.facts.model_construction.moe_layers") == Json({{"Fp8MoEMethod", 48}}));
 }
 
+// SGLang builds the model too (stage model-construction, 0.5.23): the same Qwen3-30B-A3B-FP8 split at
+// TP 4 is refused by SGLang's FP8 MoE method while the layer is built, in its own words; at TP 2 the
+// model is built and the engine check says how much of it this rank holds.
+TEST_CASE("SGLang 0.5.23 refuses a block-FP8 MoE split at TP 4 while building the model - TP 2 builds it",
+          "[.engines][sglang]") {
+  if (!have("sglang-0.5.23")) return;
+  const std::string qwen = std::string(SPECPROBE_SOURCE_DIR) + "/tests/corpus/models/Qwen--Qwen3-30B-A3B-FP8";
+  const std::string cmd = "python3 -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B-FP8 --tp ";
+  EngineRun tp4 = run_engine_check("sglang-0.5.23", "--no-matrix --model " + shell_quote(qwen), cmd + "4");
+  INFO(tp4.message());
+  CHECK(tp4.sp4100_status() == "fail");
+  CHECK(tp4.fact("engine_check.stage") == "model-construction");
+  CHECK(tp4.message().find("SGLang 0.5.23") != std::string::npos);
+  CHECK(tp4.message().find("weight = 192 is not divisible by weight quantization block_n = 128") != std::string::npos);
+  CHECK(tp4.exit_code == 1);
+  EngineRun tp2 = run_engine_check("sglang-0.5.23", "--no-matrix --model " + shell_quote(qwen), cmd + "2");
+  INFO(tp2.report.value("notes", Json()).dump());
+  CHECK(tp2.sp4100_status() == "pass");
+  CHECK(tp2.fact("engine_check.facts.model_construction.moe_layers") == Json({{"Fp8MoEMethod", 48}}));
+  // The engine check's note says how far the model was built.
+  CHECK(tp2.report.value("notes", Json()).dump().find("the model built layer by layer as rank 0") != std::string::npos);
+}
+
 // The parsers' token checks need the model's tokenizer files, which the model's metadata here does
 // not have: vLLM is asked about the rest of the plan and the note says what was not asked.
 TEST_CASE("vLLM without the tokenizer files: the parsers' checks are not asked, the rest of the plan is",
