@@ -1221,3 +1221,20 @@ def record_construction_stop(exc, rec, built, why):
     rec["facts"]["model_construction_stopped"] = stop
     rec["notes"].append("model construction on the meta device stopped (%s) at %s: %s" % (
         why, raised_at(exc), exception_message(exc)[:300]))
+
+
+def model_census(model, attention_kind, experts_attr):
+    """What the engine built: this rank's parameter bytes, its attention layers by ATTENTION_KIND(module)
+    (None for a module that is not one) and its MoE layers (modules with a quant_method and
+    EXPERTS_ATTR) by quantization method class, each counted."""
+    attention, moe = {}, {}
+    nbytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    for mod in model.modules():
+        kind = attention_kind(mod)
+        if kind is not None:
+            attention[kind] = attention.get(kind, 0) + 1
+        qm = getattr(mod, "quant_method", None)
+        if qm is not None and hasattr(mod, experts_attr):
+            key = type(qm).__name__
+            moe[key] = moe.get(key, 0) + 1
+    return {"parameter_bytes": nbytes, "attention_layers": attention, "moe_layers": moe}

@@ -329,19 +329,10 @@ GROUP_WIDTHS = {"world_group": "launch_world_size", "tp_group": "tp_size", "pp_g
 
 
 def model_census(model):
-    """What SGLang built: this rank's parameter bytes, its attention layers and its MoE layers by
-    quantization method (counted by kind)."""
-    attention, moe = {}, {}
-    nbytes = sum(p.numel() * p.element_size() for p in model.parameters())
-    for mod in model.modules():
-        name = type(mod).__name__
-        if hasattr(mod, "layer_id") and hasattr(mod, "tp_q_head_num"):
-            attention[name] = attention.get(name, 0) + 1
-        qm = getattr(mod, "quant_method", None)
-        if qm is not None and hasattr(mod, "num_experts"):
-            key = type(qm).__name__
-            moe[key] = moe.get(key, 0) + 1
-    return {"parameter_bytes": nbytes, "attention_layers": attention, "moe_layers": moe}
+    """What SGLang built (cm.model_census): its attention layers by class (RadixAttention; the
+    backend is the one resolved at config), MoE layers by method."""
+    return cm.model_census(model, lambda mod: type(mod).__name__ if hasattr(mod, "layer_id") and hasattr(
+        mod, "tp_q_head_num") else None, "num_experts")
 
 
 def model_modules(archs):

@@ -521,23 +521,16 @@ def meta_device_handles(gpu):
 
 
 def model_census(model):
-    """What the engine built: parameter bytes of this rank, the attention backend of each attention
-    layer, the MoE method and experts of each MoE layer (counted by kind)."""
-    backends, moe = {}, {}
-    nbytes = 0
-    for p in model.parameters():
-        nbytes += p.numel() * p.element_size()
-    for mod in model.modules():
+    """What vLLM built (cm.model_census): attention layers by their own backend and layer class, MoE
+    layers by method."""
+    def attention_kind(mod):
         ab = getattr(mod, "attn_backend", None)
-        if ab is not None and hasattr(mod, "layer_name"):
-            name = getattr(ab, "name", None) if isinstance(ab, enum.Enum) else backend_name(ab)
-            key = "%s (%s)" % (name, type(mod).__name__)
-            backends[key] = backends.get(key, 0) + 1
-        qm = getattr(mod, "quant_method", None)
-        if qm is not None and hasattr(mod, "local_num_experts"):
-            key = type(qm).__name__
-            moe[key] = moe.get(key, 0) + 1
-    return {"parameter_bytes": nbytes, "attention_layers": backends, "moe_layers": moe}
+        if ab is None or not hasattr(mod, "layer_name"):
+            return None
+        name = getattr(ab, "name", None) if isinstance(ab, enum.Enum) else backend_name(ab)
+        return "%s (%s)" % (name, type(mod).__name__)
+
+    return cm.model_census(model, attention_kind, "local_num_experts")
 
 
 # A declared ROCm platform in a CUDA environment lacks the ROCm kernel packages (aiter, ...): a layer
