@@ -401,13 +401,14 @@ def registry_of(archs, rec):
     os.environ["SGLANG_EXTERNAL_MODEL_PACKAGE"] = pkg
     try:
         import sglang.srt.models.registry  # noqa: F401  (registers the package now)
-        rec["facts"]["model_modules"] = modules
-        yield
     finally:
+        sys.path.remove(root)
         if saved is None:
             os.environ.pop("SGLANG_EXTERNAL_MODEL_PACKAGE", None)
         else:
             os.environ["SGLANG_EXTERNAL_MODEL_PACKAGE"] = saved
+    rec["facts"]["model_modules"] = modules
+    yield
 
 
 @contextlib.contextmanager
