@@ -336,18 +336,19 @@ def model_census(model):
 
 
 def model_modules(archs):
-    """The modules of sglang.srt.models whose EntryClass names each of ARCHS, found by reading the
-    sources (SGLang's registry imports all ~300 of them, about 2 s: the engine's own start-up pays it
-    when it loads the model). None when some architecture is in no module's EntryClass."""
+    """Every module of sglang.srt.models (by name) and the modules among them whose EntryClass names
+    each of ARCHS, found by reading the sources; the second is None when some architecture is in no
+    module's EntryClass."""
     import re
     import sglang.srt.models as models
 
-    found = {}
+    names, found = [], {}
     entry = re.compile(r"^EntryClass\s*=\s*(\[[^\]]*\]|[\w.]+)", re.M)
     for d in models.__path__:
         for name in sorted(os.listdir(d)):
             if not name.endswith(".py") or name.startswith("_"):
                 continue
+            names.append(name[:-3])
             try:
                 with open(os.path.join(d, name), encoding="utf-8") as f:
                     text = f.read()
@@ -359,55 +360,53 @@ def model_modules(archs):
             listed = set(re.findall(r"\w+", m.group(1)))
             for arch in archs:
                 if arch in listed and arch not in found:
-                    found[arch] = "sglang.srt.models." + name[:-3]
-    return sorted(set(found.values())) if all(a in found for a in archs) else None
+                    found[arch] = name[:-3]
+    return names, (sorted(set(found.values())) if all(a in found for a in archs) else None)
+
+
+def add_to_registry(registry, modules):
+    """MODULES' EntryClass in REGISTRY, as SGLang's registry adds them (models/registry.py
+    import_model_classes: a list or one class, keyed by class name); a module that does not import is
+    left out, as there."""
+    for mod in modules:
+        try:
+            entry = importlib.import_module("sglang.srt.models." + mod).EntryClass
+        except Exception:
+            continue
+        for cls in entry if isinstance(entry, list) else [entry]:
+            registry.models.setdefault(cls.__name__, cls)
 
 
 @contextlib.contextmanager
 def registry_of(archs, rec):
-    """SGLang's model registry holding the modules of ARCHS only, through its own fast start-up path
-    for external model packages (models/registry.py: SGLANG_EXTERNAL_MODEL_PACKAGE registers that
-    package's EntryClass and defers the default models, which resolve_model_cls then skips for an
-    architecture it holds): a package in the adapter's private dir re-exports each module's
-    EntryClass, the same classes the full registry would hold. The full registry when a module is
-    not found, or when the registry is already loaded."""
-    modules = model_modules(archs)
-    if not modules:
-        yield
-        return
+    """SGLang's model registry holding the modules that name ARCHS: its registry imports all ~300 model
+    modules (about 2 s here; the engine's own start-up pays it when it loads the model), and SGLang's
+    own SGLANG_DISABLED_MODEL_ARCHS (module names the registry skips) leaves out the others; the
+    classes are the ones the full registry holds, and resolve to the same class (the Transformers
+    fallback is only taken for an architecture no module names, and then the registry is the full
+    one). A later plan of the same process adds its modules to the registry the first one loaded
+    (all of them when an architecture is in no module's EntryClass)."""
+    names, modules = model_modules(archs)
     if "sglang.srt.models.registry" in sys.modules:
-        # A later plan of the same process: the modules of its architectures join the registry the
-        # first plan set up (SGLang's default models load in full only if it was not this one's).
         from sglang.srt.models.registry import ModelRegistry
 
-        if not getattr(ModelRegistry, "_default_models_loaded", True):
-            for mod in modules:
-                entry = importlib.import_module(mod).EntryClass
-                for cls in entry if isinstance(entry, list) else [entry]:
-                    ModelRegistry.models.setdefault(cls.__name__, cls)
-            rec["facts"]["model_modules"] = modules
+        add_to_registry(ModelRegistry, modules if modules else names)
+        if modules:
+            rec["facts"]["model_modules"] = ["sglang.srt.models." + m for m in modules]
         yield
         return
-    pkg = "specprobe_sglang_models"
-    root = os.path.join(cm.private_dir(), "registry")
-    os.makedirs(os.path.join(root, pkg), exist_ok=True)
-    with open(os.path.join(root, pkg, "__init__.py"), "w", encoding="utf-8") as f:
-        f.write("")
-    for i, mod in enumerate(modules):
-        with open(os.path.join(root, pkg, "entry_%d.py" % i), "w", encoding="utf-8") as f:
-            f.write("from %s import EntryClass  # noqa: F401\n" % mod)
-    sys.path.insert(0, root)
-    saved = os.environ.get("SGLANG_EXTERNAL_MODEL_PACKAGE")
-    os.environ["SGLANG_EXTERNAL_MODEL_PACKAGE"] = pkg
+    saved = os.environ.get("SGLANG_DISABLED_MODEL_ARCHS")
+    if modules:
+        os.environ["SGLANG_DISABLED_MODEL_ARCHS"] = ",".join(n for n in names if n not in modules)
     try:
-        import sglang.srt.models.registry  # noqa: F401  (registers the package now)
+        import sglang.srt.models.registry  # noqa: F401  (reads the variable as it registers the models)
     finally:
-        sys.path.remove(root)
         if saved is None:
-            os.environ.pop("SGLANG_EXTERNAL_MODEL_PACKAGE", None)
+            os.environ.pop("SGLANG_DISABLED_MODEL_ARCHS", None)
         else:
-            os.environ["SGLANG_EXTERNAL_MODEL_PACKAGE"] = saved
-    rec["facts"]["model_modules"] = modules
+            os.environ["SGLANG_DISABLED_MODEL_ARCHS"] = saved
+    if modules:
+        rec["facts"]["model_modules"] = ["sglang.srt.models." + m for m in modules]
     yield
 
 
@@ -426,23 +425,60 @@ def declared_device(sgc):
         cm.rebind("sglang", "get_device", replaced, original)
 
 
+@contextlib.contextmanager
+def own_context_rank0(sa, rc):
+    """0.5.2x: rank 0's parallel state in a runtime context of its own (runtime_context.create_context
+    with launcher rank 0: ranks and widths are SGLang's own derivation from the plan), whose groups
+    are stand-ins of their widths; the process's context is left as it was."""
+    context = rc.create_context(sa, role="scheduler", ranks=rc.SpawnRanks(world_rank=0, dp_rank=None, gpu_id=0))
+    with rc.use_context(context):
+        par = rc.get_parallel()
+        par.override_permanently(**{g: cm.GroupStandIn(g, getattr(par, w)) for g, w in GROUP_WIDTHS.items()})
+        yield
+
+
+@contextlib.contextmanager
+def process_rank0(sa, mc, rc):
+    """Releases without a runtime context of their own (0.5.17): the process's parallel state set to
+    rank 0 of the plan's widths while the model is built, as the scheduler sets it (its ParallelState
+    from the server args, distributed/bootstrap.py: the groups parallel_state.initialize_model_parallel
+    makes, as stand-ins of their widths; dp_attention.initialize_dp_attention; the server args
+    published), and put back afterwards (runtime_context.reset_context: nothing was published before)."""
+    from sglang.srt.distributed import parallel_state as ps
+    from sglang.srt.layers import dp_attention as dpa
+
+    tp, pp = int(sa.tp_size), int(sa.pp_size)
+    attn_cp = int(getattr(sa, "attn_cp_size", 1) or 1)
+    _, attn_tp, _, _ = dpa.compute_dp_attention_world_info(sa.enable_dp_attention, 0, tp, sa.dp_size, attn_cp)
+    ep, moe_dp = int(sa.ep_size or 1), int(getattr(sa, "moe_dp_size", 1) or 1)
+    widths = {"_WORLD": tp * pp, "_TP": tp, "_PP": pp, "_ATTN_TP": attn_tp, "_ATTN_CP": attn_cp,
+              "_DCP": int(getattr(sa, "dcp_size", 1) or 1), "_MOE_EP": ep, "_MOE_DP": moe_dp,
+              "_MOE_TP": max(1, tp // ep // moe_dp)}
+    saved = {name: getattr(ps, name) for name in widths if hasattr(ps, name)}
+    saved_dp = (getattr(dpa, "_ATTN_DP_RANK", None), getattr(dpa, "_ATTN_DP_SIZE", None))
+    try:
+        for name in saved:
+            setattr(ps, name, cm.GroupStandIn(name.strip("_").lower(), widths[name]))
+        rc.publish(sa, role="scheduler")
+        dpa.initialize_dp_attention(sa, mc)
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(ps, name, value)
+        dpa._ATTN_DP_RANK, dpa._ATTN_DP_SIZE = saved_dp
+        rc.reset_context()
+
+
 def construct(sa, mc, resolved, rec, ctx):
     """The target model (and the drafter of EAGLE / EAGLE3 / MTP / standalone plans) built the way
     SGLang's loader builds it (model_loader/loader.py DefaultModelLoader.load_model: the model's
     default dtype, the quantization config, _initialize_model), on the meta device, as rank 0 of the
-    plan's parallel widths (runtime_context.create_context with launcher rank 0, the groups as
-    stand-ins of their widths): the layers' own checks (quantization block shapes against the TP
-    split, MoE methods) run; no weight is read and no memory is allocated."""
+    plan's parallel widths (own_context_rank0, or process_rank0 before 0.5.2x): the layers' own checks
+    (quantization block shapes against the TP split, MoE methods) run; no weight is read and no
+    memory is allocated."""
     facts = rec["facts"]
-    try:
-        from sglang.srt import runtime_context as rc
+    from sglang.srt import runtime_context as rc
 
-        create_context, use_context, spawn_ranks = rc.create_context, rc.use_context, rc.SpawnRanks
-    except (ImportError, AttributeError):
-        rec["notes"].append("model construction on the meta device not attempted: this SGLang release has no "
-                            "runtime context (sglang.srt.runtime_context.create_context, 0.5.2x) to hold rank 0's "
-                            "parallel state apart from the process's")
-        return
     import torch
     from sglang.srt.configs.load_config import LoadConfig
     from sglang.srt.configs.model_config import ModelConfig
@@ -459,13 +495,10 @@ def construct(sa, mc, resolved, rec, ctx):
     try:
         dmc = ModelConfig.from_server_args(sa, model_path=draft_path, is_draft_model=True) if draft_path else None
         archs = [a for c in (mc, dmc) if c is not None for a in (getattr(c.hf_config, "architectures", None) or [])[:1]]
-        context = create_context(sa, role="scheduler", ranks=spawn_ranks(world_rank=0, dp_rank=None, gpu_id=0))
+        rank0 = own_context_rank0(sa, rc) if hasattr(rc, "create_context") else process_rank0(sa, mc, rc)
         from sglang.srt.utils import common as sgc
 
-        with registry_of(archs, rec), use_context(context), cm.device_stand_ins(ctx["req"].get("gpu")), \
-                declared_device(sgc):
-            par = rc.get_parallel()
-            par.override_permanently(**{g: cm.GroupStandIn(g, getattr(par, w)) for g, w in GROUP_WIDTHS.items()})
+        with registry_of(archs, rec), rank0, cm.device_stand_ins(ctx["req"].get("gpu")), declared_device(sgc):
             load = LoadConfig()
             # The quantization config resolves the model class, which loads SGLang's model modules:
             # before the meta device, as at the engine's start (their import-time tensors stay real).

@@ -578,47 +578,41 @@ def test_sglang_0517_without_the_platform_context():
 
 
 def test_sglang_model_construction():
-    """SGLang 0.5.23 builds the plan's target and drafter on the meta device as rank 0 of its parallel
-    widths (the model classes SGLang's registry resolves, through its loader's _initialize_model):
-    this rank's parameter bytes, attention and MoE layers are the engine's own; the layers' own
-    checks refuse what they refuse; flag variants of a plan that built are not built again."""
-    r, _ = result_for("sglang-0.5.23")
-    plan = r["plan"]
-    ok(plan)
-    assert "model-construction" in plan["stage_s"], plan["stage_s"]
-    assert plan["facts"]["model_modules"] == ["sglang.srt.models.llama", "sglang.srt.models.llama_eagle3"], plan["facts"]
-    built = plan["facts"]["model_construction"]
-    # Llama-3.1-8B in BF16 at TP 8, per rank: 32 layers x (q 2,097,152 + k, v 1,048,576 + o 2,097,152 +
-    # gate, up 14,680,064 + down 7,340,032 + 2 norms 8,192) + embedding and LM head 16,032 x 4,096 each
-    # + the final norm 4,096 = 1,004,015,616 parameters x 2 bytes.
-    assert built["parameter_bytes"] == 2008031232, built
-    assert built["attention_layers"] == {"RadixAttention": 32} and built["moe_layers"] == {}, built
-    drafter = plan["facts"]["drafter_construction"]
-    assert drafter["attention_layers"] == {"RadixAttention": 1}, drafter
-    assert "model_construction" not in cell(r, "fa3-fp8")["facts"]
-    # DeepSeek-V3 at TP 8 with EAGLE: the MTP layer is the drafter (DeepseekV3ForCausalLMNextN).
-    ds = cell(r, "dsv3-eagle-mtp")
-    ok(ds)
-    assert ds["facts"]["model_construction"]["moe_layers"] == {"Fp8MoEMethod": 58}, ds["facts"]
-    assert ds["facts"]["drafter_construction"]["moe_layers"] == {"Fp8MoEMethod": 1}, ds["facts"]
-    # Qwen3-30B-A3B-FP8: 768-wide experts split 192 per rank at TP 4 against 128-wide FP8 blocks.
-    c = cell(r, "fp8-moe-tp4")
-    refused(c, "model-construction", "The output_size of gate's and up's weight = 192 is not divisible by "
-                                     "weight quantization block_n = 128")
-    assert c["raised_at"].startswith("sglang/srt/layers/quantization/fp8.py"), c["raised_at"]
-    c = cell(r, "fp8-moe-tp2")
-    ok(c)
-    assert c["facts"]["model_construction"]["moe_layers"] == {"Fp8MoEMethod": 48}, c["facts"]
-
-
-def test_sglang_0517_model_construction_not_attempted():
-    """SGLang 0.5.17 has no runtime context to hold rank 0's parallel state: the plan's answer is its
-    config's, and a note says the model was not built (never a refusal)."""
-    r, _ = result_for("sglang-0.5.17")
-    c = cell(r, "fp8-moe-tp4")
-    ok(c)
-    assert "model_construction" not in c["facts"]
-    assert any("model construction on the meta device not attempted" in n for n in c["notes"]), c["notes"]
+    """SGLang builds the plan's target and drafter on the meta device as rank 0 of its parallel widths
+    (the model classes SGLang's registry resolves, through its loader's _initialize_model): this
+    rank's parameter bytes, attention and MoE layers are the engine's own; the layers' own checks
+    refuse what they refuse; flag variants of a plan that built are not built again. 0.5.23 builds in
+    a runtime context of its own, 0.5.17 in the process's parallel state, put back afterwards: the
+    same figures."""
+    for key, r in each("sglang-0.5.23", "sglang-0.5.17"):
+        plan = r["plan"]
+        ok(plan)
+        assert "model-construction" in plan["stage_s"], (key, plan["stage_s"])
+        assert plan["facts"]["model_modules"] == ["sglang.srt.models.llama", "sglang.srt.models.llama_eagle3"], (
+            key, plan["facts"])
+        built = plan["facts"]["model_construction"]
+        # Llama-3.1-8B in BF16 at TP 8, per rank: 32 layers x (q 2,097,152 + k, v 1,048,576 + o 2,097,152 +
+        # gate, up 14,680,064 + down 7,340,032 + 2 norms 8,192) + embedding and LM head 16,032 x 4,096
+        # each + the final norm 4,096 = 1,004,015,616 parameters x 2 bytes.
+        assert built["parameter_bytes"] == 2008031232, (key, built)
+        assert built["attention_layers"] == {"RadixAttention": 32} and built["moe_layers"] == {}, (key, built)
+        drafter = plan["facts"]["drafter_construction"]
+        assert drafter["attention_layers"] == {"RadixAttention": 1}, (key, drafter)
+        assert "model_construction" not in cell(r, "fa3-fp8")["facts"], key
+        # DeepSeek-V3 at TP 8 with EAGLE: the MTP layer is the drafter (DeepseekV3ForCausalLMNextN).
+        ds = cell(r, "dsv3-eagle-mtp")
+        ok(ds)
+        assert ds["facts"]["model_construction"]["moe_layers"] == {"Fp8MoEMethod": 58}, (key, ds["facts"])
+        assert ds["facts"]["drafter_construction"]["moe_layers"] == {"Fp8MoEMethod": 1}, (key, ds["facts"])
+        # Qwen3-30B-A3B-FP8: 768-wide experts split 192 per rank at TP 4 against 128-wide FP8 blocks.
+        c = cell(r, "fp8-moe-tp4")
+        refused(c, "model-construction", "The output_size of gate's and up's weight = 192 is not divisible by "
+                                         "weight quantization block_n = 128")
+        assert c["raised_at"].startswith("sglang/srt/layers/quantization/fp8.py"), (key, c["raised_at"])
+        c = cell(r, "fp8-moe-tp2")
+        ok(c)
+        assert c["facts"]["model_construction"]["moe_layers"] == {"Fp8MoEMethod": 48}, (key, c["facts"])
+        assert c["facts"]["model_construction"]["parameter_bytes"] == 15600066560, (key, c["facts"])
 
 
 def test_sglang_missing_inputs():
