@@ -321,6 +321,11 @@ def check(rec, args, ctx):
             construct(sa, mc, resolved, rec, ctx)
 
 
+# What a layer raises for a declared AMD GPU in a CUDA environment: the ROCm kernel packages (or the
+# vLLM ops SGLang falls back to) are not installed here.
+ROCM_PACKAGE_LIMITS = ("no module named 'aiter'", "aiter is not installed", "no module named 'vllm'",
+                       "required dependencies not available")
+
 # SGLang's parallel groups (runtime_context ParallelContext, 0.5.2x) and the width each has.
 GROUP_WIDTHS = {"world_group": "launch_world_size", "tp_group": "tp_size", "pp_group": "pp_size",
                 "moe_ep_group": "moe_ep_size", "moe_dp_group": "moe_dp_size", "moe_tp_group": "moe_tp_size",
@@ -477,22 +482,22 @@ def construct(sa, mc, resolved, rec, ctx):
     (quantization block shapes against the TP split, MoE methods) run; no weight is read and no
     memory is allocated."""
     facts = rec["facts"]
-    from sglang.srt import runtime_context as rc
-
     import torch
-    from sglang.srt.configs.load_config import LoadConfig
-    from sglang.srt.configs.model_config import ModelConfig
-    from sglang.srt.model_loader.loader import _get_quantization_config, _initialize_model
-    try:
-        from sglang.srt.utils import set_default_torch_dtype
-    except ImportError:
-        from sglang.srt.model_loader.utils import set_default_torch_dtype
 
     # The resolved values (0.5.2x keeps them apart from the fields: an MTP plan's draft path is the
     # target's, filled in by the speculative hook).
     draft_path = resolved.get("speculative_draft_model_path") if resolved.get("speculative_algorithm") else None
     built = []
     try:
+        from sglang.srt import runtime_context as rc
+        from sglang.srt.configs.load_config import LoadConfig
+        from sglang.srt.configs.model_config import ModelConfig
+        from sglang.srt.model_loader.loader import _get_quantization_config, _initialize_model
+        try:
+            from sglang.srt.utils import set_default_torch_dtype
+        except ImportError:
+            from sglang.srt.model_loader.utils import set_default_torch_dtype
+
         dmc = ModelConfig.from_server_args(sa, model_path=draft_path, is_draft_model=True) if draft_path else None
         archs = [a for c in (mc, dmc) if c is not None for a in (getattr(c.hf_config, "architectures", None) or [])[:1]]
         rank0 = own_context_rank0(sa, rc) if hasattr(rc, "create_context") else process_rank0(sa, mc, rc)
@@ -515,7 +520,13 @@ def construct(sa, mc, resolved, rec, ctx):
                 facts["drafter_construction"] = model_census(drafter)
                 built.append("drafter")
     except Exception as e:
-        why = cm.construction_limit(e)
+        # A declared AMD GPU in this CUDA environment: SGLang's ROCm branches import ROCm kernel
+        # packages (aiter, ROCm sgl_kernel; or fall back to vLLM's ops) that are not here.
+        gpu = ctx["req"].get("gpu") or {}
+        rocm_here = getattr(torch.version, "hip", None) is not None
+        extra = [(ROCM_PACKAGE_LIMITS, "needs the ROCm kernel packages this CUDA environment lacks")] \
+            if cm.is_amd(gpu) and not rocm_here else []
+        why = cm.construction_limit(e, extra)
         if why is None:
             raise
         # Not an objection to the plan: what the engine needs here is not on this machine.

@@ -701,6 +701,11 @@ def test_sglang_rocm_platform_declared():
     refused(cell(r, "algo-typo"), "config", "Unknown speculative algorithm name: EAGEL3")
     ok(cell(r, "dsv3-eagle-mtp"))
     assert cell(r, "dsv3-eagle-mtp")["facts"]["attention_backend"] == "aiter"
+    # Building the model stops where a layer's ROCm branch imports what this CUDA environment lacks:
+    # said as such, and the plan keeps its config's answer.
+    stopped = r["plan"]["facts"]["model_construction_stopped"]
+    assert stopped["why"] == "needs the ROCm kernel packages this CUDA environment lacks", stopped
+    assert "model_construction" not in r["plan"]["facts"]
 
 
 def test_rocm_request_validation():
