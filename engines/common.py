@@ -577,6 +577,13 @@ GPU_PATTERNS = ("cuda driver is a stub", "no cuda gpus are available", "found no
                  "cudagetdevicecount", "cuda error", "cuinit", "nvml", "no cuda device",
                  "torch not compiled with cuda", "cuda initialization", "invalid device ordinal",
                  "no cuda runtime", "libcuda.so", "no accelerator")
+# What the engine's ROCm code paths raise in a CUDA environment (a declared AMD GPU): the ROCm kernel
+# packages (aiter, the ROCm sgl_kernel; SGLang falls back to vLLM's ops) are not installed there.
+ROCM_PACKAGE_PATTERNS = ("no module named 'aiter'", "aiter is not installed", "required dependencies not available",
+                         "no module named 'vllm'")
+ROCM_PACKAGES_MISSING = ("the ROCm kernel packages (aiter, the ROCm builds of sgl_kernel and vLLM's ops) that the "
+                         "declared AMD GPU's code paths import: this environment is a CUDA build without them; ask "
+                         "an environment of the engine's ROCm build")
 ADAPTER_EXCEPTIONS = (NameError, AttributeError, ImportError, KeyError, IndexError, UnboundLocalError,
                 RecursionError, MemoryError, SyntaxError)
 
@@ -668,6 +675,9 @@ def classify(exc, stage, ctx):
         if isinstance(e, AdapterFault):
             rec.update(status="adapter-error")
             return rec
+    if ctx.get("rocm_emulated") and any(p in text for p in ROCM_PACKAGE_PATTERNS):
+        rec.update(status="missing-input", missing=ROCM_PACKAGES_MISSING)
+        return rec
     if any(isinstance(e, NetworkBlocked) for e in chain) or names & _HUB_EXC_NAMES or \
             (isinstance(top, (OSError, ValueError, EnvironmentError)) and any(p in text for p in _HUB_PATTERNS)
              and stage in ("config", "model-interface") and _mentions_path_or_hub(text, ctx)):

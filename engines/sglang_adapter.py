@@ -196,7 +196,8 @@ def setup(req, result):
 
     site = os.path.dirname(os.path.dirname(os.path.abspath(sglang.__file__)))
     return {"req": req, "sa_mod": sa_mod, "engine_roots": [site], "allow_remote_code": bool(req.get("allow_remote_code")),
-            "model_dirs": dict(req.get("model_dirs") or {}), "declared": declared, "override": override}
+            "model_dirs": dict(req.get("model_dirs") or {}), "declared": declared, "override": override,
+            "rocm_emulated": amd and getattr(torch.version, "hip", None) is None}
 
 
 def local_dir_or_missing(value, what, ctx):
@@ -320,11 +321,6 @@ def check(rec, args, ctx):
         with cm.Stage(rec, "model-construction", ctx):
             construct(sa, mc, resolved, rec, ctx)
 
-
-# What a layer raises for a declared AMD GPU in a CUDA environment: the ROCm kernel packages (or the
-# vLLM ops SGLang falls back to) are not installed here.
-ROCM_PACKAGE_LIMITS = ("no module named 'aiter'", "aiter is not installed", "no module named 'vllm'",
-                       "required dependencies not available")
 
 # SGLang's parallel groups (runtime_context ParallelContext, 0.5.2x) and the width each has.
 GROUP_WIDTHS = {"world_group": "launch_world_size", "tp_group": "tp_size", "pp_group": "pp_size",
@@ -522,10 +518,8 @@ def construct(sa, mc, resolved, rec, ctx):
     except Exception as e:
         # A declared AMD GPU in this CUDA environment: SGLang's ROCm branches import ROCm kernel
         # packages (aiter, ROCm sgl_kernel; or fall back to vLLM's ops) that are not here.
-        gpu = ctx["req"].get("gpu") or {}
-        rocm_here = getattr(torch.version, "hip", None) is not None
-        extra = [(ROCM_PACKAGE_LIMITS, "needs the ROCm kernel packages this CUDA environment lacks")] \
-            if cm.is_amd(gpu) and not rocm_here else []
+        extra = [(cm.ROCM_PACKAGE_PATTERNS, "needs the ROCm kernel packages this CUDA environment lacks")] \
+            if ctx.get("rocm_emulated") else []
         why = cm.construction_limit(e, extra)
         if why is None:
             raise

@@ -533,9 +533,6 @@ def model_census(model):
     return cm.model_census(model, attention_kind, "local_num_experts")
 
 
-# A declared ROCm platform in a CUDA environment lacks the ROCm kernel packages (aiter, ...): a layer
-# that finds no backend for that reason would find one on the ROCm host.
-_ROCM_PACKAGE_LIMITS = ("required dependencies not available", "aiter is not installed", "no module named 'aiter'")
 
 
 def construct(cfg, rec, ctx):
@@ -571,7 +568,9 @@ def construct(cfg, rec, ctx):
                 facts["drafter_construction"] = model_census(drafter)
                 built.append("drafter")
     except Exception as e:
-        extra = [(_ROCM_PACKAGE_LIMITS, "needs the ROCm kernel packages this CUDA environment lacks")] \
+        # A declared ROCm platform in a CUDA environment: a layer that finds no backend because the
+        # ROCm kernel packages are not here would find one on the ROCm host.
+        extra = [(cm.ROCM_PACKAGE_PATTERNS, "needs the ROCm kernel packages this CUDA environment lacks")] \
             if ctx.get("rocm_emulated") else []
         why = cm.construction_limit(e, extra)
         if why is None:

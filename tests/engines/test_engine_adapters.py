@@ -708,6 +708,24 @@ def test_sglang_rocm_platform_declared():
     assert "model_construction" not in r["plan"]["facts"]
 
 
+def test_sglang_0517_rocm_packages_missing():
+    """SGLang 0.5.17 on a declared MI300X: its config imports the quark MXFP4 scheme, which imports aiter
+    on ROCm; in this CUDA environment that is a missing input naming the ROCm kernel packages (what
+    to supply), never an adapter error."""
+    if FIX is None:
+        skip("no shared/fixtures/checkpoints")
+    if not have("sglang-0.5.17"):
+        skip("sglang-0.5.17 missing")
+    req = sglang_request()
+    req["gpu"] = MI300X
+    req["cells"] = []
+    r, info = run_adapter("sglang-0.5.17", "sglang", req)
+    assert r is not None, info["stderr"][-3000:]
+    plan = r["plan"]
+    assert plan["status"] == "missing-input" and plan["stage"] == "config", (plan["status"], plan["stage"], plan["message"])
+    assert "the ROCm kernel packages (aiter" in plan["missing"] and "CUDA build" in plan["missing"], plan["missing"]
+
+
 def test_rocm_request_validation():
     name = next((n for n in ("vllm-0.33.0", "sglang-0.5.23") if have(n)), None)
     if name is None:
