@@ -1221,6 +1221,20 @@ def construction_limit(exc, extra=()):
     return None
 
 
+def construction_stopped(exc, rec, built, ctx):
+    """Whether EXC, raised while a model was being built, says what this machine lacks (construction_limit;
+    for a declared AMD GPU in a CUDA environment also the ROCm kernel packages, which a layer on the
+    ROCm host would find): then recorded (record_construction_stop) and the plan keeps its earlier
+    stages' answer. False for an objection to the plan, which the caller raises."""
+    extra = [(ROCM_PACKAGE_PATTERNS, "needs the ROCm kernel packages this CUDA environment lacks")] \
+        if ctx.get("rocm_emulated") else []
+    why = construction_limit(exc, extra)
+    if why is None:
+        return False
+    record_construction_stop(exc, rec, built, why)
+    return True
+
+
 def record_construction_stop(exc, rec, built, why):
     """The plan keeps its earlier stages' answer; facts.model_construction_stopped and a note say
     where the construction stopped and why (engines/README.md)."""

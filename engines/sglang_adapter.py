@@ -516,15 +516,10 @@ def construct(sa, mc, resolved, rec, ctx):
                 facts["drafter_construction"] = model_census(drafter)
                 built.append("drafter")
     except Exception as e:
-        # A declared AMD GPU in this CUDA environment: SGLang's ROCm branches import ROCm kernel
-        # packages (aiter, ROCm sgl_kernel; or fall back to vLLM's ops) that are not here.
-        extra = [(cm.ROCM_PACKAGE_PATTERNS, "needs the ROCm kernel packages this CUDA environment lacks")] \
-            if ctx.get("rocm_emulated") else []
-        why = cm.construction_limit(e, extra)
-        if why is None:
+        # What this machine lacks (the device, real values, ROCm packages) stops the construction;
+        # anything else is the engine's objection.
+        if not cm.construction_stopped(e, rec, built, ctx):
             raise
-        # Not an objection to the plan: what the engine needs here is not on this machine.
-        cm.record_construction_stop(e, rec, built, why)
 
 
 def cm_tok(path, ctx):

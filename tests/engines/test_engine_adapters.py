@@ -682,16 +682,22 @@ def test_vllm_rocm_platform_declared():
     assert r["guard"]["network_attempts"] == [] and info["new_files"] == [], (r["guard"], info["new_files"][:10])
 
 
-def test_sglang_rocm_platform_declared():
+def sglang_on_mi300x(venv, cells=()):
+    """The SGLang request for a declared MI300X with the request's CELLS, run on VENV."""
     if FIX is None:
         skip("no shared/fixtures/checkpoints")
-    if not have("sglang-0.5.23"):
-        skip("sglang-0.5.23 missing")
+    if not have(venv):
+        skip("%s missing" % venv)
     req = sglang_request()
     req["gpu"] = MI300X
-    req["cells"] = [c for c in req["cells"] if c["id"] in ("algo-typo", "dsv3-eagle-mtp")]
-    r, info = run_adapter("sglang-0.5.23", "sglang", req)
+    req["cells"] = [c for c in req["cells"] if c["id"] in cells]
+    r, info = run_adapter(venv, "sglang", req)
     assert r is not None, info["stderr"][-3000:]
+    return r
+
+
+def test_sglang_rocm_platform_declared():
+    r = sglang_on_mi300x("sglang-0.5.23", ("algo-typo", "dsv3-eagle-mtp"))
     p = r["platform"]
     assert p["vendor"] == "amd" and p["arch"] == "gfx942" and p["cc"] == [9, 4], p
     assert "is_hip=True" in p["mechanism"] and "is_gfx95_supported -> False" in p["arch_bindings"], p
@@ -712,16 +718,7 @@ def test_sglang_0517_rocm_packages_missing():
     """SGLang 0.5.17 on a declared MI300X: its config imports the quark MXFP4 scheme, which imports aiter
     on ROCm; in this CUDA environment that is a missing input naming the ROCm kernel packages (what
     to supply), never an adapter error."""
-    if FIX is None:
-        skip("no shared/fixtures/checkpoints")
-    if not have("sglang-0.5.17"):
-        skip("sglang-0.5.17 missing")
-    req = sglang_request()
-    req["gpu"] = MI300X
-    req["cells"] = []
-    r, info = run_adapter("sglang-0.5.17", "sglang", req)
-    assert r is not None, info["stderr"][-3000:]
-    plan = r["plan"]
+    plan = sglang_on_mi300x("sglang-0.5.17")["plan"]
     assert plan["status"] == "missing-input" and plan["stage"] == "config", (plan["status"], plan["stage"], plan["message"])
     assert "the ROCm kernel packages (aiter" in plan["missing"] and "CUDA build" in plan["missing"], plan["missing"]
 
