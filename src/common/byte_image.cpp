@@ -143,7 +143,8 @@ Json ByteReader::value(int depth) {
       const size_t n = count();
       v.reserve(n);
       for (size_t i = 0; i < n && ok_; ++i) v.push_back(value(depth + 1));
-      return ok_ ? a : Json(nullptr);
+      if (!ok_) return nullptr;
+      return a;  // moved (a conditional `ok_ ? a : null` would copy the whole subtree at each level)
     }
     case kObject: {
       Json o = Json::object();
@@ -152,7 +153,8 @@ Json ByteReader::value(int depth) {
         std::string key(view());
         m.emplace_hint(m.end(), std::move(key), value(depth + 1));  // written in key order
       }
-      return ok_ ? o : Json(nullptr);
+      if (!ok_) return nullptr;
+      return o;
     }
     default:
       need(in_.size() + 1);  // not a tag: corrupt

@@ -96,7 +96,7 @@ Rule make_rule(const Advisory& a, std::optional<Json> trigger) {
   if (trigger) {
     r.requires_facts = a.requires_facts;
     r.condition = std::move(*trigger);
-    compile_rule(r);
+    compile_rule(r, a.head_rule().compiled.get());
     return r;
   }
   // A head rule's compiled form depends on its applicability alone, which a few dozen engine and

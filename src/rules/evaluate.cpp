@@ -171,11 +171,19 @@ std::string other_vendor(const Rule& rule, const Json& facts) {
 
 }  // namespace
 
-void compile_rule(Rule& rule) {
+void compile_rule(Rule& rule, const Rule::Compiled* same_applies) {
   auto c = std::make_shared<Rule::Compiled>();
-  c->applies = jsonlogic::Program(rule.applies);
   c->condition = jsonlogic::Program(rule.condition);
-  c->evidence_facts = evidence_facts(rule);
+  if (same_applies) {
+    c->applies = same_applies->applies;
+    c->evidence_facts = same_applies->evidence_facts;
+    for (auto& name : jsonlogic::referenced_vars(rule.condition))
+      if (std::find(c->evidence_facts.begin(), c->evidence_facts.end(), name) == c->evidence_facts.end())
+        c->evidence_facts.push_back(std::move(name));
+  } else {
+    c->applies = jsonlogic::Program(rule.applies);
+    c->evidence_facts = evidence_facts(rule);
+  }
   c->reads_gpu = reads_gpu_model(c->evidence_facts);
   c->status_facts = c->evidence_facts;
   c->status_facts.insert(c->status_facts.end(), rule.requires_facts.begin(), rule.requires_facts.end());

@@ -10,8 +10,10 @@
 
 namespace specprobe {
 
-// Compiles RULE's applies and condition into RULE.compiled (rules/rule.hpp).
-void compile_rule(Rule& rule);
+// Compiles RULE's applies and condition into RULE.compiled (rules/rule.hpp). SAME_APPLIES: another
+// rule's compiled form whose applicability is RULE's (and whose condition reads nothing), reused
+// instead of compiling it again: an advisory's trigger rule has its head rule's (start-up, issue 49).
+void compile_rule(Rule& rule, const Rule::Compiled* same_applies = nullptr);
 
 // Whether RULE's applicability or condition reads a fact of the GPU's model or architecture
 // (gpu.arch_family, gpu.sm, gpu.name, ...; not gpu.vendor): its answer depends on which GPU it is.

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 
 #include "common/parallel.hpp"
 #include "facts/answers.hpp"
@@ -46,11 +47,19 @@ void drop_plan_shape_answers(Json& facts) {
   specprobe::drop_plan_shape_answers(facts, kStackAnswers);
 }
 
+// A dotted name under which a cell's facts differ from the plan's, and the cell's value there
+// (null when the cell lacks it).
+struct Change {
+  std::string name;
+  const Json* value;
+};
+
 // The dotted names under which A and B differ: a key on one side only, or a value that is not
-// equal (a changed array is named whole). The whole document when they differ at the top ("").
-void changed_facts(const Json& a, const Json& b, std::string& path, std::vector<std::string>& out) {
+// equal (a changed array is named whole), with B's value. The whole document when they differ at
+// the top ("").
+void changed_facts(const Json& a, const Json& b, std::string& path, std::vector<Change>& out) {
   if (!a.is_object() || !b.is_object()) {
-    if (a != b) out.push_back(path);
+    if (a != b) out.push_back({path, &b});
     return;
   }
   const size_t mark = path.size();
@@ -63,10 +72,10 @@ void changed_facts(const Json& a, const Json& b, std::string& path, std::vector<
   auto ia = a.begin(), ib = b.begin();  // keys in order on both sides
   while (ia != a.end() || ib != b.end()) {
     if (ib == b.end() || (ia != a.end() && ia.key() < ib.key())) {
-      out.push_back(name(ia.key()));
+      out.push_back({name(ia.key()), nullptr});
       ++ia;
     } else if (ia == a.end() || ib.key() < ia.key()) {
-      out.push_back(name(ib.key()));
+      out.push_back({name(ib.key()), &ib.value()});
       ++ib;
     } else {
       changed_facts(ia.value(), ib.value(), name(ia.key()), out);
@@ -108,41 +117,149 @@ struct PlanAnswers {
     std::sort(readers.begin(), readers.end());
   }
 
-  // Which entries read a fact that lies in, above or under one of CHANGED (the dotted names under
-  // which a cell's facts differ from the plan's; "" for the whole document), by entry index.
-  std::vector<char> touched(const std::vector<std::string>& changed) const {
+  // Which entries read a fact that lies in, above or under one of a cell's CHANGES, and through
+  // which changes: BY holds each touched entry's change indices, in order, from FIRST[entry] to
+  // FIRST[entry + 1]. ALL: a change of the whole document ("") touches every entry.
+  struct Touch {
+    std::vector<char> entries;
+    std::vector<uint32_t> first;
+    std::vector<uint32_t> by;
+    bool all = false;
+  };
+  Touch touched(const std::vector<Change>& changes) const {
     const size_t n = rules.size() + advisories.size();
-    auto mark = [&](std::string_view name, std::vector<char>& out) {
+    Touch t;
+    t.entries.assign(n, 0);
+    // (entry, change) pairs in change order, each once.
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    std::vector<uint32_t> last(n, UINT32_MAX);
+    auto add = [&](uint32_t entry, uint32_t change) {
+      if (last[entry] == change) return;
+      last[entry] = change;
+      pairs.emplace_back(entry, change);
+    };
+    auto mark = [&](std::string_view name, uint32_t change) {
       auto it = std::lower_bound(readers.begin(), readers.end(), name,
                                  [](const auto& r, std::string_view x) { return r.first < x; });
-      for (; it != readers.end() && it->first == name; ++it) out[it->second] = 1;
+      for (; it != readers.end() && it->first == name; ++it) add(it->second, change);
     };
-    std::vector<char> out(n, 0);
-    for (const std::string& c : changed) {
-      if (c.empty()) return std::vector<char>(n, 1);
-      mark(c, out);
+    std::string under;
+    for (uint32_t c = 0; c < changes.size(); ++c) {
+      const std::string& name = changes[c].name;
+      if (name.empty()) {
+        t.entries.assign(n, 1);
+        t.all = true;
+        return t;
+      }
+      mark(name, c);
       // the facts under it
-      const std::string under = c + '.';
+      under.assign(name).push_back('.');
       for (auto it = std::lower_bound(readers.begin(), readers.end(), std::string_view(under),
                                       [](const auto&r, std::string_view x) { return r.first < x; });
            it != readers.end() && it->first.compare(0, under.size(), under) == 0; ++it)
-        out[it->second] = 1;
+        add(it->second, c);
       // the facts above it
-      for (size_t dot = c.find('.'); dot != std::string::npos; dot = c.find('.', dot + 1))
-        mark(std::string_view(c).substr(0, dot), out);
+      for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1))
+        mark(std::string_view(name).substr(0, dot), c);
+    }
+    // Grouped by entry, each entry's changes kept in order.
+    t.first.assign(n + 1, 0);
+    for (const auto& [entry, change] : pairs) {
+      t.entries[entry] = 1;
+      ++t.first[entry + 1];
+    }
+    for (size_t i = 1; i <= n; ++i) t.first[i] += t.first[i - 1];
+    t.by.resize(pairs.size());
+    std::vector<uint32_t> next(t.first.begin(), t.first.end() - 1);
+    for (const auto& [entry, change] : pairs) t.by[next[entry]++] = change;
+    return t;
+  }
+};
+
+// The answers of the entries cells evaluated, kept for the other cells one thread of a sweep
+// evaluates (issue 49: a cell evaluates some sixty entries its changes touch, but across a matrix
+// the values an entry reads repeat: over the deploy corpus one evaluation in eight was new). An entry with a plan
+// answer reads only named facts (Program::closed), and a cell's facts are the plan's except under its changes; so the
+// entry's answer in a cell follows from the changes that touch it, their names and the cell's
+// values there, which key the memo (names and values interned to numbers, compared whole, so a
+// key is never shared by different values).
+class CellMemo {
+ public:
+  // (name, value) ids of CHANGES.
+  std::vector<std::pair<uint32_t, uint32_t>> ids(const std::vector<Change>& changes) {
+    std::vector<std::pair<uint32_t, uint32_t>> out;
+    out.reserve(changes.size());
+    for (const Change& c : changes) {
+      const auto [it, fresh] = names_.try_emplace(c.name, static_cast<uint32_t>(values_.size()));
+      if (fresh) values_.emplace_back();
+      std::vector<Json>& seen = values_[it->second];
+      uint32_t value = kAbsent;
+      if (c.value) {
+        const auto v = std::find(seen.begin(), seen.end(), *c.value);
+        value = static_cast<uint32_t>(v - seen.begin());
+        if (v == seen.end()) seen.push_back(*c.value);
+      }
+      out.emplace_back(it->second, value);
     }
     return out;
   }
+  std::optional<PlanAnswers::Answer> find(const std::string& key) const {
+    const auto it = answers_.find(key);
+    if (it == answers_.end()) return std::nullopt;
+    return it->second;
+  }
+  void put(const std::string& key, PlanAnswers::Answer answer) { answers_.emplace(key, answer); }
 
-  // The status of entry E (index I) on a cell's facts: the plan's answer unless TOUCHED.
+ private:
+  static constexpr uint32_t kAbsent = 0xffffffff;
+  std::unordered_map<std::string, uint32_t> names_;
+  std::vector<std::vector<Json>> values_;  // by name id: the values seen, by value id
+  std::unordered_map<std::string, PlanAnswers::Answer> answers_;
+};
+
+// The status of each entry in one cell: the plan's answer for an entry the cell's changes do not
+// touch, the memo's for one whose touching changes another cell had with the same values, else
+// evaluated (and remembered).
+class CellAnswers {
+ public:
+  CellAnswers(const PlanAnswers& plan, CellMemo* memo, const std::vector<Change>& changes)
+      : plan_(plan), memo_(memo), touch_(plan.touched(changes)) {
+    if (memo_ == nullptr || touch_.all) return;
+    ids_ = memo_->ids(changes);
+  }
+
+  // Entry I (rules first, then advisories); EVAL evaluates it on the cell's facts, setting SEVERITY.
   template <class Eval>
-  static ResultStatus status(const Entry& e, bool touched, Severity& severity, Eval&& eval) {
-    if (e.answer && !touched) {
+  ResultStatus status(size_t i, Severity& severity, Eval&& eval) const {
+    const PlanAnswers::Entry& e = i < plan_.rules.size() ? plan_.rules[i] : plan_.advisories[i - plan_.rules.size()];
+    if (!e.answer) return eval();
+    if (!touch_.entries[i]) {
       severity = e.answer->severity;
       return e.answer->status;
     }
-    return eval();
+    if (memo_ == nullptr || touch_.all) return eval();
+    thread_local std::string key;
+    key.clear();
+    auto put = [](uint32_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    put(static_cast<uint32_t>(i));
+    for (uint32_t b = touch_.first[i]; b < touch_.first[i + 1]; ++b) {
+      put(ids_[touch_.by[b]].first);
+      put(ids_[touch_.by[b]].second);
+    }
+    if (const auto hit = memo_->find(key)) {
+      severity = hit->severity;
+      return hit->status;
+    }
+    const ResultStatus s = eval();
+    memo_->put(key, {s, severity});
+    return s;
   }
+
+ private:
+  const PlanAnswers& plan_;
+  CellMemo* memo_;
+  PlanAnswers::Touch touch_;
+  std::vector<std::pair<uint32_t, uint32_t>> ids_;  // by change index
 };
 
 PlanAnswers plan_answers(const Catalog& catalog, const std::vector<const Advisory*>& advisories, const Json& base,
@@ -250,8 +367,7 @@ void override_cell_inputs(Json& facts, int k, const std::string& backend, const 
 // The cell's value from its derived FACTS: the rules and advisories on its path, the plan-path
 // facts, and how it is known.
 MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*>& advisories, const Json& facts,
-                       MatrixCell cell, const std::set<std::string>& ignored, const PlanAnswers& plan,
-                       const std::vector<char>& touched) {
+                       MatrixCell cell, const std::set<std::string>& ignored, const CellAnswers& answers) {
   bool unknown = false, fails = false, risky = false;
   // An error that bites every time fails the cell; a conditional one puts it at risk.
   const bool fallback_gpu = fact_bool(facts, "gpu.fallback").value_or(false);
@@ -270,8 +386,7 @@ MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*
     const Rule& r = catalog.rules[i];
     if (r.deprecated || ignored.count(r.id)) continue;
     Severity sev = r.severity;
-    const ResultStatus s =
-        PlanAnswers::status(plan.rules[i], touched[i], sev, [&] { return rule_status(r, facts, &sev); });
+    const ResultStatus s = answers.status(i, sev, [&] { return rule_status(r, facts, &sev); });
     if (s == ResultStatus::fail) {
       if (sev == Severity::error) {
         error_finding(r.id, r.certainty, fallback_gpu && reads_gpu_facts(r));
@@ -287,8 +402,8 @@ MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*
     const Advisory& a = *advisories[i];
     if (ignored.count(a.id)) continue;
     Severity sev = a.severity;
-    const ResultStatus s = PlanAnswers::status(plan.advisories[i], touched[catalog.rules.size() + i], sev,
-                                               [&] { return advisory_status(a, facts, &sev); });
+    const ResultStatus s =
+        answers.status(catalog.rules.size() + i, sev, [&] { return advisory_status(a, facts, &sev); });
     if (s == ResultStatus::fail) {
       if (sev == Severity::error) {
         error_finding(a.id, certainty_of(a), fallback_gpu && (!a.gpu.empty() || reads_gpu_facts(a.trigger_rule())));
@@ -321,11 +436,11 @@ MatrixCell decide_cell(const Catalog& catalog, const std::vector<const Advisory*
 // KV dtype (the shape the plan-shape probes measured).
 // IS_PLAN: the cell is the plan itself (its k, backend and KV dtype): its inputs are the plan's,
 // unchanged (no method filled in, no backend forced on the drafter, the plan's own engine check),
-// so that it reads exactly what the verdict reads.
+// so that it reads exactly what the verdict reads. MEMO: the sweep's (null: no entry is remembered).
 MatrixCell evaluate_cell(const Catalog& catalog, const std::vector<const Advisory*>& advisories, Json facts, int k,
                          const std::string& backend, const std::string& kv, const std::string& method,
                          const std::set<std::string>& ignored, bool plan_shape, bool is_plan, const Json& base,
-                         const PlanAnswers& plan) {
+                         const PlanAnswers& plan, CellMemo* memo) {
   MatrixCell cell;
   if (!plan_shape) drop_plan_shape_answers(facts);
   cell.k = k;
@@ -333,10 +448,10 @@ MatrixCell evaluate_cell(const Catalog& catalog, const std::vector<const Advisor
   cell.kv_cache_dtype = kv;
   if (!is_plan) override_cell_inputs(facts, k, backend, kv, method);
   derive_facts(facts);
-  std::vector<std::string> changed;
+  std::vector<Change> changes;
   std::string path;
-  changed_facts(base, facts, path, changed);
-  return decide_cell(catalog, advisories, facts, std::move(cell), ignored, plan, plan.touched(changed));
+  changed_facts(base, facts, path, changes);
+  return decide_cell(catalog, advisories, facts, std::move(cell), ignored, CellAnswers(plan, memo, changes));
 }
 
 // The advisories that can change some cell: an advisory applies by engine and GPU (advisory.cpp
@@ -422,14 +537,20 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
   for (int k : m.ks)
     for (const auto& b : m.backends)
       for (const auto& kv : m.kv_cache_dtypes) axes.push_back({k, &b, &kv});
-  // The cells are independent: each derives its own copy of the facts.
+  // The cells are independent: each derives its own copy of the facts. Each of the sweep's
+  // threads takes every LANES-th cell, with a memo of its own (no lock between them).
   m.cells.resize(axes.size());
-  parallel_for_rethrow(axes.size(), options.threads, [&](size_t i) {
-    const auto& [k, b, kv] = axes[i];
-    m.cells[i] = evaluate_cell(catalog, advisories, inputs, k, vllm ? *b : std::string(), *kv, method, ignored,
-                               k == requested_k && *kv == requested_kv,
-                               plan_k && k == *plan_k && *b == requested_backend && *kv == requested_kv, base, plan);
-    m.cells[i].backend = *b;
+  const size_t lanes = std::max<size_t>(1, std::min(axes.size(), options.threads));
+  parallel_for_rethrow(lanes, lanes, [&](size_t lane) {
+    CellMemo memo;
+    for (size_t i = lane; i < axes.size(); i += lanes) {
+      const auto& [k, b, kv] = axes[i];
+      m.cells[i] = evaluate_cell(catalog, advisories, inputs, k, vllm ? *b : std::string(), *kv, method, ignored,
+                                 k == requested_k && *kv == requested_kv,
+                                 plan_k && k == *plan_k && *b == requested_backend && *kv == requested_kv, base, plan,
+                                 options.reuse_plan_answers ? &memo : nullptr);
+      m.cells[i].backend = *b;
+    }
   });
 
   auto cell = [&](int k, const std::string& b, const std::string& kv) -> const MatrixCell* {

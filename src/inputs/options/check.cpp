@@ -640,13 +640,21 @@ void check_options(Json& f, const EngineTable& t, const std::string& engine) {
 std::span<const char* const> option_check_reads() { return kOptionCheckReads; }
 
 void derive_option_checks(Json& f) {
-  if (auto it = f.find("options"); it != f.end() && it->is_object())
+  // The facts the checks write: each output, with its _count, _text and _at.
+  static const std::vector<std::string> kWritten = [] {
+    std::vector<std::string> v;
     for (const char* key : kOptionCheckOutputs)
-      for (const char* suffix : {"", "_count", "_text", "_at"}) it->erase(std::string(key) + suffix);
+      for (const char* suffix : {"", "_count", "_text", "_at"}) v.push_back(std::string(key) + suffix);
+    return v;
+  }();
+  if (auto it = f.find("options"); it != f.end() && it->is_object())
+    for (const std::string& name : kWritten) it->erase(name);
   const std::string engine = fact_string(f, "engine.name").value_or("vllm");
   auto table = options::engine_table(engine);
-  if (!table || !*table) return;  // no table for this engine (or one that did not load: tests catch it)
-  std::string key = fmt::format("{}", static_cast<const void*>(*table));
+  if (!table || !*table) return;                // no table for this engine (or one that did not load: tests catch it)
+  const EngineTable* const table_ptr = *table;  // which table (one per engine, loaded once)
+  thread_local std::string key;
+  key.assign(reinterpret_cast<const char*>(&table_ptr), sizeof table_ptr);
   for (const char* name : kOptionCheckReads) {
     const Json* v = find_fact(f, name);
     key += '\x1e';
@@ -661,11 +669,10 @@ void derive_option_checks(Json& f) {
   }
   check_options(f, **table, engine);
   Json written = Json::object();
-  for (const char* k : kOptionCheckOutputs)
-    for (const char* suffix : {"", "_count", "_text", "_at"})
-      if (const auto w = out.find(std::string(k) + suffix); w != out.end()) written[w.key()] = *w;
+  for (const std::string& name : kWritten)
+    if (const auto w = out.find(name); w != out.end()) written[w.key()] = *w;
   if (memo.size() >= 256) memo.clear();
-  memo.emplace(std::move(key), std::move(written));
+  memo.emplace(key, std::move(written));
 }
 
 }  // namespace specprobe
