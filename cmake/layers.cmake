@@ -25,7 +25,7 @@ set(SPECPROBE_LAYER_DEPS_report common pipeline)
 set(SPECPROBE_LAYER_DEPS_cli common inputs gpu facts rules probes pipeline report)
 
 file(GLOB_RECURSE SPECPROBE_LAYER_SOURCES_common CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/common/*.cpp)
-list(FILTER SPECPROBE_LAYER_SOURCES_common EXCLUDE REGEX ".*/src/common/glibc_compat\\.cpp$")  # executable only
+list(FILTER SPECPROBE_LAYER_SOURCES_common EXCLUDE REGEX ".*/src/common/(glibc_compat|allocator_conf)\\.cpp$")  # executable only
 list(APPEND SPECPROBE_LAYER_SOURCES_common ${SPECPROBE_EMBED_CPP})  # common/embedded.hpp's documents
 foreach(layer inputs gpu resolve facts rules pipeline report cli)
   file(GLOB_RECURSE SPECPROBE_LAYER_SOURCES_${layer} CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/${layer}/*.cpp)
