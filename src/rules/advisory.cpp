@@ -161,6 +161,7 @@ struct Advisory::Lazy {
   std::vector<std::string> trigger_facts;
   std::once_flag head_built, rule_built;
   std::shared_ptr<const Rule> head, rule;
+  std::vector<std::string> status_facts;  // built with rule
 };
 
 Advisory::Advisory() : lazy_(std::make_shared<Lazy>()) {}
@@ -195,8 +196,15 @@ const Rule& Advisory::trigger_rule() const {
     // An image's trigger was checked when the image was read (json_bytes), and is decoded once.
     Json trigger = l.trigger_bytes.empty() ? l.trigger : ByteReader(l.trigger_bytes).json();
     l.rule = std::make_shared<const Rule>(make_rule(*this, std::move(trigger)));
+    if (l.rule->compiled) l.status_facts = l.rule->compiled->status_facts;
+    for (const auto& ap : affected) l.status_facts.push_back("lib." + ap.package + ".version");
   });
   return *l.rule;
+}
+
+const std::vector<std::string>& Advisory::status_facts() const {
+  trigger_rule();
+  return lazy().status_facts;
 }
 
 std::string Advisory::primary_url() const {

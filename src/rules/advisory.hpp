@@ -68,6 +68,9 @@ struct Advisory {
   // trigger_rule: the same with the trigger as its condition and `requires`.
   const Rule& head_rule() const;
   const Rule& trigger_rule() const;
+  // Every fact advisory_status reads: the trigger rule's status facts (rules/rule.hpp) and the
+  // affected packages' versions ("lib.<package>.version"), built with trigger_rule.
+  const std::vector<std::string>& status_facts() const;
 
   // The primary report's URL (or the first reference's).
   std::string primary_url() const;

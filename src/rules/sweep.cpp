@@ -97,8 +97,7 @@ struct PlanAnswers {
   };
   struct Entry {
     std::optional<Answer> answer;
-    const std::vector<std::string>* reads = nullptr;
-    std::vector<std::string> own_reads;  // an advisory's: its trigger rule's and its packages' versions
+    const std::vector<std::string>* reads = nullptr;  // Rule::Compiled / Advisory::status_facts
   };
   std::vector<Entry> rules;       // by catalog.rules index
   std::vector<Entry> advisories;  // by index in the sweep's advisory list
@@ -117,92 +116,65 @@ struct PlanAnswers {
     std::sort(readers.begin(), readers.end());
   }
 
-  // Which entries read a fact that lies in, above or under one of a cell's CHANGES, and through
-  // which changes: BY holds each touched entry's change indices, in order, from FIRST[entry] to
-  // FIRST[entry + 1]. ALL: a change of the whole document ("") touches every entry.
-  struct Touch {
-    std::vector<char> entries;
-    std::vector<uint32_t> first;
-    std::vector<uint32_t> by;
-    bool all = false;
-  };
-  Touch touched(const std::vector<Change>& changes) const {
-    const size_t n = rules.size() + advisories.size();
-    Touch t;
-    t.entries.assign(n, 0);
-    // (entry, change) pairs in change order, each once.
-    std::vector<std::pair<uint32_t, uint32_t>> pairs;
-    std::vector<uint32_t> last(n, UINT32_MAX);
-    auto add = [&](uint32_t entry, uint32_t change) {
-      if (last[entry] == change) return;
-      last[entry] = change;
-      pairs.emplace_back(entry, change);
+  // The entries with an answer that read a fact in, above or under NAME (a dotted name, not the
+  // whole document), sorted, each once.
+  std::vector<uint32_t> readers_of(std::string_view name) const {
+    std::vector<uint32_t> out;
+    auto from = [&](std::string_view x) {
+      return std::lower_bound(readers.begin(), readers.end(), x,
+                              [](const auto& r, std::string_view y) { return r.first < y; });
     };
-    auto mark = [&](std::string_view name, uint32_t change) {
-      auto it = std::lower_bound(readers.begin(), readers.end(), name,
-                                 [](const auto& r, std::string_view x) { return r.first < x; });
-      for (; it != readers.end() && it->first == name; ++it) add(it->second, change);
-    };
-    std::string under;
-    for (uint32_t c = 0; c < changes.size(); ++c) {
-      const std::string& name = changes[c].name;
-      if (name.empty()) {
-        t.entries.assign(n, 1);
-        t.all = true;
-        return t;
-      }
-      mark(name, c);
-      // the facts under it
-      under.assign(name).push_back('.');
-      for (auto it = std::lower_bound(readers.begin(), readers.end(), std::string_view(under),
-                                      [](const auto&r, std::string_view x) { return r.first < x; });
-           it != readers.end() && it->first.compare(0, under.size(), under) == 0; ++it)
-        add(it->second, c);
-      // the facts above it
-      for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1))
-        mark(std::string_view(name).substr(0, dot), c);
-    }
-    // Grouped by entry, each entry's changes kept in order.
-    t.first.assign(n + 1, 0);
-    for (const auto& [entry, change] : pairs) {
-      t.entries[entry] = 1;
-      ++t.first[entry + 1];
-    }
-    for (size_t i = 1; i <= n; ++i) t.first[i] += t.first[i - 1];
-    t.by.resize(pairs.size());
-    std::vector<uint32_t> next(t.first.begin(), t.first.end() - 1);
-    for (const auto& [entry, change] : pairs) t.by[next[entry]++] = change;
-    return t;
+    for (auto it = from(name); it != readers.end() && it->first == name; ++it) out.push_back(it->second);
+    // the facts under it
+    const std::string under = std::string(name) + '.';
+    for (auto it = from(under); it != readers.end() && it->first.compare(0, under.size(), under) == 0; ++it)
+      out.push_back(it->second);
+    // the facts above it
+    for (size_t dot = name.find('.'); dot != std::string_view::npos; dot = name.find('.', dot + 1))
+      for (auto it = from(name.substr(0, dot)); it != readers.end() && it->first == name.substr(0, dot); ++it)
+        out.push_back(it->second);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
   }
 };
 
-// The answers of the entries cells evaluated, kept for the other cells one thread of a sweep
-// evaluates (issue 49: a cell evaluates some sixty entries its changes touch, but across a matrix
-// the values an entry reads repeat: over the deploy corpus one evaluation in eight was new). An entry with a plan
-// answer reads only named facts (Program::closed), and a cell's facts are the plan's except under its changes; so the
-// entry's answer in a cell follows from the changes that touch it, their names and the cell's
-// values there, which key the memo (names and values interned to numbers, compared whole, so a
-// key is never shared by different values).
+// What the cells one thread of a sweep evaluates share: the names and values of their changes
+// interned to numbers, the entries each name touches, and the answers of the entries the cells
+// evaluated (issue 49: a cell evaluates some sixty entries its changes touch, but across a matrix
+// the values an entry reads repeat: over the deploy corpus one evaluation in eight was new). An
+// entry with a plan answer reads only named facts (Program::closed), and a cell's facts are the
+// plan's except under its changes; so the entry's answer in a cell follows from the changes that
+// touch it, their names and the cell's values there, which key the memo (values compared whole,
+// so a key is never shared by different values).
 class CellMemo {
  public:
-  // (name, value) ids of CHANGES.
-  std::vector<std::pair<uint32_t, uint32_t>> ids(const std::vector<Change>& changes) {
-    std::vector<std::pair<uint32_t, uint32_t>> out;
+  explicit CellMemo(const PlanAnswers& plan) : plan_(plan) {}
+
+  struct Id {
+    uint32_t name, value;
+  };
+  // The ids of CHANGES (none may be the whole document).
+  std::vector<Id> ids(const std::vector<Change>& changes) {
+    std::vector<Id> out;
     out.reserve(changes.size());
     for (const Change& c : changes) {
-      const auto [it, fresh] = names_.try_emplace(c.name, static_cast<uint32_t>(values_.size()));
-      if (fresh) values_.emplace_back();
-      std::vector<Json>& seen = values_[it->second];
+      const auto [it, fresh] = names_.try_emplace(c.name, static_cast<uint32_t>(info_.size()));
+      if (fresh) info_.push_back({{}, plan_.readers_of(c.name)});
+      std::vector<Json>& seen = info_[it->second].values;
       uint32_t value = kAbsent;
       if (c.value) {
         const auto v = std::find(seen.begin(), seen.end(), *c.value);
         value = static_cast<uint32_t>(v - seen.begin());
         if (v == seen.end()) seen.push_back(*c.value);
       }
-      out.emplace_back(it->second, value);
+      out.push_back({it->second, value});
     }
     return out;
   }
+  // The entries that read a fact in, above or under the name NAME.
+  const std::vector<uint32_t>& readers(uint32_t name) const { return info_[name].readers; }
+
   std::optional<PlanAnswers::Answer> find(const std::string& key) const {
     const auto it = answers_.find(key);
     if (it == answers_.end()) return std::nullopt;
@@ -212,39 +184,57 @@ class CellMemo {
 
  private:
   static constexpr uint32_t kAbsent = 0xffffffff;
+  struct NameInfo {
+    std::vector<Json> values;  // the values seen, by value id
+    std::vector<uint32_t> readers;
+  };
+  const PlanAnswers& plan_;
   std::unordered_map<std::string, uint32_t> names_;
-  std::vector<std::vector<Json>> values_;  // by name id: the values seen, by value id
+  std::vector<NameInfo> info_;  // by name id
   std::unordered_map<std::string, PlanAnswers::Answer> answers_;
 };
 
 // The status of each entry in one cell: the plan's answer for an entry the cell's changes do not
 // touch, the memo's for one whose touching changes another cell had with the same values, else
-// evaluated (and remembered).
+// evaluated (and remembered). Without a memo, or when the whole document changed, every entry is
+// evaluated.
 class CellAnswers {
  public:
-  CellAnswers(const PlanAnswers& plan, CellMemo* memo, const std::vector<Change>& changes)
-      : plan_(plan), memo_(memo), touch_(plan.touched(changes)) {
-    if (memo_ == nullptr || touch_.all) return;
+  CellAnswers(const PlanAnswers& plan, CellMemo* memo, const std::vector<Change>& changes) : plan_(plan), memo_(memo) {
+    const size_t n = plan.rules.size() + plan.advisories.size();
+    all_ =
+        memo_ == nullptr || std::any_of(changes.begin(), changes.end(), [](const Change& c) { return c.name.empty(); });
+    if (all_) return;
     ids_ = memo_->ids(changes);
+    // (entry, change) pairs in change order, then grouped by entry: BY_ holds each touched entry's
+    // change indices, in order, from FIRST_[entry] to FIRST_[entry + 1].
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (uint32_t c = 0; c < ids_.size(); ++c)
+      for (uint32_t entry : memo_->readers(ids_[c].name)) pairs.emplace_back(entry, c);
+    first_.assign(n + 1, 0);
+    for (const auto& [entry, change] : pairs) ++first_[entry + 1];
+    for (size_t i = 1; i <= n; ++i) first_[i] += first_[i - 1];
+    by_.resize(pairs.size());
+    std::vector<uint32_t> next(first_.begin(), first_.end() - 1);
+    for (const auto& [entry, change] : pairs) by_[next[entry]++] = change;
   }
 
   // Entry I (rules first, then advisories); EVAL evaluates it on the cell's facts, setting SEVERITY.
   template <class Eval>
   ResultStatus status(size_t i, Severity& severity, Eval&& eval) const {
     const PlanAnswers::Entry& e = i < plan_.rules.size() ? plan_.rules[i] : plan_.advisories[i - plan_.rules.size()];
-    if (!e.answer) return eval();
-    if (!touch_.entries[i]) {
+    if (!e.answer || all_) return eval();
+    if (first_[i] == first_[i + 1]) {  // untouched
       severity = e.answer->severity;
       return e.answer->status;
     }
-    if (memo_ == nullptr || touch_.all) return eval();
     thread_local std::string key;
     key.clear();
     auto put = [](uint32_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
     put(static_cast<uint32_t>(i));
-    for (uint32_t b = touch_.first[i]; b < touch_.first[i + 1]; ++b) {
-      put(ids_[touch_.by[b]].first);
-      put(ids_[touch_.by[b]].second);
+    for (uint32_t b = first_[i]; b < first_[i + 1]; ++b) {
+      put(ids_[by_[b]].name);
+      put(ids_[by_[b]].value);
     }
     if (const auto hit = memo_->find(key)) {
       severity = hit->severity;
@@ -258,20 +248,30 @@ class CellAnswers {
  private:
   const PlanAnswers& plan_;
   CellMemo* memo_;
-  PlanAnswers::Touch touch_;
-  std::vector<std::pair<uint32_t, uint32_t>> ids_;  // by change index
+  bool all_ = false;
+  std::vector<CellMemo::Id> ids_;  // by change index
+  std::vector<uint32_t> first_;
+  std::vector<uint32_t> by_;
 };
 
 PlanAnswers plan_answers(const Catalog& catalog, const std::vector<const Advisory*>& advisories, const Json& base,
                          const std::vector<RuleResult>* results) {
-  // The plan's results, when given, by id: their status and severity are what rule_status and
+  // The plan's results, when given: their status and severity are what rule_status and
   // advisory_status give on the plan's facts (evaluate_rule and evaluate_advisory decide the same).
-  std::map<std::string_view, const RuleResult*> given;
-  if (results)
-    for (const RuleResult& r : *results) given.emplace(r.id, &r);
+  // They list the catalog's rules, then its advisories, in the catalog's order (evaluate_catalog),
+  // so each is found by walking them in step (one out of step is still found).
+  size_t next = 0;
+  auto given = [&](const std::string& id) -> const RuleResult* {
+    if (!results) return nullptr;
+    const std::vector<RuleResult>& r = *results;
+    for (size_t n = 0; n < r.size(); ++n, ++next) {
+      if (next == r.size()) next = 0;
+      if (r[next].id == id) return &r[next++];
+    }
+    return nullptr;
+  };
   auto answer = [&](const std::string& id, auto&& evaluate) {
-    if (auto it = given.find(id); it != given.end())
-      return PlanAnswers::Answer{it->second->status, it->second->severity};
+    if (const RuleResult* r = given(id)) return PlanAnswers::Answer{r->status, r->severity};
     return evaluate();
   };
   PlanAnswers p;
@@ -292,15 +292,13 @@ PlanAnswers plan_answers(const Catalog& catalog, const std::vector<const Advisor
     const Rule& rule = a.trigger_rule();
     if (!rule.compiled || !rule.compiled->closed) continue;
     PlanAnswers::Entry& e = p.advisories[i];
-    e.own_reads = rule.compiled->status_facts;
-    for (const auto& ap : a.affected) e.own_reads.push_back("lib." + ap.package + ".version");
+    e.reads = &a.status_facts();
     e.answer = answer(a.id, [&] {
       Severity sev = a.severity;
       const ResultStatus st = advisory_status(a, base, &sev);
       return PlanAnswers::Answer{st, sev};
     });
   }
-  for (auto& e : p.advisories) e.reads = &e.own_reads;
   p.index_readers();
   return p;
 }
@@ -542,7 +540,7 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
   m.cells.resize(axes.size());
   const size_t lanes = std::max<size_t>(1, std::min(axes.size(), options.threads));
   parallel_for_rethrow(lanes, lanes, [&](size_t lane) {
-    CellMemo memo;
+    CellMemo memo(plan);
     for (size_t i = lane; i < axes.size(); i += lanes) {
       const auto& [k, b, kv] = axes[i];
       m.cells[i] = evaluate_cell(catalog, advisories, inputs, k, vllm ? *b : std::string(), *kv, method, ignored,
