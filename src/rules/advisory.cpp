@@ -489,7 +489,8 @@ RuleResult evaluate_advisory(const Advisory& a, const Json& facts,
   // the plan runs are outside every range passes whatever its trigger says. The evidence names
   // the facts the trigger reads all the same.
   const ResultStatus head = rule_status(a.head_rule(), facts);
-  const VersionVerdict v = place_versions(a, facts);
+  // (Not needed for one that does not apply: its result is the head rule's skip.)
+  const VersionVerdict v = head == ResultStatus::skip ? VersionVerdict{} : place_versions(a, facts);
   const bool by_head =
       head == ResultStatus::skip || (head == ResultStatus::pass && v.kind == VersionVerdict::Kind::fixed);
   RuleResult r = evaluate_rule(by_head ? a.head_rule() : a.trigger_rule(), facts, {}, "");
