@@ -400,6 +400,8 @@ int run_check_command(CheckOptions o) {
   const std::vector<ReportOutput> outputs = report_outputs(o);
   const bool render_ahead = files.size() > 1 && outputs.size() == 1 && outputs.front().format == "json";
   const RenderOptions ro = render_options(o, stdout);
+  // That document lists failing results only (unless --results all): the others are only counted.
+  if (render_ahead && !ro.all_results) o.request.pass_detail = PassDetail::counted;
   // The entries go to the output in file order as they are ready (a file's entries wait for the
   // files before it).
   std::optional<JsonReportsWriter> writer;

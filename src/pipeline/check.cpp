@@ -107,7 +107,7 @@ Expected<Report> run_plan(const CheckRequest& req, ParsedServing plan, const Ser
   report.catalog = services.catalog.get();  // the built-in catalog loaded meanwhile (rules/catalog.hpp)
   const Catalog& catalog = *report.catalog;
   phase("evaluating the rules and advisories");
-  report.results = evaluate_catalog(catalog, facts, locations, report.input_path, req.threads);
+  report.results = evaluate_catalog(catalog, facts, locations, report.input_path, req.threads, req.pass_detail);
   if (auto st = stages::add_suppressions(req, services, report); !st) return st.error();
   // The matrix ignores what the user suppressed, as the verdict does.
   std::set<std::string> suppressed;

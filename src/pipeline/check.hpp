@@ -63,6 +63,10 @@ struct CheckRequest {
   // by default a source that cannot run is a note and the verdict comes from what did run.
   std::vector<std::string> require;
   bool matrix = true;  // the what-if sweep
+  // How much of a result that passes or does not apply the report holds (rules/result.hpp): the
+  // CLI asks for `counted` when the run's only output is a JSON document that lists failing
+  // results only (several files, --results failing).
+  PassDetail pass_detail = PassDetail::full;
   // The plan's rules and advisories and the matrix's cells are evaluated on this many threads
   // (the CLI gives a file checked alone the machine's cores; files checked at once, one each).
   int threads = 1;

@@ -479,7 +479,8 @@ ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* sev
 }
 
 RuleResult evaluate_advisory(const Advisory& a, const Json& facts,
-                             const std::map<std::string, SourceLocation>& locations, const std::string& default_file) {
+                             const std::map<std::string, SourceLocation>& locations, const std::string& default_file,
+                             PassDetail detail) {
   auto add_evidence = [&](RuleResult& r, const std::string& name) {
     const Json* v = find_fact(facts, name);
     r.evidence[name] = v ? *v : Json(nullptr);
@@ -493,10 +494,11 @@ RuleResult evaluate_advisory(const Advisory& a, const Json& facts,
   const VersionVerdict v = head == ResultStatus::skip ? VersionVerdict{} : place_versions(a, facts);
   const bool by_head =
       head == ResultStatus::skip || (head == ResultStatus::pass && v.kind == VersionVerdict::Kind::fixed);
-  RuleResult r = evaluate_rule(by_head ? a.head_rule() : a.trigger_rule(), facts, {}, "");
+  RuleResult r = evaluate_rule(by_head ? a.head_rule() : a.trigger_rule(), facts, {}, "", detail);
+  r.advisory = &a;
+  if (detail == PassDetail::counted && (r.status == ResultStatus::skip || r.status == ResultStatus::pass)) return r;
   if (by_head)
     for (const auto& name : a.trigger_facts()) add_evidence(r, name);
-  r.advisory = &a;
   for (const auto& ap : a.affected) add_evidence(r, "lib." + ap.package + ".version");
   if (by_head && r.status == ResultStatus::pass) r.message = v.text;
   if (r.status == ResultStatus::skip || r.status == ResultStatus::pass) return r;

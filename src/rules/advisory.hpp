@@ -108,8 +108,9 @@ VersionVerdict place_versions(const Advisory& a, const Json& facts);
 // Status only (for the what-if sweep); SEVERITY receives the severity it fires with (a note is info).
 ResultStatus advisory_status(const Advisory& a, const Json& facts, Severity* severity = nullptr);
 
-// The full result, as evaluate_rule gives for rules.
+// The full result, as evaluate_rule gives for rules (DETAIL: rules/result.hpp).
 RuleResult evaluate_advisory(const Advisory& a, const Json& facts,
-                             const std::map<std::string, SourceLocation>& locations, const std::string& default_file);
+                             const std::map<std::string, SourceLocation>& locations, const std::string& default_file,
+                             PassDetail detail = PassDetail::full);
 
 }  // namespace specprobe

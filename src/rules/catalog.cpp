@@ -96,14 +96,15 @@ Expected<CatalogRef> start_loading_catalog(const CatalogSource& source) {
 
 std::vector<RuleResult> evaluate_catalog(const Catalog& catalog, const Json& facts,
                                          const std::map<std::string, SourceLocation>& locations,
-                                         const std::string& default_file, size_t threads) {
+                                         const std::string& default_file, size_t threads, PassDetail detail) {
   std::vector<const Rule*> rules;
   for (const auto& r : catalog.rules)
     if (!r.deprecated) rules.push_back(&r);
   std::vector<RuleResult> out(rules.size() + catalog.advisories.size());
   parallel_for_rethrow(out.size(), threads, [&](size_t i) {
-    out[i] = i < rules.size() ? evaluate_rule(*rules[i], facts, locations, default_file)
-                              : evaluate_advisory(catalog.advisories[i - rules.size()], facts, locations, default_file);
+    out[i] = i < rules.size()
+                 ? evaluate_rule(*rules[i], facts, locations, default_file, detail)
+                 : evaluate_advisory(catalog.advisories[i - rules.size()], facts, locations, default_file, detail);
   });
   return out;
 }

@@ -67,9 +67,11 @@ Expected<CatalogRef> start_loading_catalog(const CatalogSource& source = {});
 
 // Every rule (deprecated ones left out) and then every advisory of CATALOG evaluated on FACTS
 // (rules/evaluate.hpp evaluate_rule, rules/advisory.hpp evaluate_advisory), in that order, on up
-// to THREADS threads.
+// to THREADS threads. DETAIL: how much of a passing or not applicable result is built
+// (rules/result.hpp).
 std::vector<RuleResult> evaluate_catalog(const Catalog& catalog, const Json& facts,
                                          const std::map<std::string, SourceLocation>& locations,
-                                         const std::string& default_file, size_t threads = 1);
+                                         const std::string& default_file, size_t threads = 1,
+                                         PassDetail detail = PassDetail::full);
 
 }  // namespace specprobe

@@ -220,38 +220,48 @@ ResultStatus rule_status(const Rule& rule, const Json& facts, Severity* severity
 }
 
 RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std::string, SourceLocation>& locations,
-                         const std::string& default_file) {
+                         const std::string& default_file, PassDetail detail) {
   RuleResult r;
   r.id = rule.id;
-  r.slug = rule.slug;
-  r.title = rule.title;
-  r.category = rule.category;
   r.severity = rule.severity;
   r.stage = rule.stage;
   r.certainty = rule.certainty;
-  r.condition = rule.condition_text;
-  r.references = rule.references;
-  r.location_fact = rule.location;
-
-  // Evidence: every fact the rule reads, with its value.
-  for (const auto& name : rule.compiled ? rule.compiled->evidence_facts : evidence_facts(rule)) {
-    const Json* v = find_fact(facts, name);
-    r.evidence[name] = v ? *v : Json(nullptr);
-  }
+  // What a listed result says of its rule, and its evidence: every fact the rule reads, with its
+  // value. Built at once for a full result; for one counted only if passing or not applicable
+  // (rules/result.hpp), when it turns out to fail or cannot be decided.
+  bool described = false;
+  auto describe = [&] {
+    if (described) return;
+    described = true;
+    r.slug = rule.slug;
+    r.title = rule.title;
+    r.category = rule.category;
+    r.condition = rule.condition_text;
+    r.references = rule.references;
+    r.location_fact = rule.location;
+    for (const auto& name : rule.compiled ? rule.compiled->evidence_facts : evidence_facts(rule)) {
+      const Json* v = find_fact(facts, name);
+      r.evidence[name] = v ? *v : Json(nullptr);
+    }
+  };
+  const bool counted = detail == PassDetail::counted;
+  if (!counted) describe();
 
   if (auto why = other_vendor(rule, facts); !why.empty()) {
     r.status = ResultStatus::skip;
-    r.message = why;
+    if (!counted) r.message = why;
     return r;
   }
   std::string err;
   if (!applies_to(rule, facts, &err)) {
     r.status = err.empty() ? ResultStatus::skip : ResultStatus::error;
-    r.message = err.empty() ? rule.skip_reason : "could not evaluate applicability: " + err;
+    if (r.status == ResultStatus::error) describe();
+    if (described) r.message = err.empty() ? rule.skip_reason : "could not evaluate applicability: " + err;
     return r;
   }
   std::vector<std::string> missing;
   if (missing_required(rule, facts, &missing)) {
+    describe();
     r.status = ResultStatus::error;
     std::string names;
     for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
@@ -262,12 +272,14 @@ RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std
   }
   const bool fires = fires_on(rule, facts, &err);
   if (!err.empty()) {
+    describe();
     r.status = ResultStatus::error;
     r.message = "could not evaluate condition: " + err;
     r.known_by = "unknown";
     return r;
   }
-  r.known_by = known_by(r.evidence);
+  if (fires) describe();
+  if (described) r.known_by = known_by(r.evidence);
   if (!fires) {
     r.status = ResultStatus::pass;
     return r;

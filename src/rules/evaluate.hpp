@@ -28,9 +28,10 @@ std::string fallback_gpu_condition(const Json& facts, bool reads_gpu);
 ResultStatus rule_status(const Rule& rule, const Json& facts, Severity* severity = nullptr);
 
 // Full evaluation of one rule. LOCATIONS maps fact names to places in the user's file;
-// DEFAULT_FILE anchors findings whose fact has no recorded place (line 1).
+// DEFAULT_FILE anchors findings whose fact has no recorded place (line 1). DETAIL: how much of a
+// passing or not applicable result is built (rules/result.hpp).
 RuleResult evaluate_rule(const Rule& rule, const Json& facts, const std::map<std::string, SourceLocation>& locations,
-                         const std::string& default_file);
+                         const std::string& default_file, PassDetail detail = PassDetail::full);
 
 // Only releases older than the newest have the failure, and the installed version is unknown
 // (PLACED: unknown_older): R becomes a note "if you run <older releases>: WHAT (... version unknown:

@@ -71,10 +71,12 @@ void changed_facts(const Json& a, const Json& b, std::string& path, std::vector<
   };
   auto ia = a.begin(), ib = b.begin();  // keys in order on both sides
   while (ia != a.end() || ib != b.end()) {
-    if (ib == b.end() || (ia != a.end() && ia.key() < ib.key())) {
+    // <0: A's key comes first (B lacks it); >0: B's does; 0: both have it.
+    const int order = ib == b.end() ? -1 : ia == a.end() ? 1 : ia.key().compare(ib.key());
+    if (order < 0) {
       out.push_back({name(ia.key()), nullptr});
       ++ia;
-    } else if (ia == a.end() || ib.key() < ia.key()) {
+    } else if (order > 0) {
       out.push_back({name(ib.key()), &ib.value()});
       ++ib;
     } else {
