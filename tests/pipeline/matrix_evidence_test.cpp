@@ -241,56 +241,46 @@ TEST_CASE("a cell whose plan cannot be decided is unknown and says why - decided
 TEST_CASE(
     "matrix: cells that take the plan's answer for rules reading nothing they change are the cells evaluated in full",
     "[matrix][sweep]") {
-  namespace fs = std::filesystem;
-  const std::vector<fs::path> dirs = {fs::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"};
   size_t compared = 0;
-  for (const char* base : {"dsv4-h200", "gemma4-h200", "gqa16-gb10", "llama-h200", "llama-rtx5090",
-                           "llama8b-memory-h100", "sglang-llama-h200"}) {
-    for (const Json& extra :
-         {Json::object(), Json{{"serve", {{"kv_cache_dtype", "fp8"}}}},
-          Json{{"lib", {{"vllm", {{"version", "0.10.1"}}}, {"flashinfer", {{"version", "0.2.5"}}}}}},
-          Json{{"spec", {{"enabled", true}, {"num_speculative_tokens", 5}}}}}) {
-      Json inputs = specprobe::testing::fixture_base(base, dirs);
-      inputs.merge_patch(extra);
-      const auto [expanded, derived] = evidence_plan(inputs);
-      INFO(base << " + " << extra.dump());
-      SweepOptions full;
-      full.reuse_plan_answers = false;
-      SweepOptions reused;
-      reused.threads = 2;
-      const SupportMatrix a = sweep_support_matrix(catalog(), expanded, derived, full);
-      // The plan's answers evaluated by the sweep, or read from the plan's own results.
-      const std::vector<RuleResult> results = evaluate_catalog(catalog(), derived, {}, "serve.yaml");
-      SweepOptions given = reused;
-      given.plan_results = &results;
-      const SupportMatrix b = sweep_support_matrix(catalog(), expanded, derived, reused);
-      const SupportMatrix c = sweep_support_matrix(catalog(), expanded, derived, given);
-      REQUIRE(a.cells.size() == c.cells.size());
-      for (size_t i = 0; i < a.cells.size(); ++i) {
-        INFO("cell k=" << a.cells[i].k << " " << a.cells[i].backend << "/" << a.cells[i].kv_cache_dtype);
-        CHECK(std::tie(a.cells[i].verdict, a.cells[i].errors, a.cells[i].risks, a.cells[i].warnings,
-                       a.cells[i].undecided) == std::tie(c.cells[i].verdict, c.cells[i].errors, c.cells[i].risks,
-                                                         c.cells[i].warnings, c.cells[i].undecided));
-      }
-      REQUIRE(a.cells.size() == b.cells.size());
-      for (size_t i = 0; i < a.cells.size(); ++i) {
-        const MatrixCell& x = a.cells[i];
-        const MatrixCell& y = b.cells[i];
-        INFO("cell k=" << x.k << " " << x.backend << "/" << x.kv_cache_dtype);
-        CHECK(std::tie(x.k, x.backend, x.kv_cache_dtype, x.verdict, x.indexer) ==
-              std::tie(y.k, y.backend, y.kv_cache_dtype, y.verdict, y.indexer));
-        CHECK(x.errors == y.errors);
-        CHECK(x.risks == y.risks);
-        CHECK(x.warnings == y.warnings);
-        CHECK(x.undecided == y.undecided);
-        CHECK(x.known_by == y.known_by);
-        CHECK(x.evidence == y.evidence);
-        ++compared;
-      }
-      CHECK(a.working_k == b.working_k);
-      CHECK(a.alternative_backends == b.alternative_backends);
-      CHECK(a.alternative_kv_cache_dtypes == b.alternative_kv_cache_dtypes);
+  for (const auto& [label, inputs] : specprobe::testing::neighbour_plans()) {
+    const auto [expanded, derived] = evidence_plan(inputs);
+    INFO(label);
+    SweepOptions full;
+    full.reuse_plan_answers = false;
+    SweepOptions reused;
+    reused.threads = 2;
+    const SupportMatrix a = sweep_support_matrix(catalog(), expanded, derived, full);
+    // The plan's answers evaluated by the sweep, or read from the plan's own results.
+    const std::vector<RuleResult> results = evaluate_catalog(catalog(), derived, {}, "serve.yaml");
+    SweepOptions given = reused;
+    given.plan_results = &results;
+    const SupportMatrix b = sweep_support_matrix(catalog(), expanded, derived, reused);
+    const SupportMatrix c = sweep_support_matrix(catalog(), expanded, derived, given);
+    REQUIRE(a.cells.size() == c.cells.size());
+    for (size_t i = 0; i < a.cells.size(); ++i) {
+      INFO("cell k=" << a.cells[i].k << " " << a.cells[i].backend << "/" << a.cells[i].kv_cache_dtype);
+      CHECK(std::tie(a.cells[i].verdict, a.cells[i].errors, a.cells[i].risks, a.cells[i].warnings,
+                     a.cells[i].undecided) == std::tie(c.cells[i].verdict, c.cells[i].errors, c.cells[i].risks,
+                                                       c.cells[i].warnings, c.cells[i].undecided));
     }
+    REQUIRE(a.cells.size() == b.cells.size());
+    for (size_t i = 0; i < a.cells.size(); ++i) {
+      const MatrixCell& x = a.cells[i];
+      const MatrixCell& y = b.cells[i];
+      INFO("cell k=" << x.k << " " << x.backend << "/" << x.kv_cache_dtype);
+      CHECK(std::tie(x.k, x.backend, x.kv_cache_dtype, x.verdict, x.indexer) ==
+            std::tie(y.k, y.backend, y.kv_cache_dtype, y.verdict, y.indexer));
+      CHECK(x.errors == y.errors);
+      CHECK(x.risks == y.risks);
+      CHECK(x.warnings == y.warnings);
+      CHECK(x.undecided == y.undecided);
+      CHECK(x.known_by == y.known_by);
+      CHECK(x.evidence == y.evidence);
+      ++compared;
+    }
+    CHECK(a.working_k == b.working_k);
+    CHECK(a.alternative_backends == b.alternative_backends);
+    CHECK(a.alternative_kv_cache_dtypes == b.alternative_kv_cache_dtypes);
   }
   CHECK(compared > 300);
 }

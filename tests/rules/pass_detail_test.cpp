@@ -13,44 +13,35 @@ using namespace specprobe;
 TEST_CASE("results counted only have the full results' status, kinds and failures", "[rules][results]") {
   auto catalog = load_catalog();
   REQUIRE(catalog);
-  const std::vector<std::filesystem::path> dirs = {std::filesystem::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"};
   size_t counted_only = 0, whole = 0;
-  for (const char* base : {"dsv4-h200", "gemma4-h200", "gqa16-gb10", "llama-h200", "llama-rtx5090",
-                           "llama8b-memory-h100", "sglang-llama-h200"}) {
-    for (const Json& extra :
-         {Json::object(), Json{{"serve", {{"kv_cache_dtype", "fp8"}}}},
-          Json{{"lib", {{"vllm", {{"version", "0.10.1"}}}, {"flashinfer", {{"version", "0.2.5"}}}}}},
-          Json{{"spec", {{"enabled", true}, {"num_speculative_tokens", 5}}}}}) {
-      Json facts = specprobe::testing::fixture_base(base, dirs);
-      facts.merge_patch(extra);
-      specprobe::testing::derive_plan(facts);
-      INFO(base << " + " << extra.dump());
-      const auto full = evaluate_catalog(**catalog, facts, {}, "serve.yaml", 2);
-      const auto lean = evaluate_catalog(**catalog, facts, {}, "serve.yaml", 2, PassDetail::counted);
-      REQUIRE(full.size() == lean.size());
-      for (size_t i = 0; i < full.size(); ++i) {
-        const RuleResult& f = full[i];
-        const RuleResult& l = lean[i];
-        INFO(f.id);
-        CHECK(l.id == f.id);
-        CHECK(l.status == f.status);
-        CHECK(l.severity == f.severity);
-        CHECK(l.certainty == f.certainty);
-        CHECK(l.stage == f.stage);
-        CHECK(l.advisory == f.advisory);
-        if (f.status == ResultStatus::fail || f.status == ResultStatus::error) {
-          // Listed: built whole.
-          CHECK(l.message == f.message);
-          CHECK(l.evidence == f.evidence);
-          CHECK(l.missing == f.missing);
-          CHECK(l.references == f.references);
-          CHECK(l.location.str() == f.location.str());
-          CHECK(l.only_before == f.only_before);
-          CHECK(l.known_by == f.known_by);
-          ++whole;
-        } else if (l.evidence.empty() && !f.evidence.empty()) {
-          ++counted_only;
-        }
+  for (auto [label, facts] : specprobe::testing::neighbour_plans()) {
+    specprobe::testing::derive_plan(facts);
+    INFO(label);
+    const auto full = evaluate_catalog(**catalog, facts, {}, "serve.yaml", 2);
+    const auto lean = evaluate_catalog(**catalog, facts, {}, "serve.yaml", 2, PassDetail::counted);
+    REQUIRE(full.size() == lean.size());
+    for (size_t i = 0; i < full.size(); ++i) {
+      const RuleResult& f = full[i];
+      const RuleResult& l = lean[i];
+      INFO(f.id);
+      CHECK(l.id == f.id);
+      CHECK(l.status == f.status);
+      CHECK(l.severity == f.severity);
+      CHECK(l.certainty == f.certainty);
+      CHECK(l.stage == f.stage);
+      CHECK(l.advisory == f.advisory);
+      if (f.status == ResultStatus::fail || f.status == ResultStatus::error) {
+        // Listed: built whole.
+        CHECK(l.message == f.message);
+        CHECK(l.evidence == f.evidence);
+        CHECK(l.missing == f.missing);
+        CHECK(l.references == f.references);
+        CHECK(l.location.str() == f.location.str());
+        CHECK(l.only_before == f.only_before);
+        CHECK(l.known_by == f.known_by);
+        ++whole;
+      } else if (l.evidence.empty() && !f.evidence.empty()) {
+        ++counted_only;
       }
     }
   }

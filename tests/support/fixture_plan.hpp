@@ -11,6 +11,8 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/yaml_json.hpp"
 #include "facts/derive.hpp"
@@ -56,6 +58,26 @@ inline void derive_plan(Json& facts) {
     }
   }
   derive_facts(facts);
+}
+
+// Plans for tests that compare two ways of evaluating the catalog (the sweep reusing answers, results
+// counted only): each rule fixture base (tests/rules/bases/) as it is and with one input changed
+// (KV cache fp8, older vLLM and FlashInfer, speculation at k 5), as (label, inputs), not derived.
+inline std::vector<std::pair<std::string, Json>> neighbour_plans() {
+  const std::vector<std::filesystem::path> dirs = {std::filesystem::path(SPECPROBE_SOURCE_DIR) / "tests/rules/bases"};
+  std::vector<std::pair<std::string, Json>> out;
+  for (const char* base : {"dsv4-h200", "gemma4-h200", "gqa16-gb10", "llama-h200", "llama-rtx5090",
+                           "llama8b-memory-h100", "sglang-llama-h200"}) {
+    for (const Json& extra :
+         {Json::object(), Json{{"serve", {{"kv_cache_dtype", "fp8"}}}},
+          Json{{"lib", {{"vllm", {{"version", "0.10.1"}}}, {"flashinfer", {{"version", "0.2.5"}}}}}},
+          Json{{"spec", {{"enabled", true}, {"num_speculative_tokens", 5}}}}}) {
+      Json inputs = fixture_base(base, dirs);
+      inputs.merge_patch(extra);
+      out.emplace_back(std::string(base) + " + " + extra.dump(), std::move(inputs));
+    }
+  }
+  return out;
 }
 
 // The derived facts of CASE, or an error naming a fact the fixture may not set.
