@@ -2,6 +2,7 @@
 #include "rules/sweep.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -539,19 +540,27 @@ SupportMatrix sweep_support_matrix(const Catalog& catalog, const Json& input_fac
       for (const auto& kv : m.kv_cache_dtypes) axes.push_back({k, &b, &kv});
   // The cells are independent: each derives its own copy of the facts. Each of the sweep's
   // threads takes every LANES-th cell, with a memo of its own (no lock between them).
+  // Every cell runs; the first cell's exception (by index) is rethrown after.
   m.cells.resize(axes.size());
+  std::vector<std::exception_ptr> errors(axes.size());
   const size_t lanes = std::max<size_t>(1, std::min(axes.size(), options.threads));
-  parallel_for_rethrow(lanes, lanes, [&](size_t lane) {
+  parallel_for(lanes, lanes, [&](size_t lane) {
     CellMemo memo(plan);
     for (size_t i = lane; i < axes.size(); i += lanes) {
       const auto& [k, b, kv] = axes[i];
-      m.cells[i] = evaluate_cell(catalog, advisories, inputs, k, vllm ? *b : std::string(), *kv, method, ignored,
-                                 k == requested_k && *kv == requested_kv,
-                                 plan_k && k == *plan_k && *b == requested_backend && *kv == requested_kv, base, plan,
-                                 options.reuse_plan_answers ? &memo : nullptr);
-      m.cells[i].backend = *b;
+      try {
+        m.cells[i] = evaluate_cell(catalog, advisories, inputs, k, vllm ? *b : std::string(), *kv, method, ignored,
+                                   k == requested_k && *kv == requested_kv,
+                                   plan_k && k == *plan_k && *b == requested_backend && *kv == requested_kv, base, plan,
+                                   options.reuse_plan_answers ? &memo : nullptr);
+        m.cells[i].backend = *b;
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
     }
   });
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
 
   auto cell = [&](int k, const std::string& b, const std::string& kv) -> const MatrixCell* {
     for (const auto& c : m.cells)
